@@ -1,0 +1,75 @@
+# wavec build. `make` builds the release CLI and library; `make test` builds
+# everything under AddressSanitizer + UndefinedBehaviorSanitizer and runs the
+# whole test suite (tests/run.sh); `make demo` is the main job.
+CC      ?= cc
+STD     := -std=c17 -D_POSIX_C_SOURCE=200809L
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CFLAGS_COMMON := $(STD) $(WARN) -Iinclude -Isrc -MMD -MP
+MODE    ?= release
+ifeq ($(MODE),release)
+  CFLAGS_MODE := -O2 -g
+  LDFLAGS_MODE :=
+else ifeq ($(MODE),asan)
+  CFLAGS_MODE := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -DWV_DEBUG=1
+  LDFLAGS_MODE := -fsanitize=address,undefined
+else ifeq ($(MODE),debug)
+  CFLAGS_MODE := -O0 -g -DWV_DEBUG=1
+  LDFLAGS_MODE :=
+endif
+B       := build/$(MODE)
+LIB_SRC := $(sort $(wildcard src/support/*.c src/expr/*.c src/front/*.c src/ir/*.c src/passes/*.c src/target/*.c src/tir/*.c src/runtime/*.c))
+CLI_SRC := $(sort $(wildcard src/cli/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+EX_C_SRC := $(sort $(wildcard examples/*.c))
+EX_C_BIN := $(EX_C_SRC:examples/%.c=$(B)/examples/%)
+LIBS    := -lm -ldl
+
+.PHONY: all lib test asan demo clean fuzz format golden-update
+all: $(B)/wavec $(B)/libwavec.a $(UNIT_BIN) $(EX_C_BIN)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) -c $< -o $@
+
+$(B)/libwavec.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/wavec: $(CLI_OBJ) $(B)/libwavec.a
+	$(CC) $(LDFLAGS_MODE) $(CLI_OBJ) $(B)/libwavec.a $(LIBS) -o $@
+
+$(B)/tests/%: tests/unit/%.c $(B)/libwavec.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) $< $(B)/libwavec.a $(LDFLAGS_MODE) $(LIBS) -o $@
+
+$(B)/examples/%: examples/%.c $(B)/libwavec.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) $< $(B)/libwavec.a $(LDFLAGS_MODE) $(LIBS) -o $@
+
+asan:
+	$(MAKE) MODE=asan all
+
+# The test command of the README: sanitizer build, then every test.
+test:
+	$(MAKE) MODE=asan all
+	$(MAKE) MODE=release all
+	tests/run.sh
+
+# The main job of the README.
+demo: all
+	tests/demo.sh
+
+# Rewrites the golden files from the current compiler (review the diff!).
+golden-update: all
+	WAVEC_UPDATE_GOLDEN=1 tests/run.sh golden diag
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,351 @@
+/* wavec — a compiler for tile-level GPU kernels in the Wave model.
+ *
+ * Public C API. Conventions:
+ *  - Opaque handles; every function takes the context (directly or through a
+ *    kernel handle) that owns all memory it returns. wavec_ctx_free() frees it
+ *    all at once.
+ *  - Status codes: WAVEC_OK (0) on success. On failure the context keeps the
+ *    first error's diagnostic: wavec_errmsg() gives it formatted
+ *    ("file:line:col: error[E0123]: ..." with the source line and a caret when
+ *    the source text is known), wavec_diag() gives its parts.
+ *  - Builder functions return a handle, or 0 once the context holds an error;
+ *    a 0 operand makes any later call return 0 without a new diagnostic, so a
+ *    C user may build a whole kernel and check the status once at the end.
+ *  - The library never prints and never exits. Allocation goes through the
+ *    allocator given to wavec_ctx_new(); failure gives WAVEC_ERR_NOMEM.
+ *  - Thread safety: a context and everything it owns is used by one thread at
+ *    a time; distinct contexts are independent (no global mutable state).
+ */
+#ifndef WAVEC_H
+#define WAVEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WAVEC_VERSION_MAJOR 0
+#define WAVEC_VERSION_MINOR 1
+#define WAVEC_VERSION_PATCH 0
+#define WAVEC_VERSION_STRING "0.1.0"
+const char *wavec_version(void);
+
+/* ---- status -------------------------------------------------------------- */
+#define WAVEC_STATUSES(X)                                                      \
+  X(WAVEC_OK, "ok")                                                            \
+  X(WAVEC_ERR_SYNTAX, "syntax error")                                          \
+  X(WAVEC_ERR_TYPE, "type error")                                              \
+  X(WAVEC_ERR_CONSTRAINT, "invalid constraints")                               \
+  X(WAVEC_ERR_BIND, "unbound or invalid hyperparameter")                       \
+  X(WAVEC_ERR_INVALID, "invalid argument")                                     \
+  X(WAVEC_ERR_NOMEM, "out of memory")                                          \
+  X(WAVEC_ERR_UNSUPPORTED, "not supported")                                    \
+  X(WAVEC_ERR_RUNTIME, "runtime error")                                        \
+  X(WAVEC_ERR_INTERNAL, "internal error")
+
+typedef enum wavec_status {
+#define X(e, s) e,
+  WAVEC_STATUSES(X)
+#undef X
+} wavec_status;
+
+const char *wavec_status_string(wavec_status s);
+
+/* ---- context ------------------------------------------------------------- */
+typedef struct wavec_ctx wavec_ctx;
+
+/* Lua-style allocator: nsize == 0 frees ptr and returns NULL; otherwise
+ * behaves like realloc(ptr, nsize) (osize is the old size, 0 for new). */
+typedef void *(*wavec_alloc_fn)(void *ud, void *ptr, size_t osize,
+                                size_t nsize);
+
+wavec_ctx *wavec_ctx_new(wavec_alloc_fn alloc, void *ud); /* alloc may be NULL */
+void wavec_ctx_free(wavec_ctx *ctx);
+
+/* The first error's diagnostic, formatted; "" when there is none. Valid until
+ * the next call on ctx. */
+const char *wavec_errmsg(wavec_ctx *ctx);
+wavec_status wavec_errcode(wavec_ctx *ctx);
+
+typedef struct wavec_loc {
+  const char *file; /* may be NULL */
+  uint32_t line, col; /* 1-based; 0 when unknown */
+} wavec_loc;
+
+typedef struct wavec_diag_info {
+  wavec_status status;
+  int code;            /* stable number, printed as E%04d */
+  const char *message; /* without location or code */
+  wavec_loc loc;
+  size_t offset;       /* byte offset into the source, or SIZE_MAX */
+} wavec_diag_info;
+
+/* Number of diagnostics (errors and notes) kept, and one of them. */
+size_t wavec_diag_count(wavec_ctx *ctx);
+int wavec_diag(wavec_ctx *ctx, size_t i, wavec_diag_info *out);
+
+/* Hyperparameter overrides (what `-D SYM=VALUE` sets). They apply to every
+ * kernel of the context and win over a kernel's `defaults { }`. */
+wavec_status wavec_define_int(wavec_ctx *ctx, const char *name, int64_t v);
+wavec_status wavec_define_float(wavec_ctx *ctx, const char *name, double v);
+
+/* ---- element types ------------------------------------------------------- */
+#define WAVEC_DTYPES(X)                                                        \
+  X(WAVEC_F16, "f16", 16, 1)                                                   \
+  X(WAVEC_BF16, "bf16", 16, 1)                                                 \
+  X(WAVEC_F32, "f32", 32, 1)                                                   \
+  X(WAVEC_I32, "i32", 32, 0)                                                   \
+  X(WAVEC_I1, "i1", 1, 0)
+
+typedef enum wavec_dtype {
+#define X(e, name, bits, isfloat) e,
+  WAVEC_DTYPES(X)
+#undef X
+      WAVEC_DTYPE_COUNT
+} wavec_dtype;
+
+/* ---- mma types (ACC_MxNxK_INPUT) ---------------------------------------- */
+#define WAVEC_MMAS(X)                                                          \
+  X(WAVEC_MMA_F32_16x8x16_F16, "F32_16x8x16_F16")                              \
+  X(WAVEC_MMA_F32_16x8x16_BF16, "F32_16x8x16_BF16")                            \
+  X(WAVEC_MMA_F32_16x16x16_F16, "F32_16x16x16_F16")                            \
+  X(WAVEC_MMA_F32_32x32x8_F16, "F32_32x32x8_F16")                              \
+  X(WAVEC_MMA_F32_64xNx16_F16, "F32_64xNx16_F16")                              \
+  X(WAVEC_MMA_F32_64xNx16_BF16, "F32_64xNx16_BF16")
+
+typedef enum wavec_mma {
+  WAVEC_MMA_NONE = -1,
+#define X(e, name) e,
+  WAVEC_MMAS(X)
+#undef X
+      WAVEC_MMA_COUNT
+} wavec_mma;
+
+/* ---- ops ----------------------------------------------------------------- */
+/* Every graph op, declared once: enum, printed name, class. Classes:
+ * U unary elementwise, B binary elementwise, C comparison (gives i1),
+ * R reduction, and O for the ops with builder calls of their own. */
+#define WAVEC_OPS(X)                                                           \
+  X(WAVEC_OP_ARG, "arg", 'O')                                                  \
+  X(WAVEC_OP_SCALAR, "scalar", 'O')                                            \
+  X(WAVEC_OP_REGISTER, "register", 'O')                                        \
+  X(WAVEC_OP_READ, "read", 'O')                                                \
+  X(WAVEC_OP_WRITE, "write", 'O')                                              \
+  X(WAVEC_OP_MMA, "mma", 'O')                                                  \
+  X(WAVEC_OP_EXP2, "exp2", 'U')                                                \
+  X(WAVEC_OP_EXP, "exp", 'U')                                                  \
+  X(WAVEC_OP_LOG2, "log2", 'U')                                                \
+  X(WAVEC_OP_RECIPROCAL, "reciprocal", 'U')                                    \
+  X(WAVEC_OP_SQRT, "sqrt", 'U')                                                \
+  X(WAVEC_OP_RSQRT, "rsqrt", 'U')                                              \
+  X(WAVEC_OP_ABS, "abs", 'U')                                                  \
+  X(WAVEC_OP_TANH, "tanh", 'U')                                                \
+  X(WAVEC_OP_NEG, "neg", 'U')                                                  \
+  X(WAVEC_OP_ADD, "add", 'B')                                                  \
+  X(WAVEC_OP_SUB, "sub", 'B')                                                  \
+  X(WAVEC_OP_MUL, "mul", 'B')                                                  \
+  X(WAVEC_OP_DIV, "div", 'B')                                                  \
+  X(WAVEC_OP_MAXIMUM, "maximum", 'B')                                          \
+  X(WAVEC_OP_MINIMUM, "minimum", 'B')                                          \
+  X(WAVEC_OP_GT, "gt", 'C')                                                    \
+  X(WAVEC_OP_LT, "lt", 'C')                                                    \
+  X(WAVEC_OP_GE, "ge", 'C')                                                    \
+  X(WAVEC_OP_LE, "le", 'C')                                                    \
+  X(WAVEC_OP_EQ, "eq", 'C')                                                    \
+  X(WAVEC_OP_NE, "ne", 'C')                                                    \
+  X(WAVEC_OP_SELECT, "select", 'O')                                            \
+  X(WAVEC_OP_CAST, "cast", 'O')                                                \
+  X(WAVEC_OP_PERMUTE, "permute", 'O')                                          \
+  X(WAVEC_OP_BROADCAST, "broadcast", 'O')                                      \
+  X(WAVEC_OP_MAX, "max", 'R')                                                  \
+  X(WAVEC_OP_SUM, "sum", 'R')                                                  \
+  X(WAVEC_OP_SELF_INDEX, "self_index", 'O')                                    \
+  X(WAVEC_OP_ITERATE, "iterate", 'O')                                          \
+  X(WAVEC_OP_CARRIED, "carried", 'O')                                          \
+  X(WAVEC_OP_YIELD, "yield", 'O')                                              \
+  X(WAVEC_OP_RESULT, "result", 'O')                                            \
+  X(WAVEC_OP_CONVERT, "convert", 'O')
+
+typedef enum wavec_op {
+#define X(e, name, cls) e,
+  WAVEC_OPS(X)
+#undef X
+      WAVEC_OP_COUNT
+} wavec_op;
+
+/* ---- builder ------------------------------------------------------------- */
+typedef struct wavec_kernel wavec_kernel;
+typedef uint32_t wavec_sym;     /* a named symbol: dimension or hyperparameter */
+typedef uint32_t wavec_expr;    /* an integer expression over symbols */
+typedef uint32_t wavec_value;   /* a node of the kernel graph */
+typedef uint32_t wavec_mapping; /* an index mapping */
+typedef uint32_t wavec_loop;    /* an iterate under construction */
+
+/* Makes a new kernel in ctx; NULL on error (see wavec_errmsg). */
+wavec_kernel *wavec_kernel_begin(wavec_ctx *ctx, const char *name,
+                                 wavec_loc loc);
+/* Ends the body: checks that every loop is closed and verifies the graph. */
+wavec_status wavec_kernel_end(wavec_kernel *k);
+wavec_ctx *wavec_kernel_ctx(wavec_kernel *k);
+const char *wavec_kernel_name(wavec_kernel *k);
+/* Kernels of the context, in creation order. */
+size_t wavec_kernel_count(wavec_ctx *ctx);
+wavec_kernel *wavec_kernel_get(wavec_ctx *ctx, size_t i);
+wavec_kernel *wavec_kernel_find(wavec_ctx *ctx, const char *name);
+
+/* Symbols are named once per context: the same name is the same symbol. */
+wavec_sym wavec_symbol(wavec_ctx *ctx, const char *name);
+const char *wavec_symbol_name(wavec_ctx *ctx, wavec_sym s);
+
+/* Integer expressions. `/` (WAVEC_EXPR_DIV) is exact division: when the
+ * operands are bound and it does not divide, binding fails at loc. */
+typedef enum wavec_expr_op {
+  WAVEC_EXPR_ADD,
+  WAVEC_EXPR_SUB,
+  WAVEC_EXPR_MUL,
+  WAVEC_EXPR_DIV,      /* exact */
+  WAVEC_EXPR_FLOORDIV, /* // */
+  WAVEC_EXPR_MOD,      /* % */
+  WAVEC_EXPR_CEILDIV,
+  WAVEC_EXPR_MIN,
+  WAVEC_EXPR_MAX
+} wavec_expr_op;
+wavec_expr wavec_expr_int(wavec_kernel *k, int64_t v);
+wavec_expr wavec_expr_sym(wavec_kernel *k, wavec_sym s);
+wavec_expr wavec_expr_binary(wavec_kernel *k, wavec_expr_op op, wavec_expr a,
+                             wavec_expr b, wavec_loc loc);
+
+/* Arguments: dense row-major tensors, last dimension contiguous. */
+#define WAVEC_ARG_SHARED 1u /* stage through shared memory */
+wavec_value wavec_arg(wavec_kernel *k, const char *name, size_t ndims,
+                      const wavec_sym *dims, wavec_dtype dt, unsigned flags,
+                      wavec_loc loc);
+
+/* Constraints. axis in 0..2. */
+wavec_status wavec_workgroup(wavec_kernel *k, wavec_sym dim, wavec_expr tile,
+                             int axis, wavec_loc loc);
+wavec_status wavec_wave(wavec_kernel *k, wavec_sym dim, wavec_expr tile,
+                        wavec_loc loc);
+wavec_status wavec_tiling(wavec_kernel *k, wavec_sym dim, wavec_expr tile,
+                          wavec_loc loc);
+wavec_status wavec_threads_per_wave(wavec_kernel *k, wavec_expr n,
+                                    wavec_loc loc);
+wavec_status wavec_mma_type(wavec_kernel *k, wavec_mma mma, wavec_loc loc);
+wavec_status wavec_vector_shape(wavec_kernel *k, wavec_sym dim, wavec_expr n,
+                                wavec_loc loc);
+/* `defaults { SYM = VALUE }` */
+wavec_status wavec_default_int(wavec_kernel *k, wavec_sym s, int64_t v,
+                               wavec_loc loc);
+wavec_status wavec_default_float(wavec_kernel *k, wavec_sym s, double v,
+                                 wavec_loc loc);
+
+/* Mappings: iterators are fresh symbols local to the mapping. Inputs give the
+ * memory coordinate of each memory dimension; outputs the register coordinate
+ * of each register dimension, in register-dimension order. */
+wavec_mapping wavec_mapping_begin(wavec_kernel *k, const char *name,
+                                  wavec_loc loc);
+wavec_sym wavec_mapping_iter(wavec_kernel *k, wavec_mapping m,
+                             const char *name, wavec_loc loc);
+wavec_status wavec_mapping_input(wavec_kernel *k, wavec_mapping m,
+                                 wavec_sym dim, wavec_expr e, wavec_loc loc);
+wavec_status wavec_mapping_output(wavec_kernel *k, wavec_mapping m,
+                                  wavec_sym dim, wavec_expr e, wavec_loc loc);
+wavec_status wavec_mapping_end(wavec_kernel *k, wavec_mapping m,
+                               wavec_loc loc);
+
+/* Values. `ept` (elements per thread) and `mapping` may be 0. */
+wavec_value wavec_scalar(wavec_kernel *k, double v, wavec_loc loc);
+wavec_value wavec_scalar_sym(wavec_kernel *k, wavec_sym s, wavec_loc loc);
+wavec_value wavec_register(wavec_kernel *k, size_t ndims,
+                           const wavec_sym *dims, wavec_dtype dt,
+                           wavec_value init, wavec_loc loc);
+wavec_value wavec_read(wavec_kernel *k, wavec_value mem, wavec_expr ept,
+                       wavec_mapping mapping, wavec_loc loc);
+wavec_value wavec_write(wavec_kernel *k, wavec_value v, wavec_value mem,
+                        wavec_expr ept, wavec_mapping mapping, wavec_loc loc);
+wavec_value wavec_mma(wavec_kernel *k, wavec_value lhs, wavec_value rhs,
+                      wavec_value acc, wavec_loc loc);
+wavec_value wavec_unary(wavec_kernel *k, wavec_op op, wavec_value x,
+                        wavec_loc loc);
+/* Binary and comparison ops; a scalar or a value whose dims are a subset of
+ * the other's is broadcast. */
+wavec_value wavec_binary(wavec_kernel *k, wavec_op op, wavec_value a,
+                         wavec_value b, wavec_loc loc);
+wavec_value wavec_select(wavec_kernel *k, wavec_value cond, wavec_value a,
+                         wavec_value b, wavec_loc loc);
+wavec_value wavec_cast(wavec_kernel *k, wavec_value x, wavec_dtype dt,
+                       wavec_loc loc);
+wavec_value wavec_permute(wavec_kernel *k, wavec_value x, size_t ndims,
+                          const wavec_sym *dims, wavec_loc loc);
+wavec_value wavec_broadcast(wavec_kernel *k, wavec_value x, size_t ndims,
+                            const wavec_sym *dims, wavec_loc loc);
+/* op is WAVEC_OP_MAX or WAVEC_OP_SUM; acc may be 0. */
+wavec_value wavec_reduce(wavec_kernel *k, wavec_op op, wavec_value x,
+                         wavec_value acc, wavec_sym dim, wavec_loc loc);
+wavec_value wavec_self_index(wavec_kernel *k, wavec_sym dim, wavec_dtype dt,
+                             wavec_loc loc);
+
+/* iterate(DIM, c0 = init0, ...) { body; yield ... }. Between begin and yield
+ * the builder appends to the loop body; wavec_loop_carried() is the value of
+ * carried i inside the body, wavec_loop_result() the loop's result i. */
+wavec_loop wavec_loop_begin(wavec_kernel *k, wavec_sym dim, size_t n,
+                            const wavec_value *init, wavec_loc loc);
+wavec_value wavec_loop_carried(wavec_kernel *k, wavec_loop l, size_t i);
+wavec_status wavec_loop_yield(wavec_kernel *k, wavec_loop l, size_t n,
+                              const wavec_value *next, wavec_loc loc);
+wavec_value wavec_loop_result(wavec_kernel *k, wavec_loop l, size_t i);
+
+/* A name for dumps and diagnostics (the parser passes the source variable). */
+void wavec_value_name(wavec_kernel *k, wavec_value v, const char *name);
+
+/* ---- front end ----------------------------------------------------------- */
+/* Parses `.wave` source text into kernels of ctx. The text is copied. */
+wavec_status wavec_parse(wavec_ctx *ctx, const char *filename,
+                         const char *src, size_t len);
+
+/* ---- compilation --------------------------------------------------------- */
+/* Pass names, in pipeline order. */
+#define WAVEC_PASSES(X)                                                        \
+  X(WAVEC_PASS_CHECK, "check")                                                 \
+  X(WAVEC_PASS_BIND, "bind")
+
+typedef enum wavec_pass {
+#define X(e, name) e,
+  WAVEC_PASSES(X)
+#undef X
+      WAVEC_PASS_COUNT
+} wavec_pass;
+const char *wavec_pass_name(wavec_pass p);
+int wavec_pass_lookup(const char *name); /* -1 when unknown */
+
+/* Dump callback: called after each pass whose bit is set in the options with
+ * the pass and the printed graph. */
+typedef void (*wavec_dump_fn)(void *ud, wavec_pass pass, const char *text,
+                              size_t len);
+
+typedef struct wavec_options {
+  uint32_t print_after;   /* bit (1u << pass) */
+  wavec_dump_fn dump;     /* called for print_after */
+  void *dump_ud;
+  int check_only;         /* stop after `check` */
+} wavec_options;
+
+/* Runs the pipeline on kernel k as far as it exists. */
+wavec_status wavec_compile(wavec_kernel *k, const wavec_options *opt);
+
+/* Per-pass wall time of the last wavec_parse/wavec_compile on ctx, in
+ * nanoseconds: index 0 is parsing, 1 + pass for each pass. */
+size_t wavec_time_count(wavec_ctx *ctx);
+int wavec_time_get(wavec_ctx *ctx, size_t i, const char **name,
+                   uint64_t *ns);
+
+/* The kernel graph printed after its latest pass (deterministic). Valid until
+ * the next call on the context. */
+const char *wavec_kernel_dump(wavec_kernel *k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

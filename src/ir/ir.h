@@ -1,0 +1,172 @@
+/* The graph IR: nodes of whole-tensor ops with symbolic types.
+ *
+ * Invariants (checked by wv_verify):
+ *  - Nodes live in a graph's array and refer to each other by id; id 0 is
+ *    "none". A node's operands are defined earlier in the same block or in an
+ *    enclosing block (the graph is in SSA order; blocks nest by iterate).
+ *  - A register value's type is an ordered set of distinct dimension symbols
+ *    and a dtype; a memory argument's type is its memory's dims and dtype.
+ *  - Expansion makes a new graph; a graph never points into another.
+ */
+#ifndef WV_IR_H
+#define WV_IR_H
+
+#include "expr/expr.h"
+#include "support/base.h"
+
+#define WV_MAX_DIMS 8
+
+typedef struct wv_type {
+  wavec_dtype dt;
+  uint8_t n;
+  wavec_sym dims[WV_MAX_DIMS];
+} wv_type;
+
+/* Op properties beyond the public X-macro (class, printed name). */
+typedef struct wv_opinfo {
+  const char *name;
+  char cls; /* 'U', 'B', 'C', 'R', 'O' as in WAVEC_OPS */
+} wv_opinfo;
+extern const wv_opinfo wv_ops[WAVEC_OP_COUNT];
+
+typedef struct wv_dtinfo {
+  const char *name;
+  int bits;
+  bool is_float;
+} wv_dtinfo;
+extern const wv_dtinfo wv_dtypes[WAVEC_DTYPE_COUNT];
+int wv_dtype_lookup(const char *name, size_t n); /* -1 if unknown */
+extern const char *const wv_mma_names[WAVEC_MMA_COUNT];
+int wv_mma_lookup(const char *name, size_t n); /* -1 if unknown */
+
+typedef struct wv_node {
+  wavec_op op;
+  uint32_t block;     /* the block that holds it */
+  wavec_loc loc;
+  const char *name;   /* source variable or argument name; may be NULL */
+  wv_type type;       /* result type (a WRITE / YIELD has none: n = 0) */
+  uint32_t nops;
+  uint32_t *ops;      /* operand node ids */
+  /* attributes, by op */
+  double fval;        /* SCALAR literal */
+  wavec_sym sym;      /* SCALAR_SYM value, MAX/SUM and SELF_INDEX dim,
+                         ITERATE dim */
+  ex_t ept;           /* READ/WRITE elements_per_thread (0: inferred) */
+  uint32_t mapping;   /* READ/WRITE mapping id (0: identity) */
+  uint32_t mem;       /* READ/WRITE: the ARG node */
+  uint32_t index;     /* ARG position, CARRIED/RESULT position */
+  uint32_t loop;      /* CARRIED/RESULT/YIELD: the ITERATE node */
+  uint32_t body;      /* ITERATE: its body block */
+  unsigned flags;     /* ARG: WAVEC_ARG_SHARED */
+} wv_node;
+
+typedef struct wv_block {
+  VEC(uint32_t) nodes; /* in order */
+  uint32_t owner;      /* the ITERATE node, 0 for the top block */
+} wv_block;
+
+typedef struct wv_graph {
+  VEC(wv_node) nodes;   /* id 0 unused */
+  VEC(wv_block) blocks; /* block 0 is the kernel body */
+} wv_graph;
+
+typedef enum wv_cons_kind { WV_WORKGROUP, WV_WAVE, WV_TILING } wv_cons_kind;
+
+typedef struct wv_constraint {
+  wv_cons_kind kind;
+  wavec_sym dim;
+  ex_t tile;
+  int axis; /* WORKGROUP */
+  wavec_loc loc;
+} wv_constraint;
+
+typedef struct wv_dimval {
+  wavec_sym dim;
+  ex_t e;
+  wavec_loc loc;
+} wv_dimval;
+
+typedef struct wv_mapping {
+  const char *name;
+  wavec_loc loc;
+  VEC(wavec_sym) iters;
+  VEC(wv_dimval) inputs;  /* memory dim -> coordinate */
+  VEC(wv_dimval) outputs; /* register dim -> coordinate; order = dims */
+  bool closed;
+} wv_mapping;
+
+typedef struct wv_default {
+  wavec_sym sym;
+  bool is_float;
+  int64_t i;
+  double f;
+  wavec_loc loc;
+} wv_default;
+
+/* An exact division a / b, checked when symbols are bound. */
+typedef struct wv_exactdiv {
+  ex_t a, b;
+  wavec_loc loc;
+} wv_exactdiv;
+
+typedef struct wv_hardware {
+  ex_t threads_per_wave; /* 0: from the target */
+  wavec_loc threads_loc;
+  int mma;               /* wavec_mma or WAVEC_MMA_NONE */
+  wavec_loc mma_loc;
+  VEC(wv_dimval) vector_shapes;
+} wv_hardware;
+
+/* Values of the symbols once bound (pass `bind`). */
+typedef struct wv_binding {
+  uint32_t n;      /* entries, indexed by wavec_sym */
+  int64_t *ival;
+  double *fval;
+  bool *known;
+  bool *is_float;
+} wv_binding;
+
+struct wv_kernel {
+  wavec_ctx *ctx;
+  const char *name;
+  wavec_loc loc;
+  wv_graph *g;
+  VEC(uint32_t) args; /* ARG node ids, in declaration order */
+  VEC(wv_constraint) constraints;
+  wv_hardware hw;
+  VEC(wv_default) defaults;
+  VEC(wv_mapping) mappings; /* id = index + 1 */
+  VEC(wv_exactdiv) exactdivs;
+  /* builder state */
+  VEC(uint32_t) block_stack; /* innermost last */
+  bool ended;
+  /* after bind */
+  wv_binding bind;
+  wv_buf dump;
+};
+/* The public handle is the internal kernel. */
+struct wavec_kernel {
+  wv_kernel k;
+};
+
+static inline wv_node *wv_get(wv_graph *g, uint32_t id) { return &g->nodes.v[id]; }
+
+wv_graph *wv_graph_new(wavec_ctx *ctx);
+/* Appends a node to block `block` and returns its id. */
+uint32_t wv_graph_add(wavec_ctx *ctx, wv_graph *g, uint32_t block,
+                      const wv_node *proto);
+uint32_t wv_graph_add_block(wavec_ctx *ctx, wv_graph *g, uint32_t owner);
+
+bool wv_type_has(const wv_type *t, wavec_sym d);
+bool wv_type_eq(const wv_type *a, const wv_type *b);
+bool wv_dims_subset(const wv_type *small, const wv_type *big);
+/* "[B, M, K2] f32" */
+void wv_type_print(wavec_ctx *ctx, wv_buf *b, const wv_type *t);
+
+/* Deterministic dump of the kernel (header, constraints, graph). */
+void wv_print_kernel(wv_kernel *k, wv_buf *b);
+/* Structural checks; on failure records D_INTERNAL naming the node and
+ * returns its status (an invariant broke: a compiler bug, not a user one). */
+wavec_status wv_verify(wv_kernel *k, const char *after_pass);
+
+#endif

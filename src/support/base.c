@@ -1,0 +1,452 @@
+/* The context: arena, buffers, diagnostics, guards, interning. */
+#include "support/base.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "expr/expr.h"
+
+struct wv_chunk {
+  wv_chunk *next;
+  size_t size;
+  /* payload follows, max-aligned */
+};
+
+#define WV_ALIGN 16u
+#define WV_CHUNK_MIN (64u * 1024u)
+
+static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  (void)ud;
+  (void)osize;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  return realloc(ptr, nsize);
+}
+
+_Noreturn void wv_throw(wavec_ctx *ctx) {
+  if (!ctx->guard)
+    abort(); /* a library bug: an entry point without WV_GUARD */
+  longjmp(ctx->guard->jb, 1);
+}
+
+static size_t chunk_header(void) {
+  return (sizeof(wv_chunk) + WV_ALIGN - 1) & ~(size_t)(WV_ALIGN - 1);
+}
+
+void *wv_alloc(wavec_ctx *ctx, size_t n) {
+  wv_arena *a = &ctx->arena;
+  n = (n + WV_ALIGN - 1) & ~(size_t)(WV_ALIGN - 1);
+  if (n == 0)
+    n = WV_ALIGN;
+  if ((size_t)(a->end - a->cur) < n) {
+    size_t size = n > WV_CHUNK_MIN ? n : WV_CHUNK_MIN;
+    if (a->total > 8 * WV_CHUNK_MIN && size < a->total / 4)
+      size = a->total / 4; /* grow geometrically: few chunks for big inputs */
+    wv_chunk *c = ctx->alloc(ctx->alloc_ud, NULL, 0, chunk_header() + size);
+    if (!c) {
+      if (ctx->status == WAVEC_OK)
+        ctx->status = WAVEC_ERR_NOMEM;
+      wv_throw(ctx);
+    }
+    c->next = a->head;
+    c->size = size;
+    a->head = c;
+    a->cur = (char *)c + chunk_header();
+    a->end = a->cur + size;
+    a->total += size;
+  }
+  void *p = a->cur;
+  a->cur += n;
+  memset(p, 0, n);
+  return p;
+}
+
+void *wv_dup(wavec_ctx *ctx, const void *p, size_t n) {
+  void *q = wv_alloc(ctx, n);
+  if (n)
+    memcpy(q, p, n);
+  return q;
+}
+
+char *wv_strndup(wavec_ctx *ctx, const char *s, size_t n) {
+  char *q = wv_alloc(ctx, n + 1);
+  memcpy(q, s, n);
+  q[n] = 0;
+  return q;
+}
+
+char *wv_strdup(wavec_ctx *ctx, const char *s) {
+  return wv_strndup(ctx, s, strlen(s));
+}
+
+void wv_grow(wavec_ctx *ctx, void **p, uint32_t *cap, uint32_t need,
+             size_t elt) {
+  if (need <= *cap)
+    return;
+  uint32_t nc = *cap ? *cap * 2 : 8;
+  while (nc < need)
+    nc *= 2;
+  void *q = wv_alloc(ctx, (size_t)nc * elt);
+  if (*cap)
+    memcpy(q, *p, (size_t)*cap * elt);
+  *p = q;
+  *cap = nc;
+}
+
+/* ---- buffers --------------------------------------------------------------- */
+void wv_buf_init(wv_buf *b, wavec_ctx *ctx) {
+  memset(b, 0, sizeof *b);
+  b->ctx = ctx;
+}
+
+void wv_buf_add(wv_buf *b, const char *s, size_t n) {
+  wv_grow(b->ctx, (void **)&b->s, &b->cap, b->n + (uint32_t)n + 1, 1);
+  memcpy(b->s + b->n, s, n);
+  b->n += (uint32_t)n;
+  b->s[b->n] = 0;
+}
+
+void wv_buf_puts(wv_buf *b, const char *s) { wv_buf_add(b, s, strlen(s)); }
+
+void wv_buf_vprintf(wv_buf *b, const char *fmt, va_list ap) {
+  char tmp[256];
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  if (n < 0) {
+    va_end(ap2);
+    return;
+  }
+  if ((size_t)n < sizeof tmp) {
+    wv_buf_add(b, tmp, (size_t)n);
+  } else {
+    wv_grow(b->ctx, (void **)&b->s, &b->cap, b->n + (uint32_t)n + 1, 1);
+    vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap2);
+    b->n += (uint32_t)n;
+  }
+  va_end(ap2);
+}
+
+void wv_buf_printf(wv_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  wv_buf_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
+const char *wv_buf_str(wv_buf *b) { return b->s ? b->s : ""; }
+
+/* ---- hashing and interning ------------------------------------------------- */
+uint64_t wv_hash_bytes(const void *p, size_t n, uint64_t seed) {
+  const unsigned char *s = p;
+  uint64_t h = 1469598103934665603ull ^ seed;
+  for (size_t i = 0; i < n; i++) {
+    h ^= s[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+typedef struct wv_strent {
+  const char *s;
+  uint32_t n, v;
+} wv_strent;
+
+struct wv_strmap {
+  wavec_ctx *ctx;
+  wv_strent *slots;
+  uint32_t cap, used;
+};
+
+wv_strmap *wv_strmap_new(wavec_ctx *ctx) {
+  wv_strmap *m = wv_alloc(ctx, sizeof *m);
+  m->ctx = ctx;
+  m->cap = 64;
+  m->slots = wv_alloc(ctx, m->cap * sizeof *m->slots);
+  return m;
+}
+
+static wv_strent *strmap_find(wv_strmap *m, const char *s, size_t n) {
+  uint32_t i = (uint32_t)wv_hash_bytes(s, n, 0) & (m->cap - 1);
+  for (;;) {
+    wv_strent *e = &m->slots[i];
+    if (!e->s || (e->n == n && memcmp(e->s, s, n) == 0))
+      return e;
+    i = (i + 1) & (m->cap - 1);
+  }
+}
+
+uint32_t wv_strmap_get(wv_strmap *m, const char *s, size_t n) {
+  wv_strent *e = strmap_find(m, s, n);
+  return e->s ? e->v : 0;
+}
+
+void wv_strmap_put(wv_strmap *m, const char *s, size_t n, uint32_t v) {
+  if (2 * (m->used + 1) > m->cap) {
+    wv_strent *old = m->slots;
+    uint32_t oc = m->cap;
+    m->cap *= 2;
+    m->slots = wv_alloc(m->ctx, m->cap * sizeof *m->slots);
+    for (uint32_t i = 0; i < oc; i++)
+      if (old[i].s)
+        *strmap_find(m, old[i].s, old[i].n) = old[i];
+  }
+  wv_strent *e = strmap_find(m, s, n);
+  if (!e->s) {
+    m->used++;
+    e->s = wv_strndup(m->ctx, s, n);
+    e->n = (uint32_t)n;
+  }
+  e->v = v;
+}
+
+/* ---- diagnostics ------------------------------------------------------------ */
+static const struct {
+  int num;
+  wavec_status st;
+  const char *summary;
+} diag_table[] = {
+#define X(e, num, st, summary) {num, st, summary},
+    WV_DIAGS(X)
+#undef X
+};
+
+int wv_diag_number(wv_diag_id d) { return diag_table[d].num; }
+
+bool wv_failed(wavec_ctx *ctx) { return ctx->status != WAVEC_OK; }
+
+static size_t loc_offset(wavec_ctx *ctx, wavec_loc loc) {
+  if (!loc.file || !loc.line)
+    return SIZE_MAX;
+  for (uint32_t i = 0; i < ctx->sources.n; i++) {
+    wv_source *s = &ctx->sources.v[i];
+    if (strcmp(s->file, loc.file) != 0)
+      continue;
+    uint32_t line = 1;
+    size_t off = 0;
+    while (line < loc.line && off < s->len) {
+      if (s->text[off++] == '\n')
+        line++;
+    }
+    if (line != loc.line)
+      return SIZE_MAX;
+    size_t col = loc.col ? loc.col - 1 : 0;
+    return off + col;
+  }
+  return SIZE_MAX;
+}
+
+static wavec_status record(wavec_ctx *ctx, wv_diag_id id, wavec_loc loc,
+                           const char *fmt, va_list ap) {
+  if (ctx->status != WAVEC_OK)
+    return ctx->status; /* keep the first error only */
+  wv_buf b;
+  wv_buf_init(&b, ctx);
+  wv_buf_vprintf(&b, fmt, ap);
+  wv_diag d = {id, loc, loc_offset(ctx, loc), (char *)wv_buf_str(&b)};
+  if (loc.file)
+    d.loc.file = wv_strdup(ctx, loc.file);
+  vec_push(ctx, &ctx->diags, d);
+  ctx->status = diag_table[id].st;
+  return ctx->status;
+}
+
+wavec_status wv_error(wavec_ctx *ctx, wv_diag_id id, wavec_loc loc,
+                      const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  wavec_status st = record(ctx, id, loc, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+_Noreturn void wv_fail(wavec_ctx *ctx, wv_diag_id id, wavec_loc loc,
+                       const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record(ctx, id, loc, fmt, ap);
+  va_end(ap);
+  wv_throw(ctx);
+}
+
+_Noreturn void wv_internal(wavec_ctx *ctx, const char *file, int line,
+                           const char *what) {
+  wavec_loc none = {0};
+  wv_error(ctx, D_INTERNAL, none, "internal error at %s:%d: %s", file, line,
+           what);
+  ctx->status = WAVEC_ERR_INTERNAL;
+  wv_throw(ctx);
+}
+
+void wv_add_source(wavec_ctx *ctx, const char *file, const char *text,
+                   size_t len) {
+  wv_source s = {wv_strdup(ctx, file), wv_strndup(ctx, text, len), len};
+  vec_push(ctx, &ctx->sources, s);
+}
+
+static const wv_source *find_source(wavec_ctx *ctx, const char *file) {
+  for (uint32_t i = 0; file && i < ctx->sources.n; i++)
+    if (strcmp(ctx->sources.v[i].file, file) == 0)
+      return &ctx->sources.v[i];
+  return NULL;
+}
+
+/* file:line:col: error[E0304]: message
+ *     12 |     x = a + b
+ *        |           ^            */
+static void format_diag(wavec_ctx *ctx, wv_buf *b, const wv_diag *d) {
+  if (d->loc.file && d->loc.line)
+    wv_buf_printf(b, "%s:%u:%u: ", d->loc.file, d->loc.line, d->loc.col);
+  else if (d->loc.line)
+    wv_buf_printf(b, "<builder>:%u:%u: ", d->loc.line, d->loc.col);
+  wv_buf_printf(b, "error[E%04d]: %s\n", wv_diag_number(d->id), d->msg);
+  const wv_source *src = find_source(ctx, d->loc.file);
+  if (!src || d->offset == SIZE_MAX || d->offset > src->len)
+    return;
+  size_t ls = d->offset < src->len ? d->offset : src->len;
+  while (ls > 0 && src->text[ls - 1] != '\n')
+    ls--;
+  size_t le = ls;
+  while (le < src->len && src->text[le] != '\n')
+    le++;
+  wv_buf_printf(b, "%5u | ", d->loc.line);
+  wv_buf_add(b, src->text + ls, le - ls);
+  wv_buf_puts(b, "\n      | ");
+  for (size_t i = ls; i < d->offset && i < le; i++)
+    wv_buf_add(b, src->text[i] == '\t' ? "\t" : " ", 1);
+  wv_buf_puts(b, "^\n");
+}
+
+/* ---- public context API ------------------------------------------------------ */
+const char *wavec_version(void) { return WAVEC_VERSION_STRING; }
+
+const char *wavec_status_string(wavec_status s) {
+  static const char *names[] = {
+#define X(e, str) str,
+      WAVEC_STATUSES(X)
+#undef X
+  };
+  if ((unsigned)s >= WV_ARRAY_LEN(names))
+    return "unknown status";
+  return names[s];
+}
+
+wavec_ctx *wavec_ctx_new(wavec_alloc_fn alloc, void *ud) {
+  if (!alloc)
+    alloc = default_alloc;
+  wavec_ctx *ctx = alloc(ud, NULL, 0, sizeof *ctx);
+  if (!ctx)
+    return NULL;
+  memset(ctx, 0, sizeof *ctx);
+  ctx->alloc = alloc;
+  ctx->alloc_ud = ud;
+  WV_GUARD(ctx, (wavec_ctx_free(ctx), NULL));
+  wv_buf_init(&ctx->errbuf, ctx);
+  ctx->sym_map = wv_strmap_new(ctx);
+  vec_push(ctx, &ctx->sym_names, ""); /* symbol 0 is "none" */
+  ctx->ex = ex_table_new(ctx);
+  WV_UNGUARD(ctx);
+  return ctx;
+}
+
+void wavec_ctx_free(wavec_ctx *ctx) {
+  if (!ctx)
+    return;
+  wv_chunk *c = ctx->arena.head;
+  while (c) {
+    wv_chunk *n = c->next;
+    ctx->alloc(ctx->alloc_ud, c, chunk_header() + c->size, 0);
+    c = n;
+  }
+  ctx->alloc(ctx->alloc_ud, ctx, sizeof *ctx, 0);
+}
+
+wavec_status wavec_errcode(wavec_ctx *ctx) { return ctx->status; }
+
+const char *wavec_errmsg(wavec_ctx *ctx) {
+  if (ctx->status == WAVEC_OK)
+    return "";
+  WV_GUARD(ctx, wavec_status_string(ctx->status));
+  wv_buf_init(&ctx->errbuf, ctx);
+  for (uint32_t i = 0; i < ctx->diags.n; i++)
+    format_diag(ctx, &ctx->errbuf, &ctx->diags.v[i]);
+  if (!ctx->diags.n)
+    wv_buf_printf(&ctx->errbuf, "error: %s\n", wavec_status_string(ctx->status));
+  WV_UNGUARD(ctx);
+  return wv_buf_str(&ctx->errbuf);
+}
+
+size_t wavec_diag_count(wavec_ctx *ctx) { return ctx->diags.n; }
+
+int wavec_diag(wavec_ctx *ctx, size_t i, wavec_diag_info *out) {
+  if (i >= ctx->diags.n)
+    return -1;
+  wv_diag *d = &ctx->diags.v[i];
+  out->status = diag_table[d->id].st;
+  out->code = diag_table[d->id].num;
+  out->message = d->msg;
+  out->loc = d->loc;
+  out->offset = d->offset;
+  return 0;
+}
+
+wavec_sym wavec_symbol(wavec_ctx *ctx, const char *name) {
+  size_t n = strlen(name);
+  uint32_t s = wv_strmap_get(ctx->sym_map, name, n);
+  if (s)
+    return s;
+  WV_GUARD(ctx, 0);
+  s = ctx->sym_names.n;
+  vec_push(ctx, &ctx->sym_names, wv_strndup(ctx, name, n));
+  wv_strmap_put(ctx->sym_map, name, n, s);
+  WV_UNGUARD(ctx);
+  return s;
+}
+
+const char *wavec_symbol_name(wavec_ctx *ctx, wavec_sym s) {
+  return s < ctx->sym_names.n ? ctx->sym_names.v[s] : "?";
+}
+
+static wavec_status define(wavec_ctx *ctx, const char *name, bool is_float,
+                           int64_t i, double f) {
+  WV_GUARD(ctx, ctx->status);
+  for (uint32_t k = 0; k < ctx->defines.n; k++) {
+    if (strcmp(ctx->defines.v[k].name, name) == 0) {
+      ctx->defines.v[k] = (wv_define){ctx->defines.v[k].name, is_float, i, f};
+      WV_UNGUARD(ctx);
+      return WAVEC_OK;
+    }
+  }
+  wv_define d = {wv_strdup(ctx, name), is_float, i, f};
+  vec_push(ctx, &ctx->defines, d);
+  WV_UNGUARD(ctx);
+  return WAVEC_OK;
+}
+
+wavec_status wavec_define_int(wavec_ctx *ctx, const char *name, int64_t v) {
+  return define(ctx, name, false, v, (double)v);
+}
+
+wavec_status wavec_define_float(wavec_ctx *ctx, const char *name, double v) {
+  return define(ctx, name, true, 0, v);
+}
+
+uint64_t wv_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+size_t wavec_time_count(wavec_ctx *ctx) { return ctx->times.n; }
+
+int wavec_time_get(wavec_ctx *ctx, size_t i, const char **name,
+                   uint64_t *ns) {
+  if (i >= ctx->times.n)
+    return -1;
+  *name = ctx->times.v[i].name;
+  *ns = ctx->times.v[i].ns;
+  return 0;
+}

@@ -91,6 +91,12 @@ int wavec_diag(wavec_ctx *ctx, size_t i, wavec_diag_info *out);
 wavec_status wavec_define_int(wavec_ctx *ctx, const char *name, int64_t v);
 wavec_status wavec_define_float(wavec_ctx *ctx, const char *name, double v);
 
+/* Hardware overrides (what `--hardware KEY=VALUE,...` sets), applied to every
+ * kernel compiled in ctx: `threads_per_wave` (an integer) and `mma` (an mma
+ * type name). WAVEC_ERR_INVALID for an unknown key or a bad value. */
+wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
+                                     const char *value);
+
 /* ---- element types ------------------------------------------------------- */
 #define WAVEC_DTYPES(X)                                                        \
   X(WAVEC_F16, "f16", 16, 1)                                                   \
@@ -115,13 +121,13 @@ typedef enum wavec_dtype {
   X(WAVEC_MMA_F32_64xNx16_F16, "F32_64xNx16_F16")                              \
   X(WAVEC_MMA_F32_64xNx16_BF16, "F32_64xNx16_BF16")
 
-typedef enum wavec_mma {
+typedef enum wavec_mma_kind {
   WAVEC_MMA_NONE = -1,
 #define X(e, name) e,
   WAVEC_MMAS(X)
 #undef X
       WAVEC_MMA_COUNT
-} wavec_mma;
+} wavec_mma_kind;
 
 /* ---- ops ----------------------------------------------------------------- */
 /* Every graph op, declared once: enum, printed name, class. Classes:
@@ -232,7 +238,8 @@ wavec_status wavec_tiling(wavec_kernel *k, wavec_sym dim, wavec_expr tile,
                           wavec_loc loc);
 wavec_status wavec_threads_per_wave(wavec_kernel *k, wavec_expr n,
                                     wavec_loc loc);
-wavec_status wavec_mma_type(wavec_kernel *k, wavec_mma mma, wavec_loc loc);
+wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
+                                wavec_loc loc);
 wavec_status wavec_vector_shape(wavec_kernel *k, wavec_sym dim, wavec_expr n,
                                 wavec_loc loc);
 /* `defaults { SYM = VALUE }` */

@@ -86,12 +86,14 @@ typedef struct wv_dimval {
   wavec_loc loc;
 } wv_dimval;
 
+typedef VEC(wv_dimval) wv_dimvals;
+
 typedef struct wv_mapping {
   const char *name;
   wavec_loc loc;
   VEC(wavec_sym) iters;
-  VEC(wv_dimval) inputs;  /* memory dim -> coordinate */
-  VEC(wv_dimval) outputs; /* register dim -> coordinate; order = dims */
+  wv_dimvals inputs;  /* memory dim -> coordinate */
+  wv_dimvals outputs; /* register dim -> coordinate; order = dims */
   bool closed;
 } wv_mapping;
 
@@ -112,9 +114,9 @@ typedef struct wv_exactdiv {
 typedef struct wv_hardware {
   ex_t threads_per_wave; /* 0: from the target */
   wavec_loc threads_loc;
-  int mma;               /* wavec_mma or WAVEC_MMA_NONE */
+  int mma;               /* wavec_mma_kind or WAVEC_MMA_NONE */
   wavec_loc mma_loc;
-  VEC(wv_dimval) vector_shapes;
+  wv_dimvals vector_shapes;
 } wv_hardware;
 
 /* Values of the symbols once bound (pass `bind`). */

@@ -343,6 +343,7 @@ wavec_ctx *wavec_ctx_new(wavec_alloc_fn alloc, void *ud) {
   memset(ctx, 0, sizeof *ctx);
   ctx->alloc = alloc;
   ctx->alloc_ud = ud;
+  ctx->hw_mma = -1;
   WV_GUARD(ctx, (wavec_ctx_free(ctx), NULL));
   wv_buf_init(&ctx->errbuf, ctx);
   ctx->sym_map = wv_strmap_new(ctx);

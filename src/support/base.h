@@ -211,6 +211,8 @@ struct wavec_ctx {
   VEC(wv_define) defines;
   VEC(wv_kernel *) kernels;
   VEC(wv_time) times;
+  int64_t hw_threads; /* --hardware overrides; 0 / -1 when unset */
+  int hw_mma;
 };
 
 /* String → uint32 map (interning), in the arena. */

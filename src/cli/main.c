@@ -1,0 +1,233 @@
+/* wavec: the command-line driver. A thin user of the library: it reads
+ * files, passes options, prints what the library returns. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wavec.h"
+
+static const char usage[] =
+    "usage: wavec COMMAND [OPTIONS] FILE.wave\n"
+    "\n"
+    "commands:\n"
+    "  check FILE.wave        parse and type-check every kernel\n"
+    "  compile FILE.wave      run the pipeline as far as it exists and print\n"
+    "                         the kernel graph after the last pass\n"
+    "\n"
+    "options:\n"
+    "  -D SYM=VALUE           bind a hyperparameter (integer or float);\n"
+    "                         overrides the kernel's defaults { }\n"
+    "  --hardware K=V,...     override hardware entries: threads_per_wave=N,\n"
+    "                         mma=NAME\n"
+    "  --kernel NAME          compile only the named kernel (default: all)\n"
+    "  --print-after=PASS     print the graph after PASS (check, bind)\n"
+    "  --print-after-all      print the graph after every pass\n"
+    "  --time                 print per-pass compile times (to stderr)\n"
+    "  -h, --help             this text\n"
+    "  --version              the compiler version\n"
+    "\n"
+    "Exit status: 0 success, 1 an error in the kernel source, 2 bad usage or\n"
+    "an unreadable file.\n";
+
+typedef struct cli {
+  const char *cmd;
+  const char *file;
+  const char *kernel;
+  uint32_t print_after;
+  int time;
+} cli;
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "wavec: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n(see wavec --help)\n");
+  return 2;
+}
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (n < cap)
+      break;
+    char *nb = realloc(buf, cap *= 2);
+    if (!nb) {
+      free(buf);
+      buf = NULL;
+    }
+    buf = nb;
+  }
+  int err = ferror(f);
+  fclose(f);
+  if (err) {
+    free(buf);
+    return NULL;
+  }
+  *len = n;
+  return buf;
+}
+
+static void on_dump(void *ud, wavec_pass pass, const char *text, size_t len) {
+  (void)ud;
+  printf("// ---- after %s\n", wavec_pass_name(pass));
+  fwrite(text, 1, len, stdout);
+}
+
+static int define(wavec_ctx *ctx, const char *arg) {
+  const char *eq = strchr(arg, '=');
+  if (!eq || eq == arg)
+    return usage_error("-D wants SYM=VALUE, not '%s'", arg);
+  char name[256];
+  size_t n = (size_t)(eq - arg);
+  if (n >= sizeof name)
+    return usage_error("-D name too long: '%s'", arg);
+  memcpy(name, arg, n);
+  name[n] = 0;
+  const char *v = eq + 1;
+  char *end;
+  errno = 0;
+  long long i = strtoll(v, &end, 10);
+  if (*v && !*end && errno == 0)
+    return wavec_define_int(ctx, name, i) == WAVEC_OK ? 0 : 2;
+  errno = 0;
+  double f = strtod(v, &end);
+  if (*v && !*end && errno == 0)
+    return wavec_define_float(ctx, name, f) == WAVEC_OK ? 0 : 2;
+  return usage_error("-D value is not a number: '%s'", arg);
+}
+
+static int hardware(wavec_ctx *ctx, const char *arg) {
+  char buf[512];
+  if (strlen(arg) >= sizeof buf)
+    return usage_error("--hardware argument too long: '%s'", arg);
+  strcpy(buf, arg);
+  for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv;
+       kv = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(kv, '=');
+    if (!eq)
+      return usage_error("--hardware wants KEY=VALUE, not '%s'", kv);
+    *eq = 0;
+    if (wavec_hardware_override(ctx, kv, eq + 1) != WAVEC_OK) {
+      *eq = '=';
+      return usage_error("invalid --hardware entry '%s' (keys: "
+                         "threads_per_wave=32|64, mma=NAME)",
+                         kv);
+    }
+  }
+  return 0;
+}
+
+static void print_times(wavec_ctx *ctx) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < wavec_time_count(ctx); i++) {
+    const char *name;
+    uint64_t ns;
+    wavec_time_get(ctx, i, &name, &ns);
+    fprintf(stderr, "time %-10s %9.3f ms\n", name, ns / 1e6);
+    total += ns;
+  }
+  fprintf(stderr, "time %-10s %9.3f ms\n", "total", total / 1e6);
+}
+
+static int run(wavec_ctx *ctx, cli *c) {
+  size_t len;
+  char *src = read_file(c->file, &len);
+  if (!src) {
+    fprintf(stderr, "wavec: cannot read '%s': %s\n", c->file, strerror(errno));
+    return 2;
+  }
+  wavec_status st = wavec_parse(ctx, c->file, src, len);
+  free(src);
+  if (st == WAVEC_OK && c->kernel && !wavec_kernel_find(ctx, c->kernel)) {
+    fprintf(stderr, "wavec: no kernel '%s' in %s\n", c->kernel, c->file);
+    return 2;
+  }
+  wavec_options opt = {0};
+  opt.print_after = c->print_after;
+  opt.dump = on_dump;
+  opt.check_only = strcmp(c->cmd, "check") == 0;
+  for (size_t i = 0; st == WAVEC_OK && i < wavec_kernel_count(ctx); i++) {
+    wavec_kernel *k = wavec_kernel_get(ctx, i);
+    if (c->kernel && strcmp(wavec_kernel_name(k), c->kernel) != 0)
+      continue;
+    st = wavec_compile(k, &opt);
+    if (st == WAVEC_OK && !opt.check_only && !c->print_after)
+      fputs(wavec_kernel_dump(k), stdout);
+  }
+  if (c->time)
+    print_times(ctx);
+  if (st != WAVEC_OK) {
+    fputs(wavec_errmsg(ctx), stderr);
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  cli c = {0};
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  if (!ctx) {
+    fprintf(stderr, "wavec: out of memory\n");
+    return 2;
+  }
+  int rc = 0;
+  for (int i = 1; i < argc && rc == 0; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      fputs(usage, stdout);
+      wavec_ctx_free(ctx);
+      return 0;
+    } else if (!strcmp(a, "--version")) {
+      printf("wavec %s\n", wavec_version());
+      wavec_ctx_free(ctx);
+      return 0;
+    } else if (!strcmp(a, "-D") || !strncmp(a, "-D", 2)) {
+      const char *v = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
+      rc = v ? define(ctx, v) : usage_error("%s wants SYM=VALUE", a);
+    } else if (!strcmp(a, "--hardware") || !strncmp(a, "--hardware=", 11)) {
+      const char *v = a[10] ? a + 11 : (i + 1 < argc ? argv[++i] : NULL);
+      rc = v ? hardware(ctx, v) : usage_error("%s wants KEY=VALUE,...", a);
+    } else if (!strcmp(a, "--kernel")) {
+      if (i + 1 >= argc)
+        rc = usage_error("%s wants a kernel name", a);
+      else
+        c.kernel = argv[++i];
+    } else if (!strncmp(a, "--print-after=", 14)) {
+      int p = wavec_pass_lookup(a + 14);
+      if (p < 0)
+        rc = usage_error("unknown pass '%s'", a + 14);
+      else
+        c.print_after |= 1u << p;
+    } else if (!strcmp(a, "--print-after-all")) {
+      c.print_after = ~0u;
+    } else if (!strcmp(a, "--time")) {
+      c.time = 1;
+    } else if (a[0] == '-' && a[1]) {
+      rc = usage_error("unknown option '%s'", a);
+    } else if (!c.cmd) {
+      c.cmd = a;
+    } else if (!c.file) {
+      c.file = a;
+    } else {
+      rc = usage_error("unexpected argument '%s'", a);
+    }
+  }
+  if (rc == 0) {
+    if (!c.cmd)
+      rc = usage_error("%s", "no command given");
+    else if (strcmp(c.cmd, "check") && strcmp(c.cmd, "compile"))
+      rc = usage_error("unknown command '%s'", c.cmd);
+    else if (!c.file)
+      rc = usage_error("%s", "no input file");
+    else
+      rc = run(ctx, &c);
+  }
+  wavec_ctx_free(ctx);
+  return rc;
+}

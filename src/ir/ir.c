@@ -1,0 +1,97 @@
+/* Op, dtype and mma tables; graph construction; type helpers. */
+#include "ir/ir.h"
+
+const wv_opinfo wv_ops[WAVEC_OP_COUNT] = {
+#define X(e, name, cls) [e] = {name, cls},
+    WAVEC_OPS(X)
+#undef X
+};
+
+const wv_dtinfo wv_dtypes[WAVEC_DTYPE_COUNT] = {
+#define X(e, name, bits, isfloat) [e] = {name, bits, isfloat},
+    WAVEC_DTYPES(X)
+#undef X
+};
+
+const char *const wv_mma_names[WAVEC_MMA_COUNT] = {
+#define X(e, name) [e] = name,
+    WAVEC_MMAS(X)
+#undef X
+};
+
+static int lookup(const char *const *names, size_t count, size_t stride,
+                  const char *name, size_t n) {
+  for (size_t i = 0; i < count; i++) {
+    const char *s = *(const char *const *)((const char *)names + i * stride);
+    if (strlen(s) == n && memcmp(s, name, n) == 0)
+      return (int)i;
+  }
+  return -1;
+}
+
+int wv_dtype_lookup(const char *name, size_t n) {
+  return lookup(&wv_dtypes[0].name, WAVEC_DTYPE_COUNT, sizeof wv_dtypes[0],
+                name, n);
+}
+
+int wv_mma_lookup(const char *name, size_t n) {
+  return lookup(wv_mma_names, WAVEC_MMA_COUNT, sizeof wv_mma_names[0], name,
+                n);
+}
+
+wv_graph *wv_graph_new(wavec_ctx *ctx) {
+  wv_graph *g = wv_alloc(ctx, sizeof *g);
+  wv_node none = {0};
+  vec_push(ctx, &g->nodes, none);
+  wv_graph_add_block(ctx, g, 0);
+  return g;
+}
+
+uint32_t wv_graph_add_block(wavec_ctx *ctx, wv_graph *g, uint32_t owner) {
+  wv_block b = {0};
+  b.owner = owner;
+  vec_push(ctx, &g->blocks, b);
+  return g->blocks.n - 1;
+}
+
+uint32_t wv_graph_add(wavec_ctx *ctx, wv_graph *g, uint32_t block,
+                      const wv_node *proto) {
+  uint32_t id = g->nodes.n;
+  wv_node n = *proto;
+  n.block = block;
+  if (n.nops)
+    n.ops = wv_dup(ctx, proto->ops, n.nops * sizeof *n.ops);
+  vec_push(ctx, &g->nodes, n);
+  vec_push(ctx, &g->blocks.v[block].nodes, id);
+  return id;
+}
+
+bool wv_type_has(const wv_type *t, wavec_sym d) {
+  for (uint32_t i = 0; i < t->n; i++)
+    if (t->dims[i] == d)
+      return true;
+  return false;
+}
+
+bool wv_type_eq(const wv_type *a, const wv_type *b) {
+  if (a->dt != b->dt || a->n != b->n)
+    return false;
+  for (uint32_t i = 0; i < a->n; i++)
+    if (a->dims[i] != b->dims[i])
+      return false;
+  return true;
+}
+
+bool wv_dims_subset(const wv_type *small, const wv_type *big) {
+  for (uint32_t i = 0; i < small->n; i++)
+    if (!wv_type_has(big, small->dims[i]))
+      return false;
+  return true;
+}
+
+void wv_type_print(wavec_ctx *ctx, wv_buf *b, const wv_type *t) {
+  wv_buf_puts(b, "[");
+  for (uint32_t i = 0; i < t->n; i++)
+    wv_buf_printf(b, "%s%s", i ? ", " : "", wavec_symbol_name(ctx, t->dims[i]));
+  wv_buf_printf(b, "] %s", wv_dtypes[t->dt].name);
+}

@@ -1,0 +1,193 @@
+/* The deterministic kernel dump: header, constraints, graph. Everything in it
+ * depends on the kernel only (never on addresses or hash order), so golden
+ * files can pin it. */
+#include "ir/ir.h"
+
+static const char *sym(wv_kernel *k, wavec_sym s) {
+  return wavec_symbol_name(k->ctx, s);
+}
+
+static void print_loc(wv_buf *b, uint32_t start, wavec_loc loc) {
+  uint32_t col = b->n - start;
+  for (; col < 56; col++)
+    wv_buf_puts(b, " ");
+  if (loc.line)
+    wv_buf_printf(b, "  # %u:%u", loc.line, loc.col);
+}
+
+static void print_expr(wv_kernel *k, wv_buf *b, ex_t e) {
+  ex_print(k->ctx, b, e);
+}
+
+static void print_header(wv_kernel *k, wv_buf *b) {
+  wv_buf_printf(b, "kernel %s(", k->name);
+  for (uint32_t i = 0; i < k->args.n; i++) {
+    wv_node *a = wv_get(k->g, k->args.v[i]);
+    wv_buf_printf(b, "%s%s: Memory", i ? ", " : "", a->name);
+    wv_type_print(k->ctx, b, &a->type);
+    if (a->flags & WAVEC_ARG_SHARED)
+      wv_buf_puts(b, " shared");
+  }
+  wv_buf_puts(b, ")\n");
+  static const char *const kinds[] = {"workgroup", "wave", "tiling"};
+  for (uint32_t i = 0; i < k->constraints.n; i++) {
+    wv_constraint *c = &k->constraints.v[i];
+    uint32_t start = b->n;
+    wv_buf_printf(b, "  %s(%s, ", kinds[c->kind], sym(k, c->dim));
+    print_expr(k, b, c->tile);
+    if (c->kind == WV_WORKGROUP)
+      wv_buf_printf(b, ", %d", c->axis);
+    wv_buf_puts(b, ")");
+    print_loc(b, start, c->loc);
+    wv_buf_puts(b, "\n");
+  }
+  if (k->hw.threads_per_wave || k->hw.mma != WAVEC_MMA_NONE ||
+      k->hw.vector_shapes.n) {
+    wv_buf_puts(b, "  hardware(");
+    const char *sep = "";
+    if (k->hw.threads_per_wave) {
+      wv_buf_puts(b, "threads_per_wave = ");
+      print_expr(k, b, k->hw.threads_per_wave);
+      sep = ", ";
+    }
+    if (k->hw.mma != WAVEC_MMA_NONE) {
+      wv_buf_printf(b, "%smma = %s", sep, wv_mma_names[k->hw.mma]);
+      sep = ", ";
+    }
+    if (k->hw.vector_shapes.n) {
+      wv_buf_printf(b, "%svector_shapes = {", sep);
+      for (uint32_t i = 0; i < k->hw.vector_shapes.n; i++) {
+        wv_buf_printf(b, "%s%s: ", i ? ", " : "",
+                      sym(k, k->hw.vector_shapes.v[i].dim));
+        print_expr(k, b, k->hw.vector_shapes.v[i].e);
+      }
+      wv_buf_puts(b, "}");
+    }
+    wv_buf_puts(b, ")\n");
+  }
+  for (uint32_t i = 0; i < k->defaults.n; i++) {
+    wv_default *d = &k->defaults.v[i];
+    if (d->is_float)
+      wv_buf_printf(b, "  default %s = %.17g\n", sym(k, d->sym), d->f);
+    else
+      wv_buf_printf(b, "  default %s = %lld\n", sym(k, d->sym),
+                    (long long)d->i);
+  }
+  for (uint32_t i = 0; i < k->mappings.n; i++) {
+    wv_mapping *m = &k->mappings.v[i];
+    wv_buf_printf(b, "  mapping %s(", m->name);
+    for (uint32_t j = 0; j < m->iters.n; j++)
+      wv_buf_printf(b, "%s%s", j ? ", " : "", sym(k, m->iters.v[j]));
+    wv_buf_puts(b, ") inputs {");
+    for (uint32_t j = 0; j < m->inputs.n; j++) {
+      wv_buf_printf(b, "%s%s: ", j ? ", " : "", sym(k, m->inputs.v[j].dim));
+      print_expr(k, b, m->inputs.v[j].e);
+    }
+    wv_buf_puts(b, "} outputs {");
+    for (uint32_t j = 0; j < m->outputs.n; j++) {
+      wv_buf_printf(b, "%s%s: ", j ? ", " : "", sym(k, m->outputs.v[j].dim));
+      print_expr(k, b, m->outputs.v[j].e);
+    }
+    wv_buf_puts(b, "}\n");
+  }
+  if (k->bind.n) {
+    /* Bound symbols in name order. */
+    const char *last = "";
+    wv_buf_puts(b, "  bound:");
+    for (;;) {
+      uint32_t best = 0;
+      for (uint32_t s = 1; s < k->bind.n; s++)
+        if (k->bind.known[s] && strcmp(sym(k, s), last) > 0 &&
+            (!best || strcmp(sym(k, s), sym(k, best)) < 0))
+          best = s;
+      if (!best)
+        break;
+      if (k->bind.is_float[best])
+        wv_buf_printf(b, " %s=%.17g", sym(k, best), k->bind.fval[best]);
+      else
+        wv_buf_printf(b, " %s=%lld", sym(k, best),
+                      (long long)k->bind.ival[best]);
+      last = sym(k, best);
+    }
+    wv_buf_puts(b, "\n");
+  }
+}
+
+static void print_block(wv_kernel *k, wv_buf *b, uint32_t block, int depth);
+
+static void print_node(wv_kernel *k, wv_buf *b, uint32_t id, int depth) {
+  wv_node *n = wv_get(k->g, id);
+  uint32_t start = b->n;
+  for (int i = 0; i < depth; i++)
+    wv_buf_puts(b, "  ");
+  bool has_value = n->op != WAVEC_OP_WRITE && n->op != WAVEC_OP_YIELD &&
+                   n->op != WAVEC_OP_ITERATE;
+  if (has_value || n->op == WAVEC_OP_ITERATE) {
+    wv_buf_printf(b, "%%%u", id);
+    if (n->name && n->op != WAVEC_OP_ITERATE)
+      wv_buf_printf(b, " %s", n->name);
+    wv_buf_puts(b, " = ");
+  }
+  wv_buf_puts(b, wv_ops[n->op].name);
+  switch (n->op) {
+  case WAVEC_OP_ARG:
+    wv_buf_printf(b, " %u", n->index);
+    break;
+  case WAVEC_OP_SCALAR:
+    if (n->sym)
+      wv_buf_printf(b, " %s", sym(k, n->sym));
+    else
+      wv_buf_printf(b, " %.17g", n->fval);
+    break;
+  case WAVEC_OP_MMA:
+    wv_buf_printf(b, " reduce=%s", sym(k, n->sym));
+    break;
+  case WAVEC_OP_MAX:
+  case WAVEC_OP_SUM:
+  case WAVEC_OP_SELF_INDEX:
+  case WAVEC_OP_ITERATE:
+    wv_buf_printf(b, " %s", sym(k, n->sym));
+    break;
+  case WAVEC_OP_CARRIED:
+  case WAVEC_OP_RESULT:
+    wv_buf_printf(b, " %u of %%%u", n->index, n->loop);
+    break;
+  default:
+    break;
+  }
+  for (uint32_t i = 0; i < n->nops; i++)
+    wv_buf_printf(b, "%s%%%u", i ? ", " : " ", n->ops[i]);
+  if (n->op == WAVEC_OP_READ || n->op == WAVEC_OP_WRITE) {
+    if (n->ept) {
+      wv_buf_puts(b, " ept=");
+      print_expr(k, b, n->ept);
+    }
+    if (n->mapping)
+      wv_buf_printf(b, " mapping=%s", k->mappings.v[n->mapping - 1].name);
+  }
+  if (has_value) {
+    wv_buf_puts(b, " : ");
+    wv_type_print(k->ctx, b, &n->type);
+  }
+  if (n->op == WAVEC_OP_ITERATE)
+    wv_buf_puts(b, " {");
+  print_loc(b, start, n->loc);
+  wv_buf_puts(b, "\n");
+  if (n->op == WAVEC_OP_ITERATE) {
+    print_block(k, b, n->body, depth + 1);
+    for (int i = 0; i < depth; i++)
+      wv_buf_puts(b, "  ");
+    wv_buf_puts(b, "}\n");
+  }
+}
+
+static void print_block(wv_kernel *k, wv_buf *b, uint32_t block, int depth) {
+  wv_block *bl = &k->g->blocks.v[block];
+  for (uint32_t i = 0; i < bl->nodes.n; i++)
+    print_node(k, b, bl->nodes.v[i], depth);
+}
+
+void wv_print_kernel(wv_kernel *k, wv_buf *b) {
+  print_header(k, b);
+  print_block(k, b, 0, 1);
+}

@@ -1,0 +1,173 @@
+/* Pass `bind`. require: check. Every symbol the kernel uses gets its value:
+ * a -D override (wavec_define_*) wins over the kernel's defaults. Then every
+ * size-like expression is evaluated and checked: dimensions and tiles are
+ * positive integers, tiles divide what they split, `/` divides exactly. */
+#include "passes/passes.h"
+
+typedef struct bctx {
+  wv_kernel *k;
+  wv_binding *b;
+} bctx;
+
+static const char *name(wv_kernel *k, wavec_sym s) {
+  return wavec_symbol_name(k->ctx, s);
+}
+
+/* Looks the symbol up; false when it has no value. */
+static void lookup(wv_kernel *k, wv_binding *b, wavec_sym s) {
+  wavec_ctx *ctx = k->ctx;
+  const char *nm = name(k, s);
+  for (uint32_t i = 0; i < ctx->defines.n; i++) {
+    wv_define *d = &ctx->defines.v[i];
+    if (strcmp(d->name, nm) == 0) {
+      b->known[s] = true;
+      b->is_float[s] = d->is_float;
+      b->ival[s] = d->i;
+      b->fval[s] = d->f;
+      return;
+    }
+  }
+  for (uint32_t i = 0; i < k->defaults.n; i++) {
+    wv_default *d = &k->defaults.v[i];
+    if (d->sym == s) {
+      b->known[s] = true;
+      b->is_float[s] = d->is_float;
+      b->ival[s] = d->i;
+      b->fval[s] = d->f;
+      return;
+    }
+  }
+}
+
+typedef struct symcheck {
+  wv_kernel *k;
+  wavec_loc loc;
+  const char *what;
+} symcheck;
+
+static void need_int(void *ud, wavec_sym s) {
+  symcheck *sc = ud;
+  wv_binding *b = &sc->k->bind;
+  if (!b->known[s])
+    wv_fail(sc->k->ctx, D_UNBOUND, sc->loc,
+            "'%s' in %s has no value; give it in defaults { } or with -D "
+            "%s=VALUE",
+            name(sc->k, s), sc->what, name(sc->k, s));
+  if (b->is_float[s])
+    wv_fail(sc->k->ctx, D_FLOAT_SHAPE, sc->loc,
+            "'%s' = %g is a float but %s needs an integer", name(sc->k, s),
+            b->fval[s], sc->what);
+}
+
+/* Evaluates e (every symbol must be a bound integer). */
+static int64_t eval(wv_kernel *k, ex_t e, wavec_loc loc, const char *what) {
+  symcheck sc = {k, loc, what};
+  ex_syms(k->ctx, e, need_int, &sc);
+  int64_t v;
+  if (!ex_eval(k->ctx, e, k->bind.ival, k->bind.known, k->bind.n, &v))
+    wv_fail(k->ctx, D_DIV_ZERO, loc, "%s divides by zero", what);
+  return v;
+}
+
+static int64_t dim_size(wv_kernel *k, wavec_sym d) {
+  return k->bind.ival[d];
+}
+
+wavec_status wv_pass_bind(wv_kernel *k) {
+  wavec_ctx *ctx = k->ctx;
+  wv_binding *b = &k->bind;
+  uint32_t n = ctx->sym_names.n;
+  b->n = n;
+  b->ival = wv_alloc(ctx, n * sizeof *b->ival);
+  b->fval = wv_alloc(ctx, n * sizeof *b->fval);
+  b->known = wv_alloc(ctx, n * sizeof *b->known);
+  b->is_float = wv_alloc(ctx, n * sizeof *b->is_float);
+  for (wavec_sym s = 1; s < n; s++)
+    lookup(k, b, s);
+
+  /* Dimensions of every tensor: positive integers. */
+  for (uint32_t id = 1; id < k->g->nodes.n; id++) {
+    wv_node *nd = wv_get(k->g, id);
+    for (uint32_t i = 0; i < nd->type.n; i++) {
+      wavec_sym d = nd->type.dims[i];
+      symcheck sc = {k, nd->loc, "a tensor shape"};
+      need_int(&sc, d);
+      if (b->ival[d] <= 0)
+        wv_fail(ctx, D_TILE_POSITIVE, nd->loc,
+                "dimension '%s' = %lld is not positive", name(k, d),
+                (long long)b->ival[d]);
+    }
+    if (nd->op == WAVEC_OP_SCALAR && nd->sym && !b->known[nd->sym])
+      wv_fail(ctx, D_UNBOUND, nd->loc,
+              "'%s' has no value; give it in defaults { } or with -D %s=VALUE",
+              name(k, nd->sym), name(k, nd->sym));
+    if (nd->ept && eval(k, nd->ept, nd->loc, "elements_per_thread") <= 0)
+      wv_fail(ctx, D_EPT, nd->loc, "elements_per_thread is not positive");
+  }
+  for (uint32_t i = 0; i < k->exactdivs.n; i++) {
+    wv_exactdiv *d = &k->exactdivs.v[i];
+    int64_t x = eval(k, d->a, d->loc, "a division");
+    int64_t y = eval(k, d->b, d->loc, "a division");
+    if (y == 0)
+      wv_fail(ctx, D_DIV_ZERO, d->loc, "division by zero");
+    if (x % y != 0)
+      wv_fail(ctx, D_NOT_EXACT, d->loc,
+              "%lld / %lld is not exact; use // for floor division",
+              (long long)x, (long long)y);
+  }
+  static const char *const kinds[] = {"workgroup", "wave", "tiling"};
+  for (uint32_t i = 0; i < k->constraints.n; i++) {
+    wv_constraint *c = &k->constraints.v[i];
+    int64_t t = eval(k, c->tile, c->loc, "a constraint tile");
+    if (t <= 0)
+      wv_fail(ctx, D_TILE_POSITIVE, c->loc, "%s tile of '%s' is %lld",
+              kinds[c->kind], name(k, c->dim), (long long)t);
+    /* A wave tile splits its workgroup tile; the others split the dim. */
+    int64_t whole = dim_size(k, c->dim);
+    const char *of = "dimension";
+    if (c->kind == WV_WAVE) {
+      for (uint32_t j = 0; j < k->constraints.n; j++) {
+        wv_constraint *w = &k->constraints.v[j];
+        if (w->kind == WV_WORKGROUP && w->dim == c->dim) {
+          whole = eval(k, w->tile, w->loc, "a constraint tile");
+          of = "workgroup tile";
+        }
+      }
+    }
+    if (whole % t != 0)
+      wv_fail(ctx, D_TILE_DIVIDE, c->loc,
+              "%s tile %lld does not divide the %s %s = %lld", kinds[c->kind],
+              (long long)t, of, name(k, c->dim), (long long)whole);
+  }
+  if (k->hw.threads_per_wave) {
+    int64_t t = eval(k, k->hw.threads_per_wave, k->hw.threads_loc,
+                     "threads_per_wave");
+    if (t != 32 && t != 64)
+      wv_fail(ctx, D_HARDWARE, k->hw.threads_loc,
+              "threads_per_wave = %lld; it must be 32 or 64", (long long)t);
+  }
+  for (uint32_t i = 0; i < k->hw.vector_shapes.n; i++) {
+    wv_dimval *v = &k->hw.vector_shapes.v[i];
+    if (eval(k, v->e, v->loc, "a vector shape") < 0)
+      wv_fail(ctx, D_HARDWARE, v->loc, "vector shape of '%s' is negative",
+              name(k, v->dim));
+  }
+  for (uint32_t i = 0; i < k->mappings.n; i++) {
+    wv_mapping *m = &k->mappings.v[i];
+    /* Iterators stay free; every other symbol must be bound. */
+    for (uint32_t j = 0; j < m->inputs.n + m->outputs.n; j++) {
+      wv_dimval *dv = j < m->inputs.n ? &m->inputs.v[j]
+                                      : &m->outputs.v[j - m->inputs.n];
+      for (wavec_sym s = 1; s < n; s++) {
+        bool iter = false;
+        for (uint32_t t = 0; t < m->iters.n; t++)
+          iter |= m->iters.v[t] == s;
+        if (!iter && ex_uses(ctx, dv->e, s)) {
+          symcheck sc = {k, dv->loc, "a mapping"};
+          need_int(&sc, s);
+        }
+      }
+    }
+  }
+  return WAVEC_OK;
+}

@@ -1,0 +1,75 @@
+/* Pass `check`. require: a built (ended) kernel graph.
+ * Whole-kernel rules that no single builder call can see. */
+#include "passes/passes.h"
+
+static bool some_type_has(wv_kernel *k, wavec_sym d) {
+  for (uint32_t id = 1; id < k->g->nodes.n; id++)
+    if (wv_type_has(&wv_get(k->g, id)->type, d))
+      return true;
+  return false;
+}
+
+static const wv_constraint *find_cons(wv_kernel *k, wv_cons_kind kind,
+                                      wavec_sym d) {
+  for (uint32_t i = 0; i < k->constraints.n; i++)
+    if (k->constraints.v[i].kind == kind && k->constraints.v[i].dim == d)
+      return &k->constraints.v[i];
+  return NULL;
+}
+
+/* The input element type each mma type takes. */
+static wavec_dtype mma_input(wavec_mma_kind m) {
+  return m == WAVEC_MMA_F32_16x8x16_BF16 || m == WAVEC_MMA_F32_64xNx16_BF16
+             ? WAVEC_BF16
+             : WAVEC_F16;
+}
+
+wavec_status wv_pass_check(wv_kernel *k) {
+  wavec_ctx *ctx = k->ctx;
+  static const char *const kinds[] = {"workgroup", "wave", "tiling"};
+  for (uint32_t i = 0; i < k->constraints.n; i++) {
+    wv_constraint *c = &k->constraints.v[i];
+    if (!some_type_has(k, c->dim))
+      wv_fail(ctx, D_CONSTRAINT_DIM, c->loc,
+              "%s constraint names '%s', which no tensor of kernel '%s' has",
+              kinds[c->kind], wavec_symbol_name(ctx, c->dim), k->name);
+  }
+  for (uint32_t i = 0; i < k->hw.vector_shapes.n; i++) {
+    wv_dimval *v = &k->hw.vector_shapes.v[i];
+    if (!some_type_has(k, v->dim))
+      wv_fail(ctx, D_CONSTRAINT_DIM, v->loc,
+              "vector_shapes names '%s', which no tensor of kernel '%s' has",
+              wavec_symbol_name(ctx, v->dim), k->name);
+  }
+  int mma = ctx->hw_mma >= 0 ? ctx->hw_mma : k->hw.mma;
+  for (uint32_t id = 1; id < k->g->nodes.n; id++) {
+    wv_node *n = wv_get(k->g, id);
+    if (n->op == WAVEC_OP_ITERATE && !find_cons(k, WV_TILING, n->sym))
+      wv_fail(ctx, D_LOOP, n->loc,
+              "iterate over '%s' needs a tiling(%s, TILE) constraint",
+              wavec_symbol_name(ctx, n->sym), wavec_symbol_name(ctx, n->sym));
+    if (n->op == WAVEC_OP_MMA && mma >= 0) {
+      wavec_dtype in = wv_get(k->g, n->ops[0])->type.dt;
+      if (in != mma_input((wavec_mma_kind)mma))
+        wv_fail(ctx, D_MMA_DTYPE, n->loc,
+                "mma operands are %s but the hardware mma %s takes %s",
+                wv_dtypes[in].name, wv_mma_names[mma],
+                wv_dtypes[mma_input((wavec_mma_kind)mma)].name);
+    }
+  }
+  for (uint32_t i = 0; i < k->constraints.n; i++) {
+    wv_constraint *c = &k->constraints.v[i];
+    if (c->kind != WV_TILING)
+      continue;
+    bool walked = false;
+    for (uint32_t id = 1; id < k->g->nodes.n && !walked; id++) {
+      wv_node *n = wv_get(k->g, id);
+      walked = n->op == WAVEC_OP_ITERATE && n->sym == c->dim;
+    }
+    if (!walked)
+      wv_fail(ctx, D_CONSTRAINT_DIM, c->loc,
+              "tiling(%s, ...) but no iterate walks '%s'",
+              wavec_symbol_name(ctx, c->dim), wavec_symbol_name(ctx, c->dim));
+  }
+  return WAVEC_OK;
+}

@@ -1,0 +1,16 @@
+/* The passes, in pipeline order. Each takes a kernel, transforms or checks
+ * it, and returns a status (diagnostics recorded in the context). The
+ * pipeline (compile.c) runs the verifier after each. */
+#ifndef WV_PASSES_H
+#define WV_PASSES_H
+#include "ir/ir.h"
+
+/* require: built graph. Checks what needs the whole kernel: constraint dims
+ * exist, every iterate has its tiling and every tiling its iterate, mma
+ * operand types fit the hardware mma. */
+wavec_status wv_pass_check(wv_kernel *k);
+/* require: check. Gives every symbol its value (-D over defaults), evaluates
+ * tiles, exact divisions and sizes; fills k->bind. */
+wavec_status wv_pass_bind(wv_kernel *k);
+
+#endif

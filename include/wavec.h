@@ -316,7 +316,11 @@ wavec_status wavec_parse(wavec_ctx *ctx, const char *filename,
 /* Pass names, in pipeline order. */
 #define WAVEC_PASSES(X)                                                        \
   X(WAVEC_PASS_CHECK, "check")                                                 \
-  X(WAVEC_PASS_BIND, "bind")
+  X(WAVEC_PASS_BIND, "bind")                                                   \
+  X(WAVEC_PASS_CONSTRAINTS, "constraints")                                     \
+  X(WAVEC_PASS_INDEX, "index")                                                 \
+  X(WAVEC_PASS_BROADCAST, "broadcast")                                         \
+  X(WAVEC_PASS_EXPAND, "expand")
 
 typedef enum wavec_pass {
 #define X(e, name) e,
@@ -351,6 +355,16 @@ int wavec_time_get(wavec_ctx *ctx, size_t i, const char **name,
 /* The kernel graph printed after its latest pass (deterministic). Valid until
  * the next call on the context. */
 const char *wavec_kernel_dump(wavec_kernel *k);
+
+/* Performance remarks of the last compile (each "file:line:col: remark: ...",
+ * e.g. a layout conversion and the line that caused it). */
+size_t wavec_remark_count(wavec_kernel *k);
+const char *wavec_remark(wavec_kernel *k, size_t i);
+
+/* Testing only: plants a named bug (e.g. "expand-lookup": expansion ignores
+ * the coordinate when it looks up an operand's clone) so that tests can show
+ * the verifier catches it. WAVEC_ERR_INVALID for an unknown name. */
+wavec_status wavec_test_hook(wavec_ctx *ctx, const char *name);
 
 #ifdef __cplusplus
 }

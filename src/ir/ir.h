@@ -144,6 +144,10 @@ struct wv_kernel {
   bool ended;
   /* after bind */
   wv_binding bind;
+  /* analyses (side tables, src/passes/dist.h) */
+  struct wv_dist *dist;   /* after constraints */
+  struct wv_index *index; /* after index; replaced by broadcast and expand */
+  VEC(const char *) remarks;
   wv_buf dump;
 };
 /* The public handle is the internal kernel. */

@@ -2,6 +2,7 @@
  * depends on the kernel only (never on addresses or hash order), so golden
  * files can pin it. */
 #include "ir/ir.h"
+#include "passes/dist.h"
 
 static const char *sym(wv_kernel *k, wavec_sym s) {
   return wavec_symbol_name(k->ctx, s);
@@ -115,6 +116,80 @@ static void print_header(wv_kernel *k, wv_buf *b) {
 
 static void print_block(wv_kernel *k, wv_buf *b, uint32_t block, int depth);
 
+/* The distribution, once pass `constraints` ran. */
+static void print_dist(wv_kernel *k, wv_buf *b) {
+  wv_dist *d = k->dist;
+  if (!d)
+    return;
+  wv_buf_printf(b, "  grid [%lld, %lld, %lld] block [%lld, %lld, %lld] "
+                   "lanes %d mma %s\n",
+                (long long)d->grid[0], (long long)d->grid[1],
+                (long long)d->grid[2], (long long)d->block[0],
+                (long long)d->block[1], (long long)d->block[2], d->lanes,
+                d->mma >= 0 ? wv_mma_names[d->mma] : "none");
+  /* dims in name order, for stable dumps */
+  const char *last = "";
+  for (;;) {
+    wavec_sym best = 0;
+    for (wavec_sym s = 1; s < d->nsyms; s++)
+      if (d->dim[s].used && strcmp(sym(k, s), last) > 0 &&
+          (!best || strcmp(sym(k, s), sym(k, best)) < 0))
+        best = s;
+    if (!best)
+      break;
+    wv_diminfo *di = &d->dim[best];
+    wv_buf_printf(b, "  dim %s: size %lld span %lld", sym(k, best),
+                  (long long)di->size, (long long)di->span);
+    if (di->wg_axis >= 0)
+      wv_buf_printf(b, " workgroup axis %d tile %lld wave tile %lld",
+                    di->wg_axis, (long long)di->wg_tile,
+                    (long long)di->wave_tile);
+    if (di->tile)
+      wv_buf_printf(b, " loop %s tile %lld", sym(k, di->loopvar),
+                    (long long)di->tile);
+    wv_buf_puts(b, " base ");
+    print_expr(k, b, di->base);
+    wv_buf_puts(b, "\n");
+    last = sym(k, best);
+  }
+}
+
+/* The index of node id, once pass `index` ran: per dim of its type, the
+ * index of its elements; before expansion that of the first vector tile with
+ * the number of tiles (xN), after it the clone's coordinate. */
+static void print_index(wv_kernel *k, wv_buf *b, uint32_t id, int depth) {
+  wv_index *ix = k->index;
+  if (!ix || id >= ix->n || !ix->info[id].layout)
+    return;
+  wv_nodeinfo *in = &ix->info[id];
+  const wv_layout *l = in->layout;
+  wv_node *n = wv_get(k->g, id);
+  for (int i = 0; i < depth + 2; i++)
+    wv_buf_puts(b, "  ");
+  if (ix->expanded) {
+    wv_buf_printf(b, "clone of %%%u @[", in->origin);
+    for (uint32_t i = 0; i < n->type.n; i++)
+      wv_buf_printf(b, "%s%s=%d", i ? ", " : "",
+                    sym(k, n->type.dims[i]), in->coord[i]);
+    wv_buf_puts(b, "]");
+    if (n->op == WAVEC_OP_MMA || n->op == WAVEC_OP_MAX ||
+        n->op == WAVEC_OP_SUM)
+      wv_buf_printf(b, " link %d", in->link);
+    wv_buf_puts(b, " ");
+  }
+  wv_buf_printf(b, "elems %u {", l->nelem);
+  for (uint32_t i = 0; i < n->type.n; i++) {
+    wavec_sym dim = n->type.dims[i];
+    const wv_ldim *e = wv_layout_dim(l, dim);
+    wv_buf_printf(b, "%s%s: ", i ? ", " : "", sym(k, dim));
+    int64_t c = ix->expanded ? in->coord[i] : 0;
+    wv_index_print(k, b, wv_index_expr(k, dim, l, c), l->nelem);
+    if (!ix->expanded && k->dist->dim[dim].span / e->v > 1)
+      wv_buf_printf(b, " x%lld", (long long)(k->dist->dim[dim].span / e->v));
+  }
+  wv_buf_puts(b, "}\n");
+}
+
 static void print_node(wv_kernel *k, wv_buf *b, uint32_t id, int depth) {
   wv_node *n = wv_get(k->g, id);
   uint32_t start = b->n;
@@ -173,6 +248,7 @@ static void print_node(wv_kernel *k, wv_buf *b, uint32_t id, int depth) {
     wv_buf_puts(b, " {");
   print_loc(b, start, n->loc);
   wv_buf_puts(b, "\n");
+  print_index(k, b, id, depth);
   if (n->op == WAVEC_OP_ITERATE) {
     print_block(k, b, n->body, depth + 1);
     for (int i = 0; i < depth; i++)
@@ -189,5 +265,6 @@ static void print_block(wv_kernel *k, wv_buf *b, uint32_t block, int depth) {
 
 void wv_print_kernel(wv_kernel *k, wv_buf *b) {
   print_header(k, b);
+  print_dist(k, b);
   print_block(k, b, 0, 1);
 }

@@ -2,6 +2,7 @@
  * each, timed, dumped on request. */
 #include <stdlib.h>
 
+#include "passes/dist.h"
 #include "passes/passes.h"
 
 static const struct {
@@ -11,7 +12,19 @@ static const struct {
 } pipeline[] = {
     {WAVEC_PASS_CHECK, "check", wv_pass_check},
     {WAVEC_PASS_BIND, "bind", wv_pass_bind},
+    {WAVEC_PASS_CONSTRAINTS, "constraints", wv_pass_constraints},
+    {WAVEC_PASS_INDEX, "index", wv_pass_index},
+    {WAVEC_PASS_BROADCAST, "broadcast", wv_pass_broadcast},
+    {WAVEC_PASS_EXPAND, "expand", wv_pass_expand},
 };
+
+/* The verifier after a pass: the graph always, the index once it exists. */
+static wavec_status verify(wv_kernel *k, wavec_pass p) {
+  wavec_status st = wv_verify(k, wavec_pass_name(p));
+  if (st == WAVEC_OK && k->index)
+    st = wv_verify_index(k, p >= WAVEC_PASS_BROADCAST);
+  return st;
+}
 
 const char *wavec_pass_name(wavec_pass p) {
   return (unsigned)p < WV_ARRAY_LEN(pipeline) ? pipeline[p].name : "?";
@@ -33,6 +46,9 @@ static wavec_status compile(wv_kernel *k, const wavec_options *opt) {
   wavec_ctx *ctx = k->ctx;
   if (!k->ended)
     wv_fail(ctx, D_INVALID, k->loc, "kernel '%s' was not ended", k->name);
+  if (k->dist)
+    wv_fail(ctx, D_INVALID, k->loc, "kernel '%s' is already compiled",
+            k->name);
   if (ctx->hw_threads)
     k->hw.threads_per_wave = ex_const(ctx, ctx->hw_threads);
   if (ctx->hw_mma >= 0)
@@ -41,7 +57,7 @@ static wavec_status compile(wv_kernel *k, const wavec_options *opt) {
     uint64_t t0 = wv_now_ns();
     wavec_status st = pipeline[i].run(k);
     if (st == WAVEC_OK)
-      st = wv_verify(k, pipeline[i].name);
+      st = verify(k, pipeline[i].pass);
     wv_time t = {pipeline[i].name, wv_now_ns() - t0};
     vec_push(ctx, &ctx->times, t);
     if (st != WAVEC_OK)
@@ -90,6 +106,30 @@ wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
     int m = wv_mma_lookup(value, strlen(value));
     if (m >= 0) {
       ctx->hw_mma = m;
+      return WAVEC_OK;
+    }
+  }
+  return WAVEC_ERR_INVALID;
+}
+
+size_t wavec_remark_count(wavec_kernel *pk) { return pk->k.remarks.n; }
+
+const char *wavec_remark(wavec_kernel *pk, size_t i) {
+  return i < pk->k.remarks.n ? pk->k.remarks.v[i] : NULL;
+}
+
+wavec_status wavec_test_hook(wavec_ctx *ctx, const char *name) {
+  static const struct {
+    uint32_t bit;
+    const char *name;
+  } hooks[] = {
+#define X(e, nm) {e, nm},
+      WV_HOOKS(X)
+#undef X
+  };
+  for (size_t i = 0; i < WV_ARRAY_LEN(hooks); i++) {
+    if (strcmp(hooks[i].name, name) == 0) {
+      ctx->test_hooks |= hooks[i].bit;
       return WAVEC_OK;
     }
   }

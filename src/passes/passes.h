@@ -13,4 +13,14 @@ wavec_status wv_pass_check(wv_kernel *k);
  * tiles, exact divisions and sizes; fills k->bind. */
 wavec_status wv_pass_bind(wv_kernel *k);
 
+/* require: bind. Derives the distribution (dist.h). */
+wavec_status wv_pass_constraints(wv_kernel *k);
+/* require: constraints. A layout for every value node (dist.h). */
+wavec_status wv_pass_index(wv_kernel *k);
+/* require: index. Explicit broadcasts and layout conversions; rebuilds the
+ * graph. */
+wavec_status wv_pass_broadcast(wv_kernel *k);
+/* require: broadcast. One node per vector tile; rebuilds the graph. */
+wavec_status wv_pass_expand(wv_kernel *k);
+
 #endif

@@ -55,6 +55,8 @@ void wv_grow(wavec_ctx *ctx, void **p, uint32_t *cap, uint32_t need,
     (vec)->v[(vec)->n++] = (x);                                                \
   } while (0)
 
+typedef VEC(uint32_t) wv_ids;
+
 /* ---- string buffer ------------------------------------------------------- */
 typedef struct wv_buf {
   wavec_ctx *ctx;
@@ -79,6 +81,8 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_UNKNOWN_OP, 104, WAVEC_ERR_SYNTAX, "unknown operation")                  \
   X(D_BAD_KWARG, 105, WAVEC_ERR_SYNTAX, "unknown or repeated keyword argument") \
   X(D_NO_KERNEL, 106, WAVEC_ERR_SYNTAX, "no kernel in the source")             \
+  X(D_TOO_DEEP, 107, WAVEC_ERR_SYNTAX, "nesting too deep")                    \
+  X(D_MISPLACED, 108, WAVEC_ERR_SYNTAX, "statement or block out of place")     \
   X(D_UNKNOWN_NAME, 201, WAVEC_ERR_TYPE, "unknown name")                       \
   X(D_REDEFINED, 202, WAVEC_ERR_TYPE, "name defined twice")                    \
   X(D_UNKNOWN_DIM, 203, WAVEC_ERR_TYPE, "unknown dimension")                   \
@@ -211,9 +215,24 @@ struct wavec_ctx {
   VEC(wv_define) defines;
   VEC(wv_kernel *) kernels;
   VEC(wv_time) times;
+  uint32_t test_hooks; /* WV_HOOK_* bits: planted bugs for tests */
   int64_t hw_threads; /* --hardware overrides; 0 / -1 when unset */
   int hw_mma;
 };
+
+/* Test hooks (wavec_test_hook): each plants one bug so that a test can show
+ * the checker that should catch it does. */
+#define WV_HOOKS(X)                                                            \
+  X(WV_HOOK_BREAK_EXPAND_LOOKUP, "expand-lookup")
+
+enum {
+#define X(e, name) e##_BIT,
+  WV_HOOKS(X)
+#undef X
+};
+#define X(e, name) static const uint32_t e = 1u << e##_BIT;
+WV_HOOKS(X)
+#undef X
 
 /* String → uint32 map (interning), in the arena. */
 typedef struct wv_strmap wv_strmap;

@@ -1,0 +1,161 @@
+/* Pass `constraints`. require: bind. Derives the distribution (dist.h): per
+ * dimension its workgroup axis and tile, wave tile, loop tile, the span one
+ * wave covers and the index of the wave tile's first coordinate; the grid,
+ * the waves per block, threads per wave and the mma type. Checks that every
+ * mma's M, N and K fit the tiles of their dimensions. */
+#include "passes/dist.h"
+
+static wavec_sym named(wavec_ctx *ctx, const char *prefix, const char *name) {
+  wv_buf b;
+  wv_buf_init(&b, ctx);
+  wv_buf_printf(&b, "%s%s", prefix, name);
+  return wavec_symbol(ctx, wv_buf_str(&b));
+}
+
+static int64_t value(wv_kernel *k, ex_t e) {
+  int64_t v = 0;
+  bool ok = ex_eval(k->ctx, e, k->bind.ival, k->bind.known, k->bind.n, &v);
+  wv_assert(k->ctx, ok); /* bind checked every size */
+  return v;
+}
+
+wv_dist *wv_kernel_dist(wv_kernel *k) { return k->dist; }
+
+wavec_status wv_pass_constraints(wv_kernel *k) {
+  wavec_ctx *ctx = k->ctx;
+  wv_dist *d = wv_alloc(ctx, sizeof *d);
+  const wv_target *tgt = wv_target_get("sim");
+  d->lanes = k->hw.threads_per_wave ? (int)value(k, k->hw.threads_per_wave)
+                                    : tgt->lanes;
+  d->mma = k->hw.mma;
+  d->nsyms = ctx->sym_names.n;
+  /* Symbols made below are appended to the table: size the array for them. */
+  static const char *const tn[] = {"$T0", "$T1", "$T2"},
+                           *const wn[] = {"$WG0", "$WG1", "$WG2"};
+  for (int a = 0; a < 3; a++) {
+    d->T[a] = wavec_symbol(ctx, tn[a]);
+    d->WG[a] = wavec_symbol(ctx, wn[a]);
+  }
+  d->E = wavec_symbol(ctx, "$E");
+  for (uint32_t id = 1; id < k->g->nodes.n; id++) {
+    wv_node *n = wv_get(k->g, id);
+    if (n->op == WAVEC_OP_ITERATE)
+      named(ctx, "$ARG", wavec_symbol_name(ctx, n->sym));
+  }
+  d->nsyms = ctx->sym_names.n;
+  d->dim = wv_alloc(ctx, d->nsyms * sizeof *d->dim);
+  for (uint32_t s = 0; s < d->nsyms; s++) {
+    d->dim[s].wg_axis = -1;
+    d->dim[s].vshape = -1;
+  }
+  for (uint32_t id = 1; id < k->g->nodes.n; id++) {
+    wv_node *n = wv_get(k->g, id);
+    for (uint32_t i = 0; i < n->type.n; i++) {
+      wv_diminfo *di = &d->dim[n->type.dims[i]];
+      di->used = true;
+      di->size = k->bind.ival[n->type.dims[i]];
+    }
+  }
+  for (uint32_t i = 0; i < k->constraints.n; i++) {
+    wv_constraint *c = &k->constraints.v[i];
+    wv_diminfo *di = &d->dim[c->dim];
+    int64_t t = value(k, c->tile);
+    switch (c->kind) {
+    case WV_WORKGROUP:
+      di->wg_axis = c->axis;
+      di->wg_tile = t;
+      break;
+    case WV_WAVE:
+      di->wave_tile = t;
+      break;
+    case WV_TILING:
+      di->tile = t;
+      break;
+    }
+  }
+  for (uint32_t i = 0; i < k->hw.vector_shapes.n; i++)
+    d->dim[k->hw.vector_shapes.v[i].dim].vshape =
+        value(k, k->hw.vector_shapes.v[i].e);
+  for (int a = 0; a < 3; a++)
+    d->waves[a] = d->grid[a] = 1;
+  ex_t lane = ex_mod(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, d->lanes));
+  d->lane = lane;
+  for (uint32_t i = 0; i < k->constraints.n; i++) {
+    wv_constraint *c = &k->constraints.v[i];
+    wv_diminfo *di = &d->dim[c->dim];
+    const char *dn = wavec_symbol_name(ctx, c->dim);
+    if (c->kind == WV_WAVE && di->wg_axis < 0)
+      wv_fail(ctx, D_CONSTRAINT_DIM, c->loc,
+              "wave(%s, ...) needs a workgroup(%s, ...) constraint to split",
+              dn, dn);
+    if (c->kind == WV_TILING && di->wg_axis >= 0)
+      wv_fail(ctx, D_CONSTRAINT_DUP, c->loc,
+              "'%s' is split over workgroups and walked by a loop; choose one",
+              dn);
+  }
+  for (wavec_sym s = 1; s < d->nsyms; s++) {
+    wv_diminfo *di = &d->dim[s];
+    if (!di->used)
+      continue;
+    if (di->wg_axis >= 0) {
+      if (!di->wave_tile)
+        di->wave_tile = di->wg_tile;
+      int a = di->wg_axis;
+      d->grid[a] = di->size / di->wg_tile;
+      d->waves[a] = di->wg_tile / di->wave_tile;
+      /* wave coordinate along axis a: floor($T0/lanes), $T1 or $T2 */
+      ex_t wave = a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]),
+                                       ex_const(ctx, d->lanes))
+                         : ex_sym(ctx, d->T[a]);
+      ex_t base = ex_mul(ctx, ex_sym(ctx, d->WG[a]), ex_const(ctx, di->wg_tile));
+      if (d->waves[a] > 1)
+        base = ex_add(ctx, base,
+                      ex_mul(ctx, wave, ex_const(ctx, di->wave_tile)));
+      di->base = base;
+      di->span = di->wave_tile;
+    } else if (di->tile) {
+      di->loopvar = named(ctx, "$ARG", wavec_symbol_name(ctx, s));
+      di->base = ex_mul(ctx, ex_sym(ctx, di->loopvar), ex_const(ctx, di->tile));
+      di->span = di->tile;
+    } else {
+      di->base = ex_const(ctx, 0);
+      di->span = di->size;
+    }
+  }
+  d->block[0] = d->lanes * d->waves[0];
+  d->block[1] = d->waves[1];
+  d->block[2] = d->waves[2];
+  if (d->block[0] * d->block[1] * d->block[2] > 1024)
+    wv_fail(ctx, D_CONSTRAINT_DIM, k->loc,
+            "kernel '%s' needs %lld threads per workgroup; at most 1024",
+            k->name, (long long)(d->block[0] * d->block[1] * d->block[2]));
+  /* Every mma's M, N and K must tile the wave's span of their dims. */
+  for (uint32_t id = 1; id < k->g->nodes.n; id++) {
+    wv_node *n = wv_get(k->g, id);
+    if (n->op != WAVEC_OP_MMA)
+      continue;
+    if (d->mma < 0)
+      wv_fail(ctx, D_HARDWARE, n->loc,
+              "mma needs hardware(mma = ...) in the constraints");
+    const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)d->mma);
+    if (mi->lanes != d->lanes && mi->lanes != 128)
+      wv_fail(ctx, D_HARDWARE, k->hw.mma_loc.line ? k->hw.mma_loc : n->loc,
+              "mma %s runs on %d lanes but threads_per_wave is %d", mi->name,
+              mi->lanes, d->lanes);
+    wavec_sym role[3] = {n->type.dims[n->type.n - 2],
+                         n->type.dims[n->type.n - 1], n->sym};
+    int64_t need[3] = {mi->m, mi->n, mi->k};
+    static const char *const rn[] = {"M", "N", "K"};
+    for (int r = 0; r < 3; r++) {
+      wv_diminfo *di = &d->dim[role[r]];
+      if (need[r] && di->span % need[r] != 0)
+        wv_fail(ctx, D_TILE_DIVIDE, n->loc,
+                "mma %s needs %s = '%s' in tiles of %lld, but a wave holds "
+                "%lld of it",
+                mi->name, rn[r], wavec_symbol_name(ctx, role[r]),
+                (long long)need[r], (long long)di->span);
+    }
+  }
+  k->dist = d;
+  return WAVEC_OK;
+}

@@ -1,0 +1,146 @@
+/* Pass `broadcast`. require: index. Makes every implicit broadcast and every
+ * layout mismatch an explicit node, so that afterwards each operand of each
+ * node has exactly the layout its user requires (checked by the verifier):
+ *  - an elementwise operand with fewer dims than its user gets a BROADCAST
+ *    node (e.g. `lse_i [B, M]` against `[B, M, K2]`);
+ *  - an operand whose layout differs from the one required (an accumulator
+ *    used as an mma operand, a carried value yielded in another layout) gets
+ *    a CONVERT node, and a remark names the line that caused it.
+ * The graph is rebuilt in one walk; the old one is dropped. */
+#include "passes/dist.h"
+
+typedef struct conv {
+  uint32_t operand, block;
+  const wv_layout *layout;
+  uint32_t id;
+} conv;
+
+typedef struct rw {
+  wv_kernel *k;
+  wv_graph *old, *nw;
+  wv_index *oix;
+  uint32_t *map; /* old id -> new id */
+  VEC(const wv_layout *) lay; /* new id -> layout */
+  VEC(conv) convs;
+} rw;
+
+static const wv_layout *old_layout(rw *r, uint32_t id) {
+  return r->oix->info[id].layout;
+}
+
+static const wv_layout *required(rw *r, uint32_t uid, uint32_t i) {
+  return wv_required_layout(r->k, r->oix, uid, i);
+}
+
+static uint32_t emit(rw *r, uint32_t block, const wv_node *proto,
+                     const wv_layout *l) {
+  uint32_t id = wv_graph_add(r->k->ctx, r->nw, block, proto);
+  vec_push(r->k->ctx, &r->lay, l);
+  return id;
+}
+
+static const char *what(rw *r, const wv_node *n) {
+  return n->name ? n->name : wv_ops[n->op].name;
+}
+
+static void remark(rw *r, const wv_node *o, const wv_node *u, uint32_t i) {
+  wavec_ctx *ctx = r->k->ctx;
+  wv_buf b;
+  wv_buf_init(&b, ctx);
+  if (u->loc.file)
+    wv_buf_printf(&b, "%s:", u->loc.file);
+  wv_buf_printf(&b, "%u:%u: remark: layout conversion of '%s' ", u->loc.line,
+                u->loc.col, what(r, o));
+  wv_type_print(ctx, &b, &o->type);
+  if (u->op == WAVEC_OP_MMA) {
+    static const char *const roles[] = {"lhs", "rhs", "accumulator"};
+    wv_buf_printf(&b, " for the %s of mma", roles[i]);
+  } else {
+    wv_buf_printf(&b, " for %s", wv_ops[u->op].name);
+  }
+  if (o->loc.line)
+    wv_buf_printf(&b, " (defined at line %u)", o->loc.line);
+  vec_push(ctx, &r->k->remarks, wv_buf_str(&b));
+}
+
+/* Makes operand i of old user `uid` (new id `nop`) fit: returns the new id
+ * to use. */
+static uint32_t reconcile(rw *r, uint32_t block, uint32_t uid, uint32_t i,
+                          uint32_t nop) {
+  wavec_ctx *ctx = r->k->ctx;
+  const wv_layout *req = required(r, uid, i);
+  if (!req)
+    return nop;
+  wv_node *u = wv_get(r->old, uid), *o = wv_get(r->old, u->ops[i]);
+  const wv_layout *have = old_layout(r, u->ops[i]);
+  bool bcast = o->type.n < u->type.n && u->op != WAVEC_OP_BROADCAST &&
+               u->op != WAVEC_OP_MMA && wv_ops[u->op].cls != 'R';
+  const wv_layout *want = bcast ? wv_layout_project(ctx, req, &o->type) : req;
+  if (!wv_layout_eq(have, want)) {
+    uint32_t found = 0;
+    for (uint32_t c = 0; c < r->convs.n && !found; c++) {
+      conv *cv = &r->convs.v[c];
+      if (cv->operand == nop && cv->block == block &&
+          wv_layout_eq(cv->layout, want))
+        found = cv->id;
+    }
+    if (!found) {
+      wv_node cn = {.op = WAVEC_OP_CONVERT, .loc = u->loc, .nops = 1,
+                    .ops = &nop, .type = o->type, .name = o->name};
+      found = emit(r, block, &cn, want);
+      conv cv = {nop, block, want, found};
+      vec_push(ctx, &r->convs, cv);
+      remark(r, o, u, i);
+    }
+    nop = found;
+  }
+  if (bcast) {
+    wv_node bn = {.op = WAVEC_OP_BROADCAST, .loc = u->loc, .nops = 1,
+                  .ops = &nop, .type = u->type};
+    bn.type.dt = o->type.dt;
+    nop = emit(r, block, &bn, req);
+  }
+  return nop;
+}
+
+static void copy_block(rw *r, uint32_t oblock, uint32_t nblock) {
+  wavec_ctx *ctx = r->k->ctx;
+  wv_block *ob = &r->old->blocks.v[oblock];
+  for (uint32_t j = 0; j < ob->nodes.n; j++) {
+    uint32_t oid = ob->nodes.v[j];
+    wv_node n = *wv_get(r->old, oid);
+    uint32_t *ops = n.nops ? wv_alloc(ctx, n.nops * sizeof *ops) : NULL;
+    for (uint32_t i = 0; i < n.nops; i++)
+      ops[i] = reconcile(r, nblock, oid, i, r->map[n.ops[i]]);
+    n.ops = ops;
+    if (n.mem)
+      n.mem = r->map[n.mem];
+    if (n.loop)
+      n.loop = r->map[n.loop];
+    uint32_t nid = emit(r, nblock, &n, old_layout(r, oid));
+    r->map[oid] = nid;
+    if (n.op == WAVEC_OP_ITERATE) {
+      uint32_t body = wv_graph_add_block(ctx, r->nw, nid);
+      wv_get(r->nw, nid)->body = body;
+      copy_block(r, n.body, body);
+    } else if (n.op == WAVEC_OP_RESULT && n.index == 0) {
+      wv_get(r->nw, n.loop)->index = nid;
+    }
+  }
+}
+
+wavec_status wv_pass_broadcast(wv_kernel *k) {
+  wavec_ctx *ctx = k->ctx;
+  rw r = {k, k->g, wv_graph_new(ctx), k->index, NULL, {0}, {0}};
+  r.map = wv_alloc(ctx, k->g->nodes.n * sizeof *r.map);
+  vec_push(ctx, &r.lay, NULL); /* node 0 */
+  copy_block(&r, 0, 0);
+  for (uint32_t i = 0; i < k->args.n; i++)
+    k->args.v[i] = r.map[k->args.v[i]];
+  wv_index *ix = wv_index_new(k, r.nw->nodes.n);
+  for (uint32_t id = 1; id < r.nw->nodes.n; id++)
+    ix->info[id].layout = r.lay.v[id];
+  k->g = r.nw;
+  k->index = ix;
+  return WAVEC_OK;
+}

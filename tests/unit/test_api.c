@@ -1,0 +1,167 @@
+/* The public API: status codes, messages with locations and carets, builder
+ * errors, error propagation through 0 handles, and allocation-failure
+ * injection through the context allocator (every failure point of parsing
+ * and compiling an example ends in WAVEC_ERR_NOMEM, no crash, no leak). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "wavec.h"
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *buf = malloc(1 << 20);
+  *len = fread(buf, 1, 1 << 20, f);
+  fclose(f);
+  return buf;
+}
+
+typedef struct failing {
+  long left;   /* allocations before failing; -1 never */
+  long live;   /* blocks outstanding */
+} failing;
+
+static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  failing *f = ud;
+  (void)osize;
+  if (nsize == 0) {
+    if (ptr)
+      f->live--;
+    free(ptr);
+    return NULL;
+  }
+  if (f->left == 0)
+    return NULL;
+  if (f->left > 0)
+    f->left--;
+  void *p = realloc(ptr, nsize);
+  if (p && !ptr)
+    f->live++;
+  return p;
+}
+
+static void status_strings(void) {
+  CHECK(strcmp(wavec_status_string(WAVEC_OK), "ok") == 0);
+  CHECK(strcmp(wavec_status_string(WAVEC_ERR_NOMEM), "out of memory") == 0);
+  CHECK(strcmp(wavec_status_string((wavec_status)999), "unknown status") == 0);
+  CHECK(strcmp(wavec_version(), WAVEC_VERSION_STRING) == 0);
+}
+
+static void error_has_location_and_caret(void) {
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  const char *src = "kernel k(a: Memory[M, f16]) {\n"
+                    "    x = read(a)\n"
+                    "    y = x + zz\n"
+                    "}\n";
+  wavec_status st = wavec_parse(ctx, "t.wave", src, strlen(src));
+  CHECK(st != WAVEC_OK);
+  CHECK(wavec_errcode(ctx) == st);
+  const char *msg = wavec_errmsg(ctx);
+  CHECKF(strncmp(msg, "t.wave:3:13: error[E", 20) == 0, "got: %s", msg);
+  CHECKF(strstr(msg, "    y = x + zz\n") != NULL, "got: %s", msg);
+  CHECKF(strstr(msg, "|             ^") != NULL, "got: %s", msg);
+  wavec_diag_info d;
+  CHECK(wavec_diag_count(ctx) == 1);
+  CHECK(wavec_diag(ctx, 0, &d) == 0);
+  CHECK(d.loc.line == 3 && d.loc.col == 13);
+  CHECK(d.offset == strlen("kernel k(a: Memory[M, f16]) {\n    x = read(a)\n    y = x + "));
+  CHECK(wavec_diag(ctx, 1, &d) == -1);
+  wavec_ctx_free(ctx);
+}
+
+static void builder_errors_propagate(void) {
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  wavec_loc here = {"b.c", 10, 3};
+  wavec_sym M = wavec_symbol(ctx, "M"), N = wavec_symbol(ctx, "N");
+  CHECK(wavec_symbol(ctx, "M") == M);
+  CHECK(strcmp(wavec_symbol_name(ctx, N), "N") == 0);
+  wavec_kernel *k = wavec_kernel_begin(ctx, "k", here);
+  wavec_value a = wavec_arg(k, "a", 1, &M, WAVEC_F16, 0, here);
+  wavec_value b = wavec_arg(k, "b", 1, &N, WAVEC_F16, 0, here);
+  wavec_value x = wavec_read(k, a, 0, 0, here);
+  wavec_value y = wavec_read(k, b, 0, 0, here);
+  CHECK(x && y);
+  wavec_loc bad = {"b.c", 20, 7};
+  wavec_value z = wavec_binary(k, WAVEC_OP_ADD, x, y, bad);
+  CHECK(z == 0);
+  CHECK(wavec_errcode(ctx) == WAVEC_ERR_TYPE);
+  /* Later calls return 0 without replacing the first error. */
+  CHECK(wavec_unary(k, WAVEC_OP_EXP2, z, here) == 0);
+  CHECK(wavec_kernel_end(k) == WAVEC_ERR_TYPE);
+  const char *msg = wavec_errmsg(ctx);
+  CHECKF(strncmp(msg, "b.c:20:7: error[E0304]: add of [M] f16 and [N] f16", 50) == 0,
+         "got: %s", msg);
+  CHECK(wavec_diag_count(ctx) == 1);
+  wavec_ctx_free(ctx);
+}
+
+static void invalid_handles(void) {
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  wavec_loc here = {0};
+  wavec_kernel *k = wavec_kernel_begin(ctx, "k", here);
+  CHECK(wavec_unary(k, WAVEC_OP_EXP2, 12345, here) == 0);
+  CHECK(wavec_errcode(ctx) == WAVEC_ERR_INVALID);
+  wavec_ctx_free(ctx);
+  CHECK(wavec_kernel_end(NULL) == WAVEC_ERR_INVALID);
+  CHECK(wavec_compile(NULL, NULL) == WAVEC_ERR_INVALID);
+}
+
+static void contexts_are_independent(void) {
+  wavec_ctx *a = wavec_ctx_new(NULL, NULL), *b = wavec_ctx_new(NULL, NULL);
+  const char *bad = "kernel k( {";
+  CHECK(wavec_parse(a, "a.wave", bad, strlen(bad)) == WAVEC_ERR_SYNTAX);
+  CHECK(wavec_errcode(b) == WAVEC_OK);
+  CHECK(strcmp(wavec_errmsg(b), "") == 0);
+  wavec_ctx_free(a);
+  wavec_ctx_free(b);
+}
+
+/* Fails the n-th allocation for every n until parsing and compiling the
+ * example succeeds: each run must end in NOMEM (or success), and free every
+ * block. */
+static void allocation_failures(void) {
+  size_t len;
+  char *src = slurp("examples/attention_bwd_dkdv.wave", &len);
+  CHECK(src != NULL);
+  if (!src)
+    return;
+  int succeeded = 0;
+  long n;
+  for (n = 0; n < 100000 && !succeeded; n++) {
+    failing f = {n, 0};
+    wavec_ctx *ctx = wavec_ctx_new(failing_alloc, &f);
+    if (!ctx) {
+      CHECK(f.live == 0);
+      continue;
+    }
+    wavec_status st = wavec_define_int(ctx, "B", 2);
+    const char *syms[] = {"M", "N", "K1", "K2"};
+    for (int i = 0; i < 4 && st == WAVEC_OK; i++)
+      st = wavec_define_int(ctx, syms[i], 32);
+    if (st == WAVEC_OK)
+      st = wavec_parse(ctx, "x.wave", src, len);
+    for (size_t i = 0; st == WAVEC_OK && i < wavec_kernel_count(ctx); i++)
+      st = wavec_compile(wavec_kernel_get(ctx, i), NULL);
+    CHECKF(st == WAVEC_OK || st == WAVEC_ERR_NOMEM, "n=%ld st=%s msg=%s", n,
+           wavec_status_string(st), wavec_errmsg(ctx));
+    (void)wavec_errmsg(ctx); /* must not crash with memory exhausted */
+    succeeded = st == WAVEC_OK;
+    wavec_ctx_free(ctx);
+    CHECKF(f.live == 0, "n=%ld: %ld blocks leaked", n, f.live);
+  }
+  CHECK(succeeded);
+  printf("  allocation failure points tried: %ld\n", n);
+  free(src);
+}
+
+int main(void) {
+  RUN(status_strings);
+  RUN(error_has_location_and_caret);
+  RUN(builder_errors_propagate);
+  RUN(invalid_handles);
+  RUN(contexts_are_independent);
+  RUN(allocation_failures);
+  CHECK_EXIT();
+}

@@ -366,6 +366,24 @@ const char *wavec_remark(wavec_kernel *k, size_t i);
  * the verifier catches it. WAVEC_ERR_INVALID for an unknown name. */
 wavec_status wavec_test_hook(wavec_ctx *ctx, const char *name);
 
+/* ---- layout view ------------------------------------------------------------ */
+/* Renders which lane holds which element of one operand of an mma type: the
+ * tile of role "lhs" (M x K), "rhs" (N x K) or "acc" (M x N; role NULL means
+ * "acc"), every cell "lane:elem". The picture is computed from the very
+ * layout table the compiler uses, by evaluating it for every lane and
+ * element; a layout that is not a bijection onto the tile gives
+ * WAVEC_ERR_INTERNAL. n: the N of a wgmma type (F32_64xNx16_*: 8, 16, ...,
+ * 256; 0 means 16); for the other types 0 or their fixed N. svg == 0: a text
+ * grid (a legend line, a header row of column coordinates, then one line per
+ * row); svg != 0: a self-contained SVG document, cells coloured by lane. An
+ * operand that the instruction reads from shared memory (the rhs of a wgmma)
+ * has no per-lane fragment: every cell shows "shared". *out (valid until the
+ * context is freed) is set on success. WAVEC_ERR_INVALID, with a diagnostic
+ * naming the valid choices, for an unknown mma type or role or a bad n. */
+wavec_status wavec_layout_render(wavec_ctx *ctx, const char *mma_name,
+                                 const char *role, int n, int svg,
+                                 const char **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -320,7 +320,8 @@ wavec_status wavec_parse(wavec_ctx *ctx, const char *filename,
   X(WAVEC_PASS_CONSTRAINTS, "constraints")                                     \
   X(WAVEC_PASS_INDEX, "index")                                                 \
   X(WAVEC_PASS_BROADCAST, "broadcast")                                         \
-  X(WAVEC_PASS_EXPAND, "expand")
+  X(WAVEC_PASS_EXPAND, "expand")                                               \
+  X(WAVEC_PASS_LOWER, "lower")
 
 typedef enum wavec_pass {
 #define X(e, name) e,
@@ -355,6 +356,28 @@ int wavec_time_get(wavec_ctx *ctx, size_t i, const char **name,
 /* The kernel graph printed after its latest pass (deterministic). Valid until
  * the next call on the context. */
 const char *wavec_kernel_dump(wavec_kernel *k);
+
+/* ---- running ------------------------------------------------------------- */
+/* A kernel argument after compilation: shape from the bound sizes. Buffers
+ * hold f16 and bf16 as raw 16-bit patterns, f32 as float, i32 as int32_t, i1
+ * as one byte. `is_output`: the kernel writes it. */
+typedef struct wavec_arg_info {
+  const char *name;
+  wavec_dtype dtype;
+  size_t ndims;
+  int64_t shape[8];
+  size_t elems, bytes;
+  int is_output;
+} wavec_arg_info;
+size_t wavec_arg_count(wavec_kernel *k);
+int wavec_arg_info_get(wavec_kernel *k, size_t i, wavec_arg_info *out);
+
+/* Runs the compiled kernel in the simulator on host buffers args[i] (one per
+ * argument, in declaration order). Every thread of every workgroup runs;
+ * out-of-bounds accesses, reads of unwritten memory, shared-memory races,
+ * conflicting writes, unmatched barriers and outputs not fully written are
+ * errors (WAVEC_ERR_RUNTIME) at the source line responsible. */
+wavec_status wavec_simulate(wavec_kernel *k, void *const *args);
 
 /* Performance remarks of the last compile (each "file:line:col: remark: ...",
  * e.g. a layout conversion and the line that caused it). */

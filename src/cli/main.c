@@ -21,9 +21,12 @@ static const char usage[] =
     "  --hardware K=V,...     override hardware entries: threads_per_wave=N,\n"
     "                         mma=NAME\n"
     "  --kernel NAME          compile only the named kernel (default: all)\n"
-    "  --print-after=PASS     print the graph after PASS (check, bind)\n"
+    "  --print-after=PASS     print the graph after PASS: check, bind,\n"
+    "                         constraints, index, broadcast, expand\n"
     "  --print-after-all      print the graph after every pass\n"
     "  --time                 print per-pass compile times (to stderr)\n"
+    "  --remarks              print performance remarks, e.g. each layout\n"
+    "                         conversion and the line that caused it\n"
     "  -h, --help             this text\n"
     "  --version              the compiler version\n"
     "\n"
@@ -36,6 +39,7 @@ typedef struct cli {
   const char *kernel;
   uint32_t print_after;
   int time;
+  int remarks;
 } cli;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -159,6 +163,8 @@ static int run(wavec_ctx *ctx, cli *c) {
     st = wavec_compile(k, &opt);
     if (st == WAVEC_OK && !opt.check_only && !c->print_after)
       fputs(wavec_kernel_dump(k), stdout);
+    for (size_t r = 0; c->remarks && r < wavec_remark_count(k); r++)
+      fprintf(stderr, "%s\n", wavec_remark(k, r));
   }
   if (c->time)
     print_times(ctx);
@@ -208,6 +214,8 @@ int main(int argc, char **argv) {
       c.print_after = ~0u;
     } else if (!strcmp(a, "--time")) {
       c.time = 1;
+    } else if (!strcmp(a, "--remarks")) {
+      c.remarks = 1;
     } else if (a[0] == '-' && a[1]) {
       rc = usage_error("unknown option '%s'", a);
     } else if (!c.cmd) {

@@ -148,6 +148,7 @@ struct wv_kernel {
   struct wv_dist *dist;   /* after constraints */
   struct wv_index *index; /* after index; replaced by broadcast and expand */
   VEC(const char *) remarks;
+  struct tir_prog *tir;   /* after lower */
   wv_buf dump;
 };
 /* The public handle is the internal kernel. */

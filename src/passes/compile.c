@@ -4,6 +4,7 @@
 
 #include "passes/dist.h"
 #include "passes/passes.h"
+#include "tir/tir.h"
 
 static const struct {
   wavec_pass pass;
@@ -16,12 +17,13 @@ static const struct {
     {WAVEC_PASS_INDEX, "index", wv_pass_index},
     {WAVEC_PASS_BROADCAST, "broadcast", wv_pass_broadcast},
     {WAVEC_PASS_EXPAND, "expand", wv_pass_expand},
+    {WAVEC_PASS_LOWER, "lower", wv_pass_lower},
 };
 
 /* The verifier after a pass: the graph always, the index once it exists. */
 static wavec_status verify(wv_kernel *k, wavec_pass p) {
   wavec_status st = wv_verify(k, wavec_pass_name(p));
-  if (st == WAVEC_OK && k->index)
+  if (st == WAVEC_OK && k->index && p < WAVEC_PASS_LOWER)
     st = wv_verify_index(k, p >= WAVEC_PASS_BROADCAST);
   return st;
 }
@@ -39,7 +41,10 @@ int wavec_pass_lookup(const char *name) {
 
 static void dump(wv_kernel *k) {
   wv_buf_init(&k->dump, k->ctx);
-  wv_print_kernel(k, &k->dump);
+  if (k->tir)
+    tir_print(k->ctx, k->tir, &k->dump);
+  else
+    wv_print_kernel(k, &k->dump);
 }
 
 static wavec_status compile(wv_kernel *k, const wavec_options *opt) {

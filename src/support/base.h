@@ -118,6 +118,12 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_DIV_ZERO, 503, WAVEC_ERR_BIND, "division by zero")                       \
   X(D_FLOAT_SHAPE, 504, WAVEC_ERR_BIND, "float hyperparameter used as a size") \
   X(D_BAD_DEFINE, 505, WAVEC_ERR_BIND, "invalid definition")                   \
+  X(D_SIM_OOB, 601, WAVEC_ERR_RUNTIME, "out-of-bounds access")                 \
+  X(D_SIM_UNINIT, 602, WAVEC_ERR_RUNTIME, "read of unwritten memory")         \
+  X(D_SIM_RACE, 603, WAVEC_ERR_RUNTIME, "shared-memory race")                 \
+  X(D_SIM_BARRIER, 604, WAVEC_ERR_RUNTIME, "barrier not reached by all")      \
+  X(D_SIM_CONFLICT, 605, WAVEC_ERR_RUNTIME, "conflicting global writes")      \
+  X(D_SIM_UNWRITTEN, 606, WAVEC_ERR_RUNTIME, "output not fully written")      \
   X(D_INVALID, 901, WAVEC_ERR_INVALID, "invalid argument")                     \
   X(D_NOMEM, 902, WAVEC_ERR_NOMEM, "out of memory")                            \
   X(D_INTERNAL, 999, WAVEC_ERR_INTERNAL, "internal error")
@@ -223,7 +229,9 @@ struct wavec_ctx {
 /* Test hooks (wavec_test_hook): each plants one bug so that a test can show
  * the checker that should catch it does. */
 #define WV_HOOKS(X)                                                            \
-  X(WV_HOOK_BREAK_EXPAND_LOOKUP, "expand-lookup")
+  X(WV_HOOK_BREAK_EXPAND_LOOKUP, "expand-lookup")                              \
+  X(WV_HOOK_DROP_BARRIER, "drop-barrier")                                      \
+  X(WV_HOOK_SHIFT_LANE, "shift-lane")
 
 enum {
 #define X(e, name) e##_BIT,

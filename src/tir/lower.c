@@ -1,0 +1,742 @@
+/* Pass `lower`. require: expand. The expanded graph becomes the thread
+ * program (tir.h): each clone's elements become registers; indices become
+ * integer code (one register per distinct canonical expression in scope:
+ * hash-consing makes common-subexpression elimination a table lookup);
+ * mma, reductions (within a thread, then across lanes with xor shuffles,
+ * then along the chain), layout conversions (through shared memory between
+ * barriers) and loops with carried registers. */
+#include "passes/dist.h"
+#include "tir/tir.h"
+
+const char *const tir_ty_names[TY_COUNT] = {"pred", "i32", "f16", "bf16",
+                                            "f32"};
+
+tir_ty tir_ty_of(wavec_dtype dt) {
+  static const tir_ty map[WAVEC_DTYPE_COUNT] = {
+      [WAVEC_F16] = TY_F16, [WAVEC_BF16] = TY_BF16, [WAVEC_F32] = TY_F32,
+      [WAVEC_I32] = TY_I32, [WAVEC_I1] = TY_PRED};
+  return map[dt];
+}
+
+typedef struct memo_ent {
+  ex_t e;
+  uint32_t reg;
+  uint32_t scope;
+} memo_ent;
+
+typedef struct lw {
+  wv_kernel *k;
+  wavec_ctx *ctx;
+  wv_dist *d;
+  wv_index *ix;
+  wv_graph *g;
+  tir_prog *p;
+  uint32_t *vals;      /* node id -> first register of its elements */
+  memo_ent *memo;      /* open addressing by ex_t */
+  uint32_t memo_cap, memo_used;
+  VEC(uint32_t) scopes; /* open scopes, innermost last */
+  uint8_t *scope_open;  /* by scope id */
+  uint32_t nscopes;
+  uint32_t *loopreg;    /* by symbol: the counter register of $ARGD */
+  VEC(wavec_sym) bsyms; /* bound user symbols and their values */
+  VEC(ex_t) bvals;
+  ex_range *ranges;
+  uint32_t nranges;
+  wavec_loc loc;
+  int64_t smem_elems_base; /* slots used so far by the widest conversion */
+} lw;
+
+static uint32_t reg(lw *w, tir_ty ty) {
+  vec_push(w->ctx, &w->p->regs, ty);
+  return w->p->regs.n - 1;
+}
+
+static tir_instr *emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
+                       uint32_t b, uint32_t c, int64_t imm) {
+  tir_instr in = {.op = op, .ty = ty, .dst = dst, .a = a, .b = b, .c = c,
+                  .imm = imm, .loc = w->loc};
+  vec_push(w->ctx, &w->p->code, in);
+  return &w->p->code.v[w->p->code.n - 1];
+}
+
+static uint32_t op2(lw *w, tir_op op, tir_ty ty, uint32_t a, uint32_t b) {
+  uint32_t d = reg(w, ty);
+  emit(w, op, ty, d, a, b, 0, 0);
+  return d;
+}
+
+static uint32_t iconst(lw *w, int64_t v) {
+  uint32_t d = reg(w, TY_I32);
+  emit(w, T_CONST, TY_I32, d, 0, 0, 0, v);
+  return d;
+}
+
+static uint32_t fconst(lw *w, tir_ty ty, double v) {
+  uint32_t d = reg(w, ty);
+  emit(w, T_CONST, ty, d, 0, 0, 0, 0)->fimm = v;
+  return d;
+}
+
+/* ---- index expressions -> integer code ------------------------------------ */
+static memo_ent *memo_slot(lw *w, ex_t e) {
+  uint32_t i = (uint32_t)(e * 2654435761u) & (w->memo_cap - 1);
+  while (w->memo[i].e && w->memo[i].e != e)
+    i = (i + 1) & (w->memo_cap - 1);
+  return &w->memo[i];
+}
+
+static void memo_put(lw *w, ex_t e, uint32_t r) {
+  if (2 * (w->memo_used + 1) > w->memo_cap) {
+    memo_ent *old = w->memo;
+    uint32_t oc = w->memo_cap;
+    w->memo_cap = oc ? oc * 2 : 1024;
+    w->memo = wv_alloc(w->ctx, w->memo_cap * sizeof *w->memo);
+    w->memo_used = 0;
+    for (uint32_t i = 0; i < oc; i++)
+      if (old[i].e && w->scope_open[old[i].scope]) {
+        *memo_slot(w, old[i].e) = old[i];
+        w->memo_used++;
+      }
+  }
+  memo_ent *m = memo_slot(w, e);
+  if (!m->e)
+    w->memo_used++;
+  *m = (memo_ent){e, r, w->scopes.v[w->scopes.n - 1]};
+}
+
+static uint32_t lower_expr(lw *w, ex_t e) {
+  wavec_ctx *ctx = w->ctx;
+  if (w->memo_cap) {
+    memo_ent *m = memo_slot(w, e);
+    if (m->e == e && w->scope_open[m->scope])
+      return m->reg;
+  }
+  uint32_t r = 0;
+  int64_t v;
+  switch (ex_kind_of(ctx, e)) {
+  case EX_CONST:
+    ex_is_const(ctx, e, &v);
+    r = iconst(w, v);
+    break;
+  case EX_SYM: {
+    wavec_sym s = ex_sym_of(ctx, e);
+    for (int a = 0; a < 3 && !r; a++) {
+      if (s == w->d->T[a])
+        r = reg(w, TY_I32), emit(w, T_SREG, TY_I32, r, 0, 0, 0, TIR_SREG_TID_X + a);
+      else if (s == w->d->WG[a])
+        r = reg(w, TY_I32), emit(w, T_SREG, TY_I32, r, 0, 0, 0, TIR_SREG_CTAID_X + a);
+    }
+    if (!r && s < w->d->nsyms && w->loopreg[s])
+      r = w->loopreg[s];
+    if (!r)
+      wv_fail(ctx, D_INTERNAL, w->loc, "index uses '%s', which has no value "
+              "in the thread program", wavec_symbol_name(ctx, s));
+    break;
+  }
+  case EX_ADD:
+  case EX_MUL:
+  case EX_MIN:
+  case EX_MAX: {
+    static const tir_op ops[] = {[EX_ADD] = T_ADD, [EX_MUL] = T_MUL,
+                                 [EX_MIN] = T_MIN, [EX_MAX] = T_MAX};
+    tir_op op = ops[ex_kind_of(ctx, e)];
+    r = lower_expr(w, ex_arg(ctx, e, 0));
+    for (uint32_t i = 1; i < ex_nargs(ctx, e); i++)
+      r = op2(w, op, TY_I32, r, lower_expr(w, ex_arg(ctx, e, i)));
+    break;
+  }
+  case EX_FLOORDIV:
+  case EX_MOD: {
+    uint32_t a = lower_expr(w, ex_arg(ctx, e, 0));
+    uint32_t b = lower_expr(w, ex_arg(ctx, e, 1));
+    r = op2(w, ex_kind_of(ctx, e) == EX_MOD ? T_MOD : T_DIV, TY_I32, a, b);
+    break;
+  }
+  }
+  memo_put(w, e, r);
+  return r;
+}
+
+/* e with the element number and the bound symbols made constants,
+ * simplified under the ranges of the thread, workgroup and loop ids. */
+static ex_t concrete(lw *w, ex_t e, uint32_t elem) {
+  wavec_ctx *ctx = w->ctx;
+  ex_t ev = ex_const(ctx, elem);
+  e = ex_subst(ctx, e, 1, &w->d->E, &ev);
+  e = ex_subst(ctx, e, w->bsyms.n, w->bsyms.v, w->bvals.v);
+  return ex_simplify(ctx, e, w->ranges, w->nranges);
+}
+
+static ex_t index_of(lw *w, uint32_t id, wavec_sym dim) {
+  wv_node *n = wv_get(w->g, id);
+  wv_nodeinfo *in = &w->ix->info[id];
+  for (uint32_t i = 0; i < n->type.n; i++)
+    if (n->type.dims[i] == dim)
+      return wv_index_expr(w->k, dim, in->layout, in->coord[i]);
+  wv_assert(w->ctx, 0);
+  return 0;
+}
+
+/* ---- memory accesses ------------------------------------------------------ */
+/* Offset (in elements) of element e of clone `id` (a READ, or the value a
+ * WRITE stores) in memory `mem`, through the mapping if any; *mask gets a
+ * predicate register, or 0 when the access is provably in bounds. */
+static uint32_t mem_offset(lw *w, uint32_t id, uint32_t mapping,
+                           const wv_node *mem, uint32_t e, uint32_t *mask) {
+  wavec_ctx *ctx = w->ctx;
+  wv_kernel *k = w->k;
+  ex_t off = ex_const(ctx, 0);
+  *mask = 0;
+  wv_mapping *m = mapping ? &k->mappings.v[mapping - 1] : NULL;
+  ex_t iterval[WV_MAX_DIMS];
+  if (m) {
+    /* outputs bind each iterator to a register coordinate */
+    for (uint32_t j = 0; j < m->iters.n; j++)
+      iterval[j] = 0;
+    for (uint32_t o = 0; o < m->outputs.n; o++) {
+      ex_t oe = m->outputs.v[o].e;
+      wavec_sym it = ex_sym_of(ctx, oe);
+      uint32_t j = 0;
+      while (j < m->iters.n && m->iters.v[j] != it)
+        j++;
+      if (!it || j == m->iters.n)
+        wv_fail(ctx, D_MAPPING, m->outputs.v[o].loc,
+                "mapping '%s': an output must be one of its iterators",
+                m->name);
+      iterval[j] = index_of(w, id, m->outputs.v[o].dim);
+    }
+  }
+  int64_t stride = 1;
+  for (int i = (int)mem->type.n - 1; i >= 0; i--) {
+    wavec_sym dim = mem->type.dims[i];
+    ex_t coord = 0;
+    if (m) {
+      for (uint32_t j = 0; j < m->inputs.n; j++)
+        if (m->inputs.v[j].dim == dim)
+          coord = ex_subst(ctx, m->inputs.v[j].e, m->iters.n, m->iters.v,
+                           iterval);
+    } else {
+      coord = index_of(w, id, dim);
+    }
+    coord = concrete(w, coord, e);
+    int64_t size = k->bind.ival[dim], lo, hi;
+    if (!ex_bounds(ctx, coord, w->ranges, w->nranges, &lo, &hi) || lo < 0 ||
+        hi >= size) {
+      uint32_t c = lower_expr(w, coord);
+      uint32_t p1 = reg(w, TY_PRED), p2 = reg(w, TY_PRED);
+      emit(w, T_SETP, TY_PRED, p1, c, iconst(w, 0), 0, TIR_CMP_GE);
+      emit(w, T_SETP, TY_PRED, p2, c, iconst(w, size), 0, TIR_CMP_LT);
+      uint32_t both = op2(w, T_AND, TY_PRED, p1, p2);
+      *mask = *mask ? op2(w, T_AND, TY_PRED, *mask, both) : both;
+    }
+    off = ex_add(ctx, off, ex_mul(ctx, coord, ex_const(ctx, stride)));
+    stride *= size;
+  }
+  return lower_expr(w, ex_simplify(ctx, off, w->ranges, w->nranges));
+}
+
+/* ---- helpers for ops --------------------------------------------------------- */
+static uint32_t nelem(lw *w, uint32_t id) {
+  return w->ix->info[id].layout->nelem;
+}
+
+/* Register of element e of operand `op` as type ty (scalars are made). */
+static uint32_t elem(lw *w, uint32_t op, uint32_t e, tir_ty ty) {
+  wv_node *n = wv_get(w->g, op);
+  if (n->op == WAVEC_OP_SCALAR) {
+    double v = n->sym ? (w->k->bind.is_float[n->sym]
+                             ? w->k->bind.fval[n->sym]
+                             : (double)w->k->bind.ival[n->sym])
+                      : n->fval;
+    return fconst(w, ty, v);
+  }
+  return w->vals[op] + e;
+}
+
+static uint32_t new_regs(lw *w, tir_ty ty, uint32_t n) {
+  uint32_t first = reg(w, ty);
+  for (uint32_t i = 1; i < n; i++)
+    reg(w, ty);
+  return first;
+}
+
+static const tir_op unary_ops[WAVEC_OP_COUNT] = {
+    [WAVEC_OP_EXP2] = T_EXP2, [WAVEC_OP_EXP] = T_EXP,
+    [WAVEC_OP_LOG2] = T_LOG2, [WAVEC_OP_RECIPROCAL] = T_RCP,
+    [WAVEC_OP_SQRT] = T_SQRT, [WAVEC_OP_RSQRT] = T_RSQRT,
+    [WAVEC_OP_ABS] = T_ABS,   [WAVEC_OP_TANH] = T_TANH,
+    [WAVEC_OP_NEG] = T_NEG,   [WAVEC_OP_ADD] = T_ADD,
+    [WAVEC_OP_SUB] = T_SUB,   [WAVEC_OP_MUL] = T_MUL,
+    [WAVEC_OP_DIV] = T_DIV,   [WAVEC_OP_MAXIMUM] = T_MAX,
+    [WAVEC_OP_MINIMUM] = T_MIN, [WAVEC_OP_MAX] = T_MAX,
+    [WAVEC_OP_SUM] = T_ADD};
+static const int cmp_of[WAVEC_OP_COUNT] = {
+    [WAVEC_OP_GT] = TIR_CMP_GT, [WAVEC_OP_LT] = TIR_CMP_LT,
+    [WAVEC_OP_GE] = TIR_CMP_GE, [WAVEC_OP_LE] = TIR_CMP_LE,
+    [WAVEC_OP_EQ] = TIR_CMP_EQ, [WAVEC_OP_NE] = TIR_CMP_NE};
+
+/* Coordinates (relative to the vector tile) of element e of `lane` under
+ * layout l, evaluated numerically; out[i] for l->d[i]. */
+static void frag_at(lw *w, const wv_layout *l, int lane, uint32_t e,
+                    int64_t *out) {
+  wavec_ctx *ctx = w->ctx;
+  uint32_t ns = ctx->sym_names.n;
+  int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);
+  bool *known = wv_alloc(ctx, ns * sizeof *known);
+  vals[w->d->T[0]] = lane;
+  known[w->d->T[0]] = true;
+  vals[w->d->E] = e;
+  known[w->d->E] = true;
+  for (uint32_t i = 0; i < l->n; i++)
+    if (!ex_eval(ctx, l->d[i].frag, vals, known, ns, &out[i]))
+      wv_fail(ctx, D_INTERNAL, w->loc, "a layout depends on more than the "
+              "lane and the element number");
+}
+
+/* ---- reductions ------------------------------------------------------------ */
+static void lower_reduce(lw *w, uint32_t id) {
+  wv_node *n = wv_get(w->g, id);
+  uint32_t x = n->ops[0];
+  const wv_layout *lx = w->ix->info[x].layout;
+  tir_ty ty = tir_ty_of(n->type.dt);
+  tir_op op = unary_ops[n->op];
+  uint32_t ne = lx->nelem;
+  int lanes = w->d->lanes;
+  int di = -1;
+  for (uint32_t i = 0; i < lx->n; i++)
+    if (lx->d[i].dim == n->sym)
+      di = (int)i;
+  wv_assert(w->ctx, di >= 0);
+  wv_diminfo *dinfo = &w->d->dim[n->sym];
+  if (dinfo->wg_axis >= 0 && (w->d->waves[dinfo->wg_axis] > 1 ||
+                              w->d->grid[dinfo->wg_axis] > 1))
+    wv_fail(w->ctx, D_HARDWARE, n->loc,
+            "reducing '%s', which is split over waves or workgroups, is not "
+            "supported yet",
+            wavec_symbol_name(w->ctx, n->sym));
+  /* coordinates of every (lane, element) */
+  int64_t(*co)[WV_MAX_DIMS] = wv_alloc(w->ctx, (size_t)lanes * ne *
+                                                   sizeof *co);
+  for (int l = 0; l < lanes; l++)
+    for (uint32_t e = 0; e < ne; e++)
+      frag_at(w, lx, l, e, co[(size_t)l * ne + e]);
+#define CO(l, e) co[(size_t)(l) * ne + (e)]
+  /* same non-reduced coordinates? */
+  bool (*same_rest)(const int64_t *, const int64_t *, uint32_t, int) = NULL;
+  (void)same_rest;
+  uint32_t first = new_regs(w, ty, ne);
+  for (uint32_t e = 0; e < ne; e++) {
+    /* within the thread: elements of the same row with other D coords */
+    uint32_t acc = elem(w, x, e, ty);
+    for (uint32_t f = 0; f < ne; f++) {
+      if (f == e)
+        continue;
+      bool row_all = true, row_any = false, newd_all = true;
+      for (int l = 0; l < lanes; l++) {
+        bool row = true;
+        for (uint32_t i = 0; i < lx->n; i++)
+          if ((int)i != di && CO(l, e)[i] != CO(l, f)[i])
+            row = false;
+        row_all &= row;
+        row_any |= row;
+        /* f counts once per distinct D coordinate: the first such f */
+        bool dup = CO(l, f)[di] == CO(l, e)[di];
+        for (uint32_t g = 0; g < f && !dup; g++) {
+          bool rowg = true;
+          for (uint32_t i = 0; i < lx->n; i++)
+            if ((int)i != di && CO(l, e)[i] != CO(l, g)[i])
+              rowg = false;
+          dup = rowg && g != e && CO(l, g)[di] == CO(l, f)[di];
+        }
+        newd_all &= !dup;
+      }
+      if (row_any != row_all)
+        wv_fail(w->ctx, D_INTERNAL, n->loc,
+                "reduction: the element rows differ between lanes");
+      if (row_all && newd_all)
+        acc = op2(w, op, ty, acc, elem(w, x, f, ty));
+    }
+    emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
+  }
+  /* across lanes: each lane bit that changes only D */
+  for (int bit = 1; bit < lanes; bit <<= 1) {
+    int kind = -1; /* 0: other rows, 1: reduce, 2: copies */
+    for (int l = 0; l < lanes; l++) {
+      for (uint32_t e = 0; e < ne; e++) {
+        bool row = true;
+        for (uint32_t i = 0; i < lx->n; i++)
+          if ((int)i != di && CO(l, e)[i] != CO(l ^ bit, e)[i])
+            row = false;
+        int kk = !row ? 0 : CO(l, e)[di] != CO(l ^ bit, e)[di] ? 1 : 2;
+        if (kind >= 0 && kind != kk)
+          wv_fail(w->ctx, D_INTERNAL, n->loc,
+                  "reduction: lane bit %d mixes rows and reduced coordinates",
+                  bit);
+        kind = kk;
+      }
+    }
+    if (kind != 1)
+      continue;
+    for (uint32_t e = 0; e < ne; e++) {
+      uint32_t s = reg(w, ty);
+      emit(w, T_SHFL, ty, s, first + e, 0, 0, bit);
+      emit(w, op, ty, first + e, first + e, s, 0, 0);
+    }
+  }
+#undef CO
+  if (n->nops > 1)
+    for (uint32_t e = 0; e < ne; e++)
+      emit(w, op, ty, first + e, first + e, elem(w, n->ops[1], e, ty), 0, 0);
+  w->vals[id] = first;
+}
+
+/* ---- layout conversion through shared memory -------------------------------- */
+static ex_t wave_id(lw *w) {
+  wavec_ctx *ctx = w->ctx;
+  wv_dist *d = w->d;
+  ex_t t0 = ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, d->lanes));
+  ex_t t1 = ex_mul(ctx, ex_sym(ctx, d->T[1]), ex_const(ctx, d->waves[0]));
+  ex_t t2 = ex_mul(ctx, ex_sym(ctx, d->T[2]),
+                   ex_const(ctx, d->waves[0] * d->waves[1]));
+  return ex_add(ctx, ex_add(ctx, t0, t1), t2);
+}
+
+static void lower_convert(lw *w, uint32_t id) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  wv_nodeinfo *in = &w->ix->info[id];
+  const wv_layout *lr = in->layout;
+  tir_ty ty = tir_ty_of(n->type.dt);
+  int64_t elems = 1, stride[WV_MAX_DIMS];
+  for (int i = (int)n->type.n - 1; i >= 0; i--) {
+    stride[i] = elems;
+    elems *= wv_layout_dim(lr, n->type.dims[i])->v;
+  }
+  int64_t nwaves = w->d->waves[0] * w->d->waves[1] * w->d->waves[2];
+  if (elems * nwaves > w->p->smem_bytes)
+    w->p->smem_bytes = elems * nwaves; /* slots; bytes are set at the end */
+  ex_t base = ex_mul(ctx, wave_id(w), ex_const(ctx, elems));
+  if (!(w->ctx->test_hooks & WV_HOOK_DROP_BARRIER))
+    emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  for (uint32_t j = 0; j < n->nops; j++) {
+    uint32_t o = n->ops[j];
+    wv_node *on = wv_get(w->g, o);
+    wv_nodeinfo *oi = &w->ix->info[o];
+    for (uint32_t e = 0; e < oi->layout->nelem; e++) {
+      ex_t off = base;
+      uint32_t mask = 0;
+      for (uint32_t i = 0; i < on->type.n; i++) {
+        wavec_sym dim = on->type.dims[i];
+        const wv_ldim *od = wv_layout_dim(oi->layout, dim);
+        const wv_ldim *rd = wv_layout_dim(lr, dim);
+        int32_t rc = 0;
+        uint32_t ri = 0;
+        for (uint32_t t = 0; t < n->type.n; t++)
+          if (n->type.dims[t] == dim)
+            rc = in->coord[t], ri = t;
+        ex_t local = ex_add(ctx, ex_const(ctx, oi->coord[i] * od->v - rc * rd->v),
+                            od->frag);
+        local = concrete(w, local, e);
+        int64_t lo, hi;
+        if (!ex_bounds(ctx, local, w->ranges, w->nranges, &lo, &hi) ||
+            lo < 0 || hi >= rd->v) {
+          uint32_t c = lower_expr(w, local);
+          uint32_t p1 = reg(w, TY_PRED), p2 = reg(w, TY_PRED);
+          emit(w, T_SETP, TY_PRED, p1, c, iconst(w, 0), 0, TIR_CMP_GE);
+          emit(w, T_SETP, TY_PRED, p2, c, iconst(w, rd->v), 0, TIR_CMP_LT);
+          uint32_t both = op2(w, T_AND, TY_PRED, p1, p2);
+          mask = mask ? op2(w, T_AND, TY_PRED, mask, both) : both;
+        }
+        off = ex_add(ctx, off, ex_mul(ctx, local, ex_const(ctx, stride[ri])));
+      }
+      uint32_t a = lower_expr(w, concrete(w, off, e));
+      emit(w, T_STS, ty, 0, a, elem(w, o, e, ty), mask, 0);
+    }
+  }
+  emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  uint32_t first = new_regs(w, ty, lr->nelem);
+  for (uint32_t e = 0; e < lr->nelem; e++) {
+    ex_t off = base;
+    for (uint32_t i = 0; i < n->type.n; i++) {
+      const wv_ldim *rd = wv_layout_dim(lr, n->type.dims[i]);
+      off = ex_add(ctx, off, ex_mul(ctx, rd->frag, ex_const(ctx, stride[i])));
+    }
+    emit(w, T_LDS, ty, first + e, lower_expr(w, concrete(w, off, e)), 0, 0, 0);
+  }
+  w->vals[id] = first;
+}
+
+/* ---- nodes ------------------------------------------------------------------- */
+static void lower_block(lw *w, uint32_t block);
+
+static void open_scope(lw *w) {
+  uint32_t s = w->nscopes++;
+  uint8_t *open = wv_alloc(w->ctx, w->nscopes);
+  if (s)
+    memcpy(open, w->scope_open, s);
+  open[s] = 1;
+  w->scope_open = open;
+  vec_push(w->ctx, &w->scopes, s);
+}
+
+static void close_scope(lw *w) {
+  w->scope_open[w->scopes.v[--w->scopes.n]] = 0;
+}
+
+static void lower_node(lw *w, uint32_t id) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  w->loc = n->loc;
+  tir_ty ty = n->type.n || n->op == WAVEC_OP_REGISTER ? tir_ty_of(n->type.dt)
+                                                      : TY_F32;
+  switch (n->op) {
+  case WAVEC_OP_ARG:
+  case WAVEC_OP_SCALAR:
+  case WAVEC_OP_CARRIED: /* made by its loop */
+    return;
+  case WAVEC_OP_REGISTER: {
+    uint32_t ne = nelem(w, id);
+    w->vals[id] = new_regs(w, ty, ne);
+    wv_node *s = wv_get(w->g, n->ops[0]);
+    double v = s->sym ? (w->k->bind.is_float[s->sym] ? w->k->bind.fval[s->sym]
+                                                     : (double)w->k->bind.ival[s->sym])
+                      : s->fval;
+    for (uint32_t e = 0; e < ne; e++)
+      emit(w, T_CONST, ty, w->vals[id] + e, 0, 0, 0, 0)->fimm = v;
+    return;
+  }
+  case WAVEC_OP_READ: {
+    uint32_t ne = nelem(w, id);
+    w->vals[id] = new_regs(w, ty, ne);
+    wv_node *mem = wv_get(w->g, n->mem);
+    for (uint32_t e = 0; e < ne; e++) {
+      uint32_t mask;
+      uint32_t off = mem_offset(w, id, n->mapping, mem, e, &mask);
+      emit(w, T_LDG, ty, w->vals[id] + e, off, mask, 0, mem->index);
+    }
+    return;
+  }
+  case WAVEC_OP_WRITE: {
+    uint32_t v = n->ops[0];
+    wv_node *mem = wv_get(w->g, n->mem);
+    tir_ty vt = tir_ty_of(wv_get(w->g, v)->type.dt);
+    w->p->args.v[mem->index].written = true;
+    for (uint32_t e = 0; e < nelem(w, v); e++) {
+      uint32_t mask;
+      uint32_t off = mem_offset(w, v, n->mapping, mem, e, &mask);
+      if ((ctx->test_hooks & WV_HOOK_SHIFT_LANE) && e == 0) {
+        /* planted bug: lane 5 writes one element further */
+        uint32_t lane = lower_expr(w, concrete(w, w->d->lane, 0));
+        uint32_t is5 = reg(w, TY_PRED);
+        emit(w, T_SETP, TY_PRED, is5, lane, iconst(w, 5), 0, TIR_CMP_EQ);
+        uint32_t sh = reg(w, TY_I32);
+        emit(w, T_SELP, TY_I32, sh, is5, iconst(w, 1), iconst(w, 0), 0);
+        off = op2(w, T_ADD, TY_I32, off, sh);
+      }
+      emit(w, T_STG, vt, 0, off, w->vals[v] + e, mask, mem->index);
+    }
+    return;
+  }
+  case WAVEC_OP_PERMUTE:
+  case WAVEC_OP_BROADCAST:
+    /* same elements in the same registers: a layout is by dimension name,
+     * and a broadcast operand's layout is the projection of its user's */
+    w->vals[id] = w->vals[n->ops[0]];
+    return;
+  case WAVEC_OP_CAST: {
+    uint32_t ne = nelem(w, id);
+    w->vals[id] = new_regs(w, ty, ne);
+    tir_ty from = tir_ty_of(wv_get(w->g, n->ops[0])->type.dt);
+    for (uint32_t e = 0; e < ne; e++)
+      emit(w, from == ty ? T_MOV : T_CVT, ty, w->vals[id] + e,
+           elem(w, n->ops[0], e, from), 0, 0, 0);
+    return;
+  }
+  case WAVEC_OP_SELECT: {
+    uint32_t ne = nelem(w, id);
+    w->vals[id] = new_regs(w, ty, ne);
+    for (uint32_t e = 0; e < ne; e++)
+      emit(w, T_SELP, ty, w->vals[id] + e, elem(w, n->ops[0], e, TY_PRED),
+           elem(w, n->ops[1], e, ty), elem(w, n->ops[2], e, ty), 0);
+    return;
+  }
+  case WAVEC_OP_SELF_INDEX: {
+    uint32_t ne = nelem(w, id);
+    w->vals[id] = new_regs(w, ty, ne);
+    for (uint32_t e = 0; e < ne; e++) {
+      uint32_t r = lower_expr(w, concrete(w, index_of(w, id, n->sym), e));
+      emit(w, ty == TY_I32 ? T_MOV : T_CVT, ty, w->vals[id] + e, r, 0, 0, 0);
+    }
+    return;
+  }
+  case WAVEC_OP_MMA: {
+    const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)w->d->mma);
+    uint32_t na = nelem(w, n->ops[0]), nb = nelem(w, n->ops[1]),
+             nc = nelem(w, n->ops[2]);
+    w->vals[id] = new_regs(w, TY_F32, nc);
+    uint32_t *list = wv_alloc(ctx, (nc * 2 + na + nb) * sizeof *list);
+    uint32_t t = 0;
+    for (uint32_t e = 0; e < nc; e++)
+      list[t++] = w->vals[id] + e;
+    for (uint32_t e = 0; e < na; e++)
+      list[t++] = elem(w, n->ops[0], e, tir_ty_of(mi->in));
+    for (uint32_t e = 0; e < nb; e++)
+      list[t++] = elem(w, n->ops[1], e, tir_ty_of(mi->in));
+    for (uint32_t e = 0; e < nc; e++)
+      list[t++] = elem(w, n->ops[2], e, TY_F32);
+    tir_instr *in = emit(w, T_MMA, TY_F32, 0, 0, 0, 0, w->d->mma);
+    in->list = list;
+    in->nlist = t;
+    return;
+  }
+  case WAVEC_OP_MAX:
+  case WAVEC_OP_SUM:
+    lower_reduce(w, id);
+    return;
+  case WAVEC_OP_CONVERT:
+    lower_convert(w, id);
+    return;
+  case WAVEC_OP_ITERATE: {
+    wv_block *body = &w->g->blocks.v[n->body];
+    /* carried registers, initialised from the inits */
+    for (uint32_t i = 0; i < n->nops; i++) {
+      uint32_t cid = body->nodes.v[i];
+      uint32_t ne = nelem(w, cid);
+      tir_ty ct = tir_ty_of(wv_get(w->g, cid)->type.dt);
+      w->vals[cid] = new_regs(w, ct, ne);
+      for (uint32_t e = 0; e < ne; e++)
+        emit(w, T_MOV, ct, w->vals[cid] + e, elem(w, n->ops[i], e, ct), 0, 0,
+             0);
+    }
+    wv_diminfo *di = &w->d->dim[n->sym];
+    int64_t trips = di->size / di->tile;
+    uint32_t counter = reg(w, TY_I32);
+    w->loopreg[di->loopvar] = counter;
+    uint32_t start = w->p->code.n;
+    emit(w, T_LOOP, TY_I32, counter, 0, 0, 0, trips);
+    open_scope(w);
+    lower_block(w, n->body);
+    close_scope(w);
+    w->loc = n->loc;
+    uint32_t end = w->p->code.n;
+    emit(w, T_ENDLOOP, TY_I32, counter, 0, 0, 0, trips);
+    w->p->code.v[start].match = end;
+    w->p->code.v[end].match = start;
+    w->loopreg[di->loopvar] = 0;
+    return;
+  }
+  case WAVEC_OP_YIELD: {
+    wv_node *it = wv_get(w->g, n->loop);
+    wv_block *body = &w->g->blocks.v[it->body];
+    /* parallel copy: yielded values may be other carried registers */
+    VEC(uint32_t) tmp = {0};
+    for (uint32_t i = 0; i < n->nops; i++) {
+      uint32_t cid = body->nodes.v[i];
+      tir_ty ct = tir_ty_of(wv_get(w->g, cid)->type.dt);
+      for (uint32_t e = 0; e < nelem(w, cid); e++) {
+        uint32_t t = reg(w, ct);
+        emit(w, T_MOV, ct, t, elem(w, n->ops[i], e, ct), 0, 0, 0);
+        vec_push(ctx, &tmp, t);
+      }
+    }
+    uint32_t t = 0;
+    for (uint32_t i = 0; i < n->nops; i++) {
+      uint32_t cid = body->nodes.v[i];
+      tir_ty ct = tir_ty_of(wv_get(w->g, cid)->type.dt);
+      for (uint32_t e = 0; e < nelem(w, cid); e++)
+        emit(w, T_MOV, ct, w->vals[cid] + e, tmp.v[t++], 0, 0, 0);
+    }
+    return;
+  }
+  case WAVEC_OP_RESULT: {
+    wv_node *it = wv_get(w->g, n->loop);
+    w->vals[id] = w->vals[w->g->blocks.v[it->body].nodes.v[n->index]];
+    return;
+  }
+  default:
+    break;
+  }
+  char cls = wv_ops[n->op].cls;
+  uint32_t ne = nelem(w, id);
+  w->vals[id] = new_regs(w, ty, ne);
+  if (cls == 'U') {
+    for (uint32_t e = 0; e < ne; e++)
+      emit(w, unary_ops[n->op], ty, w->vals[id] + e,
+           elem(w, n->ops[0], e, ty), 0, 0, 0);
+  } else if (cls == 'B') {
+    for (uint32_t e = 0; e < ne; e++)
+      emit(w, unary_ops[n->op], ty, w->vals[id] + e,
+           elem(w, n->ops[0], e, ty), elem(w, n->ops[1], e, ty), 0, 0);
+  } else if (cls == 'C') {
+    wv_node *a = wv_get(w->g, n->ops[0]), *b = wv_get(w->g, n->ops[1]);
+    tir_ty ot = tir_ty_of((a->op == WAVEC_OP_SCALAR ? b : a)->type.dt);
+    for (uint32_t e = 0; e < ne; e++)
+      emit(w, T_SETP, ot, w->vals[id] + e, elem(w, n->ops[0], e, ot),
+           elem(w, n->ops[1], e, ot), 0, cmp_of[n->op]);
+  } else {
+    wv_fail(ctx, D_INTERNAL, n->loc, "no lowering for %s", wv_ops[n->op].name);
+  }
+}
+
+static void lower_block(lw *w, uint32_t block) {
+  wv_block *b = &w->g->blocks.v[block];
+  for (uint32_t i = 0; i < b->nodes.n; i++)
+    lower_node(w, b->nodes.v[i]);
+}
+
+tir_prog *wv_kernel_tir(wv_kernel *k) { return k->tir; }
+
+wavec_status wv_pass_lower(wv_kernel *k) {
+  wavec_ctx *ctx = k->ctx;
+  lw w = {0};
+  w.k = k;
+  w.ctx = ctx;
+  w.d = k->dist;
+  w.ix = k->index;
+  w.g = k->g;
+  w.p = wv_alloc(ctx, sizeof *w.p);
+  w.vals = wv_alloc(ctx, k->g->nodes.n * sizeof *w.vals);
+  w.loopreg = wv_alloc(ctx, w.d->nsyms * sizeof *w.loopreg);
+  tir_prog *p = w.p;
+  vec_push(ctx, &p->regs, TY_PRED); /* register 0: none */
+  for (int a = 0; a < 3; a++) {
+    p->grid[a] = w.d->grid[a];
+    p->block[a] = w.d->block[a];
+  }
+  p->lanes = w.d->lanes;
+  p->mma = w.d->mma;
+  for (uint32_t i = 0; i < k->args.n; i++) {
+    wv_node *a = wv_get(k->g, k->args.v[i]);
+    tir_arg ta = {.name = a->name, .dt = a->type.dt, .ndims = a->type.n,
+                  .elems = 1};
+    for (uint32_t j = 0; j < a->type.n; j++) {
+      ta.shape[j] = k->bind.ival[a->type.dims[j]];
+      ta.elems *= ta.shape[j];
+    }
+    vec_push(ctx, &p->args, ta);
+  }
+  /* bound user symbols become constants; ids get their ranges */
+  for (wavec_sym s = 1; s < k->bind.n; s++) {
+    if (k->bind.known[s] && !k->bind.is_float[s]) {
+      vec_push(ctx, &w.bsyms, s);
+      vec_push(ctx, &w.bvals, ex_const(ctx, k->bind.ival[s]));
+    }
+  }
+  w.nranges = ctx->sym_names.n;
+  w.ranges = wv_alloc(ctx, w.nranges * sizeof *w.ranges);
+  for (int a = 0; a < 3; a++) {
+    w.ranges[w.d->T[a]] = (ex_range){0, w.d->block[a] - 1, true};
+    w.ranges[w.d->WG[a]] = (ex_range){0, w.d->grid[a] - 1, true};
+  }
+  for (wavec_sym s = 1; s < w.d->nsyms; s++) {
+    wv_diminfo *di = &w.d->dim[s];
+    if (di->used && di->tile)
+      w.ranges[di->loopvar] = (ex_range){0, di->size / di->tile - 1, true};
+  }
+  open_scope(&w);
+  lower_block(&w, 0);
+  /* shared memory: slots of 4 bytes are enough for every element type */
+  p->smem_bytes *= 4;
+  k->tir = p;
+  return tir_verify(ctx, p);
+}

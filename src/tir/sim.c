@@ -1,0 +1,576 @@
+/* The simulator: runs a thread program on every thread of every workgroup,
+ * a wave at a time in lockstep, waves interleaved at barriers. Besides
+ * computing, it checks what a GPU would not tell you, each report naming the
+ * source line of the instruction:
+ *  - out-of-bounds global and shared accesses;
+ *  - reads of memory or registers nothing wrote (outputs start unwritten);
+ *  - shared-memory races: a location written by one thread and touched by
+ *    another with no barrier between (same-value writes of copies excepted);
+ *  - conflicting global writes: two threads storing different values to one
+ *    element in one launch;
+ *  - barriers not reached by every wave;
+ *  - outputs not fully written when the kernel ends. */
+#include <math.h>
+
+#include "support/half.h"
+#include "target/target.h"
+#include "tir/tir.h"
+
+typedef union val {
+  double f;
+  int64_t i;
+} val;
+
+typedef struct swave {
+  uint32_t pc;
+  bool at_barrier, done;
+} swave;
+
+typedef struct sshared {
+  double v;
+  uint32_t wepoch, rdepoch; /* epoch + 1 of the last write / read */
+  int32_t writer, reader;   /* thread ids */
+  bool multi;               /* read by several threads this epoch */
+  bool init;
+} sshared;
+
+typedef struct sim {
+  wavec_ctx *ctx;
+  wv_kernel *k;
+  const tir_prog *p;
+  void *const *args;
+  uint8_t **ginit;    /* per arg: element written or an input */
+  int32_t **gwriter;  /* per arg: thread + 1 of the last store this launch */
+  uint32_t nwaves;
+  int lanes;
+  val *regs;          /* [wave][reg][lane] */
+  uint8_t *rset;      /* register written, same shape */
+  swave *waves;
+  sshared *smem;
+  int64_t nslots;
+  uint32_t epoch;
+  int64_t wg[3];
+  int (*mma_map)[3][2]; /* [role][lane*elems+e] -> (row, col) */
+  int mma_elems[3];
+  val *tmp;
+  double *A, *B, *C; /* mma scratch */
+} sim;
+
+#define R(s, w, r, l) ((s)->regs[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
+#define RSET(s, w, r, l) ((s)->rset[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
+
+static _Noreturn void report(sim *s, const tir_instr *in, uint32_t w, int l,
+                             wv_diag_id id, const char *fmt, const char *what,
+                             long long a, long long b) {
+  wv_buf m;
+  wv_buf_init(&m, s->ctx);
+  wv_buf_printf(&m, fmt, what, a, b);
+  int64_t t = (int64_t)w * s->lanes + l;
+  wv_buf_printf(&m, " (thread %lld of workgroup (%lld, %lld, %lld))",
+                (long long)t, (long long)s->wg[0], (long long)s->wg[1],
+                (long long)s->wg[2]);
+  wv_fail(s->ctx, id, in->loc, "%s", wv_buf_str(&m));
+}
+
+static double round_to(tir_ty ty, double x) {
+  switch (ty) {
+  case TY_F16: return wv_round_f16(x);
+  case TY_BF16: return wv_round_bf16(x);
+  case TY_F32: return (double)(float)x;
+  default: return x;
+  }
+}
+
+static bool is_float(tir_ty ty) {
+  return ty == TY_F16 || ty == TY_BF16 || ty == TY_F32;
+}
+
+static double load_elem(wavec_dtype dt, const void *base, int64_t i) {
+  switch (dt) {
+  case WAVEC_F16: return wv_f16_to_f32(((const uint16_t *)base)[i]);
+  case WAVEC_BF16: return wv_bf16_to_f32(((const uint16_t *)base)[i]);
+  case WAVEC_F32: return ((const float *)base)[i];
+  case WAVEC_I32: return ((const int32_t *)base)[i];
+  default: return ((const uint8_t *)base)[i];
+  }
+}
+
+static void store_elem(wavec_dtype dt, void *base, int64_t i, double v) {
+  switch (dt) {
+  case WAVEC_F16: ((uint16_t *)base)[i] = wv_f64_to_f16(v); break;
+  case WAVEC_BF16: ((uint16_t *)base)[i] = wv_f64_to_bf16(v); break;
+  case WAVEC_F32: ((float *)base)[i] = (float)v; break;
+  case WAVEC_I32: ((int32_t *)base)[i] = (int32_t)v; break;
+  default: ((uint8_t *)base)[i] = v != 0; break;
+  }
+}
+
+static int64_t floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static val rd(sim *s, const tir_instr *in, uint32_t w, uint32_t r, int l) {
+  if (!RSET(s, w, r, l))
+    report(s, in, w, l, D_SIM_UNINIT, "%sregister r%lld is read before it is "
+           "written%.0lld", "", (long long)r, 0);
+  return R(s, w, r, l);
+}
+
+static void wr(sim *s, uint32_t w, uint32_t r, int l, val v) {
+  R(s, w, r, l) = v;
+  RSET(s, w, r, l) = 1;
+}
+
+static int64_t sreg(sim *s, uint32_t w, int l, int64_t which) {
+  int64_t t = (int64_t)w * s->lanes + l;
+  const int64_t *b = s->p->block;
+  switch (which) {
+  case TIR_SREG_TID_X: return t % b[0];
+  case TIR_SREG_TID_Y: return (t / b[0]) % b[1];
+  case TIR_SREG_TID_Z: return t / (b[0] * b[1]);
+  default: return s->wg[which - TIR_SREG_CTAID_X];
+  }
+}
+
+static double fop(tir_op op, double a, double b) {
+  switch (op) {
+  case T_ADD: return a + b;
+  case T_SUB: return a - b;
+  case T_MUL: return a * b;
+  case T_DIV: return a / b;
+  case T_MIN: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+  case T_MAX: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+  case T_NEG: return -a;
+  case T_ABS: return fabs(a);
+  case T_EXP2: return exp2(a);
+  case T_EXP: return exp(a);
+  case T_LOG2: return log2(a);
+  case T_RCP: return 1.0 / a;
+  case T_SQRT: return sqrt(a);
+  case T_RSQRT: return 1.0 / sqrt(a);
+  case T_TANH: return tanh(a);
+  default: return NAN;
+  }
+}
+
+static bool cmp(int64_t c, double a, double b) {
+  switch (c) {
+  case TIR_CMP_GT: return a > b;
+  case TIR_CMP_LT: return a < b;
+  case TIR_CMP_GE: return a >= b;
+  case TIR_CMP_LE: return a <= b;
+  case TIR_CMP_EQ: return a == b;
+  default: return a != b;
+  }
+}
+
+static void do_mma(sim *s, const tir_instr *in, uint32_t w) {
+  const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)in->imm);
+  int nc = s->mma_elems[WV_ACC], na = s->mma_elems[WV_LHS],
+      nb = s->mma_elems[WV_RHS];
+  int M = mi->m, N = mi->n, K = mi->k;
+  double *A = s->A, *B = s->B, *C = s->C;
+  const uint32_t *lst = in->list;
+  for (int l = 0; l < s->lanes; l++) {
+    for (int e = 0; e < na; e++) {
+      int *rc = s->mma_map[l * 32 + e][WV_LHS];
+      A[rc[0] * K + rc[1]] = rd(s, in, w, lst[nc + e], l).f;
+    }
+    for (int e = 0; e < nb; e++) {
+      int *rc = s->mma_map[l * 32 + e][WV_RHS];
+      B[rc[0] * K + rc[1]] = rd(s, in, w, lst[nc + na + e], l).f;
+    }
+    for (int e = 0; e < nc; e++) {
+      int *rc = s->mma_map[l * 32 + e][WV_ACC];
+      C[rc[0] * N + rc[1]] = rd(s, in, w, lst[nc + na + nb + e], l).f;
+    }
+  }
+  for (int m = 0; m < M; m++)
+    for (int n = 0; n < N; n++) {
+      double acc = C[m * N + n];
+      for (int k = 0; k < K; k++)
+        acc += A[m * K + k] * B[n * K + k];
+      C[m * N + n] = (double)(float)acc;
+    }
+  for (int l = 0; l < s->lanes; l++)
+    for (int e = 0; e < nc; e++) {
+      int *rc = s->mma_map[l * 32 + e][WV_ACC];
+      wr(s, w, lst[e], l, (val){.f = C[rc[0] * N + rc[1]]});
+    }
+}
+
+/* Runs wave w until a barrier or its end. */
+static void run_wave(sim *s, uint32_t w) {
+  const tir_prog *p = s->p;
+  swave *wv = &s->waves[w];
+  int L = s->lanes;
+  while (wv->pc < p->code.n) {
+    const tir_instr *in = &p->code.v[wv->pc++];
+    tir_ty ty = in->ty;
+    switch (in->op) {
+    case T_BAR:
+      wv->at_barrier = true;
+      return;
+    case T_LOOP:
+      for (int l = 0; l < L; l++)
+        wr(s, w, in->dst, l, (val){.i = 0});
+      if (in->imm <= 0)
+        wv->pc = in->match + 1;
+      continue;
+    case T_ENDLOOP: {
+      int64_t c = R(s, w, in->dst, 0).i + 1;
+      for (int l = 0; l < L; l++)
+        wr(s, w, in->dst, l, (val){.i = c});
+      if (c < in->imm)
+        wv->pc = in->match + 1;
+      continue;
+    }
+    case T_MMA:
+      do_mma(s, in, w);
+      continue;
+    case T_SHFL:
+      for (int l = 0; l < L; l++)
+        s->tmp[l] = rd(s, in, w, in->a, l ^ (int)in->imm);
+      for (int l = 0; l < L; l++)
+        wr(s, w, in->dst, l, s->tmp[l]);
+      continue;
+    default:
+      break;
+    }
+    for (int l = 0; l < L; l++) {
+      val r = {0};
+      switch (in->op) {
+      case T_CONST:
+        if (is_float(ty))
+          r.f = round_to(ty, in->fimm);
+        else
+          r.i = in->imm;
+        break;
+      case T_SREG:
+        r.i = sreg(s, w, l, in->imm);
+        break;
+      case T_MOV:
+        r = rd(s, in, w, in->a, l);
+        break;
+      case T_SETP: {
+        tir_ty at = p->regs.v[in->a];
+        val a = rd(s, in, w, in->a, l), b = rd(s, in, w, in->b, l);
+        r.i = is_float(at) ? cmp(in->imm, a.f, b.f)
+                           : cmp(in->imm, (double)a.i, (double)b.i);
+        break;
+      }
+      case T_AND:
+        r.i = rd(s, in, w, in->a, l).i && rd(s, in, w, in->b, l).i;
+        break;
+      case T_SELP:
+        r = rd(s, in, w, in->a, l).i ? rd(s, in, w, in->b, l)
+                                     : rd(s, in, w, in->c, l);
+        break;
+      case T_CVT: {
+        tir_ty at = p->regs.v[in->a];
+        val a = rd(s, in, w, in->a, l);
+        double x = is_float(at) ? a.f : (double)a.i;
+        if (is_float(ty))
+          r.f = round_to(ty, x);
+        else
+          r.i = (int64_t)nearbyint(x);
+        break;
+      }
+      case T_LDG: {
+        if (in->b && !rd(s, in, w, in->b, l).i) {
+          r.f = 0;
+          if (!is_float(ty))
+            r.i = 0;
+          break;
+        }
+        int64_t off = rd(s, in, w, in->a, l).i;
+        const tir_arg *a = &p->args.v[in->imm];
+        if (off < 0 || off >= a->elems)
+          report(s, in, w, l, D_SIM_OOB,
+                 "out-of-bounds read of '%s': element %lld of %lld", a->name,
+                 off, a->elems);
+        if (!s->ginit[in->imm][off])
+          report(s, in, w, l, D_SIM_UNINIT,
+                 "read of '%s' element %lld, which nothing wrote%.0lld",
+                 a->name, off, 0);
+        double x = load_elem(a->dt, s->args[in->imm], off);
+        if (is_float(ty))
+          r.f = x;
+        else
+          r.i = (int64_t)x;
+        break;
+      }
+      case T_STG: {
+        if (in->c && !rd(s, in, w, in->c, l).i)
+          continue;
+        int64_t off = rd(s, in, w, in->a, l).i;
+        const tir_arg *a = &p->args.v[in->imm];
+        if (off < 0 || off >= a->elems)
+          report(s, in, w, l, D_SIM_OOB,
+                 "out-of-bounds write of '%s': element %lld of %lld", a->name,
+                 off, a->elems);
+        val v = rd(s, in, w, in->b, l);
+        double x = is_float(ty) ? v.f : (double)v.i;
+        int32_t me = (int32_t)((((s->wg[2] * p->grid[1] + s->wg[1]) *
+                                     p->grid[0] + s->wg[0]) *
+                                    (p->block[0] * p->block[1] * p->block[2]) +
+                                (int64_t)w * L + l) + 1);
+        int32_t prev = s->gwriter[in->imm][off];
+        if (prev && prev != me &&
+            load_elem(a->dt, s->args[in->imm], off) !=
+                round_to(tir_ty_of(a->dt), x))
+          report(s, in, w, l, D_SIM_CONFLICT,
+                 "threads store different values to '%s' element %lld%.0lld",
+                 a->name, off, 0);
+        store_elem(a->dt, s->args[in->imm], off, x);
+        s->ginit[in->imm][off] = 1;
+        s->gwriter[in->imm][off] = me;
+        continue;
+      }
+      case T_LDS:
+      case T_STS: {
+        bool st = in->op == T_STS;
+        if (st && in->c && !rd(s, in, w, in->c, l).i)
+          continue;
+        int64_t off = rd(s, in, w, in->a, l).i;
+        if (off < 0 || off >= s->nslots)
+          report(s, in, w, l, D_SIM_OOB,
+                 "out-of-bounds %s shared memory: slot %lld of %lld",
+                 st ? "write to" : "read of", off, s->nslots);
+        sshared *m = &s->smem[off];
+        int32_t me = (int32_t)((int64_t)w * L + l);
+        uint32_t ep = s->epoch + 1;
+        if (st) {
+          double x = rd(s, in, w, in->b, l).f;
+          bool same = m->init && m->v == x;
+          if (m->wepoch == ep && m->writer != me && !same)
+            report(s, in, w, l, D_SIM_RACE,
+                   "shared-memory race: slot %lld written by threads %lld "
+                   "and %lld with no barrier between%s",
+                   "", off, m->writer);
+          if (m->rdepoch == ep && (m->reader != me || m->multi))
+            report(s, in, w, l, D_SIM_RACE,
+                   "shared-memory race: slot %lld written after thread %lld "
+                   "read it, with no barrier between%s",
+                   "", off, m->reader);
+          m->v = x;
+          m->init = true;
+          m->wepoch = ep;
+          m->writer = me;
+          continue;
+        }
+        if (!m->init)
+          report(s, in, w, l, D_SIM_UNINIT,
+                 "read of shared-memory slot %lld, which nothing wrote%s", "",
+                 off, 0);
+        if (m->wepoch == ep && m->writer != me)
+          report(s, in, w, l, D_SIM_RACE,
+                 "shared-memory race: slot %lld read after thread %lld wrote "
+                 "it, with no barrier between%s",
+                 "", off, m->writer);
+        if (m->rdepoch == ep && m->reader != me)
+          m->multi = true;
+        else if (m->rdepoch != ep)
+          m->multi = false;
+        m->rdepoch = ep;
+        m->reader = me;
+        r.f = m->v;
+        break;
+      }
+      default: {
+        val a = in->a ? rd(s, in, w, in->a, l) : (val){0};
+        val b = in->b ? rd(s, in, w, in->b, l) : (val){0};
+        if (is_float(ty)) {
+          r.f = round_to(ty, fop(in->op, a.f, b.f));
+        } else {
+          switch (in->op) {
+          case T_ADD: r.i = a.i + b.i; break;
+          case T_SUB: r.i = a.i - b.i; break;
+          case T_MUL: r.i = a.i * b.i; break;
+          case T_DIV:
+          case T_MOD:
+            if (b.i == 0)
+              report(s, in, w, l, D_SIM_OOB, "%sinteger division by zero"
+                     "%.0lld%.0lld", "", 0, 0);
+            r.i = floordiv(a.i, b.i);
+            if (in->op == T_MOD)
+              r.i = a.i - r.i * b.i;
+            break;
+          case T_MIN: r.i = a.i < b.i ? a.i : b.i; break;
+          case T_MAX: r.i = a.i > b.i ? a.i : b.i; break;
+          case T_NEG: r.i = -a.i; break;
+          case T_ABS: r.i = a.i < 0 ? -a.i : a.i; break;
+          default:
+            wv_fail(s->ctx, D_INTERNAL, in->loc, "simulator: no integer %s",
+                    "op");
+          }
+        }
+        break;
+      }
+      }
+      wr(s, w, in->dst, l, r);
+    }
+  }
+  wv_assert(s->ctx, wv->pc == p->code.n);
+  wv->done = true;
+}
+
+static void run_workgroup(sim *s) {
+  memset(s->rset, 0, (size_t)s->nwaves * s->p->regs.n * s->lanes);
+  for (int64_t i = 0; i < s->nslots; i++)
+    s->smem[i] = (sshared){0};
+  s->epoch = 0;
+  for (uint32_t w = 0; w < s->nwaves; w++)
+    s->waves[w] = (swave){0};
+  for (;;) {
+    uint32_t done = 0, waiting = 0;
+    for (uint32_t w = 0; w < s->nwaves; w++) {
+      if (!s->waves[w].done && !s->waves[w].at_barrier)
+        run_wave(s, w);
+      done += s->waves[w].done;
+      waiting += s->waves[w].at_barrier;
+    }
+    if (done == s->nwaves)
+      return;
+    if (done && waiting) {
+      uint32_t w = 0;
+      while (!s->waves[w].at_barrier)
+        w++;
+      const tir_instr *in = &s->p->code.v[s->waves[w].pc - 1];
+      report(s, in, w, 0, D_SIM_BARRIER,
+             "%sbarrier reached by wave %lld but not by all %lld waves", "",
+             (long long)w, (long long)s->nwaves);
+    }
+    s->epoch++;
+    for (uint32_t w = 0; w < s->nwaves; w++)
+      s->waves[w].at_barrier = false;
+  }
+}
+
+static void build_mma_map(sim *s) {
+  const tir_prog *p = s->p;
+  if (p->mma < 0)
+    return;
+  wavec_ctx *ctx = s->ctx;
+  wavec_mma_kind kind = (wavec_mma_kind)p->mma;
+  const wv_mma_info *mi = wv_mma_info_get(kind);
+  s->mma_map = wv_alloc(ctx, (size_t)s->lanes * 32 * sizeof *s->mma_map);
+  wavec_sym ls = wavec_symbol(ctx, "$lane"), es = wavec_symbol(ctx, "$E");
+  uint32_t ns = ctx->sym_names.n;
+  int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);
+  for (int r = 0; r < 3; r++) {
+    ex_t co[2];
+    wv_mma_layout(ctx, kind, (wv_role)r, mi->n, ex_sym(ctx, ls),
+                  ex_sym(ctx, es), co);
+    s->mma_elems[r] = wv_mma_elems(kind, (wv_role)r, mi->n);
+    wv_assert(ctx, s->mma_elems[r] <= 32);
+    for (int l = 0; l < s->lanes; l++)
+      for (int e = 0; e < s->mma_elems[r]; e++) {
+        vals[ls] = l;
+        vals[es] = e;
+        for (int j = 0; j < 2; j++) {
+          int64_t v;
+          wv_assert(ctx, ex_eval(ctx, co[j], vals, NULL, ns, &v));
+          s->mma_map[l * 32 + e][r][j] = (int)v;
+        }
+      }
+  }
+}
+
+static void simulate(wv_kernel *k, void *const *args) {
+  wavec_ctx *ctx = k->ctx;
+  const tir_prog *p = k->tir;
+  if (!p)
+    wv_fail(ctx, D_INVALID, k->loc, "kernel '%s' is not compiled", k->name);
+  sim s = {0};
+  s.ctx = ctx;
+  s.k = k;
+  s.p = p;
+  s.args = args;
+  s.lanes = p->lanes;
+  s.nwaves = (uint32_t)(p->block[0] * p->block[1] * p->block[2] / p->lanes);
+  s.nslots = p->smem_bytes / 4;
+  size_t nregs = (size_t)s.nwaves * p->regs.n * (size_t)s.lanes;
+  s.regs = wv_alloc(ctx, nregs * sizeof *s.regs);
+  s.rset = wv_alloc(ctx, nregs);
+  s.waves = wv_alloc(ctx, s.nwaves * sizeof *s.waves);
+  s.smem = wv_alloc(ctx, (size_t)(s.nslots ? s.nslots : 1) * sizeof *s.smem);
+  s.tmp = wv_alloc(ctx, (size_t)s.lanes * sizeof *s.tmp);
+  s.ginit = wv_alloc(ctx, p->args.n * sizeof *s.ginit);
+  s.gwriter = wv_alloc(ctx, p->args.n * sizeof *s.gwriter);
+  /* an argument the kernel only writes starts unwritten */
+  bool *read = wv_alloc(ctx, p->args.n);
+  for (uint32_t i = 0; i < p->code.n; i++)
+    if (p->code.v[i].op == T_LDG)
+      read[p->code.v[i].imm] = true;
+  for (uint32_t a = 0; a < p->args.n; a++) {
+    if (!args[a])
+      wv_fail(ctx, D_INVALID, k->loc, "no buffer for argument '%s'",
+              p->args.v[a].name);
+    s.ginit[a] = wv_alloc(ctx, (size_t)p->args.v[a].elems);
+    s.gwriter[a] = wv_alloc(ctx, (size_t)p->args.v[a].elems * sizeof(int32_t));
+    if (!p->args.v[a].written || read[a])
+      memset(s.ginit[a], 1, (size_t)p->args.v[a].elems);
+  }
+  build_mma_map(&s);
+  if (p->mma >= 0) {
+    const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)p->mma);
+    s.A = wv_alloc(ctx, (size_t)mi->m * mi->k * sizeof *s.A);
+    s.B = wv_alloc(ctx, (size_t)(mi->n ? mi->n : 256) * mi->k * sizeof *s.B);
+    s.C = wv_alloc(ctx, (size_t)mi->m * (mi->n ? mi->n : 256) * sizeof *s.C);
+  }
+  for (s.wg[2] = 0; s.wg[2] < p->grid[2]; s.wg[2]++)
+    for (s.wg[1] = 0; s.wg[1] < p->grid[1]; s.wg[1]++)
+      for (s.wg[0] = 0; s.wg[0] < p->grid[0]; s.wg[0]++)
+        run_workgroup(&s);
+  for (uint32_t a = 0; a < p->args.n; a++) {
+    if (!p->args.v[a].written || read[a])
+      continue;
+    int64_t missing = 0, first = -1;
+    for (int64_t i = 0; i < p->args.v[a].elems; i++)
+      if (!s.ginit[a][i] && missing++ == 0)
+        first = i;
+    if (missing)
+      wv_fail(ctx, D_SIM_UNWRITTEN, k->loc,
+              "output '%s': %lld of %lld elements were never written (first: "
+              "element %lld)",
+              p->args.v[a].name, (long long)missing,
+              (long long)p->args.v[a].elems, (long long)first);
+  }
+}
+
+wavec_status wavec_simulate(wavec_kernel *pk, void *const *args) {
+  if (!pk)
+    return WAVEC_ERR_INVALID;
+  wv_kernel *k = &pk->k;
+  wavec_ctx *ctx = k->ctx;
+  if (ctx->status != WAVEC_OK)
+    return ctx->status;
+  WV_GUARD(ctx, ctx->status);
+  /* the simulator's scratch lives in the arena only for this call */
+  simulate(k, args);
+  WV_UNGUARD(ctx);
+  return WAVEC_OK;
+}
+
+size_t wavec_arg_count(wavec_kernel *pk) { return pk->k.args.n; }
+
+int wavec_arg_info_get(wavec_kernel *pk, size_t i, wavec_arg_info *out) {
+  wv_kernel *k = &pk->k;
+  if (i >= k->args.n)
+    return -1;
+  wv_node *a = wv_get(k->g, k->args.v[i]);
+  memset(out, 0, sizeof *out);
+  out->name = a->name;
+  out->dtype = a->type.dt;
+  out->ndims = a->type.n;
+  out->elems = 1;
+  for (uint32_t j = 0; j < a->type.n; j++) {
+    out->shape[j] = k->bind.n ? k->bind.ival[a->type.dims[j]] : 0;
+    out->elems *= (size_t)out->shape[j];
+  }
+  out->bytes = out->elems * (size_t)((wv_dtypes[a->type.dt].bits + 7) / 8);
+  out->is_output = k->tir ? k->tir->args.v[i].written : 0;
+  return 0;
+}

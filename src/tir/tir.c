@@ -1,0 +1,121 @@
+/* The thread program: printer and verifier. */
+#include "tir/tir.h"
+
+static const struct {
+  const char *name;
+  int nops;
+} tir_ops[T__COUNT] = {
+#define X(e, name, n) [e] = {name, n},
+    TIR_OPS(X)
+#undef X
+};
+
+static const char *const sreg_names[] = {"tid.x",   "tid.y",   "tid.z",
+                                         "ctaid.x", "ctaid.y", "ctaid.z"};
+static const char *const cmp_names[] = {"gt", "lt", "ge", "le", "eq", "ne"};
+
+void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
+  (void)ctx;
+  wv_buf_printf(b, "tir grid [%lld, %lld, %lld] block [%lld, %lld, %lld] "
+                   "lanes %d shared %lld bytes, %u registers, %u "
+                   "instructions\n",
+                (long long)p->grid[0], (long long)p->grid[1],
+                (long long)p->grid[2], (long long)p->block[0],
+                (long long)p->block[1], (long long)p->block[2], p->lanes,
+                (long long)p->smem_bytes, p->regs.n - 1, p->code.n);
+  for (uint32_t i = 0; i < p->args.n; i++)
+    wv_buf_printf(b, "  arg %u %s %s %lld elements%s\n", i, p->args.v[i].name,
+                  wv_dtypes[p->args.v[i].dt].name,
+                  (long long)p->args.v[i].elems,
+                  p->args.v[i].written ? " (written)" : "");
+  int depth = 1;
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    const tir_instr *in = &p->code.v[i];
+    if (in->op == T_ENDLOOP)
+      depth--;
+    uint32_t start = b->n;
+    for (int d = 0; d < depth; d++)
+      wv_buf_puts(b, "  ");
+    if (in->dst)
+      wv_buf_printf(b, "r%u = ", in->dst);
+    wv_buf_printf(b, "%s.%s", tir_ops[in->op].name, tir_ty_names[in->ty]);
+    switch (in->op) {
+    case T_CONST:
+      if (in->ty == TY_I32 || in->ty == TY_PRED)
+        wv_buf_printf(b, " %lld", (long long)in->imm);
+      else
+        wv_buf_printf(b, " %.9g", in->fimm);
+      break;
+    case T_SREG:
+      wv_buf_printf(b, " %s", sreg_names[in->imm]);
+      break;
+    case T_SETP:
+      wv_buf_printf(b, " %s", cmp_names[in->imm]);
+      break;
+    case T_LDG:
+    case T_STG:
+      wv_buf_printf(b, " %s", p->args.v[in->imm].name);
+      break;
+    case T_SHFL:
+      wv_buf_printf(b, " xor %lld", (long long)in->imm);
+      break;
+    case T_LOOP:
+    case T_ENDLOOP:
+      wv_buf_printf(b, " %lld trips", (long long)in->imm);
+      break;
+    default:
+      break;
+    }
+    uint32_t ops[3] = {in->a, in->b, in->c};
+    for (int j = 0; j < 3; j++)
+      if (ops[j])
+        wv_buf_printf(b, " r%u", ops[j]);
+    for (uint32_t j = 0; j < in->nlist; j++)
+      wv_buf_printf(b, "%sr%u", j ? "," : " ", in->list[j]);
+    if (in->loc.line) {
+      for (uint32_t c = b->n - start; c < 48; c++)
+        wv_buf_puts(b, " ");
+      wv_buf_printf(b, "  # %u:%u", in->loc.line, in->loc.col);
+    }
+    wv_buf_puts(b, "\n");
+    if (in->op == T_LOOP)
+      depth++;
+  }
+}
+
+wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
+  uint32_t nregs = p->regs.n;
+  VEC(uint32_t) loops = {0};
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    const tir_instr *in = &p->code.v[i];
+    uint32_t ops[3] = {in->a, in->b, in->c};
+    bool bad = in->dst >= nregs;
+    for (int j = 0; j < 3; j++)
+      bad |= ops[j] >= nregs;
+    for (uint32_t j = 0; j < in->nlist; j++)
+      bad |= in->list[j] == 0 || in->list[j] >= nregs;
+    if (in->dst && in->op != T_LOOP && in->op != T_ENDLOOP &&
+        p->regs.v[in->dst] != in->ty)
+      bad = true;
+    if ((in->op == T_LDG || in->op == T_STG) &&
+        (in->imm < 0 || in->imm >= p->args.n))
+      bad = true;
+    if (in->op == T_LOOP)
+      vec_push(ctx, &loops, i);
+    if (in->op == T_ENDLOOP) {
+      if (!loops.n || p->code.v[loops.v[loops.n - 1]].match != i ||
+          in->match != loops.v[loops.n - 1])
+        bad = true;
+      else
+        loops.n--;
+    }
+    if (bad)
+      wv_fail(ctx, D_INTERNAL, in->loc,
+              "thread program verifier: instruction %u (%s) is malformed", i,
+              tir_ops[in->op].name);
+  }
+  if (loops.n)
+    wv_fail(ctx, D_INTERNAL, (wavec_loc){0},
+            "thread program verifier: a loop is not closed");
+  return WAVEC_OK;
+}

@@ -1,0 +1,111 @@
+/* The thread program (TIR): what one thread of one wave executes, as a flat
+ * list of instructions over numbered scalar registers, with structured
+ * loops. The simulator (sim.c) and the PTX printer (ptx.c) consume exactly
+ * this program.
+ *
+ * Invariants:
+ *  - Every register has one type; an instruction's operands and result have
+ *    the types its op requires (checked by tir_verify).
+ *  - Control flow is uniform across a wave: loops have compile-time trip
+ *    counts and no instruction branches on a lane-dependent value, so a wave
+ *    executes in lockstep and masks (predicates) are the only divergence.
+ *  - Integer division and modulus are floor semantics, as in the index
+ *    algebra; every index in the program is computed by these ops.
+ *  - Float values are stored rounded to their register type: an f16 add
+ *    computes exactly and rounds once to f16 (round to nearest even). */
+#ifndef WV_TIR_H
+#define WV_TIR_H
+
+#include "ir/ir.h"
+
+typedef enum tir_ty { TY_PRED, TY_I32, TY_F16, TY_BF16, TY_F32, TY_COUNT } tir_ty;
+extern const char *const tir_ty_names[TY_COUNT];
+
+/* Every op, declared once: enum, name, number of register operands
+ * (a, b, c). */
+#define TIR_OPS(X)                                                             \
+  X(T_CONST, "const", 0)    /* dst = imm (ival or fval)                  */    \
+  X(T_SREG, "sreg", 0)      /* dst = special register imm (TIR_SREG_*)   */    \
+  X(T_MOV, "mov", 1)                                                           \
+  X(T_ADD, "add", 2)                                                           \
+  X(T_SUB, "sub", 2)                                                           \
+  X(T_MUL, "mul", 2)                                                           \
+  X(T_DIV, "div", 2)        /* ints: floor division                      */    \
+  X(T_MOD, "mod", 2)        /* ints: floor modulus                       */    \
+  X(T_MIN, "min", 2)                                                           \
+  X(T_MAX, "max", 2)                                                           \
+  X(T_NEG, "neg", 1)                                                           \
+  X(T_ABS, "abs", 1)                                                           \
+  X(T_EXP2, "exp2", 1)                                                         \
+  X(T_EXP, "exp", 1)                                                           \
+  X(T_LOG2, "log2", 1)                                                         \
+  X(T_RCP, "rcp", 1)                                                           \
+  X(T_SQRT, "sqrt", 1)                                                         \
+  X(T_RSQRT, "rsqrt", 1)                                                       \
+  X(T_TANH, "tanh", 1)                                                         \
+  X(T_SETP, "setp", 2)      /* dst(pred) = a CMP b, CMP = imm (TIR_CMP_*) */   \
+  X(T_AND, "and", 2)        /* preds                                     */    \
+  X(T_SELP, "selp", 3)      /* dst = a ? b : c                           */    \
+  X(T_CVT, "cvt", 1)        /* dst(ty) = a converted (RNE)               */    \
+  X(T_LDG, "ldg", 2)        /* dst = arg[imm][a] if b (b may be 0: true) */    \
+  X(T_STG, "stg", 3)        /* arg[imm][a] = b if c                      */    \
+  X(T_LDS, "lds", 1)        /* dst = shared[a]                           */    \
+  X(T_STS, "sts", 3)        /* shared[a] = b if c                        */    \
+  X(T_BAR, "bar", 0)        /* workgroup barrier                         */    \
+  X(T_SHFL, "shfl", 1)      /* dst = a of lane (lane ^ imm)              */    \
+  X(T_MMA, "mma", 0)        /* list: dst..., a..., b..., c...; imm kind  */    \
+  X(T_LOOP, "loop", 0)      /* dst = counter 0..imm-1; body to ENDLOOP   */    \
+  X(T_ENDLOOP, "endloop", 0)
+
+typedef enum tir_op {
+#define X(e, name, n) e,
+  TIR_OPS(X)
+#undef X
+      T__COUNT
+} tir_op;
+
+enum { TIR_SREG_TID_X, TIR_SREG_TID_Y, TIR_SREG_TID_Z, TIR_SREG_CTAID_X,
+       TIR_SREG_CTAID_Y, TIR_SREG_CTAID_Z };
+enum { TIR_CMP_GT, TIR_CMP_LT, TIR_CMP_GE, TIR_CMP_LE, TIR_CMP_EQ,
+       TIR_CMP_NE };
+
+typedef struct tir_instr {
+  tir_op op;
+  tir_ty ty;          /* the type of dst (or of the stored value) */
+  uint32_t dst, a, b, c;
+  int64_t imm;
+  double fimm;
+  uint32_t *list;     /* T_MMA registers */
+  uint32_t nlist;
+  wavec_loc loc;      /* the source line it comes from */
+  uint32_t match;     /* T_LOOP: index of its T_ENDLOOP and back */
+} tir_instr;
+
+typedef struct tir_arg {
+  const char *name;
+  wavec_dtype dt;
+  uint32_t ndims;
+  int64_t shape[WV_MAX_DIMS];
+  int64_t elems;
+  bool written;       /* some instruction stores to it */
+} tir_arg;
+
+typedef struct tir_prog {
+  VEC(tir_instr) code;
+  VEC(tir_ty) regs;   /* type of each register; register 0 is "none" */
+  VEC(tir_arg) args;
+  int64_t grid[3], block[3];
+  int lanes;
+  int mma;            /* wavec_mma_kind used by T_MMA, or -1 */
+  int64_t smem_bytes;
+} tir_prog;
+
+/* Pass `lower`: the expanded graph of k becomes its thread program. */
+wavec_status wv_pass_lower(wv_kernel *k);
+tir_prog *wv_kernel_tir(wv_kernel *k);
+void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b);
+wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p);
+
+tir_ty tir_ty_of(wavec_dtype dt);
+
+#endif

@@ -112,6 +112,8 @@ typedef enum wavec_dtype {
       WAVEC_DTYPE_COUNT
 } wavec_dtype;
 
+const char *wavec_dtype_name(wavec_dtype dt);
+
 /* ---- mma types (ACC_MxNxK_INPUT) ---------------------------------------- */
 #define WAVEC_MMAS(X)                                                          \
   X(WAVEC_MMA_F32_16x8x16_F16, "F32_16x8x16_F16")                              \

@@ -1,19 +1,26 @@
 /* wavec: the command-line driver. A thin user of the library: it reads
  * files, passes options, prints what the library returns. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "wavec.h"
+
+int wv_cli_layout(int argc, char **argv);
 
 static const char usage[] =
     "usage: wavec COMMAND [OPTIONS] FILE.wave\n"
     "\n"
     "commands:\n"
     "  check FILE.wave        parse and type-check every kernel\n"
-    "  compile FILE.wave      run the pipeline as far as it exists and print\n"
-    "                         the kernel graph after the last pass\n"
+    "  compile FILE.wave      compile and print the thread program (or the\n"
+    "                         graph after the passes named by --print-after)\n"
+    "  run FILE.wave          compile and run in the simulator (--target sim)\n"
+    "  layout MMA [lhs|rhs|acc] [--n N] [--svg FILE]\n"
+    "                         draw which lane and register hold each element\n"
     "\n"
     "options:\n"
     "  -D SYM=VALUE           bind a hyperparameter (integer or float);\n"
@@ -27,7 +34,15 @@ static const char usage[] =
     "  --time                 print per-pass compile times (to stderr)\n"
     "  --remarks              print performance remarks, e.g. each layout\n"
     "                         conversion and the line that caused it\n"
+    "  --arg NAME=FILE.npy    run: the input for argument NAME (else seeded\n"
+    "                         random data in [-1, 1))\n"
+    "  --out NAME=FILE.npy    run: write argument NAME after the run\n"
+    "  --seed N               run: seed of the random inputs (default 1)\n"
+    "  --target sim           run: where to run (the simulator)\n"
     "  -h, --help             this text\n"
+    "\n"
+    ".npy element types: f16 as <f2, f32 as <f4, i32 as <i4, i1 as |b1, and\n"
+    "bf16 as <u2 holding the raw 16-bit patterns (NumPy has no bfloat16).\n"
     "  --version              the compiler version\n"
     "\n"
     "Exit status: 0 success, 1 an error in the kernel source, 2 bad usage or\n"
@@ -40,6 +55,7 @@ typedef struct cli {
   uint32_t print_after;
   int time;
   int remarks;
+  cli_run_opts run;
 } cli;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -161,8 +177,17 @@ static int run(wavec_ctx *ctx, cli *c) {
     if (c->kernel && strcmp(wavec_kernel_name(k), c->kernel) != 0)
       continue;
     st = wavec_compile(k, &opt);
-    if (st == WAVEC_OK && !opt.check_only && !c->print_after)
+    bool is_run = strcmp(c->cmd, "run") == 0;
+    if (st == WAVEC_OK && !opt.check_only && !c->print_after && !is_run)
       fputs(wavec_kernel_dump(k), stdout);
+    if (st == WAVEC_OK && is_run) {
+      int rc = cli_run_kernel(k, &c->run);
+      if (rc) {
+        if (c->time)
+          print_times(ctx);
+        return rc;
+      }
+    }
     for (size_t r = 0; c->remarks && r < wavec_remark_count(k); r++)
       fprintf(stderr, "%s\n", wavec_remark(k, r));
   }
@@ -176,7 +201,10 @@ static int run(wavec_ctx *ctx, cli *c) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "layout") == 0)
+    return wv_cli_layout(argc - 1, argv + 1);
   cli c = {0};
+  c.run.seed = 1;
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
   if (!ctx) {
     fprintf(stderr, "wavec: out of memory\n");
@@ -216,6 +244,29 @@ int main(int argc, char **argv) {
       c.time = 1;
     } else if (!strcmp(a, "--remarks")) {
       c.remarks = 1;
+    } else if (!strcmp(a, "--arg") || !strcmp(a, "--out")) {
+      cli_kv *kv = a[2] == 'a' ? c.run.args : c.run.outs;
+      size_t *nkv = a[2] == 'a' ? &c.run.nargs : &c.run.nouts;
+      char *v = i + 1 < argc ? argv[++i] : NULL;
+      char *eq = v ? strchr(v, '=') : NULL;
+      if (!eq || eq == v || !eq[1])
+        rc = usage_error("%s wants NAME=FILE.npy", a);
+      else if (*nkv == 64)
+        rc = usage_error("too many %s options", a);
+      else {
+        *eq = 0;
+        kv[(*nkv)++] = (cli_kv){v, eq + 1};
+      }
+    } else if (!strcmp(a, "--seed")) {
+      char *end = NULL;
+      const char *v = i + 1 < argc ? argv[++i] : "";
+      c.run.seed = strtoull(v, &end, 10);
+      if (!*v || *end)
+        rc = usage_error("--seed wants a number, not '%s'", v);
+    } else if (!strcmp(a, "--target")) {
+      const char *v = i + 1 < argc ? argv[++i] : "";
+      if (strcmp(v, "sim") != 0)
+        rc = usage_error("unknown target '%s' (this build runs: sim)", v);
     } else if (a[0] == '-' && a[1]) {
       rc = usage_error("unknown option '%s'", a);
     } else if (!c.cmd) {
@@ -229,7 +280,8 @@ int main(int argc, char **argv) {
   if (rc == 0) {
     if (!c.cmd)
       rc = usage_error("%s", "no command given");
-    else if (strcmp(c.cmd, "check") && strcmp(c.cmd, "compile"))
+    else if (strcmp(c.cmd, "check") && strcmp(c.cmd, "compile") &&
+             strcmp(c.cmd, "run"))
       rc = usage_error("unknown command '%s'", c.cmd);
     else if (!c.file)
       rc = usage_error("%s", "no input file");

@@ -95,3 +95,7 @@ void wv_type_print(wavec_ctx *ctx, wv_buf *b, const wv_type *t) {
     wv_buf_printf(b, "%s%s", i ? ", " : "", wavec_symbol_name(ctx, t->dims[i]));
   wv_buf_printf(b, "] %s", wv_dtypes[t->dt].name);
 }
+
+const char *wavec_dtype_name(wavec_dtype dt) {
+  return (unsigned)dt < WAVEC_DTYPE_COUNT ? wv_dtypes[dt].name : "?";
+}

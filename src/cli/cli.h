@@ -1,0 +1,22 @@
+/* Commands of the wavec CLI beyond check/compile. */
+#ifndef WV_CLI_H
+#define WV_CLI_H
+#include <stdint.h>
+
+#include "wavec.h"
+
+typedef struct cli_kv {
+  const char *key, *value;
+} cli_kv;
+
+typedef struct cli_run_opts {
+  cli_kv args[64], outs[64];
+  size_t nargs, nouts;
+  uint64_t seed;
+} cli_run_opts;
+
+/* Runs a compiled kernel in the simulator; 0 ok, 1 a kernel or data error,
+ * 2 usage or I/O. */
+int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o);
+
+#endif

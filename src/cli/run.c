@@ -98,7 +98,7 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
       wv_npy arr;
       char err[256];
       if (wv_npy_read(file, &arr, err, sizeof err) != 0) {
-        fprintf(stderr, "wavec: %s: %s\n", file, err);
+        fprintf(stderr, "wavec: %s\n", err);
         rc = 2;
         break;
       }
@@ -142,7 +142,7 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
     char err[256];
     if (wv_npy_write(file, npy_descr(a.dtype), (int)a.ndims, a.shape, bufs[i],
                      err, sizeof err) != 0) {
-      fprintf(stderr, "wavec: %s: %s\n", file, err);
+      fprintf(stderr, "wavec: %s\n", err);
       rc = 2;
     }
   }

@@ -401,12 +401,64 @@ static ex_t wave_id(lw *w) {
   return ex_add(ctx, ex_add(ctx, t0, t1), t2);
 }
 
+/* A conversion in which every lane already holds each element it needs in
+ * some register of some operand clone (FlashAttention's reuse of two n8
+ * accumulator tiles as one k16 operand is one): register moves only. Fills
+ * src[e] with the register of element e; false if some element must come
+ * from another lane. Decided by evaluating every lane and element. */
+static bool in_register(lw *w, uint32_t id, uint32_t *src) {
+  wv_node *n = wv_get(w->g, id);
+  wv_nodeinfo *in = &w->ix->info[id];
+  const wv_layout *lr = in->layout;
+  int lanes = w->d->lanes;
+  int64_t want[WV_MAX_DIMS], have[WV_MAX_DIMS];
+  for (uint32_t e = 0; e < lr->nelem; e++) {
+    src[e] = 0;
+    for (uint32_t j = 0; j < n->nops && !src[e]; j++) {
+      uint32_t o = n->ops[j];
+      wv_nodeinfo *oi = &w->ix->info[o];
+      wv_node *on = wv_get(w->g, o);
+      for (uint32_t f = 0; f < oi->layout->nelem && !src[e]; f++) {
+        bool all = true;
+        for (int l = 0; l < lanes && all; l++) {
+          frag_at(w, lr, l, e, want);
+          frag_at(w, oi->layout, l, f, have);
+          for (uint32_t i = 0; i < n->type.n && all; i++) {
+            wavec_sym dim = n->type.dims[i];
+            const wv_ldim *rd = &lr->d[i];
+            int64_t mine = in->coord[i] * rd->v + want[i];
+            for (uint32_t t = 0; t < on->type.n; t++)
+              if (on->type.dims[t] == dim) {
+                const wv_ldim *od = wv_layout_dim(oi->layout, dim);
+                uint32_t k = (uint32_t)(od - oi->layout->d);
+                all = oi->coord[t] * od->v + have[k] == mine;
+              }
+          }
+        }
+        if (all)
+          src[e] = w->vals[o] + f;
+      }
+    }
+    if (!src[e])
+      return false;
+  }
+  return true;
+}
+
 static void lower_convert(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
   wv_nodeinfo *in = &w->ix->info[id];
   const wv_layout *lr = in->layout;
   tir_ty ty = tir_ty_of(n->type.dt);
+  uint32_t *src = wv_alloc(ctx, lr->nelem * sizeof *src);
+  if (in_register(w, id, src)) {
+    uint32_t first = new_regs(w, ty, lr->nelem);
+    for (uint32_t e = 0; e < lr->nelem; e++)
+      emit(w, T_MOV, ty, first + e, src[e], 0, 0, 0);
+    w->vals[id] = first;
+    return;
+  }
   int64_t elems = 1, stride[WV_MAX_DIMS];
   for (int i = (int)n->type.n - 1; i >= 0; i--) {
     stride[i] = elems;

@@ -93,5 +93,19 @@ ex_t ex_simplify(wavec_ctx *ctx, ex_t e, const ex_range *r, uint32_t nr);
  * structure and the symbol names only, never on construction history. */
 void ex_print(wavec_ctx *ctx, wv_buf *b, ex_t e);
 const char *ex_str(wavec_ctx *ctx, ex_t e); /* arena string */
+/* Wave's `start : size : stride` for one dimension of an index. */
+void ex_print_index(wavec_ctx *ctx, wv_buf *b, ex_t start, ex_t size,
+                    ex_t stride);
+
+/* The structural order the printer uses (kind, then symbol names and
+ * arguments; constants last): <0, 0 (iff a == b) or >0. Independent of
+ * creation history, so usable for deterministic output elsewhere. */
+int ex_cmp(wavec_ctx *ctx, ex_t a, ex_t b);
+/* The linear view e == coef * base: a product's constant coefficient and
+ * its coefficient-free rest; coef 1 and base e for other non-constant
+ * nodes; for a constant, coef is its value and base 0. */
+void ex_linear(wavec_ctx *ctx, ex_t e, int64_t *coef, ex_t *base);
+/* Number of distinct expressions in the table (for tests and --time). */
+uint32_t ex_count(wavec_ctx *ctx);
 
 #endif

@@ -93,6 +93,8 @@ static void set_coord(xp *x, const wv_type *t, const int64_t *cnt,
 static void expand_node(xp *x, uint32_t oid, uint32_t nblock) {
   wavec_ctx *ctx = x->ctx;
   wv_node *n = wv_get(x->old, oid);
+  if (n->op == WAVEC_OP_CARRIED)
+    return; /* made with its loop */
   const wv_type *t;
   const wv_layout *l;
   int64_t cnt[WV_MAX_DIMS];
@@ -200,6 +202,7 @@ static void expand_node(xp *x, uint32_t oid, uint32_t nblock) {
       p.ops = inits.v;
       p.nops = inits.n;
       id = emit(x, nblock, &p, oid, NULL, 0);
+      x->clones[oid][0] = id; /* the body's yield and results refer to it */
       uint32_t nb = wv_graph_add_block(ctx, x->nw, id);
       wv_get(x->nw, id)->body = nb;
       /* carried clones: same grid as their inits */
@@ -245,8 +248,6 @@ static void expand_node(xp *x, uint32_t oid, uint32_t nblock) {
         wv_get(x->nw, p.loop)->index = id;
       break;
     }
-    case WAVEC_OP_CARRIED:
-      return; /* made with its loop */
     default:
       wv_assert(ctx, n->nops <= WV_ARRAY_LEN(ops_buf));
       for (uint32_t i = 0; i < n->nops; i++)

@@ -382,6 +382,7 @@ const wv_layout *wv_required_layout(wv_kernel *k, const wv_index *ix,
   case WAVEC_OP_WRITE:
   case WAVEC_OP_READ:
   case WAVEC_OP_REGISTER:
+  case WAVEC_OP_CONVERT: /* takes any layout: that is its job */
     return NULL;
   case WAVEC_OP_BROADCAST:
     return wv_layout_project(k->ctx, ix->info[uid].layout, &o->type);

@@ -94,8 +94,10 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
       bad |= ops[j] >= nregs;
     for (uint32_t j = 0; j < in->nlist; j++)
       bad |= in->list[j] == 0 || in->list[j] >= nregs;
+    /* setp: ty is the type compared; the result is a predicate */
+    tir_ty want = in->op == T_SETP ? TY_PRED : in->ty;
     if (in->dst && in->op != T_LOOP && in->op != T_ENDLOOP &&
-        p->regs.v[in->dst] != in->ty)
+        p->regs.v[in->dst] != want)
       bad = true;
     if ((in->op == T_LDG || in->op == T_STG) &&
         (in->imm < 0 || in->imm >= p->args.n))

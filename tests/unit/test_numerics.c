@@ -1,0 +1,285 @@
+/* Numerics in the simulator against float64 references (tests/ref), for
+ * every example kernel, across sizes that force expansion along each
+ * dimension, on both hardware kinds (32-lane NVIDIA m16n8k16 and 64-lane AMD
+ * MFMA 16x16x16 layouts). Fresh random inputs per case; outputs start
+ * unwritten (the simulator fails a run that leaves any element unwritten).
+ *
+ * Thresholds (relative L2 error, ‖out − ref‖ / ‖ref‖):
+ *  - f32 results of mma on f16 inputs (gemm c, s, dp): 1e-5 — the products
+ *    are exact, only the f32 accumulation differs from float64.
+ *  - values the kernel rounds to f16 on the way (p, dp_sub, and dv, dk that
+ *    are sums of them): 1e-2 against the reference that rounds where the
+ *    kernel does (REF_MIMIC_F16); f16 has a relative step of 2^-11.
+ *  - attention forward o and lse: 1e-2 (p is cast to f16 for p·v). */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ref/ref.c"
+#include "check.h"
+#include "wavec.h"
+
+static int cases_run;
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *buf = malloc(1 << 20);
+  *len = fread(buf, 1, 1 << 20, f);
+  fclose(f);
+  return buf;
+}
+
+typedef struct kcase {
+  wavec_ctx *ctx;
+  wavec_kernel *k;
+  void *buf[16];
+  wavec_arg_info info[16];
+  size_t n;
+} kcase;
+
+typedef struct hw {
+  const char *name, *threads, *mma;
+} hw;
+static const hw hws[] = {{"nvidia", "32", "F32_16x8x16_F16"},
+                         {"mfma", "64", "F32_16x16x16_F16"}};
+
+/* Compiles `kernel` of `file` with the defines "SYM=V" (NULL-terminated). */
+static bool open_case(kcase *c, const char *file, const char *kernel,
+                      const hw *h, const char *const *defs) {
+  memset(c, 0, sizeof *c);
+  c->ctx = wavec_ctx_new(NULL, NULL);
+  for (size_t i = 0; defs[i]; i++) {
+    char name[64];
+    const char *eq = strchr(defs[i], '=');
+    memcpy(name, defs[i], (size_t)(eq - defs[i]));
+    name[eq - defs[i]] = 0;
+    wavec_define_int(c->ctx, name, atoll(eq + 1));
+  }
+  if (h) {
+    wavec_hardware_override(c->ctx, "threads_per_wave", h->threads);
+    wavec_hardware_override(c->ctx, "mma", h->mma);
+  }
+  size_t len;
+  char *src = slurp(file, &len);
+  wavec_status st = src ? wavec_parse(c->ctx, file, src, len) : WAVEC_ERR_INVALID;
+  free(src);
+  if (st == WAVEC_OK) {
+    c->k = wavec_kernel_find(c->ctx, kernel);
+    st = c->k ? wavec_compile(c->k, NULL) : WAVEC_ERR_INVALID;
+  }
+  CHECKF(st == WAVEC_OK, "%s %s: %s", file, kernel, wavec_errmsg(c->ctx));
+  if (st != WAVEC_OK)
+    return false;
+  c->n = wavec_arg_count(c->k);
+  for (size_t i = 0; i < c->n; i++) {
+    wavec_arg_info_get(c->k, i, &c->info[i]);
+    c->buf[i] = malloc(c->info[i].bytes);
+    memset(c->buf[i], 0xff, c->info[i].bytes); /* poison */
+  }
+  return true;
+}
+
+static size_t arg(kcase *c, const char *name) {
+  for (size_t i = 0; i < c->n; i++)
+    if (strcmp(c->info[i].name, name) == 0)
+      return i;
+  fprintf(stderr, "no argument %s\n", name);
+  abort();
+}
+
+static ref_dtype rdt(wavec_dtype dt) {
+  return dt == WAVEC_F16 ? REF_F16 : dt == WAVEC_BF16 ? REF_BF16 : REF_F32;
+}
+
+/* Random input in [-1, 1) of the argument's type; returns its f64 values. */
+static double *input(kcase *c, const char *name, uint64_t *rng) {
+  size_t i = arg(c, name);
+  double *x = malloc(c->info[i].elems * sizeof *x);
+  ref_rand_fill(rng, c->info[i].elems, -1, 1, rdt(c->info[i].dtype), x);
+  ref_pack(c->info[i].elems, x, rdt(c->info[i].dtype), c->buf[i]);
+  return x;
+}
+
+/* Sets an input from given values (rounded to its type; x is updated). */
+static void set_input(kcase *c, const char *name, double *x) {
+  size_t i = arg(c, name);
+  ref_pack(c->info[i].elems, x, rdt(c->info[i].dtype), c->buf[i]);
+  ref_unpack(c->info[i].elems, c->buf[i], rdt(c->info[i].dtype), x);
+}
+
+static double *output(kcase *c, const char *name) {
+  size_t i = arg(c, name);
+  double *x = malloc(c->info[i].elems * sizeof *x);
+  ref_unpack(c->info[i].elems, c->buf[i], rdt(c->info[i].dtype), x);
+  return x;
+}
+
+static bool run(kcase *c) {
+  wavec_status st = wavec_simulate(c->k, c->buf);
+  CHECKF(st == WAVEC_OK, "%s", wavec_errmsg(c->ctx));
+  cases_run++;
+  return st == WAVEC_OK;
+}
+
+static void close_case(kcase *c) {
+  for (size_t i = 0; i < c->n; i++)
+    free(c->buf[i]);
+  wavec_ctx_free(c->ctx);
+}
+
+static void expect(kcase *c, const char *name, const double *ref, double tol,
+                   const char *what) {
+  size_t i = arg(c, name);
+  double *out = output(c, name);
+  double err = ref_rel_err(c->info[i].elems, out, ref);
+  CHECKF(err < tol, "%s: %s rel err %.3g >= %.3g", what, name, err, tol);
+  free(out);
+}
+
+static void gemm(void) {
+  static const int sizes[][3] = {{64, 64, 32}, {128, 64, 64}, {64, 128, 96},
+                                 {128, 128, 128}};
+  uint64_t rng = 11;
+  for (size_t h = 0; h < 2; h++)
+    for (size_t s = 0; s < 4; s++) {
+      char dm[32], dn[32], dk[32], what[160];
+      snprintf(dm, sizeof dm, "M=%d", sizes[s][0]);
+      snprintf(dn, sizeof dn, "N=%d", sizes[s][1]);
+      snprintf(dk, sizeof dk, "K=%d", sizes[s][2]);
+      snprintf(what, sizeof what, "gemm %s %s %s %s", hws[h].name, dm, dn, dk);
+      const char *defs[] = {dm, dn, dk, NULL};
+      kcase c;
+      if (open_case(&c, "examples/gemm.wave", "gemm", &hws[h], defs)) {
+        double *a = input(&c, "a", &rng), *b = input(&c, "b", &rng);
+        double *ref = malloc(sizeof *ref * (size_t)sizes[s][0] * sizes[s][1]);
+        ref_gemm((size_t)sizes[s][0], (size_t)sizes[s][1], (size_t)sizes[s][2],
+                 a, b, ref);
+        if (run(&c))
+          expect(&c, "c", ref, 1e-5, what);
+        free(a), free(b), free(ref);
+      }
+      close_case(&c);
+    }
+}
+
+/* The LANGUAGE.md backward example: every intermediate output. */
+static void dkdv_case(const hw *h, int B, int M, int K2, int N, int K1,
+                      uint64_t *rng) {
+  char d[5][32], what[256];
+  snprintf(d[0], 32, "B=%d", B);
+  snprintf(d[1], 32, "M=%d", M);
+  snprintf(d[2], 32, "K2=%d", K2);
+  snprintf(d[3], 32, "N=%d", N);
+  snprintf(d[4], 32, "K1=%d", K1);
+  snprintf(what, sizeof what, "dkdv %s B=%d M=%d K2=%d N=%d K1=%d", h->name,
+           B, M, K2, N, K1);
+  const char *defs[] = {d[0], d[1], d[2], d[3], d[4], NULL};
+  kcase c;
+  if (!open_case(&c, "examples/attention_bwd_dkdv.wave", "attention_bwd_dkdv",
+                 h, defs)) {
+    close_case(&c);
+    return;
+  }
+  size_t bm = (size_t)B * M, bmk2 = bm * K2;
+  double *q = input(&c, "q", rng), *k = input(&c, "k", rng),
+         *v = input(&c, "v", rng), *dO = input(&c, "do", rng);
+  /* lse and D as the forward pass would give them */
+  double *lse = malloc(bm * sizeof *lse), *D = malloc(bm * sizeof *D);
+  double *o = malloc(bm * N * sizeof *o);
+  ref_attn_fwd((size_t)B, (size_t)M, (size_t)K2, (size_t)K1, (size_t)N, 1.0, 0,
+               q, k, v, o, lse);
+  ref_attn_D((size_t)B, (size_t)M, (size_t)N, dO, o, D);
+  set_input(&c, "lse", lse);
+  set_input(&c, "D", D);
+  double *s = malloc(bmk2 * sizeof *s), *p = malloc(bmk2 * sizeof *p),
+         *dp = malloc(bmk2 * sizeof *dp), *dps = malloc(bmk2 * sizeof *dps),
+         *dv = malloc((size_t)B * K2 * N * sizeof *dv),
+         *dk = malloc((size_t)B * K2 * K1 * sizeof *dk);
+  if (run(&c)) {
+    ref_dkdv_example((size_t)B, (size_t)M, (size_t)K2, (size_t)K1, (size_t)N,
+                     0, q, k, v, dO, lse, D, s, NULL, dp, NULL, dv, dk);
+    expect(&c, "s", s, 1e-5, what);
+    expect(&c, "dp", dp, 1e-5, what);
+    ref_dkdv_example((size_t)B, (size_t)M, (size_t)K2, (size_t)K1, (size_t)N,
+                     REF_MIMIC_F16, q, k, v, dO, lse, D, NULL, p, NULL, dps,
+                     dv, dk);
+    expect(&c, "p", p, 1e-2, what);
+    expect(&c, "dp_sub", dps, 1e-2, what);
+    expect(&c, "dv", dv, 1e-2, what);
+    expect(&c, "dk", dk, 1e-2, what);
+  }
+  free(q), free(k), free(v), free(dO), free(lse), free(D), free(o);
+  free(s), free(p), free(dp), free(dps), free(dv), free(dk);
+  close_case(&c);
+}
+
+/* The report's cases: N = K1 = 32 on both hardware kinds. */
+static void dkdv_report_cases(void) {
+  uint64_t rng = 7;
+  for (size_t h = 0; h < 2; h++)
+    dkdv_case(&hws[h], 1, 32, 32, 32, 32, &rng);
+}
+
+static void dkdv_all_sizes(void) {
+  static const int nk[] = {16, 32, 64}, mk[] = {16, 32, 64, 128};
+  uint64_t rng = 99;
+  for (size_t h = 0; h < 2; h++)
+    for (int b = 1; b <= 2; b++)
+      for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 3; j++)
+          for (size_t m = 0; m < 4; m++)
+            for (size_t k2 = 0; k2 < 4; k2++)
+              dkdv_case(&hws[h], b, mk[m], mk[k2], nk[i], nk[j], &rng);
+}
+
+static void fwd_case(const char *kernel, int causal, int B, int M, int N,
+                     uint64_t *rng) {
+  char d[5][32], what[256];
+  snprintf(d[0], 32, "B=%d", B);
+  snprintf(d[1], 32, "M=%d", M);
+  snprintf(d[2], 32, "K2=%d", M);
+  snprintf(d[3], 32, "N=%d", N);
+  snprintf(d[4], 32, "K1=%d", N);
+  snprintf(what, sizeof what, "%s B=%d M=K2=%d N=K1=%d", kernel, B, M, N);
+  const char *defs[] = {d[0], d[1], d[2], d[3], d[4], NULL};
+  kcase c;
+  if (!open_case(&c, "examples/attention_fwd.wave", kernel, NULL, defs)) {
+    close_case(&c);
+    return;
+  }
+  double *q = input(&c, "q", rng), *k = input(&c, "k", rng),
+         *v = input(&c, "v", rng);
+  double *o = malloc((size_t)B * M * N * sizeof *o),
+         *lse = malloc((size_t)B * M * sizeof *lse);
+  if (run(&c)) {
+    ref_attn_fwd((size_t)B, (size_t)M, (size_t)M, (size_t)N, (size_t)N, 0.125,
+                 causal ? REF_CAUSAL : 0, q, k, v, o, lse);
+    expect(&c, "o", o, 1e-2, what);
+    expect(&c, "lse", lse, 1e-3, what);
+  }
+  free(q), free(k), free(v), free(o), free(lse);
+  close_case(&c);
+}
+
+static void attention_fwd(void) {
+  uint64_t rng = 5;
+  static const int ms[] = {64, 128}, ns[] = {16, 32, 64};
+  for (int causal = 0; causal < 2; causal++)
+    for (int b = 1; b <= 2; b++)
+      for (size_t m = 0; m < 2; m++)
+        for (size_t n = 0; n < 3; n++)
+          fwd_case(causal ? "attention_fwd_causal" : "attention_fwd", causal, b,
+                   ms[m], ns[n], &rng);
+}
+
+int main(void) {
+  RUN(gemm);
+  RUN(dkdv_report_cases);
+  RUN(attention_fwd);
+  RUN(dkdv_all_sizes);
+  printf("  %d simulated runs\n", cases_run);
+  CHECK_EXIT();
+}

@@ -85,7 +85,7 @@ if want builder; then
     [ -x "$ex" ] || continue
     base=$(basename "$ex" _builder)
     a=$("$ex" 2>&1); rc1=$?
-    b=$($WAVEC compile --print-after=check --kernel "$base" "examples/$base.wave" 2>&1 | grep -v '^// ----'); rc2=$?
+    b=$($WAVEC check --print-after=check --kernel "$base" "examples/$base.wave" 2>&1 | grep -v '^// ----'); rc2=$?
     if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then bad "builder/$base (exit $rc1/$rc2)" "$a$b"
     elif d=$(diff -u <(printf '%s\n' "$b" | strip) <(printf '%s\n' "$a" | strip)); then ok "builder/$base"
     else bad "builder/$base" "$d"; fi

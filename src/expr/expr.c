@@ -839,7 +839,7 @@ static ex_t mod_pos(wv_exprs *X, ex_t a, int64_t c) {
   if (unwrapped) {
     for (uint32_t i = 0; i < t.n; i++)
       terms_push(X, &inner, t.v[i].coef, t.v[i].base);
-    inner.k = t.k;
+    inner.k = ck_add(X, inner.k, t.k); /* the unwrapped x may have one too */
     terms_canon(X, &inner);
     return ex_mod(ctx, terms_build(X, &inner), ex_const(ctx, c));
   }

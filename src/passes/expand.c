@@ -82,9 +82,10 @@ static uint32_t loop_pos(xp *x, const wv_node *it, uint32_t i, uint32_t g) {
   return pos;
 }
 
-static void set_coord(xp *x, const wv_type *t, const int64_t *cnt,
+/* Sets the current coordinate of the first nd dims of t from a flat index. */
+static void set_coord(xp *x, const wv_type *t, uint32_t nd, const int64_t *cnt,
                       uint64_t flat) {
-  for (int i = (int)t->n - 1; i >= 0; i--) {
+  for (int i = (int)nd - 1; i >= 0; i--) {
     x->c[t->dims[i]] = (int32_t)(flat % (uint64_t)cnt[i]);
     flat /= (uint64_t)cnt[i];
   }
@@ -112,7 +113,7 @@ static void expand_node(xp *x, uint32_t oid, uint32_t nblock) {
   x->nclones[oid] = (uint32_t)total;
   uint32_t ops_buf[64];
   for (uint64_t f = 0; f < total; f++) {
-    set_coord(x, t, cnt, f);
+    set_coord(x, t, nd, cnt, f);
     wv_node p = *n;
     p.ops = ops_buf;
     uint32_t id = 0;
@@ -211,12 +212,12 @@ static void expand_node(xp *x, uint32_t oid, uint32_t nblock) {
         const wv_type *ct;
         const wv_layout *cl;
         int64_t ccnt[WV_MAX_DIMS];
-        grid(x, cid, &ct, &cl, ccnt);
+        uint32_t cnd = grid(x, cid, &ct, &cl, ccnt);
         uint32_t total_c = x->nclones[n->ops[i]];
         x->clones[cid] = wv_alloc(ctx, total_c * sizeof(uint32_t));
         x->nclones[cid] = total_c;
         for (uint32_t g = 0; g < total_c; g++) {
-          set_coord(x, ct, ccnt, g);
+          set_coord(x, ct, cnd, ccnt, g);
           wv_node cp = *wv_get(x->old, cid);
           cp.loop = id;
           cp.index = loop_pos(x, n, i, g);

@@ -59,12 +59,19 @@ typedef struct sim {
 #define R(s, w, r, l) ((s)->regs[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
 #define RSET(s, w, r, l) ((s)->rset[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
 
+/* Fails with diagnostic id at the instruction's source line, naming the
+ * thread and workgroup. */
 static _Noreturn void report(sim *s, const tir_instr *in, uint32_t w, int l,
-                             wv_diag_id id, const char *fmt, const char *what,
-                             long long a, long long b) {
+                             wv_diag_id id, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static _Noreturn void report(sim *s, const tir_instr *in, uint32_t w, int l,
+                             wv_diag_id id, const char *fmt, ...) {
   wv_buf m;
   wv_buf_init(&m, s->ctx);
-  wv_buf_printf(&m, fmt, what, a, b);
+  va_list ap;
+  va_start(ap, fmt);
+  wv_buf_vprintf(&m, fmt, ap);
+  va_end(ap);
   int64_t t = (int64_t)w * s->lanes + l;
   wv_buf_printf(&m, " (thread %lld of workgroup (%lld, %lld, %lld))",
                 (long long)t, (long long)s->wg[0], (long long)s->wg[1],
@@ -112,8 +119,8 @@ static int64_t floordiv(int64_t a, int64_t b) {
 
 static val rd(sim *s, const tir_instr *in, uint32_t w, uint32_t r, int l) {
   if (!RSET(s, w, r, l))
-    report(s, in, w, l, D_SIM_UNINIT, "%sregister r%lld is read before it is "
-           "written%.0lld", "", (long long)r, 0);
+    report(s, in, w, l, D_SIM_UNINIT,
+           "register r%u is read before it is written", r);
   return R(s, w, r, l);
 }
 
@@ -289,11 +296,11 @@ static void run_wave(sim *s, uint32_t w) {
         if (off < 0 || off >= a->elems)
           report(s, in, w, l, D_SIM_OOB,
                  "out-of-bounds read of '%s': element %lld of %lld", a->name,
-                 off, a->elems);
+                 (long long)off, (long long)a->elems);
         if (!s->ginit[in->imm][off])
           report(s, in, w, l, D_SIM_UNINIT,
-                 "read of '%s' element %lld, which nothing wrote%.0lld",
-                 a->name, off, 0);
+                 "read of '%s' element %lld, which nothing wrote", a->name,
+                 (long long)off);
         double x = load_elem(a->dt, s->args[in->imm], off);
         if (is_float(ty))
           r.f = x;
@@ -309,7 +316,7 @@ static void run_wave(sim *s, uint32_t w) {
         if (off < 0 || off >= a->elems)
           report(s, in, w, l, D_SIM_OOB,
                  "out-of-bounds write of '%s': element %lld of %lld", a->name,
-                 off, a->elems);
+                 (long long)off, (long long)a->elems);
         val v = rd(s, in, w, in->b, l);
         double x = is_float(ty) ? v.f : (double)v.i;
         int32_t me = (int32_t)((((s->wg[2] * p->grid[1] + s->wg[1]) *
@@ -321,8 +328,9 @@ static void run_wave(sim *s, uint32_t w) {
             load_elem(a->dt, s->args[in->imm], off) !=
                 round_to(tir_ty_of(a->dt), x))
           report(s, in, w, l, D_SIM_CONFLICT,
-                 "threads store different values to '%s' element %lld%.0lld",
-                 a->name, off, 0);
+                 "threads %d and %d store different values to '%s' element "
+                 "%lld",
+                 prev - 1, me - 1, a->name, (long long)off);
         store_elem(a->dt, s->args[in->imm], off, x);
         s->ginit[in->imm][off] = 1;
         s->gwriter[in->imm][off] = me;
@@ -337,7 +345,8 @@ static void run_wave(sim *s, uint32_t w) {
         if (off < 0 || off >= s->nslots)
           report(s, in, w, l, D_SIM_OOB,
                  "out-of-bounds %s shared memory: slot %lld of %lld",
-                 st ? "write to" : "read of", off, s->nslots);
+                 st ? "write to" : "read of", (long long)off,
+                 (long long)s->nslots);
         sshared *m = &s->smem[off];
         int32_t me = (int32_t)((int64_t)w * L + l);
         uint32_t ep = s->epoch + 1;
@@ -346,14 +355,14 @@ static void run_wave(sim *s, uint32_t w) {
           bool same = m->init && m->v == x;
           if (m->wepoch == ep && m->writer != me && !same)
             report(s, in, w, l, D_SIM_RACE,
-                   "shared-memory race: slot %lld written by threads %lld "
-                   "and %lld with no barrier between%s",
-                   "", off, m->writer);
+                   "shared-memory race: slot %lld written by threads %d and "
+                   "%d with no barrier between",
+                   (long long)off, m->writer, me);
           if (m->rdepoch == ep && (m->reader != me || m->multi))
             report(s, in, w, l, D_SIM_RACE,
-                   "shared-memory race: slot %lld written after thread %lld "
-                   "read it, with no barrier between%s",
-                   "", off, m->reader);
+                   "shared-memory race: slot %lld written after thread %d "
+                   "read it, with no barrier between",
+                   (long long)off, m->reader);
           m->v = x;
           m->init = true;
           m->wepoch = ep;
@@ -362,13 +371,13 @@ static void run_wave(sim *s, uint32_t w) {
         }
         if (!m->init)
           report(s, in, w, l, D_SIM_UNINIT,
-                 "read of shared-memory slot %lld, which nothing wrote%s", "",
-                 off, 0);
+                 "read of shared-memory slot %lld, which nothing wrote",
+                 (long long)off);
         if (m->wepoch == ep && m->writer != me)
           report(s, in, w, l, D_SIM_RACE,
-                 "shared-memory race: slot %lld read after thread %lld wrote "
-                 "it, with no barrier between%s",
-                 "", off, m->writer);
+                 "shared-memory race: slot %lld read after thread %d wrote "
+                 "it, with no barrier between",
+                 (long long)off, m->writer);
         if (m->rdepoch == ep && m->reader != me)
           m->multi = true;
         else if (m->rdepoch != ep)
@@ -391,8 +400,7 @@ static void run_wave(sim *s, uint32_t w) {
           case T_DIV:
           case T_MOD:
             if (b.i == 0)
-              report(s, in, w, l, D_SIM_OOB, "%sinteger division by zero"
-                     "%.0lld%.0lld", "", 0, 0);
+              report(s, in, w, l, D_SIM_OOB, "integer division by zero");
             r.i = floordiv(a.i, b.i);
             if (in->op == T_MOD)
               r.i = a.i - r.i * b.i;
@@ -439,8 +447,8 @@ static void run_workgroup(sim *s) {
         w++;
       const tir_instr *in = &s->p->code.v[s->waves[w].pc - 1];
       report(s, in, w, 0, D_SIM_BARRIER,
-             "%sbarrier reached by wave %lld but not by all %lld waves", "",
-             (long long)w, (long long)s->nwaves);
+             "barrier reached by wave %u but not by all %u waves", w,
+             s->nwaves);
     }
     s->epoch++;
     for (uint32_t w = 0; w < s->nwaves; w++)
@@ -531,12 +539,31 @@ static void simulate(wv_kernel *k, void *const *args) {
     for (int64_t i = 0; i < p->args.v[a].elems; i++)
       if (!s.ginit[a][i] && missing++ == 0)
         first = i;
-    if (missing)
-      wv_fail(ctx, D_SIM_UNWRITTEN, k->loc,
+    if (missing) {
+      /* at the line of the first store to it: that write missed elements */
+      wavec_loc loc = k->loc;
+      for (uint32_t i = 0; i < p->code.n; i++)
+        if (p->code.v[i].op == T_STG && p->code.v[i].imm == (int64_t)a) {
+          loc = p->code.v[i].loc;
+          break;
+        }
+      const tir_arg *ta = &p->args.v[a];
+      wv_buf at;
+      wv_buf_init(&at, ctx);
+      int64_t rest = first;
+      int64_t coord[WV_MAX_DIMS];
+      for (int d = (int)ta->ndims - 1; d >= 0; d--) {
+        coord[d] = rest % ta->shape[d];
+        rest /= ta->shape[d];
+      }
+      for (uint32_t d = 0; d < ta->ndims; d++)
+        wv_buf_printf(&at, "%s%lld", d ? ", " : "", (long long)coord[d]);
+      wv_fail(ctx, D_SIM_UNWRITTEN, loc,
               "output '%s': %lld of %lld elements were never written (first: "
-              "element %lld)",
-              p->args.v[a].name, (long long)missing,
-              (long long)p->args.v[a].elems, (long long)first);
+              "[%s])",
+              ta->name, (long long)missing, (long long)ta->elems,
+              wv_buf_str(&at));
+    }
   }
 }
 

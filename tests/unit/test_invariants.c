@@ -1,0 +1,259 @@
+/* The report's bugs, shown gone by structure rather than by eye, and the
+ * checkers shown able to fail:
+ *  - bug 1: the index of cast(s_ij) has exactly [B, M, K2] (never the mma's
+ *    reduction dim K1), and `cast(s_ij) - lse_i` goes through an explicit
+ *    broadcast of lse_i;
+ *  - bug 2: with N = 32 the dp mma is a chain of two links along N, and
+ *    every clone of cast(dp) and every write of dp reads the chain's last
+ *    link;
+ *  - a planted bug in expansion's operand lookup makes the verifier fail;
+ *  - planted bugs in lowering (a dropped barrier, one lane's shifted index)
+ *    make the simulator fail at the source line.
+ * Uses the internal headers: these are facts about the compiler's graphs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "passes/dist.h"
+#include "tir/tir.h"
+
+static const char *const nvidia[2] = {"32", "F32_16x8x16_F16"};
+static const char *const mfma[2] = {"64", "F32_16x16x16_F16"};
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *buf = malloc(1 << 20);
+  *len = fread(buf, 1, 1 << 20, f);
+  fclose(f);
+  return buf;
+}
+
+/* Parses `file`, sets sizes and hardware (and a test hook), compiles
+ * `kernel`. */
+static wavec_ctx *build(const char *file, const char *kernel,
+                        const char *const hw[2], int n, int k1, int m,
+                        int k2, const char *hook, wavec_kernel **out,
+                        wavec_status *st) {
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  wavec_define_int(ctx, "B", 1);
+  wavec_define_int(ctx, "M", m);
+  wavec_define_int(ctx, "K2", k2);
+  wavec_define_int(ctx, "N", n);
+  wavec_define_int(ctx, "K1", k1);
+  wavec_define_int(ctx, "K", k1);
+  if (hw) {
+    wavec_hardware_override(ctx, "threads_per_wave", hw[0]);
+    wavec_hardware_override(ctx, "mma", hw[1]);
+  }
+  if (hook)
+    CHECK(wavec_test_hook(ctx, hook) == WAVEC_OK);
+  size_t len;
+  char *src = slurp(file, &len);
+  *st = wavec_parse(ctx, file, src, len);
+  free(src);
+  *out = *st == WAVEC_OK ? wavec_kernel_find(ctx, kernel) : NULL;
+  if (*out)
+    *st = wavec_compile(*out, NULL);
+  return ctx;
+}
+
+static wv_kernel *K(wavec_kernel *k) { return &k->k; }
+
+static bool has_dims(wavec_ctx *ctx, const wv_layout *l, const char *const *d,
+                     uint32_t nd) {
+  if (!l || l->n != nd)
+    return false;
+  for (uint32_t i = 0; i < nd; i++)
+    if (!wv_layout_dim(l, wavec_symbol(ctx, d[i])))
+      return false;
+  return true;
+}
+
+/* Bug 1: every clone of cast(s_ij) is indexed by exactly [B, M, K2], and
+ * its subtraction of lse_i takes an explicit broadcast of the read. */
+static void cast_of_mma_has_own_dims(void) {
+  for (int h = 0; h < 2; h++) {
+    wavec_kernel *pk;
+    wavec_status st;
+    wavec_ctx *ctx = build("examples/attention_bwd_dkdv.wave",
+                           "attention_bwd_dkdv", h ? nvidia : mfma, 32, 32,
+                           32, 32, NULL, &pk, &st);
+    CHECKF(st == WAVEC_OK, "%s", wavec_errmsg(ctx));
+    if (st != WAVEC_OK) {
+      wavec_ctx_free(ctx);
+      continue;
+    }
+    wv_kernel *k = K(pk);
+    /* after the full pipeline the graph is the expanded one: find the
+     * clones of cast(s_ij): CAST nodes whose operand is an mma named s_ij */
+    const char *bmk2[] = {"B", "M", "K2"};
+    uint32_t casts = 0, subs = 0;
+    for (uint32_t id = 1; id < k->g->nodes.n; id++) {
+      wv_node *n = wv_get(k->g, id);
+      if (n->op != WAVEC_OP_CAST)
+        continue;
+      wv_node *o = wv_get(k->g, n->ops[0]);
+      if (o->op != WAVEC_OP_MMA || !o->name || strcmp(o->name, "s_ij"))
+        continue;
+      casts++;
+      CHECKF(has_dims(ctx, k->index->info[id].layout, bmk2, 3),
+             "cast(s_ij) clone %%%u: index dims are not exactly [B, M, K2]",
+             id);
+      CHECK(!wv_type_has(&n->type, wavec_symbol(ctx, "K1")));
+      /* its user: the subtraction, whose other operand is a broadcast of
+       * the read of lse */
+      for (uint32_t u = id + 1; u < k->g->nodes.n; u++) {
+        wv_node *un = wv_get(k->g, u);
+        if (un->op != WAVEC_OP_SUB || un->ops[0] != id)
+          continue;
+        subs++;
+        wv_node *b = wv_get(k->g, un->ops[1]);
+        CHECKF(b->op == WAVEC_OP_BROADCAST, "- lse_i is not a broadcast");
+        CHECK(wv_get(k->g, b->ops[0])->op == WAVEC_OP_READ);
+      }
+    }
+    CHECKF(casts > 0 && subs == casts, "casts %u subs %u", casts, subs);
+    wavec_ctx_free(ctx);
+  }
+}
+
+/* Bug 2: the dp chain along N, and who reads it. */
+static void users_see_last_link(void) {
+  for (int h = 0; h < 2; h++) {
+    wavec_kernel *pk;
+    wavec_status st;
+    wavec_ctx *ctx = build("examples/attention_bwd_dkdv.wave",
+                           "attention_bwd_dkdv", h ? nvidia : mfma, 32, 32,
+                           32, 32, NULL, &pk, &st);
+    CHECKF(st == WAVEC_OK, "%s", wavec_errmsg(ctx));
+    if (st != WAVEC_OK) {
+      wavec_ctx_free(ctx);
+      continue;
+    }
+    wv_kernel *k = K(pk);
+    wv_index *ix = k->index;
+    int32_t links = 32 / 16; /* N = 32 in k16 steps, on both mma types */
+    uint32_t chains = 0, readers = 0;
+    wavec_sym dp = 0;
+    for (uint32_t i = 0; i < k->args.n; i++)
+      if (strcmp(wv_get(k->g, k->args.v[i])->name, "dp") == 0)
+        dp = k->args.v[i];
+    CHECK(dp != 0);
+    for (uint32_t id = 1; id < k->g->nodes.n; id++) {
+      wv_node *n = wv_get(k->g, id);
+      if (n->op == WAVEC_OP_MMA && n->name && !strcmp(n->name, "dp_ij")) {
+        CHECK(ix->info[id].link < links);
+        if (ix->info[id].link == links - 1)
+          chains++;
+        if (ix->info[id].link > 0) {
+          wv_node *prev = wv_get(k->g, n->ops[2]);
+          CHECK(prev->op == WAVEC_OP_MMA &&
+                ix->info[n->ops[2]].link == ix->info[id].link - 1);
+        }
+      }
+      bool reads_dp = (n->op == WAVEC_OP_CAST) ||
+                      (n->op == WAVEC_OP_WRITE && n->ops[1] == dp);
+      if (!reads_dp)
+        continue;
+      wv_node *o = wv_get(k->g, n->ops[0]);
+      if (o->op != WAVEC_OP_MMA || !o->name || strcmp(o->name, "dp_ij"))
+        continue;
+      readers++;
+      CHECKF(ix->info[n->ops[0]].link == links - 1,
+             "%s clone %%%u reads dp link %d of %d", wv_ops[n->op].name, id,
+             ix->info[n->ops[0]].link, links);
+    }
+    /* a wave holds [M, K2] = 16 x 16 (BLOCK_M, BLOCK_K2): one MFMA 16x16
+     * tile or two m16n8 tiles */
+    CHECKF(chains == (h ? 2u : 1u), "%u dp chains", chains);
+    CHECKF(readers == 2 * chains, "%u readers of %u chains", readers, chains);
+    wavec_ctx_free(ctx);
+  }
+}
+
+static void broken_lookup_is_caught(void) {
+  wavec_kernel *pk;
+  wavec_status st;
+  wavec_ctx *ctx = build("examples/attention_bwd_dkdv.wave",
+                         "attention_bwd_dkdv", mfma, 32, 32, 32, 32,
+                         "expand-lookup", &pk, &st);
+  CHECK(st == WAVEC_ERR_INTERNAL);
+  const char *msg = wavec_errmsg(ctx);
+  CHECKF(strstr(msg, "verifier after 'expand'") != NULL, "got: %s", msg);
+  wavec_ctx_free(ctx);
+  ctx = wavec_ctx_new(NULL, NULL);
+  CHECK(wavec_test_hook(ctx, "no-such-hook") == WAVEC_ERR_INVALID);
+  wavec_ctx_free(ctx);
+}
+
+/* Runs the kernel in the simulator on random inputs; returns the status and
+ * leaves the message in ctx. */
+static wavec_status simulate(wavec_kernel *k) {
+  size_t n = wavec_arg_count(k);
+  void *bufs[16] = {0};
+  uint64_t rng = 1;
+  for (size_t i = 0; i < n; i++) {
+    wavec_arg_info a;
+    wavec_arg_info_get(k, i, &a);
+    bufs[i] = malloc(a.bytes);
+    for (size_t j = 0; j < a.bytes / 2; j++) {
+      rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+      ((uint16_t *)bufs[i])[j] = a.dtype == WAVEC_F32 ? 0 : (uint16_t)(0x3000 + (rng & 0x3ff));
+    }
+  }
+  wavec_status st = wavec_simulate(k, bufs);
+  for (size_t i = 0; i < n; i++)
+    free(bufs[i]);
+  return st;
+}
+
+static void dropped_barrier_is_a_race(void) {
+  wavec_kernel *pk;
+  wavec_status st;
+  wavec_ctx *ctx = build("examples/attention_bwd_dkdv.wave",
+                         "attention_bwd_dkdv", nvidia, 32, 32, 32, 32, NULL,
+                         &pk, &st);
+  CHECK(st == WAVEC_OK && simulate(pk) == WAVEC_OK);
+  wavec_ctx_free(ctx);
+  ctx = build("examples/attention_bwd_dkdv.wave", "attention_bwd_dkdv",
+              nvidia, 32, 32, 32, 32, "drop-barrier", &pk, &st);
+  CHECK(st == WAVEC_OK);
+  if (st == WAVEC_OK) {
+    CHECK(simulate(pk) == WAVEC_ERR_RUNTIME);
+    const char *msg = wavec_errmsg(ctx);
+    /* at one of the two conversions: for `mma(p_ij, do_t, dv_prev)` (line
+     * 43) or `mma(ds_ij, q_t, dk_prev)` (line 55) */
+    CHECKF(strstr(msg, ":43:18: error[E0603]: shared-memory race") ||
+               strstr(msg, ":55:18: error[E0603]: shared-memory race"),
+           "got: %s", msg);
+  }
+  wavec_ctx_free(ctx);
+}
+
+static void shifted_lane_is_caught(void) {
+  wavec_kernel *pk;
+  wavec_status st;
+  wavec_ctx *ctx = build("examples/gemm.wave", "gemm", nvidia, 64, 64, 64,
+                         64, "shift-lane", &pk, &st);
+  CHECK(st == WAVEC_OK);
+  if (st == WAVEC_OK) {
+    CHECK(simulate(pk) == WAVEC_ERR_RUNTIME);
+    const char *msg = wavec_errmsg(ctx);
+    /* `write(acc, c)` is line 19 */
+    CHECKF(strstr(msg, "gemm.wave:19:5: error[E0605]") != NULL ||
+               strstr(msg, "gemm.wave:19:5: error[E0606]") != NULL,
+           "got: %s", msg);
+  }
+  wavec_ctx_free(ctx);
+}
+
+int main(void) {
+  RUN(cast_of_mma_has_own_dims);
+  RUN(users_see_last_link);
+  RUN(broken_lookup_is_caught);
+  RUN(dropped_barrier_is_a_race);
+  RUN(shifted_lane_is_caught);
+  CHECK_EXIT();
+}

@@ -9,6 +9,7 @@
 #include "wavec.h"
 
 static char *slurp(const char *path, size_t *len) {
+  *len = 0;
   FILE *f = fopen(path, "rb");
   if (!f)
     return NULL;

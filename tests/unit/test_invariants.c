@@ -21,6 +21,7 @@ static const char *const nvidia[2] = {"32", "F32_16x8x16_F16"};
 static const char *const mfma[2] = {"64", "F32_16x16x16_F16"};
 
 static char *slurp(const char *path, size_t *len) {
+  *len = 0;
   FILE *f = fopen(path, "rb");
   if (!f)
     return NULL;

@@ -23,6 +23,7 @@
 static int cases_run;
 
 static char *slurp(const char *path, size_t *len) {
+  *len = 0;
   FILE *f = fopen(path, "rb");
   if (!f)
     return NULL;

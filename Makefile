@@ -25,12 +25,14 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+TOOL_SRC := $(sort $(wildcard tools/*.c))
+TOOL_BIN := $(TOOL_SRC:tools/%.c=$(B)/tools/%)
 EX_C_SRC := $(sort $(wildcard examples/*.c))
 EX_C_BIN := $(EX_C_SRC:examples/%.c=$(B)/examples/%)
 LIBS    := -lm -ldl
 
 .PHONY: all lib test asan demo clean fuzz format golden-update
-all: $(B)/wavec $(B)/libwavec.a $(UNIT_BIN) $(EX_C_BIN)
+all: $(B)/wavec $(B)/libwavec.a $(UNIT_BIN) $(EX_C_BIN) $(TOOL_BIN)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -43,7 +45,11 @@ $(B)/libwavec.a: $(LIB_OBJ)
 $(B)/wavec: $(CLI_OBJ) $(B)/libwavec.a
 	$(CC) $(LDFLAGS_MODE) $(CLI_OBJ) $(B)/libwavec.a $(LIBS) -o $@
 
-$(B)/tests/%: tests/unit/%.c $(B)/libwavec.a
+$(B)/tests/%: tests/unit/%.c $(wildcard tests/ref/*) $(B)/libwavec.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) $< $(B)/libwavec.a $(LDFLAGS_MODE) $(LIBS) -o $@
+
+$(B)/tools/%: tools/%.c tests/ref/ref.c tests/ref/kcase.c $(B)/libwavec.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) $< $(B)/libwavec.a $(LDFLAGS_MODE) $(LIBS) -o $@
 
@@ -62,7 +68,7 @@ test:
 
 # The main job of the README.
 demo: all
-	tests/demo.sh
+	$(B)/tools/demo
 
 # Rewrites the golden files from the current compiler (review the diff!).
 golden-update: all

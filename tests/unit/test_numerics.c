@@ -16,128 +16,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ref/kcase.c"
 #include "../ref/ref.c"
 #include "check.h"
 #include "wavec.h"
 
 static int cases_run;
 
-static char *slurp(const char *path, size_t *len) {
-  *len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  char *buf = malloc(1 << 20);
-  *len = fread(buf, 1, 1 << 20, f);
-  fclose(f);
-  return buf;
-}
+typedef kc_hw hw;
+static const hw hws[2] = {{"nvidia", "32", "F32_16x8x16_F16"},
+                          {"mfma", "64", "F32_16x16x16_F16"}};
 
-typedef struct kcase {
-  wavec_ctx *ctx;
-  wavec_kernel *k;
-  void *buf[16];
-  wavec_arg_info info[16];
-  size_t n;
-} kcase;
-
-typedef struct hw {
-  const char *name, *threads, *mma;
-} hw;
-static const hw hws[] = {{"nvidia", "32", "F32_16x8x16_F16"},
-                         {"mfma", "64", "F32_16x16x16_F16"}};
-
-/* Compiles `kernel` of `file` with the defines "SYM=V" (NULL-terminated). */
 static bool open_case(kcase *c, const char *file, const char *kernel,
                       const hw *h, const char *const *defs) {
-  memset(c, 0, sizeof *c);
-  c->ctx = wavec_ctx_new(NULL, NULL);
-  for (size_t i = 0; defs[i]; i++) {
-    char name[64];
-    const char *eq = strchr(defs[i], '=');
-    memcpy(name, defs[i], (size_t)(eq - defs[i]));
-    name[eq - defs[i]] = 0;
-    wavec_define_int(c->ctx, name, atoll(eq + 1));
-  }
-  if (h) {
-    wavec_hardware_override(c->ctx, "threads_per_wave", h->threads);
-    wavec_hardware_override(c->ctx, "mma", h->mma);
-  }
-  size_t len;
-  char *src = slurp(file, &len);
-  wavec_status st = src ? wavec_parse(c->ctx, file, src, len) : WAVEC_ERR_INVALID;
-  free(src);
-  if (st == WAVEC_OK) {
-    c->k = wavec_kernel_find(c->ctx, kernel);
-    st = c->k ? wavec_compile(c->k, NULL) : WAVEC_ERR_INVALID;
-  }
-  CHECKF(st == WAVEC_OK, "%s %s: %s", file, kernel, wavec_errmsg(c->ctx));
-  if (st != WAVEC_OK)
-    return false;
-  c->n = wavec_arg_count(c->k);
-  for (size_t i = 0; i < c->n; i++) {
-    wavec_arg_info_get(c->k, i, &c->info[i]);
-    c->buf[i] = malloc(c->info[i].bytes);
-    memset(c->buf[i], 0xff, c->info[i].bytes); /* poison */
-  }
-  return true;
-}
-
-static size_t arg(kcase *c, const char *name) {
-  for (size_t i = 0; i < c->n; i++)
-    if (strcmp(c->info[i].name, name) == 0)
-      return i;
-  fprintf(stderr, "no argument %s\n", name);
-  abort();
-}
-
-static ref_dtype rdt(wavec_dtype dt) {
-  return dt == WAVEC_F16 ? REF_F16 : dt == WAVEC_BF16 ? REF_BF16 : REF_F32;
-}
-
-/* Random input in [-1, 1) of the argument's type; returns its f64 values. */
-static double *input(kcase *c, const char *name, uint64_t *rng) {
-  size_t i = arg(c, name);
-  double *x = malloc(c->info[i].elems * sizeof *x);
-  ref_rand_fill(rng, c->info[i].elems, -1, 1, rdt(c->info[i].dtype), x);
-  ref_pack(c->info[i].elems, x, rdt(c->info[i].dtype), c->buf[i]);
-  return x;
-}
-
-/* Sets an input from given values (rounded to its type; x is updated). */
-static void set_input(kcase *c, const char *name, double *x) {
-  size_t i = arg(c, name);
-  ref_pack(c->info[i].elems, x, rdt(c->info[i].dtype), c->buf[i]);
-  ref_unpack(c->info[i].elems, c->buf[i], rdt(c->info[i].dtype), x);
-}
-
-static double *output(kcase *c, const char *name) {
-  size_t i = arg(c, name);
-  double *x = malloc(c->info[i].elems * sizeof *x);
-  ref_unpack(c->info[i].elems, c->buf[i], rdt(c->info[i].dtype), x);
-  return x;
+  bool ok = kc_open(c, file, kernel, h, defs);
+  CHECKF(ok, "%s", c->err);
+  return ok;
 }
 
 static bool run(kcase *c) {
-  wavec_status st = wavec_simulate(c->k, c->buf);
-  CHECKF(st == WAVEC_OK, "%s", wavec_errmsg(c->ctx));
-  cases_run++;
-  return st == WAVEC_OK;
+  bool ok = kc_simulate(c);
+  CHECKF(ok, "%s", c->err);
+  cases_run += ok;
+  return ok;
 }
 
-static void close_case(kcase *c) {
-  for (size_t i = 0; i < c->n; i++)
-    free(c->buf[i]);
-  wavec_ctx_free(c->ctx);
-}
+#define close_case kc_close
+#define input kc_input
+#define set_input kc_set
 
 static void expect(kcase *c, const char *name, const double *ref, double tol,
                    const char *what) {
-  size_t i = arg(c, name);
-  double *out = output(c, name);
-  double err = ref_rel_err(c->info[i].elems, out, ref);
+  double err = kc_rel_err(c, name, ref);
   CHECKF(err < tol, "%s: %s rel err %.3g >= %.3g", what, name, err, tol);
-  free(out);
 }
 
 static void gemm(void) {

@@ -1,0 +1,122 @@
+/* The kernel-case harness (kcase.h). */
+#include "kcase.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const kc_hw kc_nvidia = {"nvidia", "32", "F32_16x8x16_F16"};
+const kc_hw kc_mfma = {"mfma", "64", "F32_16x16x16_F16"};
+
+static char *slurp(const char *path, size_t *len) {
+  *len = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *buf = malloc(1 << 20);
+  *len = buf ? fread(buf, 1, 1 << 20, f) : 0;
+  fclose(f);
+  return buf;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+bool kc_open(kcase *c, const char *file, const char *kernel, const kc_hw *hw,
+             const char *const *defs) {
+  memset(c, 0, sizeof *c);
+  c->ctx = wavec_ctx_new(NULL, NULL);
+  for (size_t i = 0; defs && defs[i]; i++) {
+    char name[64];
+    const char *eq = strchr(defs[i], '=');
+    size_t n = (size_t)(eq - defs[i]);
+    memcpy(name, defs[i], n);
+    name[n] = 0;
+    wavec_define_int(c->ctx, name, atoll(eq + 1));
+  }
+  if (hw) {
+    wavec_hardware_override(c->ctx, "threads_per_wave", hw->threads);
+    wavec_hardware_override(c->ctx, "mma", hw->mma);
+  }
+  size_t len;
+  char *src = slurp(file, &len);
+  double t0 = now_ms();
+  wavec_status st = src ? wavec_parse(c->ctx, file, src, len)
+                        : WAVEC_ERR_INVALID;
+  free(src);
+  if (st == WAVEC_OK) {
+    c->k = wavec_kernel_find(c->ctx, kernel);
+    st = c->k ? wavec_compile(c->k, NULL) : WAVEC_ERR_INVALID;
+  }
+  c->compile_ms = now_ms() - t0;
+  if (st != WAVEC_OK) {
+    snprintf(c->err, sizeof c->err, "%s %s: %s", file, kernel,
+             src ? wavec_errmsg(c->ctx) : "cannot read the file");
+    return false;
+  }
+  c->n = wavec_arg_count(c->k);
+  for (size_t i = 0; i < c->n && i < 16; i++) {
+    wavec_arg_info_get(c->k, i, &c->info[i]);
+    c->buf[i] = malloc(c->info[i].bytes);
+    memset(c->buf[i], 0xff, c->info[i].bytes); /* poison */
+  }
+  return true;
+}
+
+void kc_close(kcase *c) {
+  for (size_t i = 0; i < c->n; i++)
+    free(c->buf[i]);
+  wavec_ctx_free(c->ctx);
+  c->ctx = NULL;
+}
+
+size_t kc_arg(kcase *c, const char *name) {
+  for (size_t i = 0; i < c->n; i++)
+    if (strcmp(c->info[i].name, name) == 0)
+      return i;
+  fprintf(stderr, "kcase: no argument '%s'\n", name);
+  abort();
+}
+
+static ref_dtype rdt(wavec_dtype dt) {
+  return dt == WAVEC_F16 ? REF_F16 : dt == WAVEC_BF16 ? REF_BF16 : REF_F32;
+}
+
+double *kc_input(kcase *c, const char *name, uint64_t *rng) {
+  size_t i = kc_arg(c, name);
+  double *x = malloc(c->info[i].elems * sizeof *x);
+  ref_rand_fill(rng, c->info[i].elems, -1, 1, rdt(c->info[i].dtype), x);
+  ref_pack(c->info[i].elems, x, rdt(c->info[i].dtype), c->buf[i]);
+  return x;
+}
+
+void kc_set(kcase *c, const char *name, double *x) {
+  size_t i = kc_arg(c, name);
+  ref_pack(c->info[i].elems, x, rdt(c->info[i].dtype), c->buf[i]);
+  ref_unpack(c->info[i].elems, c->buf[i], rdt(c->info[i].dtype), x);
+}
+
+double *kc_output(kcase *c, const char *name) {
+  size_t i = kc_arg(c, name);
+  double *x = malloc(c->info[i].elems * sizeof *x);
+  ref_unpack(c->info[i].elems, c->buf[i], rdt(c->info[i].dtype), x);
+  return x;
+}
+
+bool kc_simulate(kcase *c) {
+  if (wavec_simulate(c->k, c->buf) == WAVEC_OK)
+    return true;
+  snprintf(c->err, sizeof c->err, "%s", wavec_errmsg(c->ctx));
+  return false;
+}
+
+double kc_rel_err(kcase *c, const char *name, const double *ref) {
+  double *out = kc_output(c, name);
+  double e = ref_rel_err(c->info[kc_arg(c, name)].elems, out, ref);
+  free(out);
+  return e;
+}

@@ -124,6 +124,8 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_SIM_BARRIER, 604, WAVEC_ERR_RUNTIME, "barrier not reached by all")      \
   X(D_SIM_CONFLICT, 605, WAVEC_ERR_RUNTIME, "conflicting global writes")      \
   X(D_SIM_UNWRITTEN, 606, WAVEC_ERR_RUNTIME, "output not fully written")      \
+  X(D_GPU, 607, WAVEC_ERR_RUNTIME, "GPU runtime error")                        \
+  X(D_UNSUPPORTED, 701, WAVEC_ERR_UNSUPPORTED, "not supported by the target")  \
   X(D_INVALID, 901, WAVEC_ERR_INVALID, "invalid argument")                     \
   X(D_NOMEM, 902, WAVEC_ERR_NOMEM, "out of memory")                            \
   X(D_INTERNAL, 999, WAVEC_ERR_INTERNAL, "internal error")
@@ -231,7 +233,8 @@ struct wavec_ctx {
 #define WV_HOOKS(X)                                                            \
   X(WV_HOOK_BREAK_EXPAND_LOOKUP, "expand-lookup")                              \
   X(WV_HOOK_DROP_BARRIER, "drop-barrier")                                      \
-  X(WV_HOOK_SHIFT_LANE, "shift-lane")
+  X(WV_HOOK_SHIFT_LANE, "shift-lane")                                          \
+  X(WV_HOOK_NO_STAGING, "no-staging")
 
 enum {
 #define X(e, name) e##_BIT,

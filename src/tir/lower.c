@@ -11,6 +11,11 @@
 const char *const tir_ty_names[TY_COUNT] = {"pred", "i32", "f16", "bf16",
                                             "f32"};
 
+int tir_ty_bytes(tir_ty ty) {
+  static const int bytes[TY_COUNT] = {1, 4, 2, 2, 4};
+  return bytes[ty];
+}
+
 tir_ty tir_ty_of(wavec_dtype dt) {
   static const tir_ty map[WAVEC_DTYPE_COUNT] = {
       [WAVEC_F16] = TY_F16, [WAVEC_BF16] = TY_BF16, [WAVEC_F32] = TY_F32,
@@ -43,7 +48,10 @@ typedef struct lw {
   ex_range *ranges;
   uint32_t nranges;
   wavec_loc loc;
-  int64_t smem_elems_base; /* slots used so far by the widest conversion */
+  int64_t convert_bytes; /* shared memory of the widest conversion */
+  int64_t stage_bytes;   /* shared memory of staged operands, before it */
+  bool *mma_only;        /* by node: every use is an mma lhs or rhs */
+  struct stage **stage_of; /* by origin (pre-expansion node): its staging */
 } lw;
 
 static uint32_t reg(lw *w, tir_ty ty) {
@@ -181,12 +189,13 @@ static ex_t index_of(lw *w, uint32_t id, wavec_sym dim) {
 /* Offset (in elements) of element e of clone `id` (a READ, or the value a
  * WRITE stores) in memory `mem`, through the mapping if any; *mask gets a
  * predicate register, or 0 when the access is provably in bounds. */
-static uint32_t mem_offset(lw *w, uint32_t id, uint32_t mapping,
-                           const wv_node *mem, uint32_t e, uint32_t *mask) {
+/* The memory coordinate along each memory dim (out[i] for mem dim i) of
+ * element e of clone `id` (a READ, or the value a WRITE stores), through the
+ * mapping if any, as concrete expressions. */
+static void mem_coords(lw *w, uint32_t id, uint32_t mapping,
+                       const wv_node *mem, uint32_t e, ex_t *out) {
   wavec_ctx *ctx = w->ctx;
   wv_kernel *k = w->k;
-  ex_t off = ex_const(ctx, 0);
-  *mask = 0;
   wv_mapping *m = mapping ? &k->mappings.v[mapping - 1] : NULL;
   ex_t iterval[WV_MAX_DIMS];
   if (m) {
@@ -206,8 +215,7 @@ static uint32_t mem_offset(lw *w, uint32_t id, uint32_t mapping,
       iterval[j] = index_of(w, id, m->outputs.v[o].dim);
     }
   }
-  int64_t stride = 1;
-  for (int i = (int)mem->type.n - 1; i >= 0; i--) {
+  for (uint32_t i = 0; i < mem->type.n; i++) {
     wavec_sym dim = mem->type.dims[i];
     ex_t coord = 0;
     if (m) {
@@ -218,18 +226,39 @@ static uint32_t mem_offset(lw *w, uint32_t id, uint32_t mapping,
     } else {
       coord = index_of(w, id, dim);
     }
-    coord = concrete(w, coord, e);
-    int64_t size = k->bind.ival[dim], lo, hi;
-    if (!ex_bounds(ctx, coord, w->ranges, w->nranges, &lo, &hi) || lo < 0 ||
-        hi >= size) {
-      uint32_t c = lower_expr(w, coord);
-      uint32_t p1 = reg(w, TY_PRED), p2 = reg(w, TY_PRED);
-      emit(w, T_SETP, TY_PRED, p1, c, iconst(w, 0), 0, TIR_CMP_GE);
-      emit(w, T_SETP, TY_PRED, p2, c, iconst(w, size), 0, TIR_CMP_LT);
-      uint32_t both = op2(w, T_AND, TY_PRED, p1, p2);
-      *mask = *mask ? op2(w, T_AND, TY_PRED, *mask, both) : both;
-    }
-    off = ex_add(ctx, off, ex_mul(ctx, coord, ex_const(ctx, stride)));
+    out[i] = concrete(w, coord, e);
+  }
+}
+
+/* A predicate that 0 <= c < size, ANDed into *mask; nothing when the
+ * bounds prove it. */
+static void bound_check(lw *w, ex_t c, int64_t size, uint32_t *mask) {
+  int64_t lo, hi;
+  if (ex_bounds(w->ctx, c, w->ranges, w->nranges, &lo, &hi) && lo >= 0 &&
+      hi < size)
+    return;
+  uint32_t r = lower_expr(w, c);
+  uint32_t p1 = reg(w, TY_PRED), p2 = reg(w, TY_PRED);
+  emit(w, T_SETP, TY_I32, p1, r, iconst(w, 0), 0, TIR_CMP_GE);
+  emit(w, T_SETP, TY_I32, p2, r, iconst(w, size), 0, TIR_CMP_LT);
+  uint32_t both = op2(w, T_AND, TY_PRED, p1, p2);
+  *mask = *mask ? op2(w, T_AND, TY_PRED, *mask, both) : both;
+}
+
+/* Offset (in elements) of element e of clone `id` in memory `mem`; *mask
+ * gets a predicate register, or 0 when the access is provably in bounds. */
+static uint32_t mem_offset(lw *w, uint32_t id, uint32_t mapping,
+                           const wv_node *mem, uint32_t e, uint32_t *mask) {
+  wavec_ctx *ctx = w->ctx;
+  ex_t coord[WV_MAX_DIMS];
+  mem_coords(w, id, mapping, mem, e, coord);
+  ex_t off = ex_const(ctx, 0);
+  *mask = 0;
+  int64_t stride = 1;
+  for (int i = (int)mem->type.n - 1; i >= 0; i--) {
+    int64_t size = w->k->bind.ival[mem->type.dims[i]];
+    bound_check(w, coord[i], size, mask);
+    off = ex_add(ctx, off, ex_mul(ctx, coord[i], ex_const(ctx, stride)));
     stride *= size;
   }
   return lower_expr(w, ex_simplify(ctx, off, w->ranges, w->nranges));
@@ -291,6 +320,160 @@ static void frag_at(lw *w, const wv_layout *l, int lane, uint32_t e,
     if (!ex_eval(ctx, l->d[i].frag, vals, known, ns, &out[i]))
       wv_fail(ctx, D_INTERNAL, w->loc, "a layout depends on more than the "
               "lane and the element number");
+}
+
+/* ---- staging mma operands through shared memory ------------------------------
+ * A read whose every use is an mma operand, inside a loop, is staged: the
+ * whole workgroup tile of its memory is copied to shared memory by all
+ * threads with 16-byte accesses (coalesced), then each lane loads its
+ * fragment elements from there. Rows are padded by 16 bytes against bank
+ * conflicts. Barriers before the copy (the previous iteration's readers are
+ * done) and after it (the tile is complete). */
+typedef struct stage {
+  int64_t base;                 /* byte offset in shared memory */
+  int64_t ext[WV_MAX_DIMS];     /* tile extent per memory dim */
+  int64_t sstride[WV_MAX_DIMS]; /* shared stride (elements) per memory dim */
+  ex_t start[WV_MAX_DIMS];      /* the workgroup tile's first coordinate */
+  uint32_t done_scope;          /* scope whose iteration copied it, +1 */
+} stage;
+
+enum { STAGE_VEC = 8, STAGE_PAD = 8 }; /* elements of 16 bits */
+
+/* The first coordinate of the workgroup's tile along dim d: the workgroup
+ * offset for split dims, the loop's for tiled ones, else 0. */
+static ex_t wg_start(lw *w, wavec_sym d, int64_t *ext) {
+  wavec_ctx *ctx = w->ctx;
+  wv_diminfo *di = &w->d->dim[d];
+  if (di->wg_axis >= 0) {
+    *ext = di->wg_tile;
+    return ex_mul(ctx, ex_sym(ctx, w->d->WG[di->wg_axis]),
+                  ex_const(ctx, di->wg_tile));
+  }
+  if (di->tile) {
+    *ext = di->tile;
+    return ex_mul(ctx, ex_sym(ctx, di->loopvar), ex_const(ctx, di->tile));
+  }
+  *ext = di->size;
+  return ex_const(ctx, 0);
+}
+
+/* Can read clone `id` be staged? Fills *st (without base) when it can. */
+static bool stageable(lw *w, uint32_t id, stage *st) {
+  wv_node *n = wv_get(w->g, id);
+  if (n->op != WAVEC_OP_READ || n->block == 0 || !w->mma_only[id] ||
+      (w->ctx->test_hooks & WV_HOOK_NO_STAGING))
+    return false;
+  wv_node *mem = wv_get(w->g, n->mem);
+  if (tir_ty_bytes(tir_ty_of(mem->type.dt)) != 2)
+    return false;
+  if (n->mapping) {
+    /* a pure permutation: every input an iterator */
+    wv_mapping *m = &w->k->mappings.v[n->mapping - 1];
+    for (uint32_t j = 0; j < m->inputs.n; j++)
+      if (!ex_sym_of(w->ctx, m->inputs.v[j].e))
+        return false;
+  }
+  uint32_t nd = mem->type.n;
+  int64_t total = 1;
+  for (uint32_t i = 0; i < nd; i++) {
+    st->start[i] = wg_start(w, mem->type.dims[i], &st->ext[i]);
+    total *= st->ext[i];
+  }
+  int64_t last = w->k->bind.ival[mem->type.dims[nd - 1]];
+  if (st->ext[nd - 1] % STAGE_VEC || last % STAGE_VEC)
+    return false;
+  int64_t s = 1;
+  for (int i = (int)nd - 1; i >= 0; i--) {
+    st->sstride[i] = s;
+    s *= st->ext[i] + (i == (int)nd - 1 ? STAGE_PAD : 0);
+  }
+  (void)total;
+  return s * 2 <= 96 * 1024;
+}
+
+static ex_t linear_tid(lw *w) {
+  wavec_ctx *ctx = w->ctx;
+  wv_dist *d = w->d;
+  ex_t t = ex_sym(ctx, d->T[2]);
+  t = ex_add(ctx, ex_mul(ctx, t, ex_const(ctx, d->block[1])),
+             ex_sym(ctx, d->T[1]));
+  return ex_add(ctx, ex_mul(ctx, t, ex_const(ctx, d->block[0])),
+                ex_sym(ctx, d->T[0]));
+}
+
+static void stage_copy(lw *w, uint32_t id, stage *st) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  wv_node *mem = wv_get(w->g, n->mem);
+  tir_ty ty = tir_ty_of(mem->type.dt);
+  uint32_t nd = mem->type.n;
+  int64_t total = 1;
+  for (uint32_t i = 0; i < nd; i++)
+    total *= st->ext[i];
+  int64_t nvec = total / STAGE_VEC;
+  int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
+  int64_t iters = (nvec + threads - 1) / threads;
+  ex_t tid = linear_tid(w);
+  emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  for (int64_t it = 0; it < iters; it++) {
+    ex_t v = ex_add(ctx, tid, ex_const(ctx, it * threads));
+    uint32_t mask = 0;
+    if (nvec % threads)
+      bound_check(w, concrete(w, v, 0), nvec, &mask);
+    /* local coordinates of the vector's first element, row-major */
+    ex_t rest = ex_mul(ctx, v, ex_const(ctx, STAGE_VEC));
+    ex_t goff = ex_const(ctx, 0), soff = ex_const(ctx, 0);
+    int64_t gstride = 1;
+    for (int i = (int)nd - 1; i >= 0; i--) {
+      ex_t c = i > 0 ? ex_mod(ctx, rest, ex_const(ctx, st->ext[i])) : rest;
+      rest = ex_floordiv(ctx, rest, ex_const(ctx, st->ext[i]));
+      goff = ex_add(ctx, goff,
+                    ex_mul(ctx, ex_add(ctx, st->start[i], c),
+                           ex_const(ctx, gstride)));
+      soff = ex_add(ctx, soff, ex_mul(ctx, c, ex_const(ctx, st->sstride[i])));
+      gstride *= w->k->bind.ival[mem->type.dims[i]];
+    }
+    uint32_t *regs = wv_alloc(ctx, STAGE_VEC * sizeof *regs);
+    for (int j = 0; j < STAGE_VEC; j++)
+      regs[j] = reg(w, ty);
+    tir_instr *ld = emit(w, T_LDGV, ty, 0, lower_expr(w, concrete(w, goff, 0)),
+                         mask, 0, mem->index);
+    ld->list = regs;
+    ld->nlist = STAGE_VEC;
+    ex_t sbytes = ex_add(ctx, ex_const(ctx, st->base),
+                         ex_mul(ctx, soff, ex_const(ctx, 2)));
+    tir_instr *stv = emit(w, T_STSV, ty, 0,
+                          lower_expr(w, concrete(w, sbytes, 0)), 0, 0, 0);
+    stv->list = regs;
+    stv->nlist = STAGE_VEC;
+    if (mask) {
+      /* lanes past the tile store nothing: a predicated vector store */
+      stv->b = mask;
+    }
+  }
+  emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+}
+
+/* Loads clone `id`'s elements from its staged tile. */
+static void staged_read(lw *w, uint32_t id, stage *st) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  wv_node *mem = wv_get(w->g, n->mem);
+  tir_ty ty = tir_ty_of(mem->type.dt);
+  uint32_t ne = nelem(w, id);
+  w->vals[id] = new_regs(w, ty, ne);
+  for (uint32_t e = 0; e < ne; e++) {
+    ex_t coord[WV_MAX_DIMS];
+    mem_coords(w, id, n->mapping, mem, e, coord);
+    ex_t off = ex_const(ctx, 0);
+    for (uint32_t i = 0; i < mem->type.n; i++)
+      off = ex_add(ctx, off,
+                   ex_mul(ctx, ex_sub(ctx, coord[i], concrete(w, st->start[i], 0)),
+                          ex_const(ctx, st->sstride[i])));
+    off = ex_add(ctx, ex_const(ctx, st->base), ex_mul(ctx, off, ex_const(ctx, 2)));
+    emit(w, T_LDS, ty, w->vals[id] + e,
+         lower_expr(w, ex_simplify(ctx, off, w->ranges, w->nranges)), 0, 0, 0);
+  }
 }
 
 /* ---- reductions ------------------------------------------------------------ */
@@ -465,9 +648,16 @@ static void lower_convert(lw *w, uint32_t id) {
     elems *= wv_layout_dim(lr, n->type.dims[i])->v;
   }
   int64_t nwaves = w->d->waves[0] * w->d->waves[1] * w->d->waves[2];
-  if (elems * nwaves > w->p->smem_bytes)
-    w->p->smem_bytes = elems * nwaves; /* slots; bytes are set at the end */
-  ex_t base = ex_mul(ctx, wave_id(w), ex_const(ctx, elems));
+  int64_t esize = tir_ty_bytes(ty);
+  /* one region per wave at the start of shared memory (conversions are
+   * separated by barriers, so they share it) */
+  int64_t bytes = (elems * nwaves * esize + 15) / 16 * 16;
+  if (bytes > w->convert_bytes)
+    w->convert_bytes = bytes;
+  /* addresses in elements below, in bytes when lowered; the region follows
+   * the staged operands */
+  ex_t base = ex_add(ctx, ex_const(ctx, w->stage_bytes / esize),
+                     ex_mul(ctx, wave_id(w), ex_const(ctx, elems)));
   if (!(w->ctx->test_hooks & WV_HOOK_DROP_BARRIER))
     emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
   for (uint32_t j = 0; j < n->nops; j++) {
@@ -501,6 +691,7 @@ static void lower_convert(lw *w, uint32_t id) {
         }
         off = ex_add(ctx, off, ex_mul(ctx, local, ex_const(ctx, stride[ri])));
       }
+      off = ex_mul(ctx, off, ex_const(ctx, esize));
       uint32_t a = lower_expr(w, concrete(w, off, e));
       emit(w, T_STS, ty, 0, a, elem(w, o, e, ty), mask, 0);
     }
@@ -513,6 +704,7 @@ static void lower_convert(lw *w, uint32_t id) {
       const wv_ldim *rd = wv_layout_dim(lr, n->type.dims[i]);
       off = ex_add(ctx, off, ex_mul(ctx, rd->frag, ex_const(ctx, stride[i])));
     }
+    off = ex_mul(ctx, off, ex_const(ctx, esize));
     emit(w, T_LDS, ty, first + e, lower_expr(w, concrete(w, off, e)), 0, 0, 0);
   }
   w->vals[id] = first;
@@ -558,6 +750,16 @@ static void lower_node(lw *w, uint32_t id) {
     return;
   }
   case WAVEC_OP_READ: {
+    stage *st = w->stage_of[w->ix->info[id].origin];
+    if (st) {
+      uint32_t scope = w->scopes.v[w->scopes.n - 1] + 1;
+      if (st->done_scope != scope) {
+        stage_copy(w, id, st);
+        st->done_scope = scope;
+      }
+      staged_read(w, id, st);
+      return;
+    }
     uint32_t ne = nelem(w, id);
     w->vals[id] = new_regs(w, ty, ne);
     wv_node *mem = wv_get(w->g, n->mem);
@@ -785,10 +987,37 @@ wavec_status wv_pass_lower(wv_kernel *k) {
     if (di->used && di->tile)
       w.ranges[di->loopvar] = (ex_range){0, di->size / di->tile - 1, true};
   }
+  /* which reads feed only mma operands, and which of those are staged */
+  uint32_t nn = k->g->nodes.n, norigin = 1;
+  w.mma_only = wv_alloc(ctx, nn * sizeof *w.mma_only);
+  for (uint32_t id = 1; id < nn; id++) {
+    w.mma_only[id] = true;
+    if (w.ix->info[id].origin >= norigin)
+      norigin = w.ix->info[id].origin + 1;
+  }
+  for (uint32_t id = 1; id < nn; id++) {
+    wv_node *n = wv_get(k->g, id);
+    for (uint32_t i = 0; i < n->nops; i++)
+      if (!(n->op == WAVEC_OP_MMA && i < 2))
+        w.mma_only[n->ops[i]] = false;
+  }
+  w.stage_of = wv_alloc(ctx, norigin * sizeof *w.stage_of);
+  for (uint32_t id = 1; id < nn; id++) {
+    uint32_t o = w.ix->info[id].origin;
+    stage st = {0};
+    if (w.stage_of[o] || !stageable(&w, id, &st))
+      continue;
+    int64_t bytes = 2;
+    wv_node *mem = wv_get(k->g, wv_get(k->g, id)->mem);
+    for (uint32_t i = 0; i < mem->type.n; i++)
+      bytes *= st.ext[i] + (i + 1 == mem->type.n ? STAGE_PAD : 0);
+    st.base = w.stage_bytes;
+    w.stage_bytes += (bytes + 15) / 16 * 16;
+    w.stage_of[o] = wv_dup(ctx, &st, sizeof st);
+  }
   open_scope(&w);
   lower_block(&w, 0);
-  /* shared memory: slots of 4 bytes are enough for every element type */
-  p->smem_bytes *= 4;
+  p->smem_bytes = w.convert_bytes + w.stage_bytes;
   k->tir = p;
   return tir_verify(ctx, p);
 }

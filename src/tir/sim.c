@@ -26,8 +26,9 @@ typedef struct swave {
   bool at_barrier, done;
 } swave;
 
+/* One 2-byte granule of shared memory with its race shadow. */
 typedef struct sshared {
-  double v;
+  uint16_t bits;
   uint32_t wepoch, rdepoch; /* epoch + 1 of the last write / read */
   int32_t writer, reader;   /* thread ids */
   bool multi;               /* read by several threads this epoch */
@@ -47,7 +48,7 @@ typedef struct sim {
   uint8_t *rset;      /* register written, same shape */
   swave *waves;
   sshared *smem;
-  int64_t nslots;
+  int64_t ngran; /* shared memory in 2-byte granules */
   uint32_t epoch;
   int64_t wg[3];
   int (*mma_map)[3][2]; /* [role][lane*elems+e] -> (row, col) */
@@ -207,6 +208,147 @@ static void do_mma(sim *s, const tir_instr *in, uint32_t w) {
     }
 }
 
+static int32_t global_thread(sim *s, uint32_t w, int l) {
+  const tir_prog *p = s->p;
+  return (int32_t)((((s->wg[2] * p->grid[1] + s->wg[1]) * p->grid[0] +
+                     s->wg[0]) *
+                        (p->block[0] * p->block[1] * p->block[2]) +
+                    (int64_t)w * s->lanes + l) +
+                   1);
+}
+
+/* Element `off` of argument in->imm, checked. */
+static val ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
+               int64_t off) {
+  const tir_arg *a = &s->p->args.v[in->imm];
+  if (off < 0 || off >= a->elems)
+    report(s, in, w, l, D_SIM_OOB,
+           "out-of-bounds read of '%s': element %lld of %lld", a->name,
+           (long long)off, (long long)a->elems);
+  if (!s->ginit[in->imm][off])
+    report(s, in, w, l, D_SIM_UNINIT,
+           "read of '%s' element %lld, which nothing wrote", a->name,
+           (long long)off);
+  double x = load_elem(a->dt, s->args[in->imm], off);
+  val r;
+  if (is_float(ty))
+    r.f = x;
+  else
+    r.i = (int64_t)x;
+  return r;
+}
+
+static void stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
+                int64_t off, val v) {
+  const tir_arg *a = &s->p->args.v[in->imm];
+  if (off < 0 || off >= a->elems)
+    report(s, in, w, l, D_SIM_OOB,
+           "out-of-bounds write of '%s': element %lld of %lld", a->name,
+           (long long)off, (long long)a->elems);
+  double x = is_float(ty) ? v.f : (double)v.i;
+  int32_t me = global_thread(s, w, l);
+  int32_t prev = s->gwriter[in->imm][off];
+  if (prev && prev != me &&
+      load_elem(a->dt, s->args[in->imm], off) != round_to(tir_ty_of(a->dt), x))
+    report(s, in, w, l, D_SIM_CONFLICT,
+           "threads %d and %d store different values to '%s' element %lld",
+           prev - 1, me - 1, a->name, (long long)off);
+  store_elem(a->dt, s->args[in->imm], off, x);
+  s->ginit[in->imm][off] = 1;
+  s->gwriter[in->imm][off] = me;
+}
+
+/* Reads (st == NULL) or writes *st at shared byte address `addr` as type
+ * ty, checking bounds, alignment, initialisation and races granule by
+ * granule. Values are kept as their bit patterns. */
+static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
+                         tir_ty ty, int64_t addr, const val *st) {
+  int64_t size = tir_ty_bytes(ty);
+  if (addr < 0 || addr + size > s->ngran * 2)
+    report(s, in, w, l, D_SIM_OOB,
+           "out-of-bounds %s shared memory: byte %lld of %lld",
+           st ? "write to" : "read of", (long long)addr,
+           (long long)(s->ngran * 2));
+  if (addr % size)
+    report(s, in, w, l, D_SIM_OOB, "misaligned %lld-byte shared access at "
+           "byte %lld", (long long)size, (long long)addr);
+  uint16_t bits[2] = {0, 0};
+  if (st) {
+    if (ty == TY_F16) {
+      bits[0] = wv_f64_to_f16(st->f);
+    } else if (ty == TY_BF16) {
+      bits[0] = wv_f64_to_bf16(st->f);
+    } else {
+      uint32_t u;
+      if (ty == TY_F32) {
+        float f = (float)st->f;
+        memcpy(&u, &f, 4);
+      } else {
+        u = (uint32_t)st->i;
+      }
+      bits[0] = (uint16_t)u;
+      bits[1] = (uint16_t)(u >> 16);
+    }
+  }
+  int32_t me = (int32_t)((int64_t)w * s->lanes + l);
+  uint32_t ep = s->epoch + 1;
+  for (int64_t g = 0; g < size / 2; g++) {
+    sshared *m = &s->smem[addr / 2 + g];
+    long long byte = (long long)(addr + 2 * g);
+    if (st) {
+      bool same = m->init && m->bits == bits[g];
+      if (m->wepoch == ep && m->writer != me && !same)
+        report(s, in, w, l, D_SIM_RACE,
+               "shared-memory race: byte %lld written by threads %d and %d "
+               "with no barrier between",
+               byte, m->writer, me);
+      if (m->rdepoch == ep && (m->reader != me || m->multi))
+        report(s, in, w, l, D_SIM_RACE,
+               "shared-memory race: byte %lld written after thread %d read "
+               "it, with no barrier between",
+               byte, m->reader);
+      m->bits = bits[g];
+      m->init = true;
+      m->wepoch = ep;
+      m->writer = me;
+      continue;
+    }
+    if (!m->init)
+      report(s, in, w, l, D_SIM_UNINIT,
+             "read of shared-memory byte %lld, which nothing wrote", byte);
+    if (m->wepoch == ep && m->writer != me)
+      report(s, in, w, l, D_SIM_RACE,
+             "shared-memory race: byte %lld read after thread %d wrote it, "
+             "with no barrier between",
+             byte, m->writer);
+    if (m->rdepoch == ep && m->reader != me)
+      m->multi = true;
+    else if (m->rdepoch != ep)
+      m->multi = false;
+    m->rdepoch = ep;
+    m->reader = me;
+    bits[g] = m->bits;
+  }
+  val r = {0};
+  if (st)
+    return r;
+  if (ty == TY_F16) {
+    r.f = wv_f16_to_f32(bits[0]);
+  } else if (ty == TY_BF16) {
+    r.f = wv_bf16_to_f32(bits[0]);
+  } else {
+    uint32_t u = bits[0] | (uint32_t)bits[1] << 16;
+    if (ty == TY_F32) {
+      float f;
+      memcpy(&f, &u, 4);
+      r.f = f;
+    } else {
+      r.i = (int32_t)u;
+    }
+  }
+  return r;
+}
+
 /* Runs wave w until a barrier or its end. */
 static void run_wave(sim *s, uint32_t w) {
   const tir_prog *p = s->p;
@@ -284,108 +426,55 @@ static void run_wave(sim *s, uint32_t w) {
           r.i = (int64_t)nearbyint(x);
         break;
       }
-      case T_LDG: {
+      case T_LDG:
         if (in->b && !rd(s, in, w, in->b, l).i) {
-          r.f = 0;
-          if (!is_float(ty))
-            r.i = 0;
+          r.i = 0;
           break;
         }
-        int64_t off = rd(s, in, w, in->a, l).i;
-        const tir_arg *a = &p->args.v[in->imm];
-        if (off < 0 || off >= a->elems)
-          report(s, in, w, l, D_SIM_OOB,
-                 "out-of-bounds read of '%s': element %lld of %lld", a->name,
-                 (long long)off, (long long)a->elems);
-        if (!s->ginit[in->imm][off])
-          report(s, in, w, l, D_SIM_UNINIT,
-                 "read of '%s' element %lld, which nothing wrote", a->name,
-                 (long long)off);
-        double x = load_elem(a->dt, s->args[in->imm], off);
-        if (is_float(ty))
-          r.f = x;
-        else
-          r.i = (int64_t)x;
+        r = ldg(s, in, w, l, ty, rd(s, in, w, in->a, l).i);
         break;
-      }
-      case T_STG: {
+      case T_STG:
         if (in->c && !rd(s, in, w, in->c, l).i)
           continue;
-        int64_t off = rd(s, in, w, in->a, l).i;
-        const tir_arg *a = &p->args.v[in->imm];
-        if (off < 0 || off >= a->elems)
-          report(s, in, w, l, D_SIM_OOB,
-                 "out-of-bounds write of '%s': element %lld of %lld", a->name,
-                 (long long)off, (long long)a->elems);
+        stg(s, in, w, l, ty, rd(s, in, w, in->a, l).i, rd(s, in, w, in->b, l));
+        continue;
+      case T_LDS:
+        r = shared_access(s, in, w, l, ty, rd(s, in, w, in->a, l).i, NULL);
+        break;
+      case T_STS: {
+        if (in->c && !rd(s, in, w, in->c, l).i)
+          continue;
         val v = rd(s, in, w, in->b, l);
-        double x = is_float(ty) ? v.f : (double)v.i;
-        int32_t me = (int32_t)((((s->wg[2] * p->grid[1] + s->wg[1]) *
-                                     p->grid[0] + s->wg[0]) *
-                                    (p->block[0] * p->block[1] * p->block[2]) +
-                                (int64_t)w * L + l) + 1);
-        int32_t prev = s->gwriter[in->imm][off];
-        if (prev && prev != me &&
-            load_elem(a->dt, s->args[in->imm], off) !=
-                round_to(tir_ty_of(a->dt), x))
-          report(s, in, w, l, D_SIM_CONFLICT,
-                 "threads %d and %d store different values to '%s' element "
-                 "%lld",
-                 prev - 1, me - 1, a->name, (long long)off);
-        store_elem(a->dt, s->args[in->imm], off, x);
-        s->ginit[in->imm][off] = 1;
-        s->gwriter[in->imm][off] = me;
+        shared_access(s, in, w, l, ty, rd(s, in, w, in->a, l).i, &v);
         continue;
       }
-      case T_LDS:
-      case T_STS: {
-        bool st = in->op == T_STS;
-        if (st && in->c && !rd(s, in, w, in->c, l).i)
-          continue;
-        int64_t off = rd(s, in, w, in->a, l).i;
-        if (off < 0 || off >= s->nslots)
+      case T_LDGV:
+      case T_LDSV:
+      case T_STSV: {
+        /* n consecutive elements, the whole vector aligned to its size */
+        int64_t a = rd(s, in, w, in->a, l).i;
+        int64_t size = tir_ty_bytes(ty), n = in->nlist;
+        int64_t bytes = in->op == T_LDGV ? a * size : a;
+        if (bytes % (size * n) != 0)
           report(s, in, w, l, D_SIM_OOB,
-                 "out-of-bounds %s shared memory: slot %lld of %lld",
-                 st ? "write to" : "read of", (long long)off,
-                 (long long)s->nslots);
-        sshared *m = &s->smem[off];
-        int32_t me = (int32_t)((int64_t)w * L + l);
-        uint32_t ep = s->epoch + 1;
-        if (st) {
-          double x = rd(s, in, w, in->b, l).f;
-          bool same = m->init && m->v == x;
-          if (m->wepoch == ep && m->writer != me && !same)
-            report(s, in, w, l, D_SIM_RACE,
-                   "shared-memory race: slot %lld written by threads %d and "
-                   "%d with no barrier between",
-                   (long long)off, m->writer, me);
-          if (m->rdepoch == ep && (m->reader != me || m->multi))
-            report(s, in, w, l, D_SIM_RACE,
-                   "shared-memory race: slot %lld written after thread %d "
-                   "read it, with no barrier between",
-                   (long long)off, m->reader);
-          m->v = x;
-          m->init = true;
-          m->wepoch = ep;
-          m->writer = me;
+                 "misaligned %lld-byte vector access at byte %lld",
+                 (long long)(size * n), (long long)bytes);
+        bool on = in->op == T_LDSV || !in->b || rd(s, in, w, in->b, l).i;
+        if (!on && in->op == T_STSV)
           continue;
+        for (int64_t j = 0; j < n; j++) {
+          if (in->op == T_LDGV) {
+            wr(s, w, in->list[j], l,
+               on ? ldg(s, in, w, l, ty, a + j) : (val){0});
+          } else if (in->op == T_LDSV) {
+            wr(s, w, in->list[j], l,
+               shared_access(s, in, w, l, ty, a + j * size, NULL));
+          } else {
+            val v = rd(s, in, w, in->list[j], l);
+            shared_access(s, in, w, l, ty, a + j * size, &v);
+          }
         }
-        if (!m->init)
-          report(s, in, w, l, D_SIM_UNINIT,
-                 "read of shared-memory slot %lld, which nothing wrote",
-                 (long long)off);
-        if (m->wepoch == ep && m->writer != me)
-          report(s, in, w, l, D_SIM_RACE,
-                 "shared-memory race: slot %lld read after thread %d wrote "
-                 "it, with no barrier between",
-                 (long long)off, m->writer);
-        if (m->rdepoch == ep && m->reader != me)
-          m->multi = true;
-        else if (m->rdepoch != ep)
-          m->multi = false;
-        m->rdepoch = ep;
-        m->reader = me;
-        r.f = m->v;
-        break;
+        continue;
       }
       default: {
         val a = in->a ? rd(s, in, w, in->a, l) : (val){0};
@@ -426,7 +515,7 @@ static void run_wave(sim *s, uint32_t w) {
 
 static void run_workgroup(sim *s) {
   memset(s->rset, 0, (size_t)s->nwaves * s->p->regs.n * s->lanes);
-  for (int64_t i = 0; i < s->nslots; i++)
+  for (int64_t i = 0; i < s->ngran; i++)
     s->smem[i] = (sshared){0};
   s->epoch = 0;
   for (uint32_t w = 0; w < s->nwaves; w++)
@@ -498,12 +587,12 @@ static void simulate(wv_kernel *k, void *const *args) {
   s.args = args;
   s.lanes = p->lanes;
   s.nwaves = (uint32_t)(p->block[0] * p->block[1] * p->block[2] / p->lanes);
-  s.nslots = p->smem_bytes / 4;
+  s.ngran = (p->smem_bytes + 1) / 2;
   size_t nregs = (size_t)s.nwaves * p->regs.n * (size_t)s.lanes;
   s.regs = wv_alloc(ctx, nregs * sizeof *s.regs);
   s.rset = wv_alloc(ctx, nregs);
   s.waves = wv_alloc(ctx, s.nwaves * sizeof *s.waves);
-  s.smem = wv_alloc(ctx, (size_t)(s.nslots ? s.nslots : 1) * sizeof *s.smem);
+  s.smem = wv_alloc(ctx, (size_t)(s.ngran ? s.ngran : 1) * sizeof *s.smem);
   s.tmp = wv_alloc(ctx, (size_t)s.lanes * sizeof *s.tmp);
   s.ginit = wv_alloc(ctx, p->args.n * sizeof *s.ginit);
   s.gwriter = wv_alloc(ctx, p->args.n * sizeof *s.gwriter);

@@ -99,7 +99,7 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
     if (in->dst && in->op != T_LOOP && in->op != T_ENDLOOP &&
         p->regs.v[in->dst] != want)
       bad = true;
-    if ((in->op == T_LDG || in->op == T_STG) &&
+    if ((in->op == T_LDG || in->op == T_STG || in->op == T_LDGV) &&
         (in->imm < 0 || in->imm >= p->args.n))
       bad = true;
     if (in->op == T_LOOP)

@@ -12,7 +12,10 @@
  *  - Integer division and modulus are floor semantics, as in the index
  *    algebra; every index in the program is computed by these ops.
  *  - Float values are stored rounded to their register type: an f16 add
- *    computes exactly and rounds once to f16 (round to nearest even). */
+ *    computes exactly and rounds once to f16 (round to nearest even).
+ *  - Shared memory is addressed in bytes; an access of type T is aligned to
+ *    the size of T, a vector access (T_LDSV, T_STSV, T_LDGV) of n elements
+ *    to n times that. Global offsets count elements of the argument. */
 #ifndef WV_TIR_H
 #define WV_TIR_H
 
@@ -49,8 +52,11 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_CVT, "cvt", 1)        /* dst(ty) = a converted (RNE)               */    \
   X(T_LDG, "ldg", 2)        /* dst = arg[imm][a] if b (b may be 0: true) */    \
   X(T_STG, "stg", 3)        /* arg[imm][a] = b if c                      */    \
-  X(T_LDS, "lds", 1)        /* dst = shared[a]                           */    \
-  X(T_STS, "sts", 3)        /* shared[a] = b if c                        */    \
+  X(T_LDS, "lds", 1)        /* dst = shared[byte a]                      */    \
+  X(T_STS, "sts", 3)        /* shared[byte a] = b if c                   */    \
+  X(T_LDGV, "ldg.v", 2)     /* list = arg[imm][a .. a+n) if b; aligned   */    \
+  X(T_LDSV, "lds.v", 1)     /* list = shared[byte a ..]; aligned         */    \
+  X(T_STSV, "sts.v", 2)     /* shared[byte a ..] = list if b; aligned    */    \
   X(T_BAR, "bar", 0)        /* workgroup barrier                         */    \
   X(T_SHFL, "shfl", 1)      /* dst = a of lane (lane ^ imm)              */    \
   X(T_MMA, "mma", 0)        /* list: dst..., a..., b..., c...; imm kind  */    \
@@ -107,5 +113,23 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b);
 wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p);
 
 tir_ty tir_ty_of(wavec_dtype dt);
+int tir_ty_bytes(tir_ty ty); /* 2 for f16/bf16, 4 for f32/i32, 1 pred */
+
+/* The PTX printer (ptx.c): appends to `out` one PTX module holding the
+ * program as the `.entry` `name` for target t (sm_80, sm_90, sm_90a).
+ * Unwinds with D_UNSUPPORTED (WAVEC_ERR_UNSUPPORTED) for what NVIDIA GPUs
+ * cannot run: waves of other than 32 lanes, AMD MFMA mma kinds, wgmma (not
+ * printed yet), 32-bit index overflow, too many threads or too much shared
+ * memory; `loc` (the kernel's) is where program-wide diagnostics point. */
+struct wv_target;
+void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
+                  wavec_loc loc, const struct wv_target *t, wv_buf *out);
+/* The `.entry` name tir_emit_ptx gives a kernel called `name` (a PTX
+ * identifier: other characters become '_'), appended to out. */
+void tir_ptx_entry_name(const char *name, wv_buf *out);
+/* Shared memory up to this many bytes is a static `.shared` array; above,
+ * it is `.extern` (dynamic): the launch passes smem_bytes and raises the
+ * function's dynamic shared-memory limit. */
+#define TIR_PTX_STATIC_SMEM_MAX (48 * 1024)
 
 #endif

@@ -1,0 +1,160 @@
+"""wavec benchmarks on the GPU, side by side with the peers in one run.
+
+For each workload: compile the .wave kernel with the wavec CLI (source ->
+PTX, timed; PTX -> cubin with ptxas, timed), load the PTX through the CUDA
+driver (ctypes), run it on torch tensors, check it against the peer's result,
+and time both with CUDA events (median of 20 after 3 warm-ups) in the same
+process. FLOP conventions as ../shared/anchors/README.md: GEMM 2MNK,
+attention forward 4*B*H*N*N*D (halved when causal).
+
+Usage (on the GPU machine, from the repo root, after `make MODE=release`):
+  python3 bench/bench.py [--quick] [--out DIR]
+Writes DIR/results.json, DIR/RESULTS.md and DIR/results.png and prints a
+table last.
+"""
+import argparse, ctypes, json, os, re, subprocess, sys, tempfile, time
+import torch
+import torch.nn.functional as F
+
+WAVEC = os.environ.get("WAVEC", "build/release/wavec")
+dev = "cuda"
+
+# ---- the CUDA driver, for loading wavec's PTX ------------------------------
+cuda = ctypes.CDLL("libcuda.so.1")
+def ck(r, what):
+    if r != 0:
+        s = ctypes.c_char_p()
+        cuda.cuGetErrorString(r, ctypes.byref(s))
+        raise RuntimeError(f"{what}: CUDA error {r} {s.value.decode() if s.value else ''}")
+
+torch.zeros(1, device=dev)  # the primary context, current on this thread
+
+class Kernel:
+    def __init__(self, ptx: bytes, name: str, grid, block, smem):
+        self.mod = ctypes.c_void_p()
+        ck(cuda.cuModuleLoadData(ctypes.byref(self.mod), ctypes.c_char_p(ptx + b"\0")), "cuModuleLoadData")
+        self.fn = ctypes.c_void_p()
+        ck(cuda.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, name.encode()), "cuModuleGetFunction")
+        self.grid, self.block, self.smem = grid, block, smem
+        if smem > 48 * 1024:
+            # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+            ck(cuda.cuFuncSetAttribute(self.fn, 8, smem), "cuFuncSetAttribute")
+
+    def __call__(self, *tensors):
+        ptrs = [ctypes.c_uint64(t.data_ptr()) for t in tensors]
+        params = (ctypes.c_void_p * len(ptrs))(*[ctypes.cast(ctypes.byref(p), ctypes.c_void_p) for p in ptrs])
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        dyn = self.smem if self.dynamic else 0
+        ck(cuda.cuLaunchKernel(self.fn, *self.grid, *self.block, dyn, stream, params, None), "cuLaunchKernel")
+
+def wavec_compile(wave, kernel, defs, extra=()):
+    """Returns (Kernel, ms source->PTX, ms PTX->cubin, info)."""
+    args = [WAVEC, "compile", wave, "--kernel", kernel] + [f"-D{k}={v}" for k, v in defs.items()] + list(extra)
+    t = time.perf_counter()
+    tir = subprocess.run(args, check=True, capture_output=True, text=True).stdout.splitlines()[0]
+    m = re.match(r"tir grid \[(\d+), (\d+), (\d+)\] block \[(\d+), (\d+), (\d+)\] lanes \d+ shared (\d+) bytes", tir)
+    grid = tuple(int(x) for x in m.group(1, 2, 3)); block = tuple(int(x) for x in m.group(4, 5, 6)); smem = int(m.group(7))
+    t = time.perf_counter()
+    ptx = subprocess.run(args + ["--emit=ptx", "--target=sm_90"], check=True, capture_output=True).stdout
+    ms_ptx = 1e3 * (time.perf_counter() - t)
+    with tempfile.TemporaryDirectory() as d:
+        open(f"{d}/k.ptx", "wb").write(ptx)
+        t = time.perf_counter()
+        subprocess.run(["ptxas", "-arch=sm_90", "-O3", "-v", f"{d}/k.ptx", "-o", f"{d}/k.cubin"], check=True, capture_output=True)
+        ms_cubin = 1e3 * (time.perf_counter() - t)
+    k = Kernel(ptx, kernel, grid, block, smem)
+    k.dynamic = b".extern .shared" in ptx
+    return k, ms_ptx, ms_cubin, dict(grid=grid, block=block, smem=smem)
+
+def bench(fn, warm=3, rep=20):
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(rep):
+        s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
+        s.record(); fn(); e.record(); torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+def rel_err(x, ref):
+    return ((x.float() - ref.float()).norm() / ref.float().norm()).item()
+
+rows = []
+def report(workload, peer, ms_w, ms_p, flops, err, compile_ms):
+    tw, tp = flops / ms_w / 1e9, flops / ms_p / 1e9
+    rows.append(dict(workload=workload, peer=peer, wavec_ms=ms_w, peer_ms=ms_p, wavec_tflops=tw,
+                     peer_tflops=tp, ratio=tw / tp, rel_err=err, compile=compile_ms))
+    print(f"{workload:44s} wavec {tw:7.1f} TFLOP/s  {peer:12s} {tp:7.1f}  ratio {tw/tp:5.2f}  err {err:.1e}", flush=True)
+
+def gemm(n, dt):
+    name = {torch.float16: "gemm_f16", torch.bfloat16: "gemm_bf16"}[dt]
+    k, ms_ptx, ms_cubin, info = wavec_compile("bench/gemm.wave", name, dict(M=n, N=n, K=n))
+    a = torch.randn(n, n, dtype=dt, device=dev); b = torch.randn(n, n, dtype=dt, device=dev)
+    c = torch.empty(n, n, dtype=dt, device=dev)
+    k(a, b, c); torch.cuda.synchronize()
+    ref = a @ b.T
+    err = rel_err(c, ref)
+    ms_w = bench(lambda: k(a, b, c)); ms_p = bench(lambda: a @ b.T)
+    report(f"gemm {str(dt)[6:]} {n}^3", "cuBLAS", ms_w, ms_p, 2 * n**3, err, (ms_ptx, ms_cubin))
+
+def attn_fwd(D, N, causal):
+    B = max(1, 16384 // N); H = 2048 // D
+    kname = "attention_fwd_causal" if causal else "attention_fwd"
+    k, ms_ptx, ms_cubin, info = wavec_compile("examples/attention_fwd.wave", kname,
+                                              dict(B=B * H, M=N, K2=N, K1=D, N=D))
+    q = torch.randn(B, H, N, D, dtype=torch.float16, device=dev)
+    kk = torch.randn_like(q); v = torch.randn_like(q)
+    o = torch.empty(B * H, N, D, dtype=torch.float32, device=dev)
+    lse = torch.empty(B * H, N, dtype=torch.float32, device=dev)
+    args = (q.reshape(B * H, N, D), kk.reshape(B * H, N, D), v.reshape(B * H, N, D), o, lse)
+    k(*args); torch.cuda.synchronize()
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        ref = F.scaled_dot_product_attention(q, kk, v, is_causal=causal, scale=0.125)
+        err = rel_err(o.reshape(B, H, N, D), ref)
+        ms_p = bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=causal, scale=0.125))
+    ms_w = bench(lambda: k(*args))
+    fl = 4 * B * H * N * N * D * (0.5 if causal else 1.0)
+    report(f"attn fwd f16 D={D} N={N} causal={int(causal)}", "SDPA-flash", ms_w, ms_p, fl, err, (ms_ptx, ms_cubin))
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
+    for n in ((4096,) if a.quick else (4096, 8192)):
+        for dt in (torch.bfloat16, torch.float16):
+            try: gemm(n, dt)
+            except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+    for D in (64, 128):
+        for N in ((4096,) if a.quick else (1024, 4096, 8192)):
+            for causal in (False, True):
+                try: attn_fwd(D, N, causal)
+                except Exception as e: print(f"attn D={D} N={N}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+    json.dump(rows, open(f"{a.out}/results.json", "w"), indent=1)
+    with open(f"{a.out}/RESULTS.md", "w") as f:
+        f.write(f"# wavec benchmarks\n\n{time.strftime('%Y-%m-%d')}, {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+                f"wavec {subprocess.run([WAVEC, '--version'], capture_output=True, text=True).stdout.strip()}\n\n")
+        f.write("| workload | wavec TFLOP/s | peer | peer TFLOP/s | ratio | rel err | source->PTX ms | PTX->cubin ms |\n|---|---|---|---|---|---|---|---|\n")
+        for r in rows:
+            f.write(f"| {r['workload']} | {r['wavec_tflops']:.1f} | {r['peer']} | {r['peer_tflops']:.1f} | {r['ratio']:.3f} | {r['rel_err']:.1e} | {r['compile'][0]:.1f} | {r['compile'][1]:.1f} |\n")
+    try:
+        import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(10, 0.4 * len(rows) + 1.5))
+        names = [r["workload"] for r in rows]
+        ax.barh(names, [r["peer_tflops"] for r in rows], color="#bbb", label="peer")
+        ax.barh(names, [r["wavec_tflops"] for r in rows], color="#2a6", label="wavec", height=0.5)
+        ax.set_xlabel("TFLOP/s"); ax.legend(); ax.invert_yaxis(); fig.tight_layout()
+        fig.savefig(f"{a.out}/results.png", dpi=110)
+    except Exception as e:
+        print("no plot:", e)
+    print("\n| workload | wavec | peer | ratio |")
+    for r in rows:
+        print(f"| {r['workload']} | {r['wavec_tflops']:.1f} | {r['peer']} {r['peer_tflops']:.1f} | {r['ratio']:.3f} |")
+
+if __name__ == "__main__":
+    main()

@@ -51,6 +51,8 @@ typedef struct lw {
   int64_t convert_bytes; /* shared memory of the widest conversion */
   int64_t stage_bytes;   /* shared memory of staged operands, before it */
   bool *mma_only;        /* by node: every use is an mma lhs or rhs */
+  bool *written;         /* by ARG node: some write stores to it */
+  bool *hoisted;         /* by node: lowered before its loop */
   struct stage **stage_of; /* by origin (pre-expansion node): its staging */
 } lw;
 
@@ -852,6 +854,19 @@ static void lower_node(lw *w, uint32_t id) {
     return;
   case WAVEC_OP_ITERATE: {
     wv_block *body = &w->g->blocks.v[n->body];
+    /* Reads that do not change from one iteration to the next (the loop's
+     * dim is not theirs, and nothing the kernel writes is read) happen once,
+     * before the loop. */
+    for (uint32_t i = 0; i < body->nodes.n; i++) {
+      uint32_t rid = body->nodes.v[i];
+      wv_node *r = wv_get(w->g, rid);
+      if (r->op != WAVEC_OP_READ || wv_type_has(&r->type, n->sym) ||
+          w->written[r->mem])
+        continue;
+      lower_node(w, rid);
+      w->hoisted[rid] = true;
+    }
+    w->loc = n->loc;
     /* carried registers, initialised from the inits */
     for (uint32_t i = 0; i < n->nops; i++) {
       uint32_t cid = body->nodes.v[i];
@@ -935,7 +950,8 @@ static void lower_node(lw *w, uint32_t id) {
 static void lower_block(lw *w, uint32_t block) {
   wv_block *b = &w->g->blocks.v[block];
   for (uint32_t i = 0; i < b->nodes.n; i++)
-    lower_node(w, b->nodes.v[i]);
+    if (!w->hoisted[b->nodes.v[i]])
+      lower_node(w, b->nodes.v[i]);
 }
 
 tir_prog *wv_kernel_tir(wv_kernel *k) { return k->tir; }
@@ -990,6 +1006,8 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   /* which reads feed only mma operands, and which of those are staged */
   uint32_t nn = k->g->nodes.n, norigin = 1;
   w.mma_only = wv_alloc(ctx, nn * sizeof *w.mma_only);
+  w.written = wv_alloc(ctx, nn * sizeof *w.written);
+  w.hoisted = wv_alloc(ctx, nn * sizeof *w.hoisted);
   for (uint32_t id = 1; id < nn; id++) {
     w.mma_only[id] = true;
     if (w.ix->info[id].origin >= norigin)
@@ -1000,6 +1018,8 @@ wavec_status wv_pass_lower(wv_kernel *k) {
     for (uint32_t i = 0; i < n->nops; i++)
       if (!(n->op == WAVEC_OP_MMA && i < 2))
         w.mma_only[n->ops[i]] = false;
+    if (n->op == WAVEC_OP_WRITE)
+      w.written[n->mem] = true;
   }
   w.stage_of = wv_alloc(ctx, norigin * sizeof *w.stage_of);
   for (uint32_t id = 1; id < nn; id++) {

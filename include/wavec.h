@@ -409,6 +409,22 @@ wavec_status wavec_layout_render(wavec_ctx *ctx, const char *mma_name,
                                  const char *role, int n, int svg,
                                  const char **out);
 
+/* The same picture for a value of a compiled kernel (after wavec_compile):
+ * one wave's tile of the value over its last two dims (the other dims at
+ * coordinate 0; a one-dim value is one row), coordinates counted from the
+ * wave tile's start, every cell "clone:lane:elem" — clone is the index of
+ * the vector tile (expansion clone) in coordinate order. It is computed by
+ * evaluating the expanded graph's layouts for every clone, lane and element.
+ * A layout may replicate (a reduction result or a broadcast operand: several
+ * lanes or elements hold one coordinate): the first holder is shown, the
+ * cell is marked "*" and the legend says so. node: a source variable name,
+ * naming the last value assigned to it, or "NAME@LINE" for the one assigned
+ * on that source line. WAVEC_ERR_INVALID, with a diagnostic listing valid
+ * names, for an unknown node or a kernel not compiled; WAVEC_ERR_INTERNAL
+ * when the clones overlap or leave a cell empty. */
+wavec_status wavec_layout_render_node(wavec_kernel *k, const char *node,
+                                      int svg, const char **out);
+
 #ifdef __cplusplus
 }
 #endif

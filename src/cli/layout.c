@@ -1,5 +1,6 @@
 /* `wavec layout`: prints or draws which lane holds which element of an mma
- * operand. A thin user of wavec_layout_render(). */
+ * operand, or of a value of a kernel after expansion. A thin user of
+ * wavec_layout_render() and wavec_layout_render_node(). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,23 +12,35 @@ int wv_cli_layout(int argc, char **argv);
 
 static const char layout_usage[] =
     "usage: wavec layout MMA_TYPE [lhs|rhs|acc] [--n N] [--svg FILE]\n"
+    "       wavec layout FILE.wave NODE [-D SYM=V]... [--hardware K=V,...]\n"
+    "                    [--kernel NAME] [--svg FILE]\n"
     "\n"
-    "Shows which lane holds which element of one operand of an mma type:\n"
-    "lhs is M x K, rhs is N x K, acc (the default) is M x N; each cell is\n"
-    "lane:elem. The picture is evaluated from the compiler's own layout\n"
-    "table.\n"
+    "The first argument decides. An mma type: shows which lane holds which\n"
+    "element of one operand of it: lhs is M x K, rhs is N x K, acc (the\n"
+    "default) is M x N; each cell is lane:elem. A .wave file: compiles it and\n"
+    "shows one wave's tile of the value NODE (a source variable: its last\n"
+    "assignment, or NAME@LINE for the one on that line) over its last two\n"
+    "dims, the other dims at 0; each cell is clone:lane:elem, clone being\n"
+    "the vector tile in coordinate order, and * marks a cell that several\n"
+    "lanes or elements hold (replication). The picture is evaluated from the\n"
+    "compiler's own layout tables.\n"
     "\n"
     "mma types: F32_16x8x16_F16, F32_16x8x16_BF16 (NVIDIA mma.sync),\n"
     "  F32_16x16x16_F16, F32_32x32x8_F16 (AMD MFMA, simulator only),\n"
     "  F32_64xNx16_F16, F32_64xNx16_BF16 (NVIDIA wgmma, sm_90a)\n"
     "\n"
     "options:\n"
-    "  --n N        the N of a wgmma type: 8, 16, ..., 256 (default 16)\n"
-    "  --svg FILE   write an SVG picture to FILE instead of printing text\n"
-    "  -h, --help   this text\n"
+    "  --n N              mma: the N of a wgmma type: 8, 16, ..., 256\n"
+    "                     (default 16)\n"
+    "  -D SYM=VALUE       .wave: bind a hyperparameter (overrides defaults)\n"
+    "  --hardware K=V,... .wave: override threads_per_wave=N, mma=NAME\n"
+    "  --kernel NAME      .wave: the kernel (needed when the file has several)\n"
+    "  --svg FILE         write an SVG picture to FILE instead of printing text\n"
+    "  -h, --help         this text\n"
     "\n"
-    "Exit status: 0 success, 1 an internal error, 2 bad usage or an\n"
-    "unwritable file.\n";
+    "Exit status: 0 success; mma: 1 an internal error, 2 bad usage or an\n"
+    "unwritable file; .wave: 1 an error in the kernel or an unknown NODE,\n"
+    "2 bad usage or an unreadable or unwritable file.\n";
 
 static int layout_usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "wavec layout: ");
@@ -76,17 +89,192 @@ static int write_atomic(const char *path, const char *text) {
   return 0;
 }
 
+/* The text of a file (malloc'ed, NUL-terminated); NULL with errno set. */
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap + 1);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap)
+      break;
+    char *nb = realloc(buf, (cap *= 2) + 1);
+    if (!nb)
+      free(buf);
+    buf = nb;
+  }
+  int err = ferror(f) ? (errno ? errno : EIO) : 0;
+  fclose(f);
+  if (buf && err) {
+    free(buf);
+    buf = NULL;
+    errno = err;
+  } else if (!buf) {
+    errno = ENOMEM;
+  } else {
+    buf[n] = 0;
+    *len = n;
+  }
+  return buf;
+}
+
+/* -D SYM=VALUE: an integer or a float, as for `wavec compile`. */
+static int define(wavec_ctx *ctx, const char *arg) {
+  const char *eq = strchr(arg, '=');
+  if (!eq || eq == arg)
+    return layout_usage_error("-D wants SYM=VALUE, not '%s'", arg);
+  char name[256];
+  size_t n = (size_t)(eq - arg);
+  if (n >= sizeof name)
+    return layout_usage_error("-D name too long: '%s'", arg);
+  memcpy(name, arg, n);
+  name[n] = 0;
+  const char *v = eq + 1;
+  char *end;
+  errno = 0;
+  long long i = strtoll(v, &end, 10);
+  wavec_status st;
+  if (*v && !*end && errno == 0) {
+    st = wavec_define_int(ctx, name, i);
+  } else {
+    errno = 0;
+    double f = strtod(v, &end);
+    if (!*v || *end || errno != 0)
+      return layout_usage_error("-D value is not a number: '%s'", arg);
+    st = wavec_define_float(ctx, name, f);
+  }
+  if (st != WAVEC_OK) {
+    fprintf(stderr, "wavec layout: %s", wavec_errmsg(ctx));
+    return 2;
+  }
+  return 0;
+}
+
+/* --hardware KEY=VALUE,... */
+static int hardware(wavec_ctx *ctx, const char *arg) {
+  char buf[512];
+  if (strlen(arg) >= sizeof buf)
+    return layout_usage_error("--hardware argument too long: '%s'", arg);
+  strcpy(buf, arg);
+  for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv;
+       kv = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(kv, '=');
+    if (!eq)
+      return layout_usage_error("--hardware wants KEY=VALUE, not '%s'", kv);
+    *eq = 0;
+    if (wavec_hardware_override(ctx, kv, eq + 1) != WAVEC_OK) {
+      *eq = '=';
+      return layout_usage_error("invalid --hardware entry '%s' (keys: "
+                                "threads_per_wave=32|64, mma=NAME)",
+                                kv);
+    }
+  }
+  return 0;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Prints the picture or writes it to svg. */
+static int emit(const char *svg, const char *out) {
+  if (svg)
+    return write_atomic(svg, out);
+  fputs(out, stdout);
+  return fflush(stdout) != 0 ? 2 : 0;
+}
+
+typedef struct layout_args {
+  const char *first, *second, *svg, *kernel;
+  int n, n_given;
+  const char *defs[64], *hws[16];
+  int ndefs, nhws;
+} layout_args;
+
+/* `wavec layout FILE.wave NODE ...` */
+static int layout_node(wavec_ctx *ctx, const layout_args *a) {
+  for (int i = 0; i < a->ndefs; i++)
+    if (define(ctx, a->defs[i]))
+      return 2;
+  for (int i = 0; i < a->nhws; i++)
+    if (hardware(ctx, a->hws[i]))
+      return 2;
+  size_t len = 0;
+  char *src = slurp(a->first, &len);
+  if (!src) {
+    fprintf(stderr, "wavec layout: cannot read '%s': %s\n", a->first,
+            strerror(errno));
+    return 2;
+  }
+  wavec_status st = wavec_parse(ctx, a->first, src, len);
+  free(src);
+  if (st != WAVEC_OK) {
+    fputs(wavec_errmsg(ctx), stderr);
+    return 1;
+  }
+  wavec_kernel *k = NULL;
+  size_t nk = wavec_kernel_count(ctx);
+  if (a->kernel)
+    k = wavec_kernel_find(ctx, a->kernel);
+  else if (nk == 1)
+    k = wavec_kernel_get(ctx, 0);
+  if (!k) {
+    if (nk == 0) {
+      fprintf(stderr, "wavec layout: no kernel in %s\n", a->first);
+      return 1;
+    }
+    if (a->kernel)
+      fprintf(stderr, "wavec layout: no kernel '%s' in %s (kernels:",
+              a->kernel, a->first);
+    else
+      fprintf(stderr,
+              "wavec layout: %s has %zu kernels; choose one with --kernel "
+              "(kernels:",
+              a->first, nk);
+    for (size_t i = 0; i < nk; i++)
+      fprintf(stderr, "%s %s", i ? "," : "",
+              wavec_kernel_name(wavec_kernel_get(ctx, i)));
+    fprintf(stderr, ")\n");
+    return 2;
+  }
+  const char *out = NULL;
+  st = wavec_compile(k, NULL);
+  if (st == WAVEC_OK)
+    st = wavec_layout_render_node(k, a->second, a->svg != NULL, &out);
+  if (st != WAVEC_OK) {
+    fputs(wavec_errmsg(ctx), stderr);
+    return 1;
+  }
+  return emit(a->svg, out);
+}
+
+/* `wavec layout MMA_TYPE [ROLE] ...` */
+static int layout_mma(wavec_ctx *ctx, const layout_args *a) {
+  const char *out = NULL;
+  wavec_status st =
+      wavec_layout_render(ctx, a->first, a->second, a->n, a->svg != NULL, &out);
+  if (st != WAVEC_OK) {
+    fprintf(stderr, "wavec layout: %s", wavec_errmsg(ctx));
+    if (st == WAVEC_ERR_INVALID)
+      fprintf(stderr, "(see wavec layout --help)\n");
+    return st == WAVEC_ERR_INVALID ? 2 : 1;
+  }
+  return emit(a->svg, out);
+}
+
 /* argv[0] is the command name ("layout"); the arguments follow. */
 int wv_cli_layout(int argc, char **argv) {
-  const char *mma = NULL, *role = NULL, *svg = NULL;
-  int n = 0;
+  layout_args a = {0};
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    const char *arg = argv[i];
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
       fputs(layout_usage, stdout);
       return 0;
-    } else if (!strcmp(a, "--n") || !strncmp(a, "--n=", 4)) {
-      const char *v = a[3] ? a + 4 : (i + 1 < argc ? argv[++i] : NULL);
+    } else if (!strcmp(arg, "--n") || !strncmp(arg, "--n=", 4)) {
+      const char *v = arg[3] ? arg + 4 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v)
         return layout_usage_error("%s needs a value", "--n");
       char *end;
@@ -94,45 +282,63 @@ int wv_cli_layout(int argc, char **argv) {
       long x = strtol(v, &end, 10);
       if (errno || end == v || *end || x <= 0 || x > 4096)
         return layout_usage_error("--n: '%s' is not a positive integer", v);
-      n = (int)x;
-    } else if (!strcmp(a, "--svg") || !strncmp(a, "--svg=", 6)) {
-      const char *v = a[5] ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
+      a.n = (int)x;
+      a.n_given = 1;
+    } else if (!strcmp(arg, "--svg") || !strncmp(arg, "--svg=", 6)) {
+      const char *v = arg[5] ? arg + 6 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v || !*v)
         return layout_usage_error("%s needs a file name", "--svg");
-      svg = v;
-    } else if (a[0] == '-' && a[1]) {
-      return layout_usage_error("unknown option '%s'", a);
-    } else if (!mma) {
-      mma = a;
-    } else if (!role) {
-      role = a;
+      a.svg = v;
+    } else if (!strncmp(arg, "-D", 2)) {
+      const char *v = arg[2] ? arg + 2 : (i + 1 < argc ? argv[++i] : NULL);
+      if (!v)
+        return layout_usage_error("%s wants SYM=VALUE", "-D");
+      if (a.ndefs == (int)(sizeof a.defs / sizeof *a.defs))
+        return layout_usage_error("too many %s options", "-D");
+      a.defs[a.ndefs++] = v;
+    } else if (!strcmp(arg, "--hardware") ||
+               !strncmp(arg, "--hardware=", 11)) {
+      const char *v = arg[10] ? arg + 11 : (i + 1 < argc ? argv[++i] : NULL);
+      if (!v)
+        return layout_usage_error("%s wants KEY=VALUE,...", "--hardware");
+      if (a.nhws == (int)(sizeof a.hws / sizeof *a.hws))
+        return layout_usage_error("too many %s options", "--hardware");
+      a.hws[a.nhws++] = v;
+    } else if (!strcmp(arg, "--kernel") || !strncmp(arg, "--kernel=", 9)) {
+      const char *v = arg[8] ? arg + 9 : (i + 1 < argc ? argv[++i] : NULL);
+      if (!v || !*v)
+        return layout_usage_error("%s wants a kernel name", "--kernel");
+      a.kernel = v;
+    } else if (arg[0] == '-' && arg[1]) {
+      return layout_usage_error("unknown option '%s'", arg);
+    } else if (!a.first) {
+      a.first = arg;
+    } else if (!a.second) {
+      a.second = arg;
     } else {
-      return layout_usage_error("unexpected argument '%s'", a);
+      return layout_usage_error("unexpected argument '%s'", arg);
     }
   }
-  if (!mma)
-    return layout_usage_error("%s", "missing MMA_TYPE");
+  if (!a.first)
+    return layout_usage_error("%s", "missing MMA_TYPE or FILE.wave");
+  int wave = ends_with(a.first, ".wave");
+  if (wave && !a.second)
+    return layout_usage_error("missing NODE after %s", a.first);
+  if (wave && a.n_given)
+    return layout_usage_error("%s is for an mma type, not a .wave file",
+                              "--n");
+  if (!wave && (a.ndefs || a.nhws || a.kernel))
+    return layout_usage_error(
+        "%s: -D, --hardware and --kernel are for a .wave file (or did you "
+        "mean a file ending in .wave?)",
+        a.first);
 
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
   if (!ctx) {
     fprintf(stderr, "wavec layout: out of memory\n");
     return 2;
   }
-  const char *out = NULL;
-  wavec_status st = wavec_layout_render(ctx, mma, role, n, svg != NULL, &out);
-  int rc = 0;
-  if (st != WAVEC_OK) {
-    fprintf(stderr, "wavec layout: %s", wavec_errmsg(ctx));
-    if (st == WAVEC_ERR_INVALID)
-      fprintf(stderr, "(see wavec layout --help)\n");
-    rc = st == WAVEC_ERR_INVALID ? 2 : 1;
-  } else if (svg) {
-    rc = write_atomic(svg, out);
-  } else {
-    fputs(out, stdout);
-    if (fflush(stdout) != 0)
-      rc = 2;
-  }
+  int rc = wave ? layout_node(ctx, &a) : layout_mma(ctx, &a);
   wavec_ctx_free(ctx);
   return rc;
 }

@@ -1,24 +1,33 @@
 /* The layout view: a picture of which lane holds which element of an mma
- * operand, as a text grid or an SVG document (wavec_layout_render).
+ * operand (wavec_layout_render) or of a value of a compiled kernel
+ * (wavec_layout_render_node), as a text grid or an SVG document.
  *
- * The picture is not drawn from formulas of its own: it asks wv_mma_layout()
- * for the role's coordinate expressions — the ones the index pass uses — and
- * evaluates them with ex_eval() for every lane and element (wv_layout_fill),
- * which also proves the layout a bijection onto the tile. So what the view
- * shows is the table the compiler uses, and a wrong table cannot be drawn. */
+ * The picture is not drawn from formulas of its own. For an mma operand it
+ * asks wv_mma_layout() for the role's coordinate expressions — the ones the
+ * index pass uses — and evaluates them with ex_eval() for every lane and
+ * element (wv_layout_fill), which also proves the layout a bijection onto the
+ * tile. For a node it evaluates the layouts of the expanded graph (dist.h)
+ * for every clone, lane and element, and checks that the clones tile the
+ * wave's tile. So what the view shows is the table the compiler uses, and a
+ * wrong table cannot be drawn. Both fill one `view` and share the text and
+ * SVG renderers. */
+#include <stdarg.h>
 #include <stdio.h>
 
+#include "passes/dist.h"
 #include "target/target.h"
 
+/* What the renderers draw: a rows x cols grid with a label, a tooltip and a
+ * colour (by lane) per cell, a title and a legend. Both pictures (an mma
+ * operand, a node of a compiled kernel) fill one and share the renderers. */
 typedef struct view {
-  wavec_mma_kind kind;
-  const wv_mma_info *mi;
-  wv_role role;
-  int n;                /* the N of the tile */
-  int rows, cols;       /* the role's tile */
-  int lanes, elems;     /* elems == 0: read from shared memory */
-  int32_t *owner;       /* rows x cols: lane*elems + elem */
+  const char *title;
+  const char *legend;
   const char *coord[2]; /* coordinate names of rows and cols */
+  int rows, cols;
+  const char **label;   /* rows x cols: the cell's text */
+  const char **tip;     /* rows x cols: the SVG tooltip */
+  int32_t *lane;        /* rows x cols: lane whose colour fills it, -1 grey */
 } view;
 
 static const char *const coord_names[WV_ROLE_COUNT][2] = {
@@ -36,45 +45,26 @@ static int digits(int v) {
   return d;
 }
 
-static void cell_label(const view *v, int r, int c, char *buf, size_t size) {
-  int32_t o = v->owner ? v->owner[r * v->cols + c] : -1;
-  if (v->elems == 0)
-    snprintf(buf, size, "shared");
-  else
-    snprintf(buf, size, "%d:%d", o / v->elems, o % v->elems);
+static void view_alloc(wavec_ctx *ctx, view *v) {
+  size_t cells = (size_t)v->rows * (size_t)v->cols;
+  v->label = wv_alloc(ctx, cells * sizeof *v->label);
+  v->tip = wv_alloc(ctx, cells * sizeof *v->tip);
+  v->lane = wv_alloc(ctx, cells * sizeof *v->lane);
 }
 
+/* The widest cell label. */
 static int label_width(const view *v) {
-  if (v->elems == 0)
-    return 6; /* "shared" */
-  return digits(v->lanes - 1) + 1 + digits(v->elems - 1);
-}
-
-/* "F32_64xNx16_F16 acc (N=16)" */
-static void title(wv_buf *b, const view *v) {
-  wv_buf_printf(b, "%s %s", v->mi->name, wv_role_names[v->role]);
-  if (v->mi->n == 0)
-    wv_buf_printf(b, " (N=%d)", v->n);
-}
-
-/* "rows m 0..15, cols n 0..7, cell lane:elem; 32 lanes x 4 elements; mma..." */
-static void legend(wv_buf *b, const view *v) {
-  wv_buf_printf(b, "rows %s 0..%d, cols %s 0..%d", v->coord[0], v->rows - 1,
-                v->coord[1], v->cols - 1);
-  if (v->elems == 0)
-    wv_buf_printf(b,
-                  "; read by all %d lanes from shared memory through a "
-                  "matrix descriptor, no lane holds it in registers "
-                  "(cell: shared)",
-                  v->lanes);
-  else
-    wv_buf_printf(b, ", cell lane:elem; %d lanes x %d elements", v->lanes,
-                  v->elems);
-  wv_buf_printf(b, "; %s", v->mi->instr);
+  int w = 1;
+  for (int i = 0; i < v->rows * v->cols; i++) {
+    int n = (int)strlen(v->label[i]);
+    if (n > w)
+      w = n;
+  }
+  return w;
 }
 
 static void render_text(wv_buf *b, const view *v) {
-  char corner[16], lab[32];
+  char corner[160];
   snprintf(corner, sizeof corner, "%s\\%s", v->coord[0], v->coord[1]);
   int w = label_width(v);
   if (digits(v->cols - 1) > w)
@@ -82,19 +72,15 @@ static void render_text(wv_buf *b, const view *v) {
   int hw = (int)strlen(corner);
   if (digits(v->rows - 1) > hw)
     hw = digits(v->rows - 1);
-  title(b, v);
-  wv_buf_puts(b, ": ");
-  legend(b, v);
+  wv_buf_printf(b, "%s: %s", v->title, v->legend);
   wv_buf_printf(b, "\n%*s", hw, corner);
   for (int c = 0; c < v->cols; c++)
     wv_buf_printf(b, " %*d", w, c);
   wv_buf_puts(b, "\n");
   for (int r = 0; r < v->rows; r++) {
     wv_buf_printf(b, "%*d", hw, r);
-    for (int c = 0; c < v->cols; c++) {
-      cell_label(v, r, c, lab, sizeof lab);
-      wv_buf_printf(b, " %*s", w, lab);
-    }
+    for (int c = 0; c < v->cols; c++)
+      wv_buf_printf(b, " %*s", w, v->label[r * v->cols + c]);
     wv_buf_puts(b, "\n");
   }
 }
@@ -145,20 +131,14 @@ static void lane_colour(int lane, char out[8]) {
 }
 
 static void render_svg(wv_buf *b, const view *v) {
-  char lab[32], col[8];
+  char col[8];
   const int margin = 10, ch = 18, head = 18, top = 52;
   const int cw = 8 + 7 * label_width(v);
   int hw = 12 + 7 * (digits(v->rows - 1) > 3 ? digits(v->rows - 1) : 3);
   int x0 = margin + hw, y0 = top + head;
-  wv_buf t;
-  wv_buf_init(&t, b->ctx);
-  title(&t, v);
-  wv_buf l;
-  wv_buf_init(&l, b->ctx);
-  legend(&l, v);
   /* wide enough for the legend line too (11px monospace: ~6.7px a char) */
   int width = x0 + v->cols * cw + margin, height = y0 + v->rows * ch + margin;
-  int lw = 2 * margin + (int)(l.n * 7);
+  int lw = 2 * margin + (int)(strlen(v->legend) * 7);
   if (lw > width)
     width = lw;
 
@@ -169,9 +149,9 @@ static void render_svg(wv_buf *b, const view *v) {
                 "font-family=\"monospace\" font-size=\"11\">\n",
                 width, height, width, height);
   wv_buf_puts(b, "<title>");
-  xml_puts(b, wv_buf_str(&t));
+  xml_puts(b, v->title);
   wv_buf_puts(b, "</title>\n<desc>");
-  xml_puts(b, wv_buf_str(&l));
+  xml_puts(b, v->legend);
   wv_buf_puts(b, "</desc>\n");
   wv_buf_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
                 width, height);
@@ -179,15 +159,19 @@ static void render_svg(wv_buf *b, const view *v) {
                 "<text x=\"%d\" y=\"%d\" font-size=\"14\" "
                 "font-weight=\"bold\">",
                 margin, margin + 14);
-  xml_puts(b, wv_buf_str(&t));
+  xml_puts(b, v->title);
   wv_buf_printf(b, "</text>\n<text x=\"%d\" y=\"%d\">", margin, margin + 32);
-  xml_puts(b, wv_buf_str(&l));
+  xml_puts(b, v->legend);
   wv_buf_puts(b, "</text>\n");
   /* corner and headers */
   wv_buf_printf(b,
                 "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
-                "fill=\"#555555\">%s\\%s</text>\n",
-                x0 - 4, y0 - 5, v->coord[0], v->coord[1]);
+                "fill=\"#555555\">",
+                x0 - 4, y0 - 5);
+  xml_puts(b, v->coord[0]);
+  wv_buf_puts(b, "\\");
+  xml_puts(b, v->coord[1]);
+  wv_buf_puts(b, "</text>\n");
   for (int c = 0; c < v->cols; c++)
     wv_buf_printf(b,
                   "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
@@ -201,28 +185,44 @@ static void render_svg(wv_buf *b, const view *v) {
   /* cells */
   for (int r = 0; r < v->rows; r++) {
     for (int c = 0; c < v->cols; c++) {
-      int x = x0 + c * cw, y = y0 + r * ch;
-      cell_label(v, r, c, lab, sizeof lab);
+      int x = x0 + c * cw, y = y0 + r * ch, i = r * v->cols + c;
       wv_buf_puts(b, "<g><title>");
-      if (v->elems == 0) {
-        wv_buf_printf(b, "%s %d, %s %d: in shared memory", v->coord[0], r,
-                      v->coord[1], c);
+      xml_puts(b, v->tip[i]);
+      if (v->lane[i] < 0)
         snprintf(col, sizeof col, "#dddddd");
-      } else {
-        int32_t o = v->owner[r * v->cols + c];
-        wv_buf_printf(b, "lane %d, element %d: %s %d, %s %d", o / v->elems,
-                      o % v->elems, v->coord[0], r, v->coord[1], c);
-        lane_colour(o / v->elems, col);
-      }
+      else
+        lane_colour(v->lane[i], col);
       wv_buf_printf(b,
                     "</title><rect x=\"%d\" y=\"%d\" width=\"%d\" "
                     "height=\"%d\" fill=\"%s\" stroke=\"#ffffff\"/>"
-                    "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>"
-                    "</g>\n",
-                    x, y, cw, ch, col, x + cw / 2, y + ch - 5, lab);
+                    "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">",
+                    x, y, cw, ch, col, x + cw / 2, y + ch - 5);
+      xml_puts(b, v->label[i]);
+      wv_buf_puts(b, "</text></g>\n");
     }
   }
   wv_buf_puts(b, "</svg>\n");
+}
+
+static const char *strf(wavec_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static const char *strf(wavec_ctx *ctx, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return wv_strdup(ctx, buf);
+}
+
+static const char *render_view(wavec_ctx *ctx, const view *v, int svg) {
+  wv_buf b;
+  wv_buf_init(&b, ctx);
+  if (svg)
+    render_svg(&b, v);
+  else
+    render_text(&b, v);
+  return wv_buf_str(&b);
 }
 
 static int find_mma(const char *name) {
@@ -240,9 +240,11 @@ static wavec_status invalid(wavec_ctx *ctx, wv_buf *msg) {
   return WAVEC_ERR_INVALID;
 }
 
+/* ---- an mma operand --------------------------------------------------------
+ */
+
 static wavec_status render(wavec_ctx *ctx, const char *mma_name,
                            const char *role, int n, int svg, const char **out) {
-  view v = {0};
   wv_buf msg;
   wv_buf_init(&msg, ctx);
   int k = find_mma(mma_name);
@@ -255,8 +257,8 @@ static wavec_status render(wavec_ctx *ctx, const char *mma_name,
     wv_buf_puts(&msg, ")");
     return invalid(ctx, &msg);
   }
-  v.kind = (wavec_mma_kind)k;
-  v.mi = wv_mma_info_get(v.kind);
+  wavec_mma_kind kind = (wavec_mma_kind)k;
+  const wv_mma_info *mi = wv_mma_info_get(kind);
   int r = -1;
   for (int i = 0; i < WV_ROLE_COUNT; i++)
     if (strcmp(role ? role : "acc", wv_role_names[i]) == 0)
@@ -266,50 +268,83 @@ static wavec_status render(wavec_ctx *ctx, const char *mma_name,
                   role);
     return invalid(ctx, &msg);
   }
-  v.role = (wv_role)r;
-  if (v.mi->n == 0 && n == 0)
+  if (mi->n == 0 && n == 0)
     n = DEFAULT_WGMMA_N;
-  if (!wv_mma_n_valid(v.kind, n)) {
-    if (v.mi->n == 0)
+  if (!wv_mma_n_valid(kind, n)) {
+    if (mi->n == 0)
       wv_buf_printf(&msg,
                     "N = %d is not valid for %s (expected 8, 16, 24, "
                     "..., 256)",
-                    n, v.mi->name);
+                    n, mi->name);
     else
       wv_buf_printf(&msg, "N = %d does not fit %s, whose N is %d", n,
-                    v.mi->name, v.mi->n);
+                    mi->name, mi->n);
     return invalid(ctx, &msg);
   }
-  v.n = wv_mma_n(v.kind, n);
+  n = wv_mma_n(kind, n);
+  view v = {0};
   int shape[2];
-  wv_mma_role_shape(v.kind, v.role, v.n, shape);
+  wv_mma_role_shape(kind, (wv_role)r, n, shape);
   v.rows = shape[0];
   v.cols = shape[1];
-  v.lanes = v.mi->lanes;
-  v.elems = wv_mma_elems(v.kind, v.role, v.n);
-  v.coord[0] = coord_names[v.role][0];
-  v.coord[1] = coord_names[v.role][1];
-  if (!wv_mma_role_in_shared(v.kind, v.role)) {
+  int lanes = mi->lanes, elems = wv_mma_elems(kind, (wv_role)r, n);
+  v.coord[0] = coord_names[r][0];
+  v.coord[1] = coord_names[r][1];
+  /* "F32_64xNx16_F16 acc (N=16)" */
+  wv_buf t;
+  wv_buf_init(&t, ctx);
+  wv_buf_printf(&t, "%s %s", mi->name, wv_role_names[r]);
+  if (mi->n == 0)
+    wv_buf_printf(&t, " (N=%d)", n);
+  v.title = wv_buf_str(&t);
+  /* "rows m 0..15, cols n 0..7, cell lane:elem; 32 lanes x 4 elements;
+   * mma..." */
+  wv_buf l;
+  wv_buf_init(&l, ctx);
+  wv_buf_printf(&l, "rows %s 0..%d, cols %s 0..%d", v.coord[0], v.rows - 1,
+                v.coord[1], v.cols - 1);
+  if (elems == 0)
+    wv_buf_printf(&l,
+                  "; read by all %d lanes from shared memory through a "
+                  "matrix descriptor, no lane holds it in registers "
+                  "(cell: shared)",
+                  lanes);
+  else
+    wv_buf_printf(&l, ", cell lane:elem; %d lanes x %d elements", lanes,
+                  elems);
+  wv_buf_printf(&l, "; %s", mi->instr);
+  v.legend = wv_buf_str(&l);
+  int32_t *owner = NULL;
+  if (elems > 0) {
     wavec_sym ls = wavec_symbol(ctx, "$LANE"), es = wavec_symbol(ctx, "$E");
     wv_assert(ctx, ls && es);
     ex_t coord[2];
-    wv_mma_layout(ctx, v.kind, v.role, v.n, ex_sym(ctx, ls), ex_sym(ctx, es),
+    wv_mma_layout(ctx, kind, (wv_role)r, n, ex_sym(ctx, ls), ex_sym(ctx, es),
                   coord);
-    v.owner = wv_alloc(ctx, (size_t)v.rows * (size_t)v.cols * sizeof *v.owner);
-    wv_buf what;
-    wv_buf_init(&what, ctx);
-    title(&what, &v);
-    if (!wv_layout_fill(ctx, wv_buf_str(&what), v.lanes, v.elems, v.rows,
-                        v.cols, ls, es, coord, v.owner))
+    owner = wv_alloc(ctx, (size_t)v.rows * (size_t)v.cols * sizeof *owner);
+    if (!wv_layout_fill(ctx, v.title, lanes, elems, v.rows, v.cols, ls, es,
+                        coord, owner))
       return WAVEC_ERR_INTERNAL;
   }
-  wv_buf b;
-  wv_buf_init(&b, ctx);
-  if (svg)
-    render_svg(&b, &v);
-  else
-    render_text(&b, &v);
-  *out = wv_buf_str(&b);
+  view_alloc(ctx, &v);
+  for (int row = 0; row < v.rows; row++) {
+    for (int c = 0; c < v.cols; c++) {
+      int i = row * v.cols + c;
+      if (elems == 0) {
+        v.label[i] = "shared";
+        v.tip[i] = strf(ctx, "%s %d, %s %d: in shared memory", v.coord[0],
+                        row, v.coord[1], c);
+        v.lane[i] = -1;
+      } else {
+        int lane = owner[i] / elems, e = owner[i] % elems;
+        v.label[i] = strf(ctx, "%d:%d", lane, e);
+        v.tip[i] = strf(ctx, "lane %d, element %d: %s %d, %s %d", lane, e,
+                        v.coord[0], row, v.coord[1], c);
+        v.lane[i] = lane;
+      }
+    }
+  }
+  *out = render_view(ctx, &v, svg);
   return WAVEC_OK;
 }
 
@@ -321,6 +356,409 @@ wavec_status wavec_layout_render(wavec_ctx *ctx, const char *mma_name,
     *out = NULL;
   WV_GUARD(ctx, ctx->status ? ctx->status : WAVEC_ERR_INTERNAL);
   wavec_status st = render(ctx, mma_name, role, n, svg, &res);
+  WV_UNGUARD(ctx);
+  if (st == WAVEC_OK && out)
+    *out = res;
+  return st;
+}
+
+/* ---- a node of a compiled kernel ---------------------------------------------
+ *
+ * The expanded graph holds one clone per vector tile of each source value;
+ * the clones share the value's name and their origin (the node they were
+ * cloned from). Element e of lane l of the clone at expansion coordinate c
+ * lies at c[D]*v[D] + frag[D](l, e) from the wave tile's base along each
+ * dim D (dist.h): the picture evaluates exactly that, the index the lowering
+ * uses, for every clone, lane and element. */
+
+/* Who holds a cell: the first (clone, lane, element) found, and how many
+ * (lane, element) pairs of that clone hold it. */
+typedef struct holder {
+  int32_t clone, lane, elem, count;
+} holder;
+
+/* The distinct names of register values, in graph order, for a diagnostic. */
+static void list_values(wv_kernel *k, wv_buf *msg) {
+  enum { SHOWN = 16 };
+  const char *seen[SHOWN];
+  int n = 0;
+  bool more = false;
+  for (uint32_t id = 1; id < k->g->nodes.n && id < k->index->n; id++) {
+    const wv_node *nd = wv_get(k->g, id);
+    if (!nd->name || !k->index->info[id].layout || nd->type.n == 0)
+      continue;
+    bool dup = false;
+    for (int i = 0; i < n && !dup; i++)
+      dup = strcmp(seen[i], nd->name) == 0;
+    if (dup)
+      continue;
+    if (n == SHOWN) {
+      more = true;
+      break;
+    }
+    seen[n++] = nd->name;
+  }
+  if (n == 0) {
+    wv_buf_puts(msg, "it has no named values in registers");
+    return;
+  }
+  wv_buf_puts(msg, "values:");
+  for (int i = 0; i < n; i++)
+    wv_buf_printf(msg, "%s %s", i ? "," : "", seen[i]);
+  if (more)
+    wv_buf_puts(msg, ", ...");
+}
+
+/* The node named by `spec` ("NAME" or "NAME@LINE"): the last value of that
+ * name in the graph (on that source line), as its origin; 0 after recording
+ * the diagnostic. *pick is one of its clones. */
+static uint32_t find_value(wv_kernel *k, const char *spec, uint32_t *pick) {
+  wavec_ctx *ctx = k->ctx;
+  wv_index *ix = k->index;
+  wv_buf msg;
+  wv_buf_init(&msg, ctx);
+  const char *name = spec ? spec : "";
+  const char *at = strrchr(name, '@');
+  uint32_t line = 0;
+  bool bad = !*name;
+  if (at) {
+    name = wv_strndup(ctx, spec, (size_t)(at - spec));
+    const char *p = at + 1;
+    bad = !*name || !*p;
+    for (; *p && !bad; p++) {
+      bad = *p < '0' || *p > '9' || line > 100000000u;
+      line = line * 10u + (uint32_t)(*p - '0');
+    }
+    bad = bad || line == 0;
+  }
+  if (bad) {
+    wv_buf_printf(&msg,
+                  "bad node '%s' in kernel '%s' (expected NAME or NAME@LINE, "
+                  "the name of a source variable); ",
+                  spec ? spec : "(null)", k->name);
+    list_values(k, &msg);
+    invalid(ctx, &msg);
+    return 0;
+  }
+  uint32_t origin = 0;
+  bool named = false, in_regs = false;
+  *pick = 0;
+  for (uint32_t id = 1; id < k->g->nodes.n && id < ix->n; id++) {
+    const wv_node *n = wv_get(k->g, id);
+    if (!n->name || strcmp(n->name, name) != 0)
+      continue;
+    named = true;
+    if (!ix->info[id].layout || n->type.n == 0)
+      continue;
+    in_regs = true;
+    if (line && n->loc.line != line)
+      continue;
+    if (!*pick || ix->info[id].origin > origin) {
+      origin = ix->info[id].origin;
+      *pick = id;
+    }
+  }
+  if (*pick)
+    return origin;
+  if (in_regs) {
+    wv_buf lines;
+    wv_buf_init(&lines, ctx);
+    uint32_t last = 0;
+    int count = 0;
+    for (uint32_t id = 1; id < k->g->nodes.n && id < ix->n; id++) {
+      const wv_node *n = wv_get(k->g, id);
+      if (n->name && strcmp(n->name, name) == 0 && ix->info[id].layout &&
+          n->type.n > 0 && n->loc.line != last) {
+        wv_buf_printf(&lines, "%s %u", count++ ? "," : "", n->loc.line);
+        last = n->loc.line;
+      }
+    }
+    wv_buf_printf(&msg,
+                  "no value named '%s' at line %u of kernel '%s' (%s is "
+                  "assigned at line%s%s)",
+                  name, line, k->name, name, count > 1 ? "s" : "",
+                  wv_buf_str(&lines));
+  } else {
+    if (named)
+      wv_buf_printf(&msg,
+                    "'%s' in kernel '%s' is not a value in registers (a "
+                    "kernel argument in memory or a scalar has no lane "
+                    "layout); ",
+                    name, k->name);
+    else
+      wv_buf_printf(&msg, "no value named '%s' in kernel '%s'; ", name,
+                    k->name);
+    list_values(k, &msg);
+  }
+  invalid(ctx, &msg);
+  return 0;
+}
+
+static wavec_status render_node(wv_kernel *k, const char *spec, int svg,
+                                const char **out) {
+  wavec_ctx *ctx = k->ctx;
+  wv_buf msg;
+  wv_buf_init(&msg, ctx);
+  if (!k->dist || !k->index || !k->index->expanded) {
+    wv_buf_printf(&msg,
+                  "kernel '%s' is not compiled: the layout of a node is "
+                  "drawn after expansion (call wavec_compile first)",
+                  k->name);
+    return invalid(ctx, &msg);
+  }
+  wv_graph *g = k->g;
+  wv_index *ix = k->index;
+  wv_dist *d = k->dist;
+  uint32_t pick;
+  uint32_t origin = find_value(k, spec, &pick);
+  if (!origin)
+    return WAVEC_ERR_INVALID;
+  const wv_node *pn = wv_get(g, pick);
+  const wv_type *t = &pn->type;
+  const wv_layout *lay = ix->info[pick].layout;
+  wavec_loc loc = pn->loc;
+  int nd = t->n;
+  int64_t v[WV_MAX_DIMS], span[WV_MAX_DIMS], cnt[WV_MAX_DIMS];
+  ex_t frag[WV_MAX_DIMS];
+  const char *dn[WV_MAX_DIMS];
+  uint64_t total = 1;
+  for (int i = 0; i < nd; i++) {
+    const wv_ldim *e = wv_layout_dim(lay, t->dims[i]);
+    dn[i] = wavec_symbol_name(ctx, t->dims[i]);
+    span[i] = d->dim[t->dims[i]].span;
+    if (!e || e->v <= 0 || span[i] <= 0 || span[i] % e->v != 0) {
+      wv_error(ctx, D_INTERNAL, loc,
+               "layout view of '%s': dim %s has no vector tile that divides "
+               "the wave's span %lld",
+               pn->name, dn[i], (long long)span[i]);
+      return WAVEC_ERR_INTERNAL;
+    }
+    v[i] = e->v;
+    frag[i] = e->frag;
+    cnt[i] = span[i] / v[i];
+    total *= (uint64_t)cnt[i];
+  }
+  int rd = nd >= 2 ? nd - 2 : -1, cd = nd - 1;
+  int64_t rows = rd >= 0 ? span[rd] : 1, cols = span[cd];
+  if (rows * cols > (1 << 20) || total > (1u << 20)) {
+    wv_buf_printf(&msg,
+                  "the tile of '%s' is %lld x %lld in %llu clones: too large "
+                  "to draw",
+                  pn->name, (long long)rows, (long long)cols,
+                  (unsigned long long)total);
+    return invalid(ctx, &msg);
+  }
+
+  /* the clones by flat expansion coordinate (of a chain: its last link) */
+  uint32_t *clone = wv_alloc(ctx, total * sizeof *clone);
+  int32_t *link = wv_alloc(ctx, total * sizeof *link);
+  for (uint32_t id = 1; id < g->nodes.n && id < ix->n; id++) {
+    const wv_nodeinfo *in = &ix->info[id];
+    if (in->origin != origin || !in->layout)
+      continue;
+    uint64_t flat = 0;
+    for (int i = 0; i < nd; i++) {
+      if (in->coord[i] < 0 || in->coord[i] >= cnt[i]) {
+        wv_error(ctx, D_INTERNAL, loc,
+                 "layout view of '%s': clone %%%u has coordinate %d along %s, "
+                 "outside 0..%lld",
+                 pn->name, id, in->coord[i], dn[i], (long long)cnt[i] - 1);
+        return WAVEC_ERR_INTERNAL;
+      }
+      flat = flat * (uint64_t)cnt[i] + (uint64_t)in->coord[i];
+    }
+    if (!clone[flat] || in->link > link[flat]) {
+      clone[flat] = id;
+      link[flat] = in->link;
+    }
+  }
+  for (uint64_t f = 0; f < total; f++) {
+    if (!clone[f]) {
+      wv_error(ctx, D_INTERNAL, loc,
+               "layout view of '%s': no clone at flat expansion coordinate "
+               "%llu of %llu",
+               pn->name, (unsigned long long)f, (unsigned long long)total);
+      return WAVEC_ERR_INTERNAL;
+    }
+  }
+
+  /* frag of every dim for every lane and element */
+  int lanes = d->lanes, ne = (int)lay->nelem;
+  uint32_t nv = ctx->sym_names.n;
+  int64_t *vals = wv_alloc(ctx, nv * sizeof *vals);
+  bool *known = wv_alloc(ctx, nv * sizeof *known);
+  wv_assert(ctx, d->T[0] < nv && d->E < nv && lanes > 0 && ne > 0);
+  known[d->T[0]] = known[d->E] = true;
+  int64_t *pos = wv_alloc(ctx, (size_t)lanes * (size_t)ne * (size_t)nd *
+                                   sizeof *pos);
+  for (int l = 0; l < lanes; l++) {
+    for (int e = 0; e < ne; e++) {
+      vals[d->T[0]] = l;
+      vals[d->E] = e;
+      for (int i = 0; i < nd; i++) {
+        if (!ex_eval(ctx, frag[i], vals, known, nv,
+                     &pos[((size_t)l * ne + e) * nd + i])) {
+          wv_error(ctx, D_INTERNAL, loc,
+                   "layout view of '%s': the coordinate along %s of lane %d "
+                   "element %d (%s) does not evaluate",
+                   pn->name, dn[i], l, e, ex_str(ctx, frag[i]));
+          return WAVEC_ERR_INTERNAL;
+        }
+      }
+    }
+  }
+
+  /* who holds each cell of the slice shown */
+  size_t cells = (size_t)rows * (size_t)cols;
+  holder *own = wv_alloc(ctx, cells * sizeof *own);
+  for (size_t i = 0; i < cells; i++)
+    own[i] = (holder){-1, -1, -1, 0};
+  int32_t cc[WV_MAX_DIMS];
+  for (uint64_t f = 0; f < total; f++) {
+    uint64_t rest = f;
+    for (int i = nd - 1; i >= 0; i--) {
+      cc[i] = (int32_t)(rest % (uint64_t)cnt[i]);
+      rest /= (uint64_t)cnt[i];
+    }
+    for (int l = 0; l < lanes; l++) {
+      for (int e = 0; e < ne; e++) {
+        const int64_t *fp = &pos[((size_t)l * ne + e) * nd];
+        int64_t p[WV_MAX_DIMS];
+        bool shown = true;
+        for (int i = 0; i < nd; i++) {
+          p[i] = cc[i] * v[i] + fp[i];
+          if (fp[i] < 0 || fp[i] >= v[i]) {
+            wv_error(ctx, D_INTERNAL, loc,
+                     "layout view of '%s': lane %d element %d lies at %lld "
+                     "along %s, outside its vector tile 0..%lld",
+                     pn->name, l, e, (long long)fp[i], dn[i],
+                     (long long)v[i] - 1);
+            return WAVEC_ERR_INTERNAL;
+          }
+          if (i != rd && i != cd && p[i] != 0)
+            shown = false;
+        }
+        if (!shown)
+          continue;
+        holder *h = &own[(size_t)(rd >= 0 ? p[rd] : 0) * (size_t)cols +
+                         (size_t)p[cd]];
+        if (h->count == 0) {
+          *h = (holder){(int32_t)f, l, e, 1};
+        } else if (h->clone != (int32_t)f) {
+          wv_error(ctx, D_INTERNAL, loc,
+                   "layout view of '%s': clones %d and %llu overlap: lane "
+                   "%d element %d of one and lane %d element %d of the "
+                   "other both hold %s %lld, %s %lld",
+                   pn->name, h->clone, (unsigned long long)f, h->lane,
+                   h->elem, l, e, rd >= 0 ? dn[rd] : "row",
+                   (long long)(rd >= 0 ? p[rd] : 0), dn[cd],
+                   (long long)p[cd]);
+          return WAVEC_ERR_INTERNAL;
+        } else {
+          h->count++;
+        }
+      }
+    }
+  }
+  int replicated = 0, most = 1;
+  for (size_t i = 0; i < cells; i++) {
+    if (own[i].count == 0) {
+      wv_error(ctx, D_INTERNAL, loc,
+               "layout view of '%s': no lane holds %s %lld, %s %lld of the "
+               "wave's tile",
+               pn->name, rd >= 0 ? dn[rd] : "row",
+               (long long)(rd >= 0 ? (int64_t)i / cols : 0), dn[cd],
+               (long long)((int64_t)i % cols));
+      return WAVEC_ERR_INTERNAL;
+    }
+    if (own[i].count > 1)
+      replicated++;
+    if (own[i].count > most)
+      most = own[i].count;
+  }
+
+  view vw = {0};
+  vw.rows = (int)rows;
+  vw.cols = (int)cols;
+  vw.coord[0] = rd >= 0 ? dn[rd] : "-";
+  vw.coord[1] = dn[cd];
+  wv_buf tb;
+  wv_buf_init(&tb, ctx);
+  wv_buf_printf(&tb, "%s ", pn->name);
+  wv_type_print(ctx, &tb, t);
+  wv_buf_printf(&tb, " (kernel %s, line %u)", k->name, loc.line);
+  vw.title = wv_buf_str(&tb);
+  wv_buf lb;
+  wv_buf_init(&lb, ctx);
+  if (rd >= 0)
+    wv_buf_printf(&lb, "rows %s 0..%lld, cols %s 0..%lld", dn[rd],
+                  (long long)rows - 1, dn[cd], (long long)cols - 1);
+  else
+    wv_buf_printf(&lb, "one row, cols %s 0..%lld", dn[cd],
+                  (long long)cols - 1);
+  wv_buf_puts(&lb, " of one wave's tile, from its base");
+  /* the dims not drawn: their first coordinate only */
+  for (int i = 0; i < rd; i++)
+    wv_buf_printf(&lb, "%s%s", i ? ", " : " (other dims at coordinate 0: ",
+                  dn[i]);
+  if (rd > 0)
+    wv_buf_puts(&lb, ")");
+  wv_buf_printf(&lb, "; cell clone:lane:elem; %llu clone%s (",
+                (unsigned long long)total, total == 1 ? "" : "s");
+  for (int i = 0; i < nd; i++)
+    wv_buf_printf(&lb, "%s%s %lld", i ? " x " : "", dn[i], (long long)cnt[i]);
+  wv_buf_puts(&lb, ") of vector tile ");
+  for (int i = 0; i < nd; i++)
+    wv_buf_printf(&lb, "%s%s %lld", i ? " x " : "", dn[i], (long long)v[i]);
+  wv_buf_printf(&lb, ", %d lanes x %d elements each; ", lanes, ne);
+  if (replicated)
+    wv_buf_printf(&lb,
+                  "replicated (*): %d of %zu cells are held by several "
+                  "lanes or elements (up to %d), the first is shown",
+                  replicated, cells, most);
+  else
+    wv_buf_puts(&lb, "not replicated: one lane and element holds each cell");
+  vw.legend = wv_buf_str(&lb);
+
+  view_alloc(ctx, &vw);
+  for (size_t i = 0; i < cells; i++) {
+    const holder *h = &own[i];
+    const wv_nodeinfo *in = &ix->info[clone[h->clone]];
+    int64_t r = rd >= 0 ? (int64_t)i / cols : 0, c = (int64_t)i % cols;
+    vw.label[i] = strf(ctx, "%d:%d:%d%s", h->clone, h->lane, h->elem,
+                       h->count > 1 ? "*" : "");
+    wv_buf tip;
+    wv_buf_init(&tip, ctx);
+    wv_buf_printf(&tip, "clone %d @[", h->clone);
+    for (int j = 0; j < nd; j++)
+      wv_buf_printf(&tip, "%s%s=%d", j ? ", " : "", dn[j], in->coord[j]);
+    wv_buf_printf(&tip, "] (%%%u), lane %d, element %d: ",
+                  clone[h->clone], h->lane, h->elem);
+    if (rd >= 0)
+      wv_buf_printf(&tip, "%s %lld, ", dn[rd], (long long)r);
+    wv_buf_printf(&tip, "%s %lld", dn[cd], (long long)c);
+    if (h->count > 1)
+      wv_buf_printf(&tip, " (replicated: %d holders)", h->count);
+    vw.tip[i] = wv_buf_str(&tip);
+    vw.lane[i] = h->lane;
+  }
+  *out = render_view(ctx, &vw, svg);
+  return WAVEC_OK;
+}
+
+wavec_status wavec_layout_render_node(wavec_kernel *pk, const char *node,
+                                      int svg, const char **out) {
+  const char *res = NULL;
+  if (out)
+    *out = NULL;
+  if (!pk)
+    return WAVEC_ERR_INVALID;
+  wv_kernel *k = &pk->k;
+  wavec_ctx *ctx = k->ctx;
+  if (ctx->status != WAVEC_OK)
+    return ctx->status;
+  WV_GUARD(ctx, ctx->status ? ctx->status : WAVEC_ERR_INTERNAL);
+  wavec_status st = render_node(k, node, svg, &res);
   WV_UNGUARD(ctx);
   if (st == WAVEC_OK && out)
     *out = res;

@@ -22,7 +22,8 @@
  *    evaluation fails). The numerator has no term whose coefficient is a
  *    multiple of c, no common factor with c, and its constant is reduced:
  *    to [0, c) for FLOORDIV; for MOD the coefficients are reduced into
- *    (-c/2, c/2] and the constant into [0, c).
+ *    (-c/2, c/2], the constant into [0, c), and no term is k*(x mod m)
+ *    with c dividing k*m.
  *  - MIN / MAX: flat, >= 2 distinct arguments sorted by handle, at most one
  *    constant, which is last; no argument that the range-free bounds prove
  *    can never be the result.
@@ -33,6 +34,10 @@
  * (a symbol is unbounded; Mod(x, 16) lies in [0, 15]); the constructors use
  * them to drop a mod or floor that can never matter, whatever the symbols
  * are. Bounds use INT64_MIN / INT64_MAX as -inf / +inf.
+ *
+ * Constructors are fast on repeats: an operation cache maps (operator,
+ * a, b) to the result (see OPC_SIZE). No constructor mallocs: scratch is
+ * on the stack, moving to the arena only for unusually long sums.
  *
  * Memo tables for simplify, bounds and subst are indexed by node id and
  * stamped with an epoch, so starting a new query costs nothing. Simplify
@@ -49,12 +54,12 @@
 typedef struct ex_node {
   uint8_t kind;
   uint32_t nargs;
-  uint32_t a;    /* offset into args; EX_SYM: the symbol */
+  uint32_t a; /* offset into args; EX_SYM: the symbol */
   uint32_t hash;
-  ex_t base;     /* this == coef * base; 0 for EX_CONST */
-  int64_t coef;  /* EX_CONST: the value */
+  ex_t base;      /* this == coef * base; 0 for EX_CONST */
+  int64_t coef;   /* EX_CONST: the value */
   int64_t lo, hi; /* range-free bounds */
-  uint64_t mask; /* symbols mentioned: bit (s % 64) */
+  uint64_t mask;  /* symbols mentioned: bit (s % 64) */
 } ex_node;
 
 typedef struct ex_term {
@@ -64,6 +69,18 @@ typedef struct ex_term {
 
 #define SMALL_CONST 64 /* constants in [-64, 64] are cached */
 
+/* The operation cache: a direct-mapped table from (operator, a, b) to the
+ * constructor's result, as in BDD packages. The passes build the same
+ * indices again and again; a hit skips the canonicalisation. Entries never
+ * go stale (nodes are immutable and constructors ignore ranges); a
+ * collision just overwrites. */
+enum { OPC_ADD = 1, OPC_MUL, OPC_FLOORDIV, OPC_MOD, OPC_MIN, OPC_MAX };
+#define OPC_SIZE 4096
+typedef struct ex_opc {
+  uint32_t op;
+  ex_t a, b, r;
+} ex_opc;
+
 struct wv_exprs {
   wavec_ctx *ctx;
   VEC(ex_node) nodes; /* node 0 unused */
@@ -71,6 +88,7 @@ struct wv_exprs {
   ex_t *slots; /* open addressing, linear probing; 0 = empty */
   uint32_t slot_mask;
   ex_t small[2 * SMALL_CONST + 1];
+  ex_opc *opc; /* OPC_SIZE entries */
   /* memo, indexed by node id, valid where the stamp equals the epoch */
   uint32_t memo_cap;
   uint32_t *simp_stamp, *bnd_stamp, *sub_stamp;
@@ -87,7 +105,9 @@ struct wv_exprs {
 };
 
 /* ---- small helpers ----------------------------------------------------- */
-static inline ex_node *nd(wv_exprs *X, ex_t e) { return &X->nodes.v[e]; }
+static inline ex_node *nd(wv_exprs *X, ex_t e) {
+  return &X->nodes.v[e];
+}
 static inline ex_kind kind(wv_exprs *X, ex_t e) {
   return (ex_kind)X->nodes.v[e].kind;
 }
@@ -198,8 +218,12 @@ static inline int64_t xmul(int64_t a, int64_t b) {
     return neg ? NEG_INF : POS_INF;
   return r;
 }
-static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+static inline int64_t max64(int64_t a, int64_t b) {
+  return a > b ? a : b;
+}
 
 static iv iv_add(iv x, iv y) {
   return (iv){xadd_lo(x.lo, y.lo), xadd_hi(x.hi, y.hi)};
@@ -207,10 +231,12 @@ static iv iv_add(iv x, iv y) {
 static iv iv_mul(iv x, iv y) {
   int64_t a = xmul(x.lo, y.lo), b = xmul(x.lo, y.hi), c = xmul(x.hi, y.lo),
           d = xmul(x.hi, y.hi);
-  return iv_norm((iv){min64(min64(a, b), min64(c, d)),
-                      max64(max64(a, b), max64(c, d))});
+  return iv_norm(
+      (iv){min64(min64(a, b), min64(c, d)), max64(max64(a, b), max64(c, d))});
 }
-static iv iv_neg(iv x) { return (iv){xneg(x.hi), xneg(x.lo)}; }
+static iv iv_neg(iv x) {
+  return (iv){xneg(x.hi), xneg(x.lo)};
+}
 /* floor(x / d) for d >= 1 (d may be +inf). */
 static int64_t xfdiv(int64_t x, int64_t d) {
   if (x == NEG_INF || x == POS_INF)
@@ -294,7 +320,22 @@ wv_exprs *ex_table_new(wavec_ctx *ctx) {
   wv_grow(ctx, (void **)&X->nodes.v, &X->nodes.cap, 512, sizeof(ex_node));
   wv_grow(ctx, (void **)&X->args.v, &X->args.cap, 1024, sizeof(ex_t));
   X->nodes.n = 1; /* handle 0 is "none" */
+  X->opc = wv_alloc(ctx, OPC_SIZE * sizeof *X->opc);
   return X;
+}
+
+static inline ex_opc *opc_at(wv_exprs *X, uint32_t op, ex_t a, ex_t b) {
+  uint32_t h = (a * 0x9e3779b1u) ^ (b * 0x85ebca77u) ^ (op * 0xc2b2ae3du);
+  h ^= h >> 15;
+  return &X->opc[h & (OPC_SIZE - 1)];
+}
+static inline bool opc_hit(const ex_opc *c, uint32_t op, ex_t a, ex_t b) {
+  return c->op == op && c->a == a && c->b == b;
+}
+/* Written only once the result exists: an unwind leaves no entry. */
+static inline ex_t opc_put(ex_opc *c, uint32_t op, ex_t a, ex_t b, ex_t r) {
+  *c = (ex_opc){op, a, b, r};
+  return r;
 }
 
 static uint32_t hash_op(ex_kind k, const ex_t *a, uint32_t n) {
@@ -383,8 +424,8 @@ ex_t ex_const(wavec_ctx *ctx, int64_t v) {
   if (!id) {
     reserve(X, 0);
     iv b = iv_const(v);
-    ex_node p = {.kind = EX_CONST, .hash = h, .coef = v, .lo = b.lo,
-                 .hi = b.hi};
+    ex_node p = {
+        .kind = EX_CONST, .hash = h, .coef = v, .lo = b.lo, .hi = b.hi};
     id = push_node(X, &p, empty_slot(X, h));
   }
   if (small)
@@ -399,8 +440,13 @@ ex_t ex_sym(wavec_ctx *ctx, wavec_sym s) {
   if (X->slots[slot])
     return X->slots[slot];
   reserve(X, 0);
-  ex_node p = {.kind = EX_SYM, .a = s, .hash = h, .coef = 1, .lo = NEG_INF,
-               .hi = POS_INF, .mask = 1ull << (s & 63)};
+  ex_node p = {.kind = EX_SYM,
+               .a = s,
+               .hash = h,
+               .coef = 1,
+               .lo = NEG_INF,
+               .hi = POS_INF,
+               .mask = 1ull << (s & 63)};
   ex_t id = push_node(X, &p, empty_slot(X, h));
   X->nodes.v[id].base = id;
   return id;
@@ -416,8 +462,8 @@ static ex_t intern(wv_exprs *X, ex_kind k, const ex_t *a, uint32_t n,
   if (X->slots[s])
     return X->slots[s];
   reserve(X, n);
-  ex_node p = {.kind = (uint8_t)k, .nargs = n, .a = X->args.n, .hash = h,
-               .coef = 1};
+  ex_node p = {
+      .kind = (uint8_t)k, .nargs = n, .a = X->args.n, .hash = h, .coef = 1};
   uint64_t mask = 0;
   for (uint32_t i = 0; i < n; i++)
     mask |= X->nodes.v[a[i]].mask;
@@ -435,12 +481,6 @@ static ex_t intern(wv_exprs *X, ex_kind k, const ex_t *a, uint32_t n,
   if (!X->nodes.v[id].base)
     X->nodes.v[id].base = id;
   return id;
-}
-
-/* Finds an operator node without making it; 0 when absent. */
-static ex_t find_op(wv_exprs *X, ex_kind k, const ex_t *a, uint32_t n) {
-  uint32_t h = hash_op(k, a, n);
-  return X->slots[probe_op(X, h, k, a, n)];
 }
 
 /* ---- scratch arrays ------------------------------------------------------ */
@@ -569,7 +609,8 @@ static ex_t build_mul(wv_exprs *X, int64_t coef, const ex_t *f, uint32_t nf) {
   if (coef == 1)
     return base;
   ex_t loc[LOCAL_N + 1];
-  ex_t *a = nf + 1 <= LOCAL_N + 1 ? loc : wv_alloc(X->ctx, (nf + 1) * sizeof *a);
+  ex_t *a =
+      nf + 1 <= LOCAL_N + 1 ? loc : wv_alloc(X->ctx, (nf + 1) * sizeof *a);
   a[0] = ex_const(X->ctx, coef);
   memcpy(a + 1, f, nf * sizeof *f);
   return intern(X, EX_MUL, a, nf + 1, base);
@@ -607,7 +648,8 @@ static ex_t terms_build(wv_exprs *X, const ex_terms *t) {
   return intern(X, EX_ADD, l.v, l.n, 0);
 }
 
-/* ---- constructors --------------------------------------------------------- */
+/* ---- constructors ---------------------------------------------------------
+ */
 ex_t ex_add(wavec_ctx *ctx, ex_t a, ex_t b) {
   wv_exprs *X = ctx->ex;
   wv_assert(ctx, a && b); /* 0 is "no expression" */
@@ -619,12 +661,20 @@ ex_t ex_add(wavec_ctx *ctx, ex_t a, ex_t b) {
     return b;
   if (cb && vb == 0)
     return a;
+  if (a > b) { /* commutative: one cache entry for both orders */
+    ex_t s = a;
+    a = b;
+    b = s;
+  }
+  ex_opc *oc = opc_at(X, OPC_ADD, a, b);
+  if (opc_hit(oc, OPC_ADD, a, b))
+    return oc->r;
   ex_terms t;
   terms_init(&t);
   terms_add(X, &t, a, 1);
   terms_add(X, &t, b, 1);
   terms_canon(X, &t);
-  return terms_build(X, &t);
+  return opc_put(oc, OPC_ADD, a, b, terms_build(X, &t));
 }
 
 /* c * e. Scaling keeps a sum's term order, so no sort is needed. */
@@ -688,8 +738,16 @@ ex_t ex_mul(wavec_ctx *ctx, ex_t a, ex_t b) {
     return scale(X, b, c);
   if (is_const(X, b, &c))
     return scale(X, a, c);
+  if (a > b) {
+    ex_t s = a;
+    a = b;
+    b = s;
+  }
+  ex_opc *oc = opc_at(X, OPC_MUL, a, b);
+  if (opc_hit(oc, OPC_MUL, a, b))
+    return oc->r;
   if (kind(X, a) != EX_ADD && kind(X, b) != EX_ADD)
-    return mul_mono(X, a, b);
+    return opc_put(oc, OPC_MUL, a, b, mul_mono(X, a, b));
   /* Symbolic products distribute over sums: the canonical form of a
    * polynomial is its expanded sum of monomials. */
   ex_terms ta, tb, r;
@@ -715,7 +773,7 @@ ex_t ex_mul(wavec_ctx *ctx, ex_t a, ex_t b) {
     }
   }
   terms_canon(X, &r);
-  return terms_build(X, &r);
+  return opc_put(oc, OPC_MUL, a, b, terms_build(X, &r));
 }
 
 /* gcd of c and of every coefficient and the constant of t. */
@@ -790,9 +848,13 @@ ex_t ex_floordiv(wavec_ctx *ctx, ex_t a, ex_t b) {
   }
   if (c == 1)
     return a;
-  if (c < 0) /* floor(a / c) == floor(-a / -c) */
-    return floordiv_pos(X, scale(X, a, -1), ck_neg(X, c));
-  return floordiv_pos(X, a, c);
+  ex_opc *oc = opc_at(X, OPC_FLOORDIV, a, b);
+  if (opc_hit(oc, OPC_FLOORDIV, a, b))
+    return oc->r;
+  ex_t r = c < 0 /* floor(a / c) == floor(-a / -c) */
+               ? floordiv_pos(X, scale(X, a, -1), ck_neg(X, c))
+               : floordiv_pos(X, a, c);
+  return opc_put(oc, OPC_FLOORDIV, a, b, r);
 }
 
 ex_t ex_ceildiv(wavec_ctx *ctx, ex_t a, ex_t b) {
@@ -812,8 +874,8 @@ static ex_t mod_pos(wv_exprs *X, ex_t a, int64_t c) {
   terms_add(X, &t, a, 1);
   /* (k*c*u + w) mod c == w mod c: coefficients reduce into (-c/2, c/2]
    * (the smallest in size, for readable output), the constant into [0, c).
-   * ((x mod m) + w) mod c == (x + w) mod c when c divides m, since
-   * x mod m == x - m*floor(x/m). */
+   * (k*(x mod m) + w) mod c == (k*x + w) mod c when c divides k*m, since
+   * k*(x mod m) == k*x - k*m*floor(x/m). */
   bool unwrapped = false;
   ex_terms inner;
   terms_init(&inner);
@@ -827,7 +889,7 @@ static ex_t mod_pos(wv_exprs *X, ex_t a, int64_t c) {
     ex_t b = t.v[i].base;
     int64_t dm;
     if (kind(X, b) == EX_MOD && is_const(X, arg(X, b, 1), &dm) && dm > 0 &&
-        dm % c == 0) {
+        dm % (c / (int64_t)gcd_u(uabs(k), (uint64_t)c)) == 0) {
       terms_add(X, &inner, arg(X, b, 0), k);
       unwrapped = true;
       continue;
@@ -874,9 +936,13 @@ ex_t ex_mod(wavec_ctx *ctx, ex_t a, ex_t b) {
     return ex_const(ctx, 0);
   if (is_const(X, a, &va))
     return ex_const(ctx, fmodi(va, c));
-  if (c < 0) /* a mod c == -((-a) mod -c) */
-    return scale(X, mod_pos(X, scale(X, a, -1), ck_neg(X, c)), -1);
-  return mod_pos(X, a, c);
+  ex_opc *oc = opc_at(X, OPC_MOD, a, b);
+  if (opc_hit(oc, OPC_MOD, a, b))
+    return oc->r;
+  ex_t r = c < 0 /* a mod c == -((-a) mod -c) */
+               ? scale(X, mod_pos(X, scale(X, a, -1), ck_neg(X, c)), -1)
+               : mod_pos(X, a, c);
+  return opc_put(oc, OPC_MOD, a, b, r);
 }
 
 /* Min or max of the arguments in l (flattened already), canonical. An
@@ -958,11 +1024,20 @@ static ex_t minmax(wv_exprs *X, ex_kind k, ex_t a, ex_t b) {
   wv_assert(X->ctx, a && b);
   if (a == b)
     return a;
+  if (a > b) {
+    ex_t s = a;
+    a = b;
+    b = s;
+  }
+  uint32_t op = k == EX_MIN ? OPC_MIN : OPC_MAX;
+  ex_opc *oc = opc_at(X, op, a, b);
+  if (opc_hit(oc, op, a, b))
+    return oc->r;
   ex_list l;
   list_init(&l);
   flatten_into(X, &l, k, a);
   flatten_into(X, &l, k, b);
-  return minmax_build(X, k, &l, false);
+  return opc_put(oc, op, a, b, minmax_build(X, k, &l, false));
 }
 
 ex_t ex_min(wavec_ctx *ctx, ex_t a, ex_t b) {
@@ -972,9 +1047,14 @@ ex_t ex_max(wavec_ctx *ctx, ex_t a, ex_t b) {
   return minmax(ctx->ex, EX_MAX, a, b);
 }
 
-/* ---- inspection ------------------------------------------------------------ */
-ex_kind ex_kind_of(wavec_ctx *ctx, ex_t e) { return kind(ctx->ex, e); }
-uint32_t ex_nargs(wavec_ctx *ctx, ex_t e) { return nd(ctx->ex, e)->nargs; }
+/* ---- inspection ------------------------------------------------------------
+ */
+ex_kind ex_kind_of(wavec_ctx *ctx, ex_t e) {
+  return kind(ctx->ex, e);
+}
+uint32_t ex_nargs(wavec_ctx *ctx, ex_t e) {
+  return nd(ctx->ex, e)->nargs;
+}
 ex_t ex_arg(wavec_ctx *ctx, ex_t e, uint32_t i) {
   wv_exprs *X = ctx->ex;
   wv_assert(ctx, i < nd(X, e)->nargs);
@@ -987,7 +1067,9 @@ wavec_sym ex_sym_of(wavec_ctx *ctx, ex_t e) {
   const ex_node *q = nd(ctx->ex, e);
   return q->kind == EX_SYM ? q->a : 0;
 }
-uint32_t ex_count(wavec_ctx *ctx) { return ctx->ex->nodes.n - 1; }
+uint32_t ex_count(wavec_ctx *ctx) {
+  return ctx->ex->nodes.n - 1;
+}
 
 void ex_linear(wavec_ctx *ctx, ex_t e, int64_t *coef, ex_t *base) {
   const ex_node *q = nd(ctx->ex, e);
@@ -1118,7 +1200,8 @@ bool ex_eval(wavec_ctx *ctx, ex_t e, const int64_t *vals, const bool *known,
   return ev(ctx->ex, e, &env, out);
 }
 
-/* ---- memo tables ------------------------------------------------------------ */
+/* ---- memo tables ------------------------------------------------------------
+ */
 static void memo_reserve(wv_exprs *X, ex_t id) {
   if (id < X->memo_cap)
     return;
@@ -1179,7 +1262,8 @@ static void set_ranges(wv_exprs *X, const ex_range *r, uint32_t nr) {
   X->rkey_valid = true;
 }
 
-/* ---- bounds under ranges ------------------------------------------------------ */
+/* ---- bounds under ranges
+ * ------------------------------------------------------ */
 static iv bounds_rec(wv_exprs *X, ex_t e) {
   const ex_node *q = nd(X, e);
   if (q->kind == EX_CONST)
@@ -1213,7 +1297,8 @@ bool ex_bounds(wavec_ctx *ctx, ex_t e, const ex_range *r, uint32_t nr,
   return b.lo != NEG_INF && b.hi != POS_INF;
 }
 
-/* ---- substitution -------------------------------------------------------------- */
+/* ---- substitution
+ * -------------------------------------------------------------- */
 /* Rebuilds node e over new arguments through the constructors. */
 static ex_t rebuild(wv_exprs *X, ex_t e, const ex_t *a, uint32_t n) {
   wavec_ctx *ctx = X->ctx;
@@ -1295,7 +1380,8 @@ ex_t ex_subst(wavec_ctx *ctx, ex_t e, uint32_t n, const wavec_sym *syms,
   return subst_rec(X, e, &s);
 }
 
-/* ---- simplification under ranges ---------------------------------------------- */
+/* ---- simplification under ranges
+ * ---------------------------------------------- */
 static ex_t simp(wv_exprs *X, ex_t e);
 
 /* Splits a sum over a divisor g of c:  a == g*B + S  where B collects the
@@ -1355,49 +1441,146 @@ static ex_t split_sum(wv_exprs *X, ex_kind k, ex_t a, int64_t c) {
   }
 }
 
-/* Recombines the pairs of terms of a sum that are one value cut in two:
- *   k*c*floor(x/c) + k*(x mod c)            == k*x
- *   k*c*(floor(x/c) mod m) + k*(x mod c)     == k*(x mod (c*m))
- * Both hold for every integer x (x == c*floor(x/c) + x mod c). Returns 0
- * when no pair is found. */
-static ex_t recombine(wv_exprs *X, ex_t e) {
+/* Index of the term with this base in canonical (sorted) terms, or -1. */
+static int terms_find(const ex_terms *t, ex_t base) {
+  uint32_t lo = 0, hi = t->n;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (t->v[mid].base < base)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < t->n && t->v[lo].base == base ? (int)lo : -1;
+}
+
+/* a == b (exact, cm == 0) or a == b mod cm. */
+static bool same_mod(int64_t a, int64_t b, int64_t cm) {
+  int64_t d;
+  if (__builtin_sub_overflow(a, b, &d))
+    return false;
+  return cm ? d % cm == 0 : d == 0;
+}
+
+/* One candidate of recombine: term j of t is cj * P * F where F is
+ *   floor(x/d)                  (whole = x), or
+ *   (floor(x/d) + q) mod m      (whole = (x + d*q) mod (d*m)).
+ * With R0 = P * (x mod d) and k chosen so that t holds k*R0:
+ *   k*d*P*F + k*R0 == k*P*whole
+ * (x == d*floor(x/d) + x mod d; for the second form, with x' = x + d*q,
+ * floor(x'/d) == floor(x/d) + q and d*(floor(x'/d) mod m) + x' mod d ==
+ * x' mod (d*m)). When cj == k*d the sum becomes t - cj*P*F - k*R0 +
+ * k*P*whole, equal to it; in a mod-cm context cj == k*d mod cm is enough,
+ * the difference (k*d - cj)*P*F being a multiple of cm. */
+static ex_t recombine_at(wv_exprs *X, const ex_terms *t, uint32_t j, ex_t p,
+                         ex_t x, int64_t d, ex_t whole, int64_t cm) {
+  wavec_ctx *ctx = X->ctx;
+  ex_t r0 = ex_mul(ctx, p, ex_mod(ctx, x, ex_const(ctx, d)));
+  ex_terms u;
+  terms_init(&u);
+  terms_add(X, &u, r0, 1);
+  if (u.n == 0)
+    return 0;
+  int i0 = terms_find(t, u.v[0].base);
+  if (i0 < 0 || (uint32_t)i0 == j || t->v[i0].coef % u.v[0].coef != 0)
+    return 0;
+  int64_t k = t->v[i0].coef / u.v[0].coef, kd, ku;
+  if (__builtin_mul_overflow(k, d, &kd) || !same_mod(kd, t->v[j].coef, cm))
+    return 0;
+  for (uint32_t i = 1; i < u.n; i++) {
+    int at = terms_find(t, u.v[i].base);
+    if (at < 0 || (uint32_t)at == j ||
+        __builtin_mul_overflow(k, u.v[i].coef, &ku) ||
+        !same_mod(t->v[at].coef, ku, cm))
+      return 0;
+  }
+  ex_terms r;
+  terms_init(&r);
+  for (uint32_t i = 0; i < t->n; i++)
+    if (i != j)
+      terms_push(X, &r, t->v[i].coef, t->v[i].base);
+  r.k = t->k;
+  terms_add(X, &r, r0, ck_neg(X, k));
+  terms_add(X, &r, ex_mul(ctx, p, whole), k);
+  terms_canon(X, &r);
+  return terms_build(X, &r);
+}
+
+/* Recombines terms of a sum that are one value cut in two, in any
+ * coefficient and cofactor (see recombine_at):
+ *   k*c*floor(x/c) + k*(x mod c)             == k*x
+ *   k*c*((floor(x/c) + q) mod m) + k*(x mod c) == k*((x + c*q) mod (c*m))
+ * Both hold for every integer x. floor(y/D) may stand for floor(x/d) with
+ * x = floor(y/d1), D = d1*d (the constructors fold the nested floors), so
+ * each divisor d1 of D is tried. cm != 0 means
+ * the sum is the argument of a mod cm, where coefficients only matter
+ * modulo cm. Returns 0 when no pair is found. */
+static ex_t recombine(wv_exprs *X, ex_t e, int64_t cm) {
   wavec_ctx *ctx = X->ctx;
   ex_terms t;
   terms_init(&t);
   terms_add(X, &t, e, 1);
-  for (uint32_t i = 0; i < t.n; i++) {
-    ex_t mb = t.v[i].base;
-    int64_t c;
-    if (kind(X, mb) != EX_MOD || !is_const(X, arg(X, mb, 1), &c) || c <= 1)
+  /* A pair needs a term with a mod in it besides the one with the floor. */
+  uint32_t nmod = 0;
+  for (uint32_t j = 0; j < t.n; j++) {
+    const ex_t *fp;
+    uint32_t nf = factors(X, t.v[j].base, &fp);
+    for (uint32_t i = 0; i < nf; i++)
+      if (kind(X, fp[i]) == EX_MOD) {
+        nmod++;
+        break;
+      }
+  }
+  if (nmod == 0)
+    return 0;
+  for (uint32_t j = 0; j < t.n; j++) {
+    const ex_t *fp;
+    uint32_t nf = factors(X, t.v[j].base, &fp);
+    if (nf > LOCAL_N)
       continue;
-    ex_t x = arg(X, mb, 0);
-    ex_t fargs[2] = {x, arg(X, mb, 1)};
-    ex_t fd = find_op(X, EX_FLOORDIV, fargs, 2);
-    if (!fd)
-      continue;
-    int64_t want;
-    if (__builtin_mul_overflow(t.v[i].coef, c, &want))
-      continue;
-    for (uint32_t j = 0; j < t.n; j++) {
-      ex_t b = t.v[j].base;
-      int64_t m = 0;
-      bool whole = b == fd;
-      bool chain = !whole && kind(X, b) == EX_MOD && arg(X, b, 0) == fd &&
-                   is_const(X, arg(X, b, 1), &m) && m > 0;
-      if ((!whole && !chain) || t.v[j].coef != want)
+    ex_t f[LOCAL_N];
+    memcpy(f, fp, nf * sizeof *f);
+    for (uint32_t fi = 0; fi < nf; fi++) {
+      ex_t fac = f[fi], fd = fac, y;
+      int64_t big_d, m = 0, q = 0;
+      if (kind(X, fac) == EX_MOD) {
+        /* (floor(y/D) + q) mod m */
+        if (!is_const(X, arg(X, fac, 1), &m) || m <= 0)
+          continue;
+        fd = arg(X, fac, 0);
+        if (kind(X, fd) == EX_ADD && nd(X, fd)->nargs == 2 &&
+            is_const(X, arg(X, fd, 1), &q))
+          fd = arg(X, fd, 0);
+      }
+      if (kind(X, fd) != EX_FLOORDIV || !is_const(X, arg(X, fd, 1), &big_d) ||
+          big_d <= 1)
         continue;
-      ex_t joined =
-          whole ? x : ex_mod(ctx, x, ex_const(ctx, ck_mul(X, c, m)));
-      int64_t k = t.v[i].coef;
-      ex_terms r;
-      terms_init(&r);
-      for (uint32_t l = 0; l < t.n; l++)
-        if (l != i && l != j)
-          terms_push(X, &r, t.v[l].coef, t.v[l].base);
-      r.k = t.k;
-      terms_add(X, &r, joined, k);
-      terms_canon(X, &r);
-      return terms_build(X, &r);
+      y = arg(X, fd, 0);
+      /* P: the other factors. */
+      ex_t p = ex_const(ctx, 1);
+      for (uint32_t i = 0; i < nf; i++)
+        if (i != fi)
+          p = ex_mul(ctx, p, f[i]);
+      for (int64_t a = 1; a <= big_d / a; a++) {
+        if (big_d % a)
+          continue;
+        int64_t pair[2] = {a, big_d / a};
+        for (int s = 0; s < 2; s++) {
+          int64_t d1 = pair[s], d = big_d / d1;
+          if (s == 1 && pair[0] == pair[1])
+            continue;
+          ex_t x = d1 > 1 ? ex_floordiv(ctx, y, ex_const(ctx, d1)) : y;
+          ex_t whole = x;
+          if (m) {
+            int64_t dq = ck_mul(X, d, q), dm = ck_mul(X, d, m);
+            whole = ex_mod(ctx, ex_add(ctx, x, ex_const(ctx, dq)),
+                           ex_const(ctx, dm));
+          }
+          ex_t r = recombine_at(X, &t, j, p, x, d, whole, cm);
+          if (r)
+            return r;
+        }
+      }
     }
   }
   return 0;
@@ -1421,8 +1604,7 @@ static ex_t rules(wv_exprs *X, ex_t e) {
     if (!is_const(X, d, &c)) {
       /* 0 <= a < d: floor(a/d) == 0, a mod d == a. */
       iv ba = bounds_rec(X, a), bd = bounds_rec(X, d);
-      if (ba.lo >= 0 && bd.lo >= 1 &&
-          bounds_rec(X, ex_sub(ctx, d, a)).lo >= 1)
+      if (ba.lo >= 0 && bd.lo >= 1 && bounds_rec(X, ex_sub(ctx, d, a)).lo >= 1)
         return k == EX_FLOORDIV ? ex_const(ctx, 0) : a;
       return e;
     }
@@ -1438,6 +1620,11 @@ static ex_t rules(wv_exprs *X, ex_t e) {
         is_const(X, arg(X, a, 1), &m) && m > 0 && m % c == 0)
       return ex_mod(ctx, ex_floordiv(ctx, arg(X, a, 0), d),
                     ex_const(ctx, m / c));
+    if (kind(X, a) == EX_ADD && k == EX_MOD) {
+      ex_t r = recombine(X, a, c); /* coefficients matter modulo c only */
+      if (r)
+        return ex_mod(ctx, r, d);
+    }
     if (kind(X, a) == EX_ADD) {
       ex_t r = split_sum(X, k, a, c);
       if (r)
@@ -1446,7 +1633,7 @@ static ex_t rules(wv_exprs *X, ex_t e) {
     return e;
   }
   case EX_ADD: {
-    ex_t r = recombine(X, e);
+    ex_t r = recombine(X, e, 0);
     return r ? r : e;
   }
   case EX_MIN:
@@ -1488,6 +1675,17 @@ static ex_t simp(wv_exprs *X, ex_t e) {
   if (X->simp_depth >= SIMP_MAX_DEPTH) /* a safety net, never hit in tests */
     return e;
   X->simp_depth++;
+  /* Recombine before the arguments are simplified too: simplifying them one
+   * by one may rewrite the two halves of a pair differently. */
+  if (q->kind == EX_ADD) {
+    ex_t r = recombine(X, e, 0);
+    if (r) {
+      r = simp(X, r);
+      X->simp_depth--;
+      simp_memo(X, e, r);
+      return r;
+    }
+  }
   uint32_t n = q->nargs;
   ex_t loc[LOCAL_N];
   ex_t *a = n <= LOCAL_N ? loc : wv_alloc(X->ctx, n * sizeof *a);
@@ -1519,13 +1717,14 @@ ex_t ex_simplify(wavec_ctx *ctx, ex_t e, const ex_range *r, uint32_t nr) {
   return simp(X, e);
 }
 
-/* ---- printing ------------------------------------------------------------------ */
+/* ---- printing
+ * ------------------------------------------------------------------ */
 /* A total order that depends only on structure and symbol names: terms by
  * the kind of their base, then names and arguments; constants last. */
 static int rank(ex_kind k) {
-  static const int r[] = {[EX_CONST] = 0, [EX_SYM] = 1,      [EX_MUL] = 2,
-                          [EX_FLOORDIV] = 3, [EX_MOD] = 4,   [EX_MIN] = 5,
-                          [EX_MAX] = 6,   [EX_ADD] = 7};
+  static const int r[] = {
+      [EX_CONST] = 0, [EX_SYM] = 1, [EX_MUL] = 2, [EX_FLOORDIV] = 3,
+      [EX_MOD] = 4,   [EX_MIN] = 5, [EX_MAX] = 6, [EX_ADD] = 7};
   return r[k];
 }
 
@@ -1609,7 +1808,9 @@ static int cmp_struct(wavec_ctx *ctx, ex_t a, ex_t b) {
   return (ca > cb) - (ca < cb);
 }
 
-int ex_cmp(wavec_ctx *ctx, ex_t a, ex_t b) { return cmp_struct(ctx, a, b); }
+int ex_cmp(wavec_ctx *ctx, ex_t a, ex_t b) {
+  return cmp_struct(ctx, a, b);
+}
 
 static void print(wavec_ctx *ctx, wv_buf *b, ex_t e);
 
@@ -1730,7 +1931,9 @@ static void print(wavec_ctx *ctx, wv_buf *b, ex_t e) {
   }
 }
 
-void ex_print(wavec_ctx *ctx, wv_buf *b, ex_t e) { print(ctx, b, e); }
+void ex_print(wavec_ctx *ctx, wv_buf *b, ex_t e) {
+  print(ctx, b, e);
+}
 
 void ex_print_index(wavec_ctx *ctx, wv_buf *b, ex_t start, ex_t size,
                     ex_t stride) {

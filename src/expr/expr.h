@@ -53,7 +53,7 @@ ex_kind ex_kind_of(wavec_ctx *ctx, ex_t e);
 uint32_t ex_nargs(wavec_ctx *ctx, ex_t e);
 ex_t ex_arg(wavec_ctx *ctx, ex_t e, uint32_t i);
 bool ex_is_const(wavec_ctx *ctx, ex_t e, int64_t *v); /* v may be NULL */
-wavec_sym ex_sym_of(wavec_ctx *ctx, ex_t e);           /* 0 unless EX_SYM */
+wavec_sym ex_sym_of(wavec_ctx *ctx, ex_t e);          /* 0 unless EX_SYM */
 /* Does e mention symbol s? */
 bool ex_uses(wavec_ctx *ctx, ex_t e, wavec_sym s);
 /* Calls f for each distinct symbol of e (deterministic order). */
@@ -78,14 +78,26 @@ typedef struct ex_range {
 } ex_range;
 
 /* Interval bound of e under ranges r (nr entries, indexed by symbol);
- * false when unbounded. */
+ * false when unbounded. lo and hi are set either way, INT64_MIN / INT64_MAX
+ * standing for an unbounded side. */
 bool ex_bounds(wavec_ctx *ctx, ex_t e, const ex_range *r, uint32_t nr,
                int64_t *lo, int64_t *hi);
 
 /* Simplification under ranges: the result is equal to e for every
  * assignment within the ranges. Knows at least, for 0 <= t < 64:
  * 16*floor(t/16) + t mod 16 == t, floor((t mod 64)/16) == floor(t/16),
- * t mod 64 == t, floor(t/64) == 0, and the same with affine arguments. */
+ * t mod 64 == t, floor(t/64) == 0, and the same with affine arguments.
+ * In full: any node the bounds pin to one value becomes it; x mod c == x - q*c
+ * when x stays in one period; (g*B + S) split over a divisor g of c when
+ * the ranges keep S within one period of g (floor((4w + i)/8) == floor(w/2)
+ * for 0 <= i < 4); floor((x mod c*m)/c) == floor(x/c) mod m; k*c*floor(x/c)
+ * + k*(x mod c) == k*x and c*(floor(x/c) mod m) + x mod c == x mod (c*m),
+ * with any cofactor, also inside a mod where coefficients count modulo it;
+ * min/max drop an argument the bounds (of it, or of a difference) show
+ * cannot win; floor(a/d) == 0 and a mod d == a for 0 <= a < d, d symbolic.
+ * Results are kept while the ranges stay the same, so asking again is a
+ * lookup. Simplifying a result again gives it back (a property the
+ * randomised test checks, also after the memo is gone). */
 ex_t ex_simplify(wavec_ctx *ctx, ex_t e, const ex_range *r, uint32_t nr);
 
 /* Printing in Wave's notation: `$WG0*BLOCK_K2 + Mod($T0, 16)`,

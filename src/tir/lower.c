@@ -456,14 +456,18 @@ static void stage_copy(lw *w, uint32_t id, stage *st) {
   emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
 }
 
-/* Loads clone `id`'s elements from its staged tile. */
+/* Loads clone `id`'s elements from its staged tile. Runs of elements at
+ * consecutive, suitably aligned addresses (a fragment's pairs along k) are
+ * loaded with one vector access. */
 static void staged_read(lw *w, uint32_t id, stage *st) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
   wv_node *mem = wv_get(w->g, n->mem);
   tir_ty ty = tir_ty_of(mem->type.dt);
+  int64_t esize = tir_ty_bytes(ty);
   uint32_t ne = nelem(w, id);
   w->vals[id] = new_regs(w, ty, ne);
+  ex_t *addr = wv_alloc(ctx, ne * sizeof *addr);
   for (uint32_t e = 0; e < ne; e++) {
     ex_t coord[WV_MAX_DIMS];
     mem_coords(w, id, n->mapping, mem, e, coord);
@@ -472,9 +476,44 @@ static void staged_read(lw *w, uint32_t id, stage *st) {
       off = ex_add(ctx, off,
                    ex_mul(ctx, ex_sub(ctx, coord[i], concrete(w, st->start[i], 0)),
                           ex_const(ctx, st->sstride[i])));
-    off = ex_add(ctx, ex_const(ctx, st->base), ex_mul(ctx, off, ex_const(ctx, 2)));
-    emit(w, T_LDS, ty, w->vals[id] + e,
-         lower_expr(w, ex_simplify(ctx, off, w->ranges, w->nranges)), 0, 0, 0);
+    off = ex_add(ctx, ex_const(ctx, st->base),
+                 ex_mul(ctx, off, ex_const(ctx, esize)));
+    addr[e] = ex_simplify(ctx, off, w->ranges, w->nranges);
+  }
+  for (uint32_t e = 0; e < ne;) {
+    /* the longest run of 4 or 2 that is contiguous and aligned */
+    uint32_t run = 1;
+    for (uint32_t len = 4; len >= 2 && run == 1; len /= 2) {
+      if (e % len || e + len > ne)
+        continue;
+      bool ok = true;
+      for (uint32_t j = 1; j < len && ok; j++) {
+        int64_t d;
+        ok = ex_is_const(ctx, ex_sub(ctx, addr[e + j], addr[e]), &d) &&
+             d == (int64_t)j * esize;
+      }
+      int64_t m;
+      ok = ok && ex_is_const(ctx,
+                             ex_simplify(ctx, ex_mod(ctx, addr[e],
+                                                     ex_const(ctx, len * esize)),
+                                         w->ranges, w->nranges),
+                             &m) &&
+           m == 0;
+      if (ok)
+        run = len;
+    }
+    uint32_t a = lower_expr(w, addr[e]);
+    if (run == 1) {
+      emit(w, T_LDS, ty, w->vals[id] + e, a, 0, 0, 0);
+    } else {
+      uint32_t *regs = wv_alloc(ctx, run * sizeof *regs);
+      for (uint32_t j = 0; j < run; j++)
+        regs[j] = w->vals[id] + e + j;
+      tir_instr *in = emit(w, T_LDSV, ty, 0, a, 0, 0, 0);
+      in->list = regs;
+      in->nlist = run;
+    }
+    e += run;
   }
 }
 

@@ -3,14 +3,37 @@
 # Groups: unit golden diag builder fuzz valgrind (default: all).
 # Expects `make MODE=asan all` and `make MODE=release all` to have run
 # (`make test` does both). Prints one line per test and, last,
-# "N passed, N failed". WAVEC_UPDATE_GOLDEN=1 rewrites golden files.
+# "N passed, N failed"; the exit status is 0 only when nothing failed.
+#
+#   WAVEC_UPDATE_GOLDEN=1   rewrite tests/golden/*.out and tests/diag/*.err
+#                           from the compiler's output (review the diff!)
+#   WAVEC_FUZZ_SECONDS=N    how long the fuzz group runs (default 60)
+#   WAVEC_TEST_TIMEOUT=N    seconds one compiler run may take (default 120)
+#
+# Test files:
+#   tests/golden/NAME.test  one line: the wavec arguments; NAME.out is the
+#                           expected stdout; the exit status must be 0.
+#   tests/diag/NAME.wave    first line "# RUN: COMMAND [ARGS]" (words, no
+#                           quoting): wavec runs COMMAND ARGS NAME.wave;
+#                           NAME.err is the expected stderr; the exit status
+#                           must be 1 and stderr must start with
+#                           "NAME.wave:LINE:COL: error[Ennnn]: " (a code of
+#                           WV_DIAGS in src/support/base.h) and show a caret.
 set -u
 cd "$(dirname "$0")/.."
 ASAN=build/asan
 REL=build/release
 WAVEC=$ASAN/wavec
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# A sanitizer report exits 86, never 1: a diagnostic test cannot pass by
+# crashing with the status of a user error.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:exitcode=86
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86
+export LSAN_OPTIONS=exitcode=86
+TIMEOUT=${WAVEC_TEST_TIMEOUT:-120}
+UPDATE=${WAVEC_UPDATE_GOLDEN:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
 pass=0
 fail=0
 failed=()
@@ -22,103 +45,184 @@ bad() {
   return 0
 }
 
-want() { [ $# -eq 0 ] && return 0; for g in "${GROUPS_[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
-GROUPS_=("$@")
-[ ${#GROUPS_[@]} -eq 0 ] && GROUPS_=(unit golden diag builder fuzz valgrind)
+# Runs a command with a time limit (exit 124 when it runs out).
+if command -v timeout >/dev/null; then
+  limit() { timeout -k 10 "$TIMEOUT" "$@"; }
+else
+  limit() { "$@"; }
+fi
 
-# A test file's command: its first line "# RUN: ARGS" (words, no quoting).
+ALL_GROUPS=(unit golden diag builder fuzz valgrind)
+GROUPS_=("$@")
+[ ${#GROUPS_[@]} -eq 0 ] && GROUPS_=("${ALL_GROUPS[@]}")
+for g in "${GROUPS_[@]}"; do
+  case " ${ALL_GROUPS[*]} " in
+  *" $g "*) ;;
+  *) bad "unknown group '$g' (groups: ${ALL_GROUPS[*]})" ;;
+  esac
+done
+want() { for g in "${GROUPS_[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
+
+# The binaries a group needs; reports and returns 1 when one is missing.
+have() {
+  local b
+  for b in "$@"; do
+    if [ ! -x "$b" ]; then
+      bad "$b is not built (run make test, or make MODE=asan all and make MODE=release all)"
+      return 1
+    fi
+  done
+}
+
+# A diagnostic test's arguments: the words of its first line after "# RUN: ".
 run_line() { sed -n '1s/^# RUN: //p' "$1"; }
+
+# The summary of the first line of a diagnostic, or "" when it is not
+# "FILE:LINE:COL: error[Ennnn]: ..." with FILE the test file and a code of
+# WV_DIAGS.
+diag_shape() {
+  local file=$1 first=$2 num
+  [[ $first == "$file:"* ]] || { echo "first line does not start with '$file:'"; return; }
+  [[ $first =~ ^[^:]+:[0-9]+:[0-9]+:\ error\[E([0-9]{4})\]:\ . ]] ||
+    { echo "first line is not FILE:LINE:COL: error[Ennnn]: MESSAGE"; return; }
+  num=$((10#${BASH_REMATCH[1]}))
+  grep -Eq "X\(D_[A-Z0-9_]+, *$num," src/support/base.h ||
+    echo "code E${BASH_REMATCH[1]} is not in WV_DIAGS (src/support/base.h)"
+}
 
 # ---- unit tests: each binary prints "ok NAME" / "FAIL NAME" lines --------------
 if want unit; then
-  for t in $ASAN/tests/*; do
-    [ -x "$t" ] || continue
-    name=unit/$(basename "$t")
-    out=$("$t" 2>&1); rc=$?
-    np=$(printf '%s\n' "$out" | grep -c '^ok ' || true)
-    nf=$(printf '%s\n' "$out" | grep -c '^FAIL ' || true)
+  n=0
+  for src in tests/unit/*.c; do
+    [ -e "$src" ] || continue
+    n=$((n + 1))
+    name=unit/$(basename "$src" .c)
+    t=$ASAN/tests/$(basename "$src" .c)
+    have "$t" || continue
+    limit "$t" >"$tmp/out" 2>&1; rc=$?
+    np=$(grep -c '^ok ' "$tmp/out")
+    nf=$(grep -c '^FAIL ' "$tmp/out")
     if [ $rc -eq 0 ] && [ "$nf" -eq 0 ] && [ "$np" -gt 0 ]; then
       ok "$name ($np cases)"
     else
-      bad "$name (exit $rc, $nf failed)" "$(printf '%s\n' "$out" | grep -v '^ok ')"
+      bad "$name (exit $rc, $np passed, $nf failed)" "$(grep -v '^ok ' "$tmp/out")"
     fi
   done
+  [ $n -eq 0 ] && bad "unit (no tests in tests/unit)"
 fi
 
 # ---- golden dumps: tests/golden/NAME.test holds the arguments, NAME.out the
 # expected stdout --------------------------------------------------------------
-if want golden; then
+if want golden && have "$WAVEC"; then
+  n=0
   for t in tests/golden/*.test; do
     [ -e "$t" ] || continue
+    n=$((n + 1))
+    name=golden/$(basename "$t" .test)
     exp=${t%.test}.out
-    # shellcheck disable=SC2046
-    got=$($WAVEC $(cat "$t") 2>&1); rc=$?
-    if [ -n "${WAVEC_UPDATE_GOLDEN:-}" ]; then printf '%s\n' "$got" > "$exp"; fi
-    if [ $rc -ne 0 ]; then bad "golden/$(basename "$t" .test) (exit $rc)" "$got"
-    elif d=$(diff -u "$exp" <(printf '%s\n' "$got")); then ok "golden/$(basename "$t" .test)"
-    else bad "golden/$(basename "$t" .test)" "$d"; fi
+    read -ra args <"$t"
+    limit "$WAVEC" "${args[@]}" >"$tmp/out" 2>"$tmp/err"; rc=$?
+    if [ $rc -ne 0 ]; then bad "$name (exit $rc, want 0)" "$(cat "$tmp/err")"; continue; fi
+    [ -n "$UPDATE" ] && cp "$tmp/out" "$exp"
+    if [ ! -e "$exp" ]; then bad "$name (no $exp; make it with WAVEC_UPDATE_GOLDEN=1)"
+    elif d=$(diff -u "$exp" "$tmp/out"); then ok "$name"
+    else bad "$name (stdout differs from $exp)" "$d"; fi
   done
+  [ $n -eq 0 ] && bad "golden (no tests in tests/golden)"
 fi
 
-# ---- diagnostics: tests/diag/NAME.wave starts with "# RUN: COMMAND [ARGS]";
-# NAME.err is the expected stderr; the exit status must be 1 ------------------
-if want diag; then
+# ---- diagnostics: tests/diag/NAME.wave, NAME.err ------------------------------
+if want diag && have "$WAVEC"; then
+  n=0
   for t in tests/diag/*.wave; do
     [ -e "$t" ] || continue
-    exp=${t%.wave}.err
-    # shellcheck disable=SC2046
-    got=$($WAVEC $(run_line "$t") "$t" 2>&1 >/dev/null); rc=$?
-    if [ -n "${WAVEC_UPDATE_GOLDEN:-}" ]; then printf '%s\n' "$got" > "$exp"; fi
+    n=$((n + 1))
     name=diag/$(basename "$t" .wave)
-    if [ $rc -ne 1 ]; then bad "$name (exit $rc, want 1)" "$got"
-    elif ! printf '%s\n' "$got" | head -1 | grep -Eq '^[^:]+:[0-9]+:[0-9]+: error\[E[0-9]{4}\]: '; then
-      bad "$name (no file:line:col: error[Ennnn])" "$got"
-    elif d=$(diff -u "$exp" <(printf '%s\n' "$got")); then ok "$name"
-    else bad "$name" "$d"; fi
+    exp=${t%.wave}.err
+    line=$(run_line "$t")
+    if [ -z "$line" ]; then bad "$name (first line is not '# RUN: COMMAND [ARGS]')"; continue; fi
+    read -ra args <<<"$line"
+    limit "$WAVEC" "${args[@]}" "$t" >/dev/null 2>"$tmp/err"; rc=$?
+    if [ $rc -ne 1 ]; then bad "$name (exit $rc, want 1)" "$(cat "$tmp/err")"; continue; fi
+    [ -n "$UPDATE" ] && cp "$tmp/err" "$exp"
+    shape=$(diag_shape "$t" "$(head -n 1 "$tmp/err")")
+    if [ -n "$shape" ]; then bad "$name ($shape)" "$(cat "$tmp/err")"
+    elif ! grep -Eq '^ +\| [[:space:]]*\^' "$tmp/err"; then bad "$name (no caret line)" "$(cat "$tmp/err")"
+    elif [ ! -e "$exp" ]; then bad "$name (no $exp; make it with WAVEC_UPDATE_GOLDEN=1)"
+    elif d=$(diff -u "$exp" "$tmp/err"); then ok "$name"
+    else bad "$name (stderr differs from $exp)" "$d"; fi
   done
+  [ $n -eq 0 ] && bad "diag (no tests in tests/diag)"
 fi
 
-# ---- the builder example builds the same graph as the parser ----------------
-if want builder; then
+# ---- the builder examples build the same graph as the parser ----------------
+if want builder && have "$WAVEC"; then
+  n=0
   strip() { sed -E 's/ +# [0-9]+:[0-9]+$//; s/ +$//'; }
-  for ex in $ASAN/examples/*_builder; do
-    [ -x "$ex" ] || continue
-    base=$(basename "$ex" _builder)
-    a=$("$ex" 2>&1); rc1=$?
-    b=$($WAVEC check --print-after=check --kernel "$base" "examples/$base.wave" 2>&1 | grep -v '^// ----'); rc2=$?
-    if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then bad "builder/$base (exit $rc1/$rc2)" "$a$b"
-    elif d=$(diff -u <(printf '%s\n' "$b" | strip) <(printf '%s\n' "$a" | strip)); then ok "builder/$base"
-    else bad "builder/$base" "$d"; fi
+  for src in examples/*_builder.c; do
+    [ -e "$src" ] || continue
+    n=$((n + 1))
+    base=$(basename "$src" _builder.c)
+    ex=$ASAN/examples/${base}_builder
+    have "$ex" || continue
+    limit "$ex" >"$tmp/a" 2>&1; rc1=$?
+    limit "$WAVEC" check --print-after=check --kernel "$base" "examples/$base.wave" >"$tmp/b" 2>&1; rc2=$?
+    if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then
+      bad "builder/$base (exit $rc1/$rc2)" "$(cat "$tmp/a" "$tmp/b")"
+    elif d=$(diff -u <(grep -v '^// ----' "$tmp/b" | strip) <(strip <"$tmp/a")); then
+      ok "builder/$base"
+    else bad "builder/$base (the builder's graph differs from the parser's)" "$d"; fi
   done
+  [ $n -eq 0 ] && bad "builder (no examples/*_builder.c)"
 fi
 
 # ---- fuzzing the front end for a bounded time -------------------------------
 if want fuzz; then
   secs=${WAVEC_FUZZ_SECONDS:-60}
-  if out=$(tests/fuzz/run.sh "$secs" 2>&1); then ok "fuzz/front ($secs s: $(printf '%s\n' "$out" | tail -1))"
-  else bad "fuzz/front" "$(printf '%s\n' "$out" | tail -40)"; fi
-fi
-
-# ---- valgrind: every diagnostic and example path is leak- and error-free in a
-# build without sanitizers -----------------------------------------------------
-if want valgrind; then
-  if command -v valgrind >/dev/null; then
-    vfail=0; n=0; vout=""
-    for t in tests/diag/*.wave tests/golden/*.test; do
-      [ -e "$t" ] || continue
-      case $t in *.wave) args="$(run_line "$t") $t" ;; *) args=$(cat "$t") ;; esac
-      n=$((n + 1))
-      # shellcheck disable=SC2086
-      if ! o=$(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all $REL/wavec $args 2>&1 >/dev/null); then
-        [ $? -eq 99 ] && { vfail=1; vout+="$t: $o"$'\n'; }
-      fi
-    done
-    if [ $vfail -eq 0 ]; then ok "valgrind ($n runs clean)"; else bad "valgrind" "$vout"; fi
+  # the time limit leaves room for building the fuzzer
+  if out=$(timeout -k 10 $((secs + 600)) tests/fuzz/run.sh "$secs" 2>&1); then
+    ok "fuzz/front ($secs s: $(printf '%s\n' "$out" | tail -n 1))"
   else
-    bad "valgrind (not installed)"
+    bad "fuzz/front (exit $?)" "$(printf '%s\n' "$out" | tail -n 40)"
   fi
 fi
 
+# ---- valgrind: the release build (no sanitizers) over every diagnostic and
+# golden case: no memory error, no leak, and the same exit status and output
+# as the tests expect --------------------------------------------------------
+if want valgrind; then
+  if ! command -v valgrind >/dev/null; then
+    bad "valgrind (not installed)"
+  elif have "$REL/wavec"; then
+    n=0; nbad=0; vout=""
+    for t in tests/diag/*.wave tests/golden/*.test; do
+      [ -e "$t" ] || continue
+      case $t in
+      *.wave) read -ra args <<<"$(run_line "$t")"; args+=("$t"); want_rc=1; exp=${t%.wave}.err ;;
+      *) read -ra args <"$t"; want_rc=0; exp=${t%.test}.out ;;
+      esac
+      n=$((n + 1))
+      limit valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=all \
+        --errors-for-leak-kinds=all "$REL/wavec" "${args[@]}" >"$tmp/out" 2>"$tmp/err"
+      rc=$?
+      why=""
+      if [ $rc -eq 99 ]; then why="valgrind found errors"
+      elif [ $rc -ne $want_rc ]; then why="exit $rc, want $want_rc"
+      elif [ $want_rc -eq 1 ] && ! cmp -s "$exp" "$tmp/err"; then why="stderr differs from $exp"
+      elif [ $want_rc -eq 0 ] && ! cmp -s "$exp" "$tmp/out"; then why="stdout differs from $exp"
+      fi
+      if [ -n "$why" ]; then
+        nbad=$((nbad + 1))
+        vout+="$t: $why"$'\n'"$(head -n 20 "$tmp/err")"$'\n'
+      fi
+    done
+    if [ $n -eq 0 ]; then bad "valgrind (no diagnostic or golden cases to run)"
+    elif [ $nbad -eq 0 ]; then ok "valgrind ($n runs of $REL/wavec clean)"
+    else bad "valgrind ($nbad of $n runs failed)" "$vout"; fi
+  fi
+fi
+
+[ $((pass + fail)) -eq 0 ] && bad "no tests ran"
 echo
 [ $fail -gt 0 ] && printf 'failed: %s\n' "${failed[@]}"
 echo "$pass passed, $fail failed"

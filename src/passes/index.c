@@ -329,16 +329,23 @@ wavec_status wv_pass_index(wv_kernel *k) {
       }
       for (uint32_t id = nn - 1; id > 0; id--) {
         wv_node *n = wv_get(g, id);
-        if (s.lay[id] || !has_value(n))
+        /* a reduction's layout is its input's, projected: never a demand */
+        if (s.lay[id] || !has_value(n) || wv_ops[n->op].cls == 'R')
           continue;
         if ((s.lay[id] = backward(&s, id)))
           changed = true;
       }
     }
-    /* Still free: the first such node gets the default layout. */
+    /* Still free: the first read gets the default layout (memory is what
+     * a layout should serve), else the first such node. */
     uint32_t id = 1;
-    while (id < nn && (s.lay[id] || !has_value(wv_get(g, id))))
+    while (id < nn && (s.lay[id] || wv_get(g, id)->op != WAVEC_OP_READ))
       id++;
+    if (id == nn) {
+      id = 1;
+      while (id < nn && (s.lay[id] || !has_value(wv_get(g, id))))
+        id++;
+    }
     if (id == nn)
       break;
     s.lay[id] = default_layout(&s, &wv_get(g, id)->type, wv_get(g, id)->loc);
@@ -419,6 +426,14 @@ wavec_status wv_verify_index(wv_kernel *k, bool resolved) {
                   "verifier: the index of node %%%u (%s) lacks dimension %s",
                   id, wv_ops[n->op].name,
                   wavec_symbol_name(ctx, n->type.dims[i]));
+    }
+    if (l && wv_ops[n->op].cls == 'R' && !ix->expanded) {
+      const wv_layout *in = ix->info[n->ops[0]].layout;
+      if (!in || !wv_layout_eq(l, wv_layout_project(ctx, in, &n->type)))
+        wv_fail(ctx, D_INTERNAL, n->loc,
+                "verifier: the index of reduction %%%u is not its input's "
+                "without the reduced dimension",
+                id);
     }
     if (!resolved || ix->expanded)
       continue;

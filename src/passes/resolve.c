@@ -5,7 +5,7 @@
  *    node (e.g. `lse_i [B, M]` against `[B, M, K2]`);
  *  - an operand whose layout differs from the one required (an accumulator
  *    used as an mma operand, a carried value yielded in another layout) gets
- *    a CONVERT node, and a remark names the line that caused it.
+ *    a CONVERT node at its user's line (lowering remarks how it moves).
  * The graph is rebuilt in one walk; the old one is dropped. */
 #include "passes/dist.h"
 
@@ -39,30 +39,6 @@ static uint32_t emit(rw *r, uint32_t block, const wv_node *proto,
   return id;
 }
 
-static const char *what(rw *r, const wv_node *n) {
-  return n->name ? n->name : wv_ops[n->op].name;
-}
-
-static void remark(rw *r, const wv_node *o, const wv_node *u, uint32_t i) {
-  wavec_ctx *ctx = r->k->ctx;
-  wv_buf b;
-  wv_buf_init(&b, ctx);
-  if (u->loc.file)
-    wv_buf_printf(&b, "%s:", u->loc.file);
-  wv_buf_printf(&b, "%u:%u: remark: layout conversion of '%s' ", u->loc.line,
-                u->loc.col, what(r, o));
-  wv_type_print(ctx, &b, &o->type);
-  if (u->op == WAVEC_OP_MMA) {
-    static const char *const roles[] = {"lhs", "rhs", "accumulator"};
-    wv_buf_printf(&b, " for the %s of mma", roles[i]);
-  } else {
-    wv_buf_printf(&b, " for %s", wv_ops[u->op].name);
-  }
-  if (o->loc.line)
-    wv_buf_printf(&b, " (defined at line %u)", o->loc.line);
-  vec_push(ctx, &r->k->remarks, wv_buf_str(&b));
-}
-
 /* Makes operand i of old user `uid` (new id `nop`) fit: returns the new id
  * to use. */
 static uint32_t reconcile(rw *r, uint32_t block, uint32_t uid, uint32_t i,
@@ -90,7 +66,6 @@ static uint32_t reconcile(rw *r, uint32_t block, uint32_t uid, uint32_t i,
       found = emit(r, block, &cn, want);
       conv cv = {nop, block, want, found};
       vec_push(ctx, &r->convs, cv);
-      remark(r, o, u, i);
     }
     nop = found;
   }

@@ -5,6 +5,8 @@
  * mma, reductions (within a thread, then across lanes with xor shuffles,
  * then along the chain), layout conversions (through shared memory between
  * barriers) and loops with carried registers. */
+#include <math.h>
+
 #include "passes/dist.h"
 #include "tir/tir.h"
 
@@ -53,6 +55,7 @@ typedef struct lw {
   bool *mma_only;        /* by node: every use is an mma lhs or rhs */
   bool *written;         /* by ARG node: some write stores to it */
   bool *hoisted;         /* by node: lowered before its loop */
+  bool *remarked;        /* by origin: conversion remark given */
   struct stage **stage_of; /* by origin (pre-expansion node): its staging */
 } lw;
 
@@ -81,9 +84,16 @@ static uint32_t iconst(lw *w, int64_t v) {
   return d;
 }
 
+/* A constant of any type into register d: floats keep v, integers and
+ * predicates take it rounded. */
+static void const_into(lw *w, tir_ty ty, uint32_t d, double v) {
+  bool fl = ty == TY_F16 || ty == TY_BF16 || ty == TY_F32;
+  emit(w, T_CONST, ty, d, 0, 0, 0, fl ? 0 : (int64_t)nearbyint(v))->fimm = v;
+}
+
 static uint32_t fconst(lw *w, tir_ty ty, double v) {
   uint32_t d = reg(w, ty);
-  emit(w, T_CONST, ty, d, 0, 0, 0, 0)->fimm = v;
+  const_into(w, ty, d, v);
   return d;
 }
 
@@ -669,6 +679,25 @@ static bool in_register(lw *w, uint32_t id, uint32_t *src) {
   return true;
 }
 
+/* One remark per converted value: where, what, and how it moves. */
+static void remark_convert(lw *w, uint32_t id, const char *how) {
+  wv_nodeinfo *in = &w->ix->info[id];
+  if (w->remarked[in->origin])
+    return;
+  w->remarked[in->origin] = true;
+  wv_node *n = wv_get(w->g, id);
+  wv_buf b;
+  wv_buf_init(&b, w->ctx);
+  if (n->loc.file)
+    wv_buf_printf(&b, "%s:", n->loc.file);
+  wv_buf_printf(&b, "%u:%u: remark: layout conversion of '%s' ", n->loc.line,
+                n->loc.col,
+                n->name ? n->name : wv_ops[wv_get(w->g, n->ops[0])->op].name);
+  wv_type_print(w->ctx, &b, &n->type);
+  wv_buf_printf(&b, " %s", how);
+  vec_push(w->ctx, &w->k->remarks, wv_buf_str(&b));
+}
+
 static void lower_convert(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
@@ -677,6 +706,7 @@ static void lower_convert(lw *w, uint32_t id) {
   tir_ty ty = tir_ty_of(n->type.dt);
   uint32_t *src = wv_alloc(ctx, lr->nelem * sizeof *src);
   if (in_register(w, id, src)) {
+    remark_convert(w, id, "in registers (each lane holds what it needs)");
     uint32_t first = new_regs(w, ty, lr->nelem);
     for (uint32_t e = 0; e < lr->nelem; e++)
       emit(w, T_MOV, ty, first + e, src[e], 0, 0, 0);
@@ -688,6 +718,8 @@ static void lower_convert(lw *w, uint32_t id) {
     stride[i] = elems;
     elems *= wv_layout_dim(lr, n->type.dims[i])->v;
   }
+  remark_convert(w, id, "through shared memory (a round trip with two "
+                        "barriers)");
   int64_t nwaves = w->d->waves[0] * w->d->waves[1] * w->d->waves[2];
   int64_t esize = tir_ty_bytes(ty);
   /* one region per wave at the start of shared memory (conversions are
@@ -788,7 +820,7 @@ static void lower_node(lw *w, uint32_t id) {
                                                      : (double)w->k->bind.ival[s->sym])
                       : s->fval;
     for (uint32_t e = 0; e < ne; e++)
-      emit(w, T_CONST, ty, w->vals[id] + e, 0, 0, 0, 0)->fimm = v;
+      const_into(w, ty, w->vals[id] + e, v);
     return;
   }
   case WAVEC_OP_READ: {
@@ -1062,6 +1094,7 @@ wavec_status wv_pass_lower(wv_kernel *k) {
       w.written[n->mem] = true;
   }
   w.stage_of = wv_alloc(ctx, norigin * sizeof *w.stage_of);
+  w.remarked = wv_alloc(ctx, norigin * sizeof *w.remarked);
   for (uint32_t id = 1; id < nn; id++) {
     uint32_t o = w.ix->info[id].origin;
     stage st = {0};

@@ -36,7 +36,10 @@ bool kc_open(kcase *c, const char *file, const char *kernel, const kc_hw *hw,
     size_t n = (size_t)(eq - defs[i]);
     memcpy(name, defs[i], n);
     name[n] = 0;
-    wavec_define_int(c->ctx, name, atoll(eq + 1));
+    if (strpbrk(eq + 1, ".eEn")) /* 0.125, 1e-3, inf, nan */
+      wavec_define_float(c->ctx, name, atof(eq + 1));
+    else
+      wavec_define_int(c->ctx, name, atoll(eq + 1));
   }
   if (hw) {
     wavec_hardware_override(c->ctx, "threads_per_wave", hw->threads);

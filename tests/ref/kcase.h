@@ -26,7 +26,8 @@ typedef struct kcase {
   char err[4096]; /* the message of the first failure */
 } kcase;
 
-/* Compiles `kernel` of `file` with defines "SYM=V" (NULL-terminated) and
+/* Compiles `kernel` of `file` with defines "SYM=V" (NULL-terminated; V with
+ * a '.', an exponent or inf is a float) and
  * hardware hw (NULL: the kernel's own). false (with c->err) on failure. */
 bool kc_open(kcase *c, const char *file, const char *kernel, const kc_hw *hw,
              const char *const *defs);

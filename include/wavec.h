@@ -425,6 +425,43 @@ wavec_status wavec_layout_render(wavec_ctx *ctx, const char *mma_name,
 wavec_status wavec_layout_render_node(wavec_kernel *k, const char *node,
                                       int svg, const char **out);
 
+/* ---- NVIDIA back end ------------------------------------------------------ */
+/* PTX for the compiled kernel k (after wavec_compile), for target "sm_80",
+ * "sm_90" or "sm_90a": one module (.version 8.0) with one `.entry` named
+ * after the kernel, taking one `.param .u64` per argument in declaration
+ * order (device pointers to dense row-major tensors), `.reqntid` the block
+ * of wavec_launch_dims, and .file/.loc line information pointing at the
+ * .wave source. Deterministic: the same kernel and options give the same
+ * bytes. *ptx (NUL-terminated; *len its length without the NUL, len may be
+ * NULL) stays valid until the context is freed. WAVEC_ERR_INVALID for an
+ * unknown target or a kernel not compiled; WAVEC_ERR_UNSUPPORTED, with a
+ * diagnostic, for what NVIDIA GPUs cannot run (AMD MFMA mma types and
+ * other 64-lane waves) or the printer does not print yet (wgmma). */
+wavec_status wavec_emit_ptx(wavec_kernel *k, const char *target,
+                            const char **ptx, size_t *len);
+
+/* Launch shape of the compiled kernel: grid and block in threads (x, y, z)
+ * and the bytes of shared memory it uses (above 48 KiB: dynamic shared
+ * memory, which the launch must pass and allow). */
+wavec_status wavec_launch_dims(wavec_kernel *k, uint32_t grid[3],
+                               uint32_t block[3], size_t *smem_bytes);
+
+/* Runs the compiled kernel once on the first CUDA GPU, through the driver
+ * API loaded at run time (dlopen "libcuda.so.1"; nothing links against
+ * CUDA, so the library works on machines without a GPU). host_args as for
+ * wavec_simulate: one host buffer per argument in declaration order; every
+ * buffer is copied to the device, the kernel runs (its PTX for the device's
+ * architecture, compiled by the driver), and the arguments the kernel
+ * writes are copied back. ms (may be NULL): the kernel's time in
+ * milliseconds, by CUDA events around one launch that follows one warm-up
+ * launch (the written arguments are restored from host_args in between, so
+ * the results are those of one launch). WAVEC_ERR_RUNTIME, with the driver's
+ * error and the step that failed, when there is no driver ("no CUDA driver
+ * (libcuda.so.1 not found)"), no device, or the JIT, launch or kernel
+ * fails. */
+wavec_status wavec_gpu_run(wavec_kernel *k, void *const *host_args,
+                           double *ms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,10 +13,16 @@ typedef struct cli_run_opts {
   cli_kv args[64], outs[64];
   size_t nargs, nouts;
   uint64_t seed;
+  const char *target; /* NULL or "sim": the simulator; sm_*: the GPU */
+  int compare_sim;    /* --compare sim: run both, compare the outputs */
 } cli_run_opts;
 
 /* Runs a compiled kernel in the simulator; 0 ok, 1 a kernel or data error,
  * 2 usage or I/O. */
 int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o);
+
+/* `compile --emit=ptx`: writes the kernel's PTX for target to `out`
+ * (replaced atomically; NULL or "-": stdout). 0 ok, 1 a kernel error, 2 I/O. */
+int cli_emit_ptx(wavec_kernel *k, const char *target, const char *out);
 
 #endif

@@ -38,7 +38,12 @@ static const char usage[] =
     "                         random data in [-1, 1))\n"
     "  --out NAME=FILE.npy    run: write argument NAME after the run\n"
     "  --seed N               run: seed of the random inputs (default 1)\n"
-    "  --target sim           run: where to run (the simulator)\n"
+    "  --target T             run: sim (the simulator, default) or sm_80,\n"
+    "                         sm_90, sm_90a (the GPU, through the CUDA driver);\n"
+    "                         compile --emit=ptx: the PTX target (sm_90)\n"
+    "  --compare sim          run on the GPU: also simulate, compare outputs\n"
+    "  --emit=ptx             compile: print PTX instead of the thread program\n"
+    "  -o FILE                compile --emit=ptx: write to FILE ('-': stdout)\n"
     "  -h, --help             this text\n"
     "\n"
     ".npy element types: f16 as <f2, f32 as <f4, i32 as <i4, i1 as |b1, and\n"
@@ -55,6 +60,8 @@ typedef struct cli {
   uint32_t print_after;
   int time;
   int remarks;
+  const char *emit; /* "ptx" or NULL */
+  const char *out;  /* -o */
   cli_run_opts run;
 } cli;
 
@@ -172,13 +179,28 @@ static int run(wavec_ctx *ctx, cli *c) {
   opt.print_after = c->print_after;
   opt.dump = on_dump;
   opt.check_only = strcmp(c->cmd, "check") == 0;
+  size_t nsel = 0;
+  for (size_t i = 0; st == WAVEC_OK && i < wavec_kernel_count(ctx); i++)
+    nsel += !c->kernel ||
+            !strcmp(wavec_kernel_name(wavec_kernel_get(ctx, i)), c->kernel);
+  if (c->emit && nsel > 1) {
+    fprintf(stderr, "wavec: %s has %zu kernels; --emit=ptx prints one: "
+            "choose it with --kernel\n", c->file, nsel);
+    return 2;
+  }
   for (size_t i = 0; st == WAVEC_OK && i < wavec_kernel_count(ctx); i++) {
     wavec_kernel *k = wavec_kernel_get(ctx, i);
     if (c->kernel && strcmp(wavec_kernel_name(k), c->kernel) != 0)
       continue;
     st = wavec_compile(k, &opt);
     bool is_run = strcmp(c->cmd, "run") == 0;
-    if (st == WAVEC_OK && !opt.check_only && !c->print_after && !is_run)
+    if (st == WAVEC_OK && c->emit && !opt.check_only && !is_run) {
+      int rc = cli_emit_ptx(k, c->run.target ? c->run.target : "sm_90",
+                            c->out);
+      if (rc)
+        return rc;
+    } else if (st == WAVEC_OK && !opt.check_only && !c->print_after &&
+               !is_run)
       fputs(wavec_kernel_dump(k), stdout);
     if (st == WAVEC_OK && is_run) {
       int rc = cli_run_kernel(k, &c->run);
@@ -263,10 +285,27 @@ int main(int argc, char **argv) {
       c.run.seed = strtoull(v, &end, 10);
       if (!*v || *end)
         rc = usage_error("--seed wants a number, not '%s'", v);
-    } else if (!strcmp(a, "--target")) {
+    } else if (!strcmp(a, "--target") || !strncmp(a, "--target=", 9)) {
+      const char *v = a[8] ? a + 9 : (i + 1 < argc ? argv[++i] : "");
+      if (strcmp(v, "sim") && strcmp(v, "sm_80") && strcmp(v, "sm_90") &&
+          strcmp(v, "sm_90a"))
+        rc = usage_error("unknown target '%s' (sim, sm_80, sm_90, sm_90a)",
+                         v);
+      c.run.target = v;
+    } else if (!strcmp(a, "--compare")) {
       const char *v = i + 1 < argc ? argv[++i] : "";
       if (strcmp(v, "sim") != 0)
-        rc = usage_error("unknown target '%s' (this build runs: sim)", v);
+        rc = usage_error("--compare compares with 'sim', not '%s'", v);
+      c.run.compare_sim = 1;
+    } else if (!strncmp(a, "--emit=", 7)) {
+      if (strcmp(a + 7, "ptx") != 0)
+        rc = usage_error("unknown --emit '%s' (ptx)", a + 7);
+      c.emit = a + 7;
+    } else if (!strcmp(a, "-o")) {
+      if (i + 1 >= argc)
+        rc = usage_error("%s wants a file name", a);
+      else
+        c.out = argv[++i];
     } else if (a[0] == '-' && a[1]) {
       rc = usage_error("unknown option '%s'", a);
     } else if (!c.cmd) {

@@ -1,5 +1,8 @@
 /* `wavec run`: fills the arguments (from .npy files or seeded random data),
- * runs the compiled kernel, writes the requested outputs. */
+ * runs the compiled kernel in the simulator or on the GPU (and, with
+ * --compare sim, in both, comparing every output), writes the requested
+ * outputs. `wavec compile --emit=ptx`: writes the PTX. */
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,6 +12,8 @@
 #include "cli/cli.h"
 #include "support/half.h"
 #include "support/npy.h"
+
+#include <unistd.h>
 
 static const char *npy_descr(wavec_dtype dt) {
   switch (dt) {
@@ -55,6 +60,92 @@ static void shape_str(char *out, size_t len, size_t ndims,
                           (long long)shape[i]);
   if (o < len)
     snprintf(out + o, len - o, "]");
+}
+
+/* Element i of a buffer as a double. */
+static double elem_at(wavec_dtype dt, const void *buf, size_t i) {
+  switch (dt) {
+  case WAVEC_F16: return wv_f16_to_f32(((const uint16_t *)buf)[i]);
+  case WAVEC_BF16: return wv_bf16_to_f32(((const uint16_t *)buf)[i]);
+  case WAVEC_F32: return ((const float *)buf)[i];
+  case WAVEC_I32: return ((const int32_t *)buf)[i];
+  default: return ((const uint8_t *)buf)[i];
+  }
+}
+
+/* Compares an output of the GPU run (g) with the simulator's (s): the
+ * largest absolute difference, the largest relative one among elements
+ * whose magnitude is at least 1e-3 of the largest (smaller ones are
+ * compared by the absolute difference), the normwise relative error
+ * ||g - s|| / ||s||, and NaNs that only one of them has (an element the
+ * GPU left unwritten stays NaN: outputs are poisoned). Passes when no NaN
+ * differs and the normwise error is at most 1e-3; 0 ok, 1 not. */
+static int compare(const char *kname, const wavec_arg_info *a, const void *g,
+                   const void *s) {
+  double smax = 0, maxabs = 0, maxrel = 0, d2 = 0, s2 = 0;
+  size_t nan = 0;
+  for (size_t i = 0; i < a->elems; i++) {
+    double v = fabs(elem_at(a->dtype, s, i));
+    if (v > smax && !isinf(v))
+      smax = v;
+  }
+  for (size_t i = 0; i < a->elems; i++) {
+    double gv = elem_at(a->dtype, g, i), sv = elem_at(a->dtype, s, i);
+    if (isnan(gv) || isnan(sv)) {
+      nan += isnan(gv) != isnan(sv);
+      continue;
+    }
+    if (isinf(gv) || isinf(sv)) {
+      nan += gv != sv;
+      continue;
+    }
+    double d = fabs(gv - sv);
+    maxabs = d > maxabs ? d : maxabs;
+    if (fabs(sv) >= 1e-3 * smax && sv != 0 && d / fabs(sv) > maxrel)
+      maxrel = d / fabs(sv);
+    d2 += d * d;
+    s2 += sv * sv;
+  }
+  double rel = s2 > 0 ? sqrt(d2 / s2) : sqrt(d2);
+  bool ok = nan == 0 && rel <= 1e-3;
+  char shape[128];
+  shape_str(shape, sizeof shape, a->ndims, a->shape);
+  printf("compare %s.%s %s %s: max abs %.3g, max rel %.3g, rel l2 %.3g", kname,
+         a->name, wavec_dtype_name(a->dtype), shape, maxabs, maxrel, rel);
+  if (nan)
+    printf(", %zu NaN/inf differ", nan);
+  printf(": %s\n", ok ? "ok" : "MISMATCH");
+  return ok ? 0 : 1;
+}
+
+int cli_emit_ptx(wavec_kernel *k, const char *target, const char *out) {
+  const char *ptx;
+  size_t len;
+  if (wavec_emit_ptx(k, target, &ptx, &len) != WAVEC_OK) {
+    fputs(wavec_errmsg(wavec_kernel_ctx(k)), stderr);
+    return 1;
+  }
+  if (!out || strcmp(out, "-") == 0)
+    return fwrite(ptx, 1, len, stdout) == len ? 0 : 2;
+  /* a temporary beside the target, renamed over it: readers never see a
+   * partial file */
+  size_t n = strlen(out) + 32;
+  char *tmp = malloc(n);
+  if (!tmp)
+    return 2;
+  snprintf(tmp, n, "%s.tmp.%ld", out, (long)getpid());
+  FILE *f = fopen(tmp, "wb");
+  bool ok = f && fwrite(ptx, 1, len, f) == len;
+  if (f && fclose(f) != 0)
+    ok = false;
+  if (ok && rename(tmp, out) != 0)
+    ok = false;
+  if (!ok) {
+    fprintf(stderr, "wavec: cannot write '%s': %s\n", out, strerror(errno));
+    remove(tmp);
+  }
+  free(tmp);
+  return ok ? 0 : 2;
 }
 
 int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
@@ -126,13 +217,59 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
       fill_random(&a, bufs[i], &rng);
     }
   }
+  bool gpu = o->target && strcmp(o->target, "sim") != 0;
+  if (o->compare_sim && !gpu && rc == 0) {
+    fprintf(stderr, "wavec: --compare sim compares a GPU run with the "
+                    "simulator: give --target sm_80|sm_90|sm_90a\n");
+    rc = 2;
+  }
+  void **ref = NULL; /* the simulator's copy for --compare */
+  if (rc == 0 && o->compare_sim) {
+    ref = calloc(n ? n : 1, sizeof *ref);
+    for (size_t i = 0; ref && i < n; i++) {
+      wavec_arg_info a;
+      wavec_arg_info_get(k, i, &a);
+      ref[i] = malloc(a.bytes ? a.bytes : 1);
+      if (!ref[i]) {
+        rc = 2;
+        break;
+      }
+      memcpy(ref[i], bufs[i], a.bytes);
+    }
+    if (!ref)
+      rc = 2;
+    if (rc)
+      fprintf(stderr, "wavec: out of memory\n");
+  }
   if (rc == 0) {
-    wavec_status st = wavec_simulate(k, bufs);
+    double ms = 0;
+    wavec_status st =
+        gpu ? wavec_gpu_run(k, bufs, &ms) : wavec_simulate(k, bufs);
+    if (st == WAVEC_OK && gpu) {
+      uint32_t g[3], b[3];
+      wavec_launch_dims(k, g, b, NULL);
+      printf("gpu %s: %.4f ms (grid %u x %u x %u, block %u x %u x %u)\n",
+             wavec_kernel_name(k), ms, g[0], g[1], g[2], b[0], b[1], b[2]);
+    }
+    if (st == WAVEC_OK && ref)
+      st = wavec_simulate(k, ref);
     if (st != WAVEC_OK) {
       fputs(wavec_errmsg(wavec_kernel_ctx(k)), stderr);
       rc = 1;
     }
+    int bad = 0; /* every output is compared, then the verdict */
+    for (size_t i = 0; rc == 0 && ref && i < n; i++) {
+      wavec_arg_info a;
+      wavec_arg_info_get(k, i, &a);
+      if (a.is_output)
+        bad |= compare(wavec_kernel_name(k), &a, bufs[i], ref[i]);
+    }
+    if (bad)
+      rc = 1;
   }
+  for (size_t i = 0; ref && i < n; i++)
+    free(ref[i]);
+  free(ref);
   for (size_t i = 0; i < n && rc == 0; i++) {
     wavec_arg_info a;
     wavec_arg_info_get(k, i, &a);

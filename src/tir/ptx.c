@@ -1,0 +1,1102 @@
+/* The PTX printer. require: lower. The thread program becomes one PTX
+ * module with one `.entry` named after the kernel; every instruction means
+ * on the GPU what it means in the simulator (sim.c is the specification):
+ *
+ *  - Registers: one PTX virtual register per TIR register, by type: %p
+ *    (pred), %r (i32, .b32), %h (f16 and bf16, .b16), %f (f32). Temporaries
+ *    of one TIR instruction are %tp, %tr, %th, %tf and %rd (.b64).
+ *  - Arguments: one `.param .u64` per argument, in declaration order,
+ *    pointers to device memory. LDG/STG offsets are in elements of the
+ *    argument's type (mul.wide.s32 by its size); arguments the kernel never
+ *    writes are read through the non-coherent cache (ld.global.nc). A masked
+ *    load sets its register to 0 first, as the simulator does.
+ *  - Integers are 32-bit (the printer refuses constants and tensors beyond
+ *    that). Floor division and modulus: by a power of two, shr.s32 and
+ *    and.b32, which are floor semantics for negative values too; otherwise
+ *    div.u32/rem.u32 where the dividend is proven non-negative (a small
+ *    fixpoint analysis below), else div.s32/rem.s32 with the floor
+ *    correction.
+ *  - f16 and bf16 arithmetic is done in f32 and rounded once with cvt.rn:
+ *    widening is exact, and f32 has more than 2p + 2 bits for both formats,
+ *    so add, sub, mul, div and sqrt rounded to f32 and then to f16/bf16 give
+ *    the correctly rounded result the simulator computes ("compute exactly,
+ *    round once"). f32 arithmetic uses the .rn forms, which ptxas never
+ *    contracts into fma, so every operation rounds as the simulator's does.
+ *  - Transcendentals, where the simulator is exact and the GPU is within a
+ *    few ulp of f32: exp2 is ex2.approx.f32 (at most 2 ulp, PTX ISA);
+ *    log2 splits off the exponent and sums the atanh series of the
+ *    mantissa (about 3 ulp; lg2.approx alone is only absolutely accurate,
+ *    which near 1 is no relative bound); exp reduces the argument by ln 2
+ *    in two parts (Cody-Waite) and takes ex2.approx of the remainder (about
+ *    2 ulp); tanh is an odd Taylor polynomial below |x| = 0.6 and
+ *    1 - 2/(exp(2|x|) + 1) above (about 3 ulp); rsqrt is sqrt.rn then
+ *    rcp.rn (two roundings, at most 1 ulp); reciprocal, sqrt and division
+ *    are the IEEE .rn forms. In f16 and bf16 all of these round to within
+ *    an ulp of the exact result.
+ *    min and max propagate NaN (min.NaN / max.NaN), as the simulator does.
+ *  - Shared memory is one `.shared .align 16 .b8` array of smem_bytes,
+ *    addressed in bytes like the simulator's; values keep their bit
+ *    patterns there (a predicate is one byte). Above 48 KiB it is declared
+ *    `.extern` (dynamic) and the launch passes its size. Vector accesses
+ *    (T_LDGV, T_LDSV, T_STSV) become v2/v4.b32 loads and stores of 16
+ *    bytes at most, 16-bit elements packed in pairs.
+ *  - T_SHFL is shfl.sync.bfly.b32 over the whole warp; T_BAR is bar.sync 0;
+ *    T_MMA is mma.sync m16n8k16, each pair of 16-bit fragment elements
+ *    packed low half first with mov.b32 {lo, hi}, in the fragment order of
+ *    target.c. Loops are a counter, a label and a uniform branch (bra.uni:
+ *    control flow in the thread program is uniform by construction).
+ *  - Every instruction is preceded by .loc of its source line when that
+ *    changes, with .file for each source, so that profilers and ptxas
+ *    -lineinfo map SASS back to .wave lines.
+ * The output depends on nothing but the program, the name and the target,
+ * so it is deterministic. */
+#include <math.h>
+#include <stdio.h>
+
+#include "support/half.h"
+#include "target/target.h"
+#include "tir/tir.h"
+
+/* Register classes of the PTX program. */
+enum { C_PRED, C_B32, C_B16, C_F32, C_B64, C_COUNT };
+static const char *const class_decl[C_COUNT] = {".pred", ".b32", ".b16",
+                                                ".f32", ".b64"};
+static const char *const reg_prefix[C_COUNT] = {"%p", "%r", "%h", "%f", "%x"};
+static const char *const tmp_prefix[C_COUNT] = {"%tp", "%tr", "%th", "%tf",
+                                                "%rd"};
+static const int ty_class[TY_COUNT] = {
+    [TY_PRED] = C_PRED, [TY_I32] = C_B32, [TY_F16] = C_B16,
+    [TY_BF16] = C_B16, [TY_F32] = C_F32};
+
+/* Names are passed by value so that no buffer is overwritten under them. */
+typedef struct nm {
+  char s[24];
+} nm;
+
+typedef struct px {
+  wavec_ctx *ctx;
+  const tir_prog *p;
+  const wv_target *t;
+  wv_buf body;
+  const tir_instr *in;           /* being printed, for diagnostics */
+  wavec_loc kloc;                /* the kernel's, for program-wide ones */
+  uint32_t ntmp[C_COUNT], maxtmp[C_COUNT];
+  uint32_t maxreg[C_COUNT];      /* highest TIR register number per class */
+  bool need_hz;                  /* %hz: a zero .b16 (bf16 widening) */
+  /* analyses */
+  uint8_t *isconst, *nonneg;     /* by register */
+  int64_t *cval;
+  bool *argread, *argwritten;    /* by argument */
+  /* line info */
+  VEC(const char *) files;
+  const char *lfile;
+  uint32_t lline, lcol;
+} px;
+
+/* ---- output helpers -------------------------------------------------------- */
+static void ins(px *x, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void ins(px *x, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  wv_buf_puts(&x->body, "\t");
+  wv_buf_vprintf(&x->body, fmt, ap);
+  wv_buf_puts(&x->body, ";\n");
+  va_end(ap);
+}
+
+static tir_ty ty(px *x, uint32_t r) { return x->p->regs.v[r]; }
+
+static nm R(px *x, uint32_t r) {
+  nm n;
+  snprintf(n.s, sizeof n.s, "%s%u", reg_prefix[ty_class[ty(x, r)]], r);
+  return n;
+}
+
+static nm T(px *x, int cls) {
+  nm n;
+  uint32_t i = x->ntmp[cls]++;
+  if (x->ntmp[cls] > x->maxtmp[cls])
+    x->maxtmp[cls] = x->ntmp[cls];
+  snprintf(n.s, sizeof n.s, "%s%u", tmp_prefix[cls], i);
+  return n;
+}
+
+static nm F32(float f) {
+  nm n;
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  snprintf(n.s, sizeof n.s, "0f%08X", u);
+  return n;
+}
+
+static _Noreturn void unsupported(px *x, const char *what) {
+  wavec_loc loc = x->in ? x->in->loc : x->kloc;
+  wv_fail(x->ctx, D_UNSUPPORTED, loc, "PTX for %s: %s", x->t->name, what);
+}
+
+static bool is_float(tir_ty t) {
+  return t == TY_F16 || t == TY_BF16 || t == TY_F32;
+}
+
+/* ---- analyses ----------------------------------------------------------------- */
+/* Constants: registers written once, by T_CONST. Non-negative i32 registers:
+ * the greatest fixpoint of "every instruction that writes it yields a
+ * non-negative value when its operands are non-negative" — sound by
+ * induction over any execution, since nothing is read before it is
+ * written (the simulator checks that). Indices fit in 32 bits (checked),
+ * so the additions and products below do not wrap. */
+static bool writes_dst(const tir_instr *in) {
+  return in->dst && in->op != T_STG && in->op != T_STS && in->op != T_BAR &&
+         in->op != T_MMA;
+}
+
+static bool pos_const(px *x, uint32_t r) {
+  return r && x->isconst[r] && x->cval[r] > 0;
+}
+
+static bool yields_nonneg(px *x, const tir_instr *in) {
+  const uint8_t *nn = x->nonneg;
+  switch (in->op) {
+  case T_CONST: return in->imm >= 0;
+  case T_SREG:
+  case T_LOOP:
+  case T_ENDLOOP:
+  case T_ABS: return true;
+  case T_MOV:
+  case T_SHFL: return nn[in->a];
+  case T_ADD:
+  case T_MUL:
+  case T_MIN: return nn[in->a] && nn[in->b];
+  case T_MAX: return nn[in->a] || nn[in->b];
+  case T_DIV: return nn[in->a] && pos_const(x, in->b);
+  case T_MOD: return pos_const(x, in->b); /* floor mod lies in [0, b) */
+  case T_SELP: return nn[in->b] && nn[in->c];
+  case T_CVT: return ty(x, in->a) == TY_PRED;
+  default: return false;
+  }
+}
+
+static void analyse(px *x) {
+  const tir_prog *p = x->p;
+  uint32_t n = p->regs.n;
+  uint32_t *ndef = wv_alloc(x->ctx, n * sizeof *ndef);
+  x->isconst = wv_alloc(x->ctx, n);
+  x->nonneg = wv_alloc(x->ctx, n);
+  x->cval = wv_alloc(x->ctx, n * sizeof *x->cval);
+  x->argread = wv_alloc(x->ctx, (p->args.n + 1) * sizeof *x->argread);
+  x->argwritten = wv_alloc(x->ctx, (p->args.n + 1) * sizeof *x->argwritten);
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    const tir_instr *in = &p->code.v[i];
+    if (writes_dst(in))
+      ndef[in->dst]++;
+    if (in->op == T_LDGV || in->op == T_LDSV || in->op == T_MMA) {
+      uint32_t nw = in->op == T_MMA
+                        ? (uint32_t)wv_mma_elems((wavec_mma_kind)in->imm,
+                                                 WV_ACC, 0)
+                        : in->nlist;
+      for (uint32_t j = 0; j < nw && j < in->nlist; j++)
+        ndef[in->list[j]] += 2; /* never a constant, never known >= 0 */
+    }
+    if (in->op == T_LDG || in->op == T_LDGV)
+      x->argread[in->imm] = true;
+    if (in->op == T_STG)
+      x->argwritten[in->imm] = true;
+  }
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    const tir_instr *in = &p->code.v[i];
+    if (in->op == T_CONST && in->ty == TY_I32 && ndef[in->dst] == 1) {
+      x->isconst[in->dst] = 1;
+      x->cval[in->dst] = in->imm;
+    }
+  }
+  for (uint32_t r = 1; r < n; r++)
+    x->nonneg[r] = p->regs.v[r] == TY_I32 && ndef[r] < 2;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t i = 0; i < p->code.n; i++) {
+      const tir_instr *in = &p->code.v[i];
+      if (writes_dst(in) && x->nonneg[in->dst] && !yields_nonneg(x, in)) {
+        x->nonneg[in->dst] = 0;
+        changed = true;
+      }
+    }
+  }
+}
+
+/* ---- values in f32 ------------------------------------------------------------ */
+/* An f32 register holding the value of register r (exact for every type;
+ * for i32 exact up to 2^24, which every index is). */
+static nm as_f32(px *x, uint32_t r) {
+  nm t;
+  switch (ty(x, r)) {
+  case TY_F32: return R(x, r);
+  case TY_F16:
+    t = T(x, C_F32);
+    ins(x, "cvt.f32.f16 %s, %s", t.s, R(x, r).s);
+    return t;
+  case TY_BF16: /* a bf16 is the high half of the f32 with its bits */
+    t = T(x, C_F32);
+    x->need_hz = true;
+    ins(x, "mov.b32 %s, {%%hz, %s}", t.s, R(x, r).s);
+    return t;
+  case TY_I32:
+    t = T(x, C_F32);
+    ins(x, "cvt.rn.f32.s32 %s, %s", t.s, R(x, r).s);
+    return t;
+  default:
+    t = T(x, C_F32);
+    ins(x, "selp.f32 %s, 0f3F800000, 0f00000000, %s", t.s, R(x, r).s);
+    return t;
+  }
+}
+
+/* Where an f32 result for float register d is computed: d itself, or a
+ * temporary that fin() rounds into d. */
+static nm fdst(px *x, uint32_t d) {
+  return ty(x, d) == TY_F32 ? R(x, d) : T(x, C_F32);
+}
+
+static void fin(px *x, uint32_t d, nm v) {
+  switch (ty(x, d)) {
+  case TY_F32:
+    if (strcmp(v.s, R(x, d).s) != 0)
+      ins(x, "mov.f32 %s, %s", R(x, d).s, v.s);
+    break;
+  case TY_F16: ins(x, "cvt.rn.f16.f32 %s, %s", R(x, d).s, v.s); break;
+  case TY_BF16: ins(x, "cvt.rn.bf16.f32 %s, %s", R(x, d).s, v.s); break;
+  default: wv_assert(x->ctx, 0);
+  }
+}
+
+/* An i32 register holding 1 or 0 for a predicate. */
+static nm pred_as_i32(px *x, uint32_t r) {
+  nm t = T(x, C_B32);
+  ins(x, "selp.u32 %s, 1, 0, %s", t.s, R(x, r).s);
+  return t;
+}
+
+/* ---- float operations ------------------------------------------------------------ */
+static const char *const fbinary[T__COUNT] = {
+    [T_ADD] = "add.rn.f32", [T_SUB] = "sub.rn.f32", [T_MUL] = "mul.rn.f32",
+    [T_DIV] = "div.rn.f32", [T_MIN] = "min.NaN.f32", [T_MAX] = "max.NaN.f32"};
+static const char *const funary[T__COUNT] = {
+    [T_NEG] = "neg.f32",         [T_ABS] = "abs.f32",
+    [T_EXP2] = "ex2.approx.f32", [T_RCP] = "rcp.rn.f32",
+    [T_SQRT] = "sqrt.rn.f32"};
+
+/* o = e^v, about 2 ulp: v = n ln2 + r with ln 2 in two parts (the high part
+ * has trailing zeros, so n * hi is exact), e^r = 2^(r log2 e), and 2^n
+ * applied in two halves so that e^88.7 does not overflow on the way. The
+ * clamp keeps -inf and +inf out of the reduction (NaN passes through). */
+static void emit_exp(px *x, nm o, nm v) {
+  nm c = T(x, C_F32), n = T(x, C_F32), r = T(x, C_F32), h = T(x, C_F32);
+  ins(x, "max.NaN.f32 %s, %s, 0fC2D00000", c.s, v.s); /* -104 */
+  ins(x, "min.NaN.f32 %s, %s, 0f42B20000", c.s, c.s); /* 89 */
+  ins(x, "mul.rn.f32 %s, %s, 0f3FB8AA3B", n.s, c.s); /* log2 e */
+  ins(x, "cvt.rni.f32.f32 %s, %s", n.s, n.s);
+  ins(x, "fma.rn.f32 %s, %s, 0fBF317200, %s", r.s, n.s, c.s); /* -ln2 hi */
+  ins(x, "fma.rn.f32 %s, %s, 0fB5BFBE8E, %s", r.s, n.s, r.s); /* -ln2 lo */
+  ins(x, "mul.rn.f32 %s, %s, 0f3FB8AA3B", r.s, r.s);
+  ins(x, "ex2.approx.f32 %s, %s", r.s, r.s);
+  ins(x, "mul.rn.f32 %s, %s, 0f3F000000", h.s, n.s);
+  ins(x, "cvt.rmi.f32.f32 %s, %s", h.s, h.s);
+  ins(x, "sub.rn.f32 %s, %s, %s", n.s, n.s, h.s);
+  ins(x, "ex2.approx.f32 %s, %s", h.s, h.s);
+  ins(x, "ex2.approx.f32 %s, %s", n.s, n.s);
+  ins(x, "mul.rn.f32 %s, %s, %s", r.s, r.s, h.s);
+  ins(x, "mul.rn.f32 %s, %s, %s", o.s, r.s, n.s);
+}
+
+/* o = tanh(v), about 3 ulp: below |v| = 0.6 the odd Taylor series to
+ * x^17 (its next term is under 2^-26 relative there), above it
+ * 1 - 2 / (e^(2|v|) + 1), whose cancellation is mild for tanh > 0.53. */
+static void emit_tanh(px *x, nm o, nm v) {
+  static const uint32_t taylor[8] = {/* -1/3, 2/15, ..., 6404582/10854718875 */
+                                     0xBEAAAAAB, 0x3E088889, 0xBD5D0DD1,
+                                     0x3CB327A4, 0xBC11371B, 0x3B6B69E8,
+                                     0xBABED1B2, 0x3A1AAC12};
+  nm a = T(x, C_F32), e = T(x, C_F32), s = T(x, C_F32), q = T(x, C_F32);
+  nm small = T(x, C_PRED);
+  ins(x, "abs.f32 %s, %s", a.s, v.s);
+  ins(x, "add.rn.f32 %s, %s, %s", e.s, a.s, a.s);
+  emit_exp(x, e, e);
+  ins(x, "add.rn.f32 %s, %s, 0f3F800000", e.s, e.s);
+  ins(x, "div.rn.f32 %s, 0f40000000, %s", e.s, e.s);
+  ins(x, "sub.rn.f32 %s, 0f3F800000, %s", e.s, e.s);
+  ins(x, "mul.rn.f32 %s, %s, %s", s.s, a.s, a.s);
+  ins(x, "mov.b32 %s, 0f%08X", q.s, taylor[7]);
+  for (int i = 6; i >= 0; i--)
+    ins(x, "fma.rn.f32 %s, %s, %s, 0f%08X", q.s, q.s, s.s, taylor[i]);
+  ins(x, "mul.rn.f32 %s, %s, %s", q.s, q.s, s.s);
+  ins(x, "fma.rn.f32 %s, %s, %s, %s", q.s, q.s, a.s, a.s);
+  ins(x, "setp.lt.f32 %s, %s, 0f3F19999A", small.s, a.s); /* 0.6 */
+  ins(x, "selp.f32 %s, %s, %s, %s", e.s, q.s, e.s, small.s);
+  ins(x, "copysign.f32 %s, %s, %s", o.s, v.s, e.s);
+}
+
+/* o = log2(v), within 3 ulp (lg2.approx.f32 has an absolute error bound,
+ * which near v = 1 is no relative bound at all): v = m 2^e with m in
+ * [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^24 first), log m =
+ * 2 atanh(s) = 2 (s + s^3/3 + ... + s^13/13) with s = (m - 1)/(m + 1),
+ * |s| < 0.172. Zero, negative, infinite and NaN inputs take lg2.approx,
+ * which is exact for them (-inf, NaN, inf, NaN). */
+static void emit_log2(px *x, nm o, nm v) {
+  static const uint32_t inv_odd[6] = {/* 1/13, 1/11, ..., 1/3 */
+                                      0x3D9D89D9, 0x3DBA2E8C, 0x3DE38E39,
+                                      0x3E124925, 0x3E4CCCCD, 0x3EAAAAAB};
+  nm sub = T(x, C_PRED), big = T(x, C_PRED), ok = T(x, C_PRED),
+     fin_ = T(x, C_PRED);
+  nm sc = T(x, C_F32), fe = T(x, C_F32), m = T(x, C_F32), r = T(x, C_F32),
+     s = T(x, C_F32), s2 = T(x, C_F32), p = T(x, C_F32), sp = T(x, C_F32);
+  nm bits = T(x, C_B32), e = T(x, C_B32);
+  ins(x, "setp.lt.f32 %s, %s, 0f00800000", sub.s, v.s);
+  ins(x, "mul.rn.f32 %s, %s, 0f4B800000", sc.s, v.s);
+  ins(x, "selp.f32 %s, %s, %s, %s", sc.s, sc.s, v.s, sub.s);
+  ins(x, "mov.b32 %s, %s", bits.s, sc.s);
+  ins(x, "bfe.u32 %s, %s, 23, 8", e.s, bits.s);
+  ins(x, "sub.s32 %s, %s, 127", e.s, e.s);
+  ins(x, "and.b32 %s, %s, 0x007FFFFF", bits.s, bits.s);
+  ins(x, "or.b32 %s, %s, 0x3F800000", bits.s, bits.s);
+  ins(x, "mov.b32 %s, %s", m.s, bits.s);
+  ins(x, "setp.gt.f32 %s, %s, 0f3FB504F3", big.s, m.s); /* sqrt 2 */
+  ins(x, "@%s mul.rn.f32 %s, %s, 0f3F000000", big.s, m.s, m.s);
+  ins(x, "@%s add.s32 %s, %s, 1", big.s, e.s, e.s);
+  ins(x, "cvt.rn.f32.s32 %s, %s", fe.s, e.s);
+  ins(x, "@%s add.rn.f32 %s, %s, 0fC1C00000", sub.s, fe.s, fe.s); /* -24 */
+  ins(x, "sub.rn.f32 %s, %s, 0f3F800000", r.s, m.s);
+  ins(x, "add.rn.f32 %s, %s, 0f3F800000", s.s, m.s);
+  ins(x, "div.rn.f32 %s, %s, %s", s.s, r.s, s.s);
+  ins(x, "mul.rn.f32 %s, %s, %s", s2.s, s.s, s.s);
+  ins(x, "mov.b32 %s, 0f%08X", p.s, inv_odd[0]);
+  for (int i = 1; i < 6; i++)
+    ins(x, "fma.rn.f32 %s, %s, %s, 0f%08X", p.s, p.s, s2.s, inv_odd[i]);
+  ins(x, "mul.rn.f32 %s, %s, %s", p.s, p.s, s2.s);
+  ins(x, "add.rn.f32 %s, %s, %s", s.s, s.s, s.s);
+  ins(x, "fma.rn.f32 %s, %s, %s, %s", s.s, s.s, p.s, s.s); /* log m */
+  ins(x, "fma.rn.f32 %s, %s, 0f3FB8AA3B, %s", s.s, s.s, fe.s);
+  ins(x, "setp.gt.f32 %s, %s, 0f00000000", ok.s, v.s);
+  ins(x, "setp.lt.f32 %s, %s, 0f7F800000", fin_.s, v.s);
+  ins(x, "and.pred %s, %s, %s", ok.s, ok.s, fin_.s);
+  ins(x, "lg2.approx.f32 %s, %s", sp.s, v.s);
+  ins(x, "selp.f32 %s, %s, %s, %s", o.s, s.s, sp.s, ok.s);
+}
+
+static void emit_float_op(px *x, const tir_instr *in) {
+  nm a = as_f32(x, in->a);
+  nm b = in->b ? as_f32(x, in->b) : a;
+  nm o = fdst(x, in->dst);
+  if (fbinary[in->op]) {
+    ins(x, "%s %s, %s, %s", fbinary[in->op], o.s, a.s, b.s);
+  } else if (funary[in->op]) {
+    ins(x, "%s %s, %s", funary[in->op], o.s, a.s);
+  } else if (in->op == T_EXP) {
+    emit_exp(x, o, a);
+  } else if (in->op == T_LOG2) {
+    emit_log2(x, o, a);
+  } else if (in->op == T_TANH) {
+    emit_tanh(x, o, a);
+  } else if (in->op == T_RSQRT) {
+    nm t = T(x, C_F32);
+    ins(x, "sqrt.rn.f32 %s, %s", t.s, a.s);
+    ins(x, "rcp.rn.f32 %s, %s", o.s, t.s);
+  } else {
+    unsupported(x, "a float operation the printer does not know");
+  }
+  fin(x, in->dst, o);
+}
+
+/* ---- integer operations ------------------------------------------------------------ */
+static const char *const ibinary[T__COUNT] = {
+    [T_ADD] = "add.s32", [T_SUB] = "sub.s32", [T_MUL] = "mul.lo.s32",
+    [T_MIN] = "min.s32", [T_MAX] = "max.s32"};
+static const char *const iunary[T__COUNT] = {[T_NEG] = "neg.s32",
+                                             [T_ABS] = "abs.s32"};
+
+/* Floor division and modulus (tir.h). */
+static void emit_divmod(px *x, const tir_instr *in) {
+  bool mod = in->op == T_MOD;
+  nm d = R(x, in->dst), a = R(x, in->a);
+  if (pos_const(x, in->b)) {
+    int64_t c = x->cval[in->b];
+    if ((c & (c - 1)) == 0) {
+      int k = 0;
+      while ((INT64_C(1) << k) < c)
+        k++;
+      if (mod)
+        ins(x, "and.b32 %s, %s, %lld", d.s, a.s, (long long)(c - 1));
+      else
+        ins(x, "shr.s32 %s, %s, %d", d.s, a.s, k);
+    } else if (x->nonneg[in->a]) {
+      ins(x, "%s.u32 %s, %s, %lld", mod ? "rem" : "div", d.s, a.s,
+          (long long)c);
+    } else {
+      /* truncated quotient q and remainder r; r < 0 means a < 0 with a
+       * remainder: floor is q - 1, and the floor modulus r + c */
+      nm q = T(x, C_B32), r = T(x, C_B32), neg = T(x, C_PRED);
+      ins(x, "div.s32 %s, %s, %lld", q.s, a.s, (long long)c);
+      ins(x, "rem.s32 %s, %s, %lld", r.s, a.s, (long long)c);
+      ins(x, "setp.lt.s32 %s, %s, 0", neg.s, r.s);
+      if (mod)
+        ins(x, "@%s add.s32 %s, %s, %lld", neg.s, r.s, r.s, (long long)c);
+      else
+        ins(x, "@%s sub.s32 %s, %s, 1", neg.s, q.s, q.s);
+      ins(x, "mov.b32 %s, %s", d.s, mod ? r.s : q.s);
+    }
+    return;
+  }
+  /* any divisor: correct when the remainder is non-zero and its sign
+   * differs from the divisor's */
+  nm b = R(x, in->b);
+  nm q = T(x, C_B32), r = T(x, C_B32), s = T(x, C_B32);
+  nm p1 = T(x, C_PRED), p2 = T(x, C_PRED);
+  ins(x, "div.s32 %s, %s, %s", q.s, a.s, b.s);
+  ins(x, "rem.s32 %s, %s, %s", r.s, a.s, b.s);
+  ins(x, "xor.b32 %s, %s, %s", s.s, r.s, b.s);
+  ins(x, "setp.ne.s32 %s, %s, 0", p1.s, r.s);
+  ins(x, "setp.lt.s32 %s, %s, 0", p2.s, s.s);
+  ins(x, "and.pred %s, %s, %s", p1.s, p1.s, p2.s);
+  if (mod)
+    ins(x, "@%s add.s32 %s, %s, %s", p1.s, r.s, r.s, b.s);
+  else
+    ins(x, "@%s sub.s32 %s, %s, 1", p1.s, q.s, q.s);
+  ins(x, "mov.b32 %s, %s", d.s, mod ? r.s : q.s);
+}
+
+static void emit_int_op(px *x, const tir_instr *in) {
+  if (in->op == T_DIV || in->op == T_MOD) {
+    emit_divmod(x, in);
+  } else if (ibinary[in->op]) {
+    ins(x, "%s %s, %s, %s", ibinary[in->op], R(x, in->dst).s, R(x, in->a).s,
+        R(x, in->b).s);
+  } else if (iunary[in->op]) {
+    ins(x, "%s %s, %s", iunary[in->op], R(x, in->dst).s, R(x, in->a).s);
+  } else {
+    unsupported(x, "an integer operation the printer does not know");
+  }
+}
+
+/* ---- comparisons, selection, conversion ------------------------------------------- */
+static const char *const fcmp[] = {"gt", "lt", "ge", "le", "eq", "neu"};
+static const char *const icmp[] = {"gt", "lt", "ge", "le", "eq", "ne"};
+
+static void emit_setp(px *x, const tir_instr *in) {
+  tir_ty ta = ty(x, in->a), tb = ty(x, in->b);
+  nm d = R(x, in->dst);
+  if (is_float(ta) || is_float(tb)) {
+    nm a = as_f32(x, in->a), b = as_f32(x, in->b);
+    ins(x, "setp.%s.f32 %s, %s, %s", fcmp[in->imm], d.s, a.s, b.s);
+  } else {
+    nm a = ta == TY_PRED ? pred_as_i32(x, in->a) : R(x, in->a);
+    nm b = tb == TY_PRED ? pred_as_i32(x, in->b) : R(x, in->b);
+    ins(x, "setp.%s.s32 %s, %s, %s", icmp[in->imm], d.s, a.s, b.s);
+  }
+}
+
+static void emit_selp(px *x, const tir_instr *in) {
+  nm d = R(x, in->dst), c = R(x, in->a), a = R(x, in->b), b = R(x, in->c);
+  switch (in->ty) {
+  case TY_PRED: {
+    nm t = T(x, C_PRED), u = T(x, C_PRED);
+    ins(x, "not.pred %s, %s", t.s, c.s);
+    ins(x, "and.pred %s, %s, %s", t.s, t.s, b.s);
+    ins(x, "and.pred %s, %s, %s", u.s, c.s, a.s);
+    ins(x, "or.pred %s, %s, %s", d.s, t.s, u.s);
+    break;
+  }
+  case TY_I32: ins(x, "selp.b32 %s, %s, %s, %s", d.s, a.s, b.s, c.s); break;
+  case TY_F32: ins(x, "selp.f32 %s, %s, %s, %s", d.s, a.s, b.s, c.s); break;
+  default: ins(x, "selp.b16 %s, %s, %s, %s", d.s, a.s, b.s, c.s); break;
+  }
+}
+
+/* dst = a converted: floats round to nearest even (cvt.rn), floats to
+ * integers round to nearest even (cvt.rni), anything to a predicate is
+ * "non-zero after that rounding", a predicate is 1 or 0. */
+static void emit_cvt(px *x, const tir_instr *in) {
+  tir_ty from = ty(x, in->a), to = in->ty;
+  nm d = R(x, in->dst);
+  if (is_float(to)) {
+    if (from == TY_I32 && to != TY_BF16) /* rounded once */
+      ins(x, "cvt.rn.%s.s32 %s, %s", to == TY_F16 ? "f16" : "f32", d.s,
+          R(x, in->a).s);
+    else /* through f32: exact for |a| <= 2^24, so bf16 rounds once too */
+      fin(x, in->dst, as_f32(x, in->a));
+    return;
+  }
+  nm i;
+  if (from == TY_PRED) {
+    i = pred_as_i32(x, in->a);
+  } else if (is_float(from)) {
+    nm v = as_f32(x, in->a);
+    i = to == TY_I32 ? d : T(x, C_B32);
+    ins(x, "cvt.rni.s32.f32 %s, %s", i.s, v.s);
+    if (to == TY_I32)
+      return;
+  } else {
+    i = R(x, in->a);
+  }
+  if (to == TY_I32)
+    ins(x, "mov.b32 %s, %s", d.s, i.s);
+  else
+    ins(x, "setp.ne.s32 %s, %s, 0", d.s, i.s);
+}
+
+/* ---- memory ------------------------------------------------------------------------ */
+/* The register class and PTX type an argument's elements load as. */
+static tir_ty mem_ty(wavec_dtype dt) {
+  return dt == WAVEC_I1 ? TY_I32 : tir_ty_of(dt);
+}
+
+static const char *mem_suffix(wavec_dtype dt) {
+  switch (dt) {
+  case WAVEC_F16:
+  case WAVEC_BF16: return "b16";
+  case WAVEC_F32: return "f32";
+  case WAVEC_I32: return "s32";
+  default: return "u8";
+  }
+}
+
+static nm global_addr(px *x, const tir_instr *in) {
+  const tir_arg *a = &x->p->args.v[in->imm];
+  nm addr = T(x, C_B64);
+  ins(x, "mul.wide.s32 %s, %s, %d", addr.s, R(x, in->a).s,
+      (wv_dtypes[a->dt].bits + 7) / 8);
+  ins(x, "add.s64 %s, %%ga%lld, %s", addr.s, (long long)in->imm, addr.s);
+  return addr;
+}
+
+static const char *zero_of(tir_ty t) {
+  switch (t) {
+  case TY_PRED: return "0";
+  case TY_F32: return "0f00000000";
+  default: return "0";
+  }
+}
+
+static const char *mov_of(tir_ty t) {
+  static const char *const m[TY_COUNT] = {"mov.pred", "mov.b32", "mov.b16",
+                                          "mov.b16", "mov.f32"};
+  return m[t];
+}
+
+/* Moves a value of type `from` held in `v` into register d (the load and
+ * store paths when the register and element types differ). */
+static void convert_into(px *x, uint32_t d, tir_ty from, nm v) {
+  tir_ty to = ty(x, d);
+  nm dn = R(x, d);
+  if (from == to) {
+    ins(x, "%s %s, %s", mov_of(to), dn.s, v.s);
+  } else if (is_float(to)) {
+    nm f = v;
+    if (from == TY_F16) {
+      f = T(x, C_F32);
+      ins(x, "cvt.f32.f16 %s, %s", f.s, v.s);
+    } else if (from == TY_BF16) {
+      f = T(x, C_F32);
+      x->need_hz = true;
+      ins(x, "mov.b32 %s, {%%hz, %s}", f.s, v.s);
+    } else if (from == TY_I32) {
+      f = T(x, C_F32);
+      ins(x, "cvt.rn.f32.s32 %s, %s", f.s, v.s);
+    }
+    fin(x, d, f);
+  } else if (to == TY_PRED && from == TY_I32) {
+    ins(x, "setp.ne.s32 %s, %s, 0", dn.s, v.s);
+  } else if (to == TY_I32 && from == TY_F32) {
+    ins(x, "cvt.rzi.s32.f32 %s, %s", dn.s, v.s);
+  } else {
+    unsupported(x, "a load into a register of another type");
+  }
+}
+
+static void emit_ldg(px *x, const tir_instr *in) {
+  const tir_arg *a = &x->p->args.v[in->imm];
+  tir_ty mt = mem_ty(a->dt);
+  bool direct = mt == in->ty && a->dt != WAVEC_I1;
+  nm v = direct ? R(x, in->dst) : T(x, ty_class[mt]);
+  nm addr = global_addr(x, in);
+  char guard[32] = "";
+  if (in->b) {
+    ins(x, "%s %s, %s", mov_of(mt), v.s, zero_of(mt));
+    snprintf(guard, sizeof guard, "@%s ", R(x, in->b).s);
+  }
+  ins(x, "%sld.global%s.%s %s, [%s]", guard,
+      x->argwritten[in->imm] ? "" : ".nc", mem_suffix(a->dt), v.s, addr.s);
+  if (!direct)
+    convert_into(x, in->dst, mt, v);
+}
+
+static void emit_stg(px *x, const tir_instr *in) {
+  const tir_arg *a = &x->p->args.v[in->imm];
+  tir_ty vt = ty(x, in->b), mt = mem_ty(a->dt);
+  nm v = R(x, in->b);
+  if (a->dt == WAVEC_I1) {
+    nm t = T(x, C_B32);
+    if (vt == TY_PRED)
+      ins(x, "selp.u32 %s, 1, 0, %s", t.s, v.s);
+    else {
+      nm p = T(x, C_PRED);
+      if (is_float(vt))
+        ins(x, "setp.neu.f32 %s, %s, 0f00000000", p.s, as_f32(x, in->b).s);
+      else
+        ins(x, "setp.ne.s32 %s, %s, 0", p.s, v.s);
+      ins(x, "selp.u32 %s, 1, 0, %s", t.s, p.s);
+    }
+    v = t;
+  } else if (vt != mt) {
+    /* the simulator stores the value rounded to the element type, and an
+     * i32 element from a float truncates */
+    nm t = T(x, ty_class[mt]);
+    if (is_float(mt)) {
+      nm f = as_f32(x, in->b);
+      if (mt == TY_F32)
+        ins(x, "mov.f32 %s, %s", t.s, f.s);
+      else
+        ins(x, "cvt.rn.%s.f32 %s, %s", mt == TY_F16 ? "f16" : "bf16", t.s,
+            f.s);
+    } else if (vt == TY_PRED) {
+      ins(x, "selp.u32 %s, 1, 0, %s", t.s, v.s);
+    } else {
+      ins(x, "cvt.rzi.s32.f32 %s, %s", t.s, as_f32(x, in->b).s);
+    }
+    v = t;
+  }
+  nm addr = global_addr(x, in);
+  char guard[32] = "";
+  if (in->c)
+    snprintf(guard, sizeof guard, "@%s ", R(x, in->c).s);
+  ins(x, "%sst.global.%s [%s], %s", guard, mem_suffix(a->dt), addr.s, v.s);
+}
+
+/* Shared memory is addressed in bytes (tir.h); the window address of the
+ * array plus the byte address fits in 32 bits. */
+static nm shared_addr(px *x, uint32_t byte) {
+  nm addr = T(x, C_B32);
+  ins(x, "add.u32 %s, %s, %%smem", addr.s, R(x, byte).s);
+  return addr;
+}
+
+static const char *const shared_suffix[TY_COUNT] = {"u8", "u32", "b16", "b16",
+                                                    "f32"};
+
+static void emit_lds(px *x, const tir_instr *in) {
+  nm addr = shared_addr(x, in->a);
+  if (in->ty == TY_PRED) {
+    nm t = T(x, C_B32);
+    ins(x, "ld.shared.u8 %s, [%s]", t.s, addr.s);
+    ins(x, "setp.ne.s32 %s, %s, 0", R(x, in->dst).s, t.s);
+  } else {
+    ins(x, "ld.shared.%s %s, [%s]", shared_suffix[in->ty], R(x, in->dst).s,
+        addr.s);
+  }
+}
+
+static void emit_sts(px *x, const tir_instr *in) {
+  nm v = ty(x, in->b) == TY_PRED ? pred_as_i32(x, in->b) : R(x, in->b);
+  nm addr = shared_addr(x, in->a);
+  char guard[32] = "";
+  if (in->c)
+    snprintf(guard, sizeof guard, "@%s ", R(x, in->c).s);
+  ins(x, "%sst.shared.%s [%s], %s", guard, shared_suffix[ty(x, in->b)],
+      addr.s, v.s);
+}
+
+/* T_LDGV, T_LDSV, T_STSV: n consecutive elements, the whole vector aligned
+ * to its size (tir.h), moved as 4-byte words (16-bit elements packed in
+ * pairs, low half first: the element at the lower address) in accesses of
+ * at most 16 bytes (v4.b32). A masked-off load leaves zeros. */
+static void emit_vector(px *x, const tir_instr *in) {
+  tir_ty t = in->ty;
+  int size = tir_ty_bytes(t);
+  int64_t bytes = (int64_t)size * in->nlist;
+  if (t == TY_PRED || bytes < 2 || (bytes & (bytes - 1)))
+    unsupported(x, "a vector access of this type or length");
+  bool load = in->op != T_STSV, global = in->op == T_LDGV;
+  const char *space = global ? (x->argwritten[in->imm] ? "global" : "global.nc")
+                             : "shared";
+  nm base;
+  if (global) {
+    base = T(x, C_B64);
+    ins(x, "mul.wide.s32 %s, %s, %d", base.s, R(x, in->a).s, size);
+    ins(x, "add.s64 %s, %%ga%lld, %s", base.s, (long long)in->imm, base.s);
+  } else {
+    base = shared_addr(x, in->a);
+  }
+  char guard[32] = "";
+  if (in->op != T_LDSV && in->b)
+    snprintf(guard, sizeof guard, "@%s ", R(x, in->b).s);
+  const uint32_t *l = in->list;
+  for (int64_t off = 0; off < bytes; off += 16) {
+    int64_t cb = bytes - off < 16 ? bytes - off : 16;
+    uint32_t e0 = (uint32_t)(off / size);
+    if (cb == 2) { /* one 16-bit element */
+      if (load && *guard)
+        ins(x, "mov.b16 %s, 0", R(x, l[e0]).s);
+      if (load)
+        ins(x, "%sld.%s.b16 %s, [%s+%lld]", guard, space, R(x, l[e0]).s,
+            base.s, (long long)off);
+      else
+        ins(x, "%sst.%s.b16 [%s+%lld], %s", guard, space, base.s,
+            (long long)off, R(x, l[e0]).s);
+      continue;
+    }
+    int nw = (int)(cb / 4);
+    nm w[4];
+    for (int k = 0; k < nw; k++) {
+      if (size == 4) {
+        w[k] = R(x, l[e0 + k]);
+      } else {
+        w[k] = T(x, C_B32);
+        if (!load)
+          ins(x, "mov.b32 %s, {%s, %s}", w[k].s, R(x, l[e0 + 2 * k]).s,
+              R(x, l[e0 + 2 * k + 1]).s);
+      }
+      if (load && *guard)
+        ins(x, "mov.b32 %s, 0", w[k].s);
+    }
+    wv_buf ops;
+    wv_buf_init(&ops, x->ctx);
+    for (int k = 0; k < nw; k++)
+      wv_buf_printf(&ops, "%s%s", k ? ", " : "", w[k].s);
+    char vec[16] = "";
+    if (nw > 1)
+      snprintf(vec, sizeof vec, ".v%d", nw);
+    const char *open = nw > 1 ? "{" : "", *close = nw > 1 ? "}" : "";
+    if (load)
+      ins(x, "%sld.%s%s.b32 %s%s%s, [%s+%lld]", guard, space, vec, open,
+          wv_buf_str(&ops), close, base.s, (long long)off);
+    else
+      ins(x, "%sst.%s%s.b32 [%s+%lld], %s%s%s", guard, space, vec, base.s,
+          (long long)off, open, wv_buf_str(&ops), close);
+    if (load && size == 2)
+      for (int k = 0; k < nw; k++)
+        ins(x, "mov.b32 {%s, %s}, %s", R(x, l[e0 + 2 * k]).s,
+            R(x, l[e0 + 2 * k + 1]).s, w[k].s);
+  }
+}
+
+/* ---- warp-collective operations ------------------------------------------------------ */
+static void emit_shfl(px *x, const tir_instr *in) {
+  nm d = R(x, in->dst), a = R(x, in->a);
+  const char *shfl = "shfl.sync.bfly.b32 %s, %s, %lld, 0x1f, 0xffffffff";
+  switch (in->ty) {
+  case TY_I32:
+  case TY_F32: ins(x, shfl, d.s, a.s, (long long)in->imm); break;
+  case TY_PRED: {
+    nm t = pred_as_i32(x, in->a);
+    ins(x, shfl, t.s, t.s, (long long)in->imm);
+    ins(x, "setp.ne.s32 %s, %s, 0", d.s, t.s);
+    break;
+  }
+  default: {
+    nm t = T(x, C_B32), hi = T(x, C_B16);
+    ins(x, "mov.b32 %s, {%s, %s}", t.s, a.s, a.s);
+    ins(x, shfl, t.s, t.s, (long long)in->imm);
+    ins(x, "mov.b32 {%s, %s}, %s", d.s, hi.s, t.s);
+    break;
+  }
+  }
+}
+
+static void emit_mma(px *x, const tir_instr *in) {
+  wavec_mma_kind kind = (wavec_mma_kind)in->imm;
+  const wv_mma_info *mi = wv_mma_info_get(kind);
+  if (!mi || !wv_target_has_mma(x->t, kind) || mi->lanes != 32)
+    unsupported(x, "this mma type (only the warp-level m16n8k16 mma.sync is "
+                   "printed)");
+  int nc = wv_mma_elems(kind, WV_ACC, 0), na = wv_mma_elems(kind, WV_LHS, 0),
+      nb = wv_mma_elems(kind, WV_RHS, 0);
+  wv_assert(x->ctx, nc == 4 && na == 8 && nb == 4 &&
+                        in->nlist == (uint32_t)(2 * nc + na + nb));
+  const uint32_t *l = in->list;
+  nm pk[6]; /* a0..a3, b0..b1: pairs of 16-bit elements, low half first */
+  for (int i = 0; i < 6; i++) {
+    pk[i] = T(x, C_B32);
+    ins(x, "mov.b32 %s, {%s, %s}", pk[i].s, R(x, l[nc + 2 * i]).s,
+        R(x, l[nc + 2 * i + 1]).s);
+  }
+  const uint32_t *c = l + nc + na + nb;
+  ins(x,
+      "%s {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s}",
+      mi->instr, R(x, l[0]).s, R(x, l[1]).s, R(x, l[2]).s, R(x, l[3]).s,
+      pk[0].s, pk[1].s, pk[2].s, pk[3].s, pk[4].s, pk[5].s, R(x, c[0]).s,
+      R(x, c[1]).s, R(x, c[2]).s, R(x, c[3]).s);
+}
+
+/* ---- instructions ------------------------------------------------------------------- */
+static void emit_const(px *x, const tir_instr *in) {
+  nm d = R(x, in->dst);
+  switch (in->ty) {
+  case TY_PRED: ins(x, "mov.pred %s, %d", d.s, in->imm != 0); break;
+  case TY_I32:
+    if (in->imm < INT32_MIN || in->imm > INT32_MAX)
+      unsupported(x, "an integer constant beyond 32 bits");
+    ins(x, "mov.b32 %s, %lld", d.s, (long long)in->imm);
+    break;
+  case TY_F16:
+    ins(x, "mov.b16 %s, 0x%04X", d.s, (unsigned)wv_f64_to_f16(in->fimm));
+    break;
+  case TY_BF16:
+    ins(x, "mov.b16 %s, 0x%04X", d.s, (unsigned)wv_f64_to_bf16(in->fimm));
+    break;
+  default: ins(x, "mov.b32 %s, %s", d.s, F32((float)in->fimm).s); break;
+  }
+}
+
+static const char *const sreg_ptx[] = {"%tid.x",   "%tid.y",   "%tid.z",
+                                       "%ctaid.x", "%ctaid.y", "%ctaid.z"};
+
+static void emit_loc(px *x, const tir_instr *in) {
+  if (!in->loc.line || !in->loc.file)
+    return;
+  if (x->lfile == in->loc.file && x->lline == in->loc.line &&
+      x->lcol == in->loc.col)
+    return;
+  uint32_t f = 0;
+  while (f < x->files.n && strcmp(x->files.v[f], in->loc.file) != 0)
+    f++;
+  if (f == x->files.n)
+    vec_push(x->ctx, &x->files, in->loc.file);
+  wv_buf_printf(&x->body, "\t.loc %u %u %u\n", f + 1, in->loc.line,
+                in->loc.col);
+  x->lfile = in->loc.file;
+  x->lline = in->loc.line;
+  x->lcol = in->loc.col;
+}
+
+static void emit_instr(px *x, uint32_t idx) {
+  const tir_instr *in = &x->p->code.v[idx];
+  x->in = in;
+  memset(x->ntmp, 0, sizeof x->ntmp);
+  emit_loc(x, in);
+  switch (in->op) {
+  case T_CONST: emit_const(x, in); return;
+  case T_SREG:
+    ins(x, "mov.u32 %s, %s", R(x, in->dst).s, sreg_ptx[in->imm]);
+    return;
+  case T_MOV:
+    ins(x, "%s %s, %s", mov_of(in->ty), R(x, in->dst).s, R(x, in->a).s);
+    return;
+  case T_SETP: emit_setp(x, in); return;
+  case T_AND:
+    if (in->ty != TY_PRED)
+      unsupported(x, "'and' of non-predicates");
+    ins(x, "and.pred %s, %s, %s", R(x, in->dst).s, R(x, in->a).s,
+        R(x, in->b).s);
+    return;
+  case T_SELP: emit_selp(x, in); return;
+  case T_CVT: emit_cvt(x, in); return;
+  case T_LDG: emit_ldg(x, in); return;
+  case T_STG: emit_stg(x, in); return;
+  case T_LDS: emit_lds(x, in); return;
+  case T_STS: emit_sts(x, in); return;
+  case T_LDGV:
+  case T_LDSV:
+  case T_STSV: emit_vector(x, in); return;
+  case T_BAR: ins(x, "bar.sync 0"); return;
+  case T_SHFL: emit_shfl(x, in); return;
+  case T_MMA: emit_mma(x, in); return;
+  case T_LOOP:
+    ins(x, "mov.b32 %s, 0", R(x, in->dst).s);
+    if (in->imm <= 0)
+      ins(x, "bra.uni $Lwv_end%u", in->match);
+    wv_buf_printf(&x->body, "$Lwv_loop%u:\n", idx);
+    return;
+  case T_ENDLOOP: {
+    nm p = T(x, C_PRED), c = R(x, in->dst);
+    ins(x, "add.s32 %s, %s, 1", c.s, c.s);
+    ins(x, "setp.lt.s32 %s, %s, %lld", p.s, c.s, (long long)in->imm);
+    ins(x, "@%s bra.uni $Lwv_loop%u", p.s, in->match);
+    wv_buf_printf(&x->body, "$Lwv_end%u:\n", idx);
+    return;
+  }
+  default:
+    break;
+  }
+  if (is_float(in->ty))
+    emit_float_op(x, in);
+  else if (in->ty == TY_I32)
+    emit_int_op(x, in);
+  else
+    unsupported(x, "an operation on predicates");
+}
+
+/* ---- the module --------------------------------------------------------------------- */
+static void put_ident(wv_buf *b, const char *s) {
+  if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+    wv_buf_puts(b, "_");
+  for (; *s; s++) {
+    char c = *s;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '$';
+    wv_buf_add(b, ok ? &c : "_", 1);
+  }
+}
+
+void tir_ptx_entry_name(const char *name, wv_buf *out) {
+  put_ident(out, name);
+}
+
+static void put_string(wv_buf *b, const char *s) {
+  wv_buf_puts(b, "\"");
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\')
+      wv_buf_puts(b, "\\");
+    if ((unsigned char)*s >= 0x20)
+      wv_buf_add(b, s, 1);
+  }
+  wv_buf_puts(b, "\"");
+}
+
+void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
+                  wavec_loc loc, const wv_target *t, wv_buf *out) {
+  px x = {0};
+  x.ctx = ctx;
+  x.kloc = loc;
+  x.p = p;
+  x.t = t;
+  wv_buf_init(&x.body, ctx);
+  wv_assert(ctx, t && t->ptx_target);
+  if (p->mma >= 0) {
+    const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)p->mma);
+    if (mi && strcmp(mi->vendor, "nvidia") != 0) {
+      wv_buf m;
+      wv_buf_init(&m, ctx);
+      wv_buf_printf(&m, "mma type %s is AMD MFMA (64 lanes), which NVIDIA "
+                        "GPUs do not have; compile with --hardware "
+                        "threads_per_wave=32,mma=F32_16x8x16_F16",
+                    mi->name);
+      unsupported(&x, wv_buf_str(&m));
+    }
+    if (mi && mi->lanes != 32)
+      unsupported(&x, "wgmma (a warpgroup mma) is not printed yet; use "
+                      "mma=F32_16x8x16_F16");
+  }
+  int64_t threads = p->block[0] * p->block[1] * p->block[2];
+  if (p->lanes != 32)
+    unsupported(&x, "a wave must be a warp of 32 lanes (64-lane waves are "
+                    "AMD's and run in the simulator only)");
+  if (threads > t->max_threads)
+    unsupported(&x, "more threads per block than the target allows");
+  if (p->smem_bytes > t->smem_optin_bytes)
+    unsupported(&x, "more shared memory than a block can have");
+  for (uint32_t i = 0; i < p->args.n; i++)
+    if (p->args.v[i].elems > INT32_MAX)
+      unsupported(&x, "a tensor of more than 2^31 elements");
+  analyse(&x);
+  for (uint32_t r = 1; r < p->regs.n; r++) {
+    int c = ty_class[p->regs.v[r]];
+    if (r + 1 > x.maxreg[c])
+      x.maxreg[c] = r + 1;
+  }
+  for (uint32_t i = 0; i < p->code.n; i++)
+    emit_instr(&x, i);
+  x.in = NULL;
+
+  /* header */
+  wv_buf_printf(out,
+                "//\n// Generated by wavec %s: kernel '%s' for %s\n//\n\n"
+                ".version 8.0\n.target %s\n.address_size 64\n\n",
+                wavec_version(), name, t->name, t->ptx_target);
+  for (uint32_t f = 0; f < x.files.n; f++) {
+    wv_buf_printf(out, ".file %u ", f + 1);
+    put_string(out, x.files.v[f]);
+    wv_buf_puts(out, "\n");
+  }
+  if (x.files.n)
+    wv_buf_puts(out, "\n");
+  bool dynamic = p->smem_bytes > TIR_PTX_STATIC_SMEM_MAX;
+  if (dynamic)
+    wv_buf_puts(out, ".extern .shared .align 16 .b8 wv_smem[];\n\n");
+  else if (p->smem_bytes)
+    wv_buf_printf(out, ".shared .align 16 .b8 wv_smem[%lld];\n\n",
+                  (long long)p->smem_bytes);
+  wv_buf_puts(out, ".visible .entry ");
+  put_ident(out, name);
+  wv_buf_puts(out, "(");
+  for (uint32_t i = 0; i < p->args.n; i++) {
+    wv_buf_puts(out, i ? ",\n\t.param .u64 " : "\n\t.param .u64 ");
+    put_ident(out, name);
+    wv_buf_printf(out, "_param_%u", i);
+  }
+  wv_buf_printf(out, "\n)\n.reqntid %lld, %lld, %lld\n{\n",
+                (long long)p->block[0], (long long)p->block[1],
+                (long long)p->block[2]);
+  for (int c = 0; c < C_COUNT; c++) {
+    if (x.maxreg[c])
+      wv_buf_printf(out, "\t.reg %s %s<%u>;\n", class_decl[c], reg_prefix[c],
+                    x.maxreg[c]);
+    if (x.maxtmp[c])
+      wv_buf_printf(out, "\t.reg %s %s<%u>;\n", class_decl[c], tmp_prefix[c],
+                    x.maxtmp[c]);
+  }
+  if (p->args.n)
+    wv_buf_printf(out, "\t.reg .b64 %%ga<%u>;\n", p->args.n);
+  if (p->smem_bytes)
+    wv_buf_puts(out, "\t.reg .b32 %smem;\n");
+  if (x.need_hz)
+    wv_buf_puts(out, "\t.reg .b16 %hz;\n");
+  wv_buf_puts(out, "\n");
+  for (uint32_t i = 0; i < p->args.n; i++) {
+    wv_buf_printf(out, "\tld.param.u64 %%ga%u, [", i);
+    put_ident(out, name);
+    wv_buf_printf(out, "_param_%u];\n\tcvta.to.global.u64 %%ga%u, %%ga%u;\n",
+                  i, i, i);
+  }
+  if (p->smem_bytes)
+    wv_buf_puts(out, "\tmov.u32 %smem, wv_smem;\n");
+  if (x.need_hz)
+    wv_buf_puts(out, "\tmov.b16 %hz, 0;\n");
+  wv_buf_add(out, x.body.s ? x.body.s : "", x.body.n);
+  wv_buf_puts(out, "\tret;\n}\n");
+}
+
+wavec_status wavec_emit_ptx(wavec_kernel *pk, const char *target,
+                            const char **ptx, size_t *len) {
+  if (!pk || !ptx)
+    return WAVEC_ERR_INVALID;
+  wv_kernel *k = &pk->k;
+  wavec_ctx *ctx = k->ctx;
+  if (ctx->status != WAVEC_OK)
+    return ctx->status;
+  WV_GUARD(ctx, ctx->status);
+  const wv_target *t = wv_target_get(target);
+  if (!t || !t->ptx_target)
+    wv_fail(ctx, D_INVALID, k->loc,
+            "unknown PTX target '%s' (choose sm_80, sm_90 or sm_90a)",
+            target ? target : "(null)");
+  if (!k->tir)
+    wv_fail(ctx, D_INVALID, k->loc,
+            "kernel '%s' is not compiled (call wavec_compile first)",
+            k->name);
+  wv_buf out;
+  wv_buf_init(&out, ctx);
+  tir_emit_ptx(ctx, k->tir, k->name, k->loc, t, &out);
+  *ptx = wv_buf_str(&out);
+  if (len)
+    *len = out.n;
+  WV_UNGUARD(ctx);
+  return WAVEC_OK;
+}
+
+wavec_status wavec_launch_dims(wavec_kernel *pk, uint32_t grid[3],
+                               uint32_t block[3], size_t *smem_bytes) {
+  if (!pk)
+    return WAVEC_ERR_INVALID;
+  wv_kernel *k = &pk->k;
+  if (!k->tir)
+    return wv_error(k->ctx, D_INVALID, k->loc,
+                    "kernel '%s' is not compiled (call wavec_compile first)",
+                    k->name);
+  for (int d = 0; d < 3; d++) {
+    if (grid)
+      grid[d] = (uint32_t)k->tir->grid[d];
+    if (block)
+      block[d] = (uint32_t)k->tir->block[d];
+  }
+  if (smem_bytes)
+    *smem_bytes = (size_t)k->tir->smem_bytes;
+  return WAVEC_OK;
+}

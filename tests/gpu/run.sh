@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The GPU check. Needs an NVIDIA GPU of compute capability 8.0 or newer, its
+# driver, and the CUDA toolkit's compute-sanitizer (the CPU tests need none
+# of these). From the repository root:
+#   1. builds the release wavec (make MODE=release) and tests/gpu/ops.c;
+#   2. ops: every thread-program operation on the GPU against the simulator
+#      (exact, or within a few ulp for the transcendentals);
+#   3. every example kernel, and the benchmark GEMMs, at small sizes with
+#      `wavec run --target sm_90 --compare sim`: every output of the GPU run
+#      against the simulator's (normwise relative error at most 1e-3, no NaN
+#      or inf that only one of them has; outputs start poisoned, so an
+#      element the GPU leaves unwritten fails);
+#   4. compute-sanitizer memcheck and racecheck on each of those runs;
+#   5. one large GEMM, timed only.
+# Prints a table last; exit status 0 when everything passed.
+# Usage: tests/gpu/run.sh [--quick]   (--quick: no sanitizers)
+# Full logs go to $OUT when it is set (the device machine's output folder),
+# else to build/gpu.
+set -u
+cd "$(dirname "$0")/../.."
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+LOG=${OUT:-build/gpu}
+mkdir -p "$LOG"
+W=build/release/wavec
+NV="--hardware threads_per_wave=32,mma=F32_16x8x16_F16"
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+
+if ! make MODE=release -j"$(nproc)" >"$LOG/build.log" 2>&1; then
+  tail -30 "$LOG/build.log"; echo "build failed"; exit 1
+fi
+cc -std=c17 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Iinclude -Isrc -O2 \
+  tests/gpu/ops.c build/release/libwavec.a -lm -ldl -o build/release/gpu_ops \
+  >>"$LOG/build.log" 2>&1 || { tail -30 "$LOG/build.log"; echo "ops build failed"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
+
+# name | wavec arguments
+cases=(
+  "gemm 128x128x64|examples/gemm.wave -D M=128 -D N=128 -D K=64"
+  "gemm 256x192x160|examples/gemm.wave -D M=256 -D N=192 -D K=160"
+  "gemm 192x96x96 tiles 96x48|examples/gemm.wave -D M=192 -D N=96 -D K=96 -D BLOCK_M=96 -D BLOCK_N=48"
+  "dkdv B1 32/32/32/32|examples/attention_bwd_dkdv.wave $NV -D B=1 -D M=32 -D K2=32 -D N=32 -D K1=32"
+  "dkdv B2 64/128/64/32|examples/attention_bwd_dkdv.wave $NV -D B=2 -D M=64 -D K2=128 -D N=64 -D K1=32"
+  "fwd B1 64/32|examples/attention_fwd.wave --kernel attention_fwd -D B=1 -D M=64 -D K2=64 -D N=32 -D K1=32"
+  "fwd B2 128/64|examples/attention_fwd.wave --kernel attention_fwd -D B=2 -D M=128 -D K2=128 -D N=64 -D K1=64"
+  "fwd_causal B1 64/32|examples/attention_fwd.wave --kernel attention_fwd_causal -D B=1 -D M=64 -D K2=64 -D N=32 -D K1=32"
+  "fwd_causal B2 128/64|examples/attention_fwd.wave --kernel attention_fwd_causal -D B=2 -D M=128 -D K2=128 -D N=64 -D K1=64"
+)
+if [ -e examples/attention_bwd.wave ]; then
+  for k in attention_bwd_D attention_bwd_dkdv attention_bwd_dq attention_bwd_dkdv_causal attention_bwd_dq_causal; do
+    cases+=("${k#attention_} B1 64/32|examples/attention_bwd.wave --kernel $k -D B=1 -D M=64 -D K2=64 -D N=32 -D K1=32")
+  done
+fi
+if [ -e bench/gemm.wave ]; then
+  cases+=("bench gemm_f16 256x256x64|bench/gemm.wave --kernel gemm_f16 -D M=256 -D N=256 -D K=64")
+  cases+=("bench gemm_bf16 256x256x64|bench/gemm.wave --kernel gemm_bf16 -D M=256 -D N=256 -D K=64")
+fi
+
+fail=0
+rows=()
+row() { rows+=("$(printf '%-30s %9s %11s %-8s %-9s %-9s' "$@")"); }
+
+# ops
+./build/release/gpu_ops >"$LOG/ops.log" 2>&1; rc=$?
+ops_summary=$(tail -1 "$LOG/ops.log")
+case $rc in 0) v=ok ;; 2) v=NO-GPU ;; *) v=MISMATCH ;; esac
+[ $rc -ne 0 ] && fail=1
+echo "ops: $ops_summary"
+grep -E '^(FAIL|ok) ' "$LOG/ops.log"
+mc=-; rcz=-
+if [ $quick -eq 0 ]; then
+  "$SAN" --tool memcheck --error-exitcode 99 ./build/release/gpu_ops >"$LOG/ops.memcheck.log" 2>&1
+  r=$?; [ $r -eq 0 ] || [ $r -eq 1 ] && mc=ok || { mc=FAIL; fail=1; }
+  "$SAN" --tool racecheck --error-exitcode 99 ./build/release/gpu_ops >"$LOG/ops.racecheck.log" 2>&1
+  r=$?; [ $r -eq 0 ] || [ $r -eq 1 ] && rcz=ok || { rcz=FAIL; fail=1; }
+fi
+row "ops (every TIR op)" - - "$v" "$mc" "$rcz"
+
+i=0
+for c in "${cases[@]}"; do
+  i=$((i + 1))
+  name=${c%%|*}; args=${c#*|}
+  log="$LOG/case$i.log"
+  echo "== $name: wavec run $args --target sm_90 --compare sim" >"$log"
+  # shellcheck disable=SC2086
+  $W run $args --target sm_90 --compare sim >>"$log" 2>&1; rc=$?
+  ms=$(sed -n 's/^gpu [^:]*: \([0-9.]*\) ms.*/\1/p' "$log" | head -1)
+  worst=$(sed -n 's/.*rel l2 \([0-9.e+-]*\).*/\1/p' "$log" | sort -g | tail -1)
+  if [ $rc -eq 0 ]; then v=ok
+  else
+    fail=1; grep -v '^compare.*: ok$' "$log" | tail -8
+    if grep -q '^compare' "$log"; then v=MISMATCH; else v=ERROR; fi
+  fi
+  grep '^compare' "$log"
+  mc=-; rcz=-
+  if [ $quick -eq 0 ]; then
+    # shellcheck disable=SC2086
+    "$SAN" --tool memcheck --error-exitcode 99 $W run $args --target sm_90 >"$log.memcheck" 2>&1 \
+      && mc=ok || { mc=FAIL; fail=1; tail -20 "$log.memcheck"; }
+    # shellcheck disable=SC2086
+    "$SAN" --tool racecheck --error-exitcode 99 $W run $args --target sm_90 >"$log.racecheck" 2>&1 \
+      && rcz=ok || { rcz=FAIL; fail=1; tail -20 "$log.racecheck"; }
+  fi
+  row "$name" "${ms:--}" "${worst:--}" "$v" "$mc" "$rcz"
+done
+
+# timing only: the f16 GEMM of the benchmarks at 4096^3 (2 M N K flops)
+if [ -e bench/gemm.wave ]; then
+  $W run bench/gemm.wave --kernel gemm_f16 -D M=4096 -D N=4096 -D K=4096 --target sm_90 >"$LOG/big.log" 2>&1
+  ms=$(sed -n 's/^gpu [^:]*: \([0-9.]*\) ms.*/\1/p' "$LOG/big.log" | head -1)
+  tf=$(awk -v ms="${ms:-0}" 'BEGIN { if (ms > 0) printf "%.1f", 2 * 4096^3 / (ms * 1e-3) / 1e12; else print "-" }')
+  echo "timing: gemm_f16 4096^3: ${ms:-failed} ms, $tf TFLOP/s (one launch after one warm-up)"
+fi
+
+echo
+printf '%-30s %9s %11s %-8s %-9s %-9s\n' "case" "gpu ms" "rel l2 max" "compare" "memcheck" "racecheck"
+printf '%s\n' "${rows[@]}"
+[ $fail -eq 0 ] && echo "all passed" || echo "FAILURES (logs in $LOG)"
+exit $fail

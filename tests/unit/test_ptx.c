@@ -1,0 +1,317 @@
+/* The PTX printer and the GPU runtime's CPU-side behaviour:
+ *  - every example kernel (and the benchmark GEMMs) prints PTX for sm_80,
+ *    sm_90 and sm_90a: one .entry named after the kernel, one .u64
+ *    parameter per argument, .reqntid of the block, mma.sync where the
+ *    kernel has an mma, line information pointing at the .wave source;
+ *  - the output is deterministic: the same bytes twice in one context and
+ *    in a fresh one;
+ *  - ptxas (on PATH, else /usr/local/cuda/bin) assembles each module for
+ *    its architecture; skipped, with a message, only when ptxas is absent;
+ *  - AMD MFMA kernels are refused with WAVEC_ERR_UNSUPPORTED and a
+ *    diagnostic that says what to do; bad targets and uncompiled kernels
+ *    are WAVEC_ERR_INVALID;
+ *  - without a CUDA driver wavec_gpu_run is WAVEC_ERR_RUNTIME, "no CUDA
+ *    driver (libcuda.so.1 not found)". */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "wavec.h"
+
+static char *slurp(const char *path, size_t *len) {
+  *len = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *buf = malloc(1 << 20);
+  *len = fread(buf, 1, 1 << 20, f);
+  fclose(f);
+  return buf;
+}
+
+typedef struct kcase {
+  const char *file, *kernel;
+  const char *defs[6];
+  int nvidia_hw; /* --hardware threads_per_wave=32,mma=F32_16x8x16_F16 */
+  int has_mma;
+  int optional;  /* skip when the file is absent */
+} kcase;
+
+static const kcase cases[] = {
+    {"examples/gemm.wave", "gemm", {"M=128", "N=128", "K=64"}, 0, 1, 0},
+    {"examples/attention_bwd_dkdv.wave",
+     "attention_bwd_dkdv",
+     {"B=1", "M=32", "K2=32", "N=32", "K1=32"},
+     1, 1, 0},
+    {"examples/attention_bwd_dkdv.wave",
+     "attention_bwd_dkdv",
+     {"B=2", "M=64", "K2=64", "N=64", "K1=64"},
+     1, 1, 0},
+    {"examples/attention_fwd.wave",
+     "attention_fwd",
+     {"B=1", "M=64", "K2=64", "N=32", "K1=32"},
+     0, 1, 0},
+    {"examples/attention_fwd.wave",
+     "attention_fwd_causal",
+     {"B=2", "M=128", "K2=128", "N=64", "K1=64"},
+     0, 1, 0},
+    {"examples/attention_bwd.wave",
+     "attention_bwd_D",
+     {"B=1", "M=64", "K2=64", "N=32", "K1=32"},
+     0, 0, 1},
+    {"examples/attention_bwd.wave",
+     "attention_bwd_dkdv",
+     {"B=1", "M=64", "K2=64", "N=32", "K1=32"},
+     0, 1, 1},
+    {"examples/attention_bwd.wave",
+     "attention_bwd_dq",
+     {"B=1", "M=64", "K2=64", "N=32", "K1=32"},
+     0, 1, 1},
+    {"examples/attention_bwd.wave",
+     "attention_bwd_dkdv_causal",
+     {"B=1", "M=64", "K2=64", "N=32", "K1=32"},
+     0, 1, 1},
+    {"examples/attention_bwd.wave",
+     "attention_bwd_dq_causal",
+     {"B=1", "M=64", "K2=64", "N=32", "K1=32"},
+     0, 1, 1},
+    {"bench/gemm.wave", "gemm_f16", {"M=256", "N=256", "K=64"}, 0, 1, 1},
+    {"bench/gemm.wave", "gemm_bf16", {"M=256", "N=256", "K=64"}, 0, 1, 1},
+};
+
+static const char *const targets[] = {"sm_80", "sm_90", "sm_90a"};
+
+/* A compiled kernel in a fresh context, or NULL (the check has failed). */
+static wavec_kernel *open_kernel(const kcase *c, wavec_ctx **ctxp, int nvidia) {
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  *ctxp = ctx;
+  for (size_t i = 0; c->defs[i]; i++) {
+    char name[32];
+    const char *eq = strchr(c->defs[i], '=');
+    memcpy(name, c->defs[i], (size_t)(eq - c->defs[i]));
+    name[eq - c->defs[i]] = 0;
+    wavec_define_int(ctx, name, atoll(eq + 1));
+  }
+  if (nvidia) {
+    wavec_hardware_override(ctx, "threads_per_wave", "32");
+    wavec_hardware_override(ctx, "mma", "F32_16x8x16_F16");
+  }
+  size_t len;
+  char *src = slurp(c->file, &len);
+  wavec_status st = src ? wavec_parse(ctx, c->file, src, len)
+                        : WAVEC_ERR_INVALID;
+  free(src);
+  wavec_kernel *k = NULL;
+  if (st == WAVEC_OK) {
+    k = wavec_kernel_find(ctx, c->kernel);
+    st = k ? wavec_compile(k, NULL) : WAVEC_ERR_INVALID;
+  }
+  CHECKF(st == WAVEC_OK, "%s %s: %s", c->file, c->kernel,
+         wavec_errmsg(ctx));
+  return st == WAVEC_OK ? k : NULL;
+}
+
+static size_t count(const char *s, const char *needle) {
+  size_t n = 0;
+  for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+    n++;
+  return n;
+}
+
+static const char *ptxas(void) {
+  static const char *found;
+  static int looked;
+  if (!looked) {
+    looked = 1;
+    if (system("command -v ptxas >/dev/null 2>&1") == 0)
+      found = "ptxas";
+    else if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0)
+      found = "/usr/local/cuda/bin/ptxas";
+  }
+  return found;
+}
+
+static int assembled;
+
+/* ptxas -arch=ARCH on the text; true when it assembles. */
+static int assemble(const char *ptx, size_t len, const char *arch,
+                    const char *what) {
+  char path[64], cmd[256];
+  snprintf(path, sizeof path, "/tmp/wavec_test_ptx_%ld.ptx", (long)getpid());
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return 0;
+  fwrite(ptx, 1, len, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "%s -arch=%s %s -o /dev/null 2>&1", ptxas(), arch,
+           path);
+  FILE *p = popen(cmd, "r");
+  char out[2048] = "";
+  size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+  out[n] = 0;
+  int rc = p ? pclose(p) : -1;
+  remove(path);
+  CHECKF(rc == 0, "ptxas -arch=%s on %s: %s", arch, what, out);
+  assembled++;
+  return rc == 0;
+}
+
+static void examples_print_and_assemble(void) {
+  if (!ptxas())
+    printf("  ptxas not found (PATH, /usr/local/cuda/bin): PTX is not "
+           "assembled\n");
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const kcase *c = &cases[i];
+    if (c->optional && access(c->file, R_OK) != 0) {
+      printf("  %s absent: %s skipped\n", c->file, c->kernel);
+      continue;
+    }
+    wavec_ctx *ctx;
+    wavec_kernel *k = open_kernel(c, &ctx, c->nvidia_hw);
+    if (!k) {
+      wavec_ctx_free(ctx);
+      continue;
+    }
+    char what[256];
+    size_t nargs = wavec_arg_count(k);
+    uint32_t grid[3], block[3];
+    CHECK(wavec_launch_dims(k, grid, block, NULL) == WAVEC_OK);
+    for (size_t t = 0; t < 3; t++) {
+      snprintf(what, sizeof what, "%s %s (%s)", c->file, c->kernel,
+               targets[t]);
+      const char *ptx = NULL, *again = NULL;
+      size_t len = 0, len2 = 0;
+      wavec_status st = wavec_emit_ptx(k, targets[t], &ptx, &len);
+      CHECKF(st == WAVEC_OK, "%s: %s", what, wavec_errmsg(ctx));
+      if (st != WAVEC_OK)
+        break;
+      CHECKF(strlen(ptx) == len, "%s: length", what);
+      /* the same bytes again */
+      CHECK(wavec_emit_ptx(k, targets[t], &again, &len2) == WAVEC_OK);
+      CHECKF(len == len2 && memcmp(ptx, again, len) == 0,
+             "%s: not deterministic", what);
+      char want[160];
+      snprintf(want, sizeof want, ".visible .entry %s(", c->kernel);
+      CHECKF(count(ptx, ".entry") == 1 && strstr(ptx, want), "%s: entry",
+             what);
+      CHECKF(count(ptx, ".param .u64 ") == nargs, "%s: %zu parameters", what,
+             nargs);
+      snprintf(want, sizeof want, ".reqntid %u, %u, %u", block[0], block[1],
+               block[2]);
+      CHECKF(strstr(ptx, want), "%s: no '%s'", what, want);
+      snprintf(want, sizeof want, ".target %s\n", targets[t]);
+      CHECKF(strstr(ptx, ".version 8.0\n") && strstr(ptx, want),
+             "%s: header", what);
+      CHECKF(!c->has_mma || strstr(ptx, "mma.sync.aligned.m16n8k16.row.col."),
+             "%s: no mma.sync", what);
+      snprintf(want, sizeof want, ".file 1 \"%s\"", c->file);
+      CHECKF(strstr(ptx, want) && strstr(ptx, "\t.loc 1 "),
+             "%s: no line information", what);
+      if (ptxas())
+        assemble(ptx, len, targets[t], what);
+    }
+    wavec_ctx_free(ctx);
+    /* a fresh context gives the same module */
+    wavec_kernel *k2 = open_kernel(c, &ctx, c->nvidia_hw);
+    const char *a = NULL;
+    size_t la = 0;
+    if (k2 && wavec_emit_ptx(k2, "sm_90", &a, &la) == WAVEC_OK) {
+      char *first = malloc(la + 1);
+      memcpy(first, a, la + 1);
+      wavec_ctx_free(ctx);
+      k2 = open_kernel(c, &ctx, c->nvidia_hw);
+      const char *b = NULL;
+      size_t lb = 0;
+      CHECK(k2 && wavec_emit_ptx(k2, "sm_90", &b, &lb) == WAVEC_OK);
+      CHECKF(b && la == lb && memcmp(first, b, la) == 0,
+             "%s %s: differs between contexts", c->file, c->kernel);
+      free(first);
+    }
+    wavec_ctx_free(ctx);
+  }
+  if (ptxas())
+    printf("  %d modules assembled by ptxas\n", assembled);
+}
+
+static void mfma_is_unsupported(void) {
+  const kcase c = {"examples/attention_bwd_dkdv.wave",
+                   "attention_bwd_dkdv",
+                   {"B=1", "M=32", "K2=32", "N=32", "K1=32"},
+                   0, 1, 0};
+  wavec_ctx *ctx;
+  wavec_kernel *k = open_kernel(&c, &ctx, 0); /* its own 64-lane MFMA */
+  const char *ptx = NULL;
+  if (k) {
+    CHECK(wavec_emit_ptx(k, "sm_90", &ptx, NULL) == WAVEC_ERR_UNSUPPORTED);
+    const char *m = wavec_errmsg(ctx);
+    CHECKF(strstr(m, "error[E0701]") && strstr(m, "MFMA") &&
+               strstr(m, "threads_per_wave=32,mma=F32_16x8x16_F16"),
+           "%s", m);
+    CHECK(ptx == NULL);
+  }
+  wavec_ctx_free(ctx);
+}
+
+static void bad_target_and_uncompiled(void) {
+  const kcase c = {"examples/gemm.wave", "gemm", {"M=64", "N=64", "K=32"},
+                   0, 1, 0};
+  const char *ptx;
+  const char *const bad[] = {"sim", "sm_70", NULL};
+  for (size_t i = 0; i < 3; i++) {
+    wavec_ctx *ctx;
+    wavec_kernel *k = open_kernel(&c, &ctx, 0);
+    if (k)
+      CHECKF(wavec_emit_ptx(k, bad[i], &ptx, NULL) == WAVEC_ERR_INVALID,
+             "target %s", bad[i] ? bad[i] : "NULL");
+    wavec_ctx_free(ctx);
+  }
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  size_t len;
+  char *src = slurp(c.file, &len);
+  CHECK(src && wavec_parse(ctx, c.file, src, len) == WAVEC_OK);
+  free(src);
+  wavec_kernel *k = wavec_kernel_find(ctx, "gemm");
+  CHECK(k && wavec_emit_ptx(k, "sm_90", &ptx, NULL) == WAVEC_ERR_INVALID);
+  CHECK(strstr(wavec_errmsg(ctx), "not compiled"));
+  wavec_ctx_free(ctx);
+}
+
+static void gpu_run_without_driver(void) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib) {
+    dlclose(lib);
+    printf("  a CUDA driver is present: the no-driver case is not tested\n");
+    return;
+  }
+  const kcase c = {"examples/gemm.wave", "gemm", {"M=64", "N=64", "K=32"},
+                   0, 1, 0};
+  wavec_ctx *ctx;
+  wavec_kernel *k = open_kernel(&c, &ctx, 0);
+  if (k) {
+    void *bufs[3];
+    for (size_t i = 0; i < 3; i++) {
+      wavec_arg_info a;
+      wavec_arg_info_get(k, i, &a);
+      bufs[i] = calloc(1, a.bytes);
+    }
+    double ms = -1;
+    CHECK(wavec_gpu_run(k, bufs, &ms) == WAVEC_ERR_RUNTIME);
+    CHECKF(strstr(wavec_errmsg(ctx), "no CUDA driver (libcuda.so.1 not "
+                                     "found)"),
+           "%s", wavec_errmsg(ctx));
+    CHECK(ms == -1);
+    for (size_t i = 0; i < 3; i++)
+      free(bufs[i]);
+  }
+  wavec_ctx_free(ctx);
+}
+
+int main(void) {
+  RUN(examples_print_and_assemble);
+  RUN(mfma_is_unsupported);
+  RUN(bad_target_and_uncompiled);
+  RUN(gpu_run_without_driver);
+  CHECK_EXIT();
+}

@@ -14,17 +14,19 @@
 #   5. one large GEMM, timed only.
 # Prints a table last; exit status 0 when everything passed.
 # Usage: tests/gpu/run.sh [--quick]   (--quick: no sanitizers)
-# Full logs go to $OUT when it is set (the device machine's output folder),
-# else to build/gpu.
+# Full logs go to build/gpu, and all of them in one file to $OUT/gpu-logs.txt
+# when OUT is set (the device machine's output folder).
 set -u
 cd "$(dirname "$0")/../.."
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
-LOG=${OUT:-build/gpu}
+LOG=build/gpu
+rm -rf "$LOG"
 mkdir -p "$LOG"
 W=build/release/wavec
 NV="--hardware threads_per_wave=32,mma=F32_16x8x16_F16"
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+san() { timeout 90 "$SAN" "$@"; } # a hung or very slow tool run fails
 
 if ! make MODE=release -j"$(nproc)" >"$LOG/build.log" 2>&1; then
   tail -30 "$LOG/build.log"; echo "build failed"; exit 1
@@ -69,13 +71,15 @@ echo "ops: $ops_summary"
 grep -E '^(FAIL|ok) ' "$LOG/ops.log"
 mc=-; rcz=-
 if [ $quick -eq 0 ]; then
-  "$SAN" --tool memcheck --error-exitcode 99 ./build/release/gpu_ops >"$LOG/ops.memcheck.log" 2>&1
+  san --tool memcheck --error-exitcode 99 ./build/release/gpu_ops >"$LOG/ops.memcheck.log" 2>&1
   r=$?; [ $r -eq 0 ] || [ $r -eq 1 ] && mc=ok || { mc=FAIL; fail=1; }
-  "$SAN" --tool racecheck --error-exitcode 99 ./build/release/gpu_ops >"$LOG/ops.racecheck.log" 2>&1
+  san --tool racecheck --error-exitcode 99 ./build/release/gpu_ops >"$LOG/ops.racecheck.log" 2>&1
   r=$?; [ $r -eq 0 ] || [ $r -eq 1 ] && rcz=ok || { rcz=FAIL; fail=1; }
 fi
 row "ops (every TIR op)" - - "$v" "$mc" "$rcz"
 
+# pass 1: every case against the simulator (quick); pass 2: the sanitizers
+declare -a MS WORST V MC RC
 i=0
 for c in "${cases[@]}"; do
   i=$((i + 1))
@@ -84,24 +88,36 @@ for c in "${cases[@]}"; do
   echo "== $name: wavec run $args --target sm_90 --compare sim" >"$log"
   # shellcheck disable=SC2086
   $W run $args --target sm_90 --compare sim >>"$log" 2>&1; rc=$?
-  ms=$(sed -n 's/^gpu [^:]*: \([0-9.]*\) ms.*/\1/p' "$log" | head -1)
-  worst=$(sed -n 's/.*rel l2 \([0-9.e+-]*\).*/\1/p' "$log" | sort -g | tail -1)
-  if [ $rc -eq 0 ]; then v=ok
+  MS[i]=$(sed -n 's/^gpu [^:]*: \([0-9.]*\) ms.*/\1/p' "$log" | head -1)
+  WORST[i]=$(sed -n 's/.*rel l2 \([0-9.e+-]*\).*/\1/p' "$log" | sort -g | tail -1)
+  if [ $rc -eq 0 ]; then V[i]=ok
   else
     fail=1; grep -v '^compare.*: ok$' "$log" | tail -8
-    if grep -q '^compare' "$log"; then v=MISMATCH; else v=ERROR; fi
+    if grep -q '^compare' "$log"; then V[i]=MISMATCH; else V[i]=ERROR; fi
   fi
   grep '^compare' "$log"
-  mc=-; rcz=-
-  if [ $quick -eq 0 ]; then
+  MC[i]=-; RC[i]=-
+  echo "case $i $name: ${V[i]}, ${MS[i]:--} ms, worst rel l2 ${WORST[i]:--}"
+done
+if [ $quick -eq 0 ]; then
+  i=0
+  for c in "${cases[@]}"; do
+    i=$((i + 1))
+    args=${c#*|}
+    log="$LOG/case$i.log"
     # shellcheck disable=SC2086
-    "$SAN" --tool memcheck --error-exitcode 99 $W run $args --target sm_90 >"$log.memcheck" 2>&1 \
-      && mc=ok || { mc=FAIL; fail=1; tail -20 "$log.memcheck"; }
+    san --tool memcheck --error-exitcode 99 $W run $args --target sm_90 >"$log.memcheck" 2>&1 \
+      && MC[i]=ok || { MC[i]=FAIL; fail=1; tail -20 "$log.memcheck"; }
     # shellcheck disable=SC2086
-    "$SAN" --tool racecheck --error-exitcode 99 $W run $args --target sm_90 >"$log.racecheck" 2>&1 \
-      && rcz=ok || { rcz=FAIL; fail=1; tail -20 "$log.racecheck"; }
-  fi
-  row "$name" "${ms:--}" "${worst:--}" "$v" "$mc" "$rcz"
+    san --tool racecheck --error-exitcode 99 $W run $args --target sm_90 >"$log.racecheck" 2>&1 \
+      && RC[i]=ok || { RC[i]=FAIL; fail=1; tail -20 "$log.racecheck"; }
+    echo "case $i sanitizers: memcheck ${MC[i]}, racecheck ${RC[i]}"
+  done
+fi
+i=0
+for c in "${cases[@]}"; do
+  i=$((i + 1))
+  row "${c%%|*}" "${MS[i]:--}" "${WORST[i]:--}" "${V[i]}" "${MC[i]}" "${RC[i]}"
 done
 
 # timing only: the f16 GEMM of the benchmarks at 4096^3 (2 M N K flops)
@@ -112,6 +128,9 @@ if [ -e bench/gemm.wave ]; then
   echo "timing: gemm_f16 4096^3: ${ms:-failed} ms, $tf TFLOP/s (one launch after one warm-up)"
 fi
 
+if [ -n "${OUT:-}" ]; then
+  for f in "$LOG"/*; do echo "==== $f"; cat "$f"; done >"$OUT/gpu-logs.txt"
+fi
 echo
 printf '%-30s %9s %11s %-8s %-9s %-9s\n' "case" "gpu ms" "rel l2 max" "compare" "memcheck" "racecheck"
 printf '%s\n' "${rows[@]}"

@@ -422,6 +422,8 @@ static void run_wave(sim *s, uint32_t w) {
         double x = is_float(at) ? a.f : (double)a.i;
         if (is_float(ty))
           r.f = round_to(ty, x);
+        else if (ty == TY_PRED)
+          r.i = x != 0; /* a predicate is 0 or 1, as on the GPU */
         else
           r.i = (int64_t)nearbyint(x);
         break;

@@ -234,7 +234,8 @@ struct wavec_ctx {
   X(WV_HOOK_BREAK_EXPAND_LOOKUP, "expand-lookup")                              \
   X(WV_HOOK_DROP_BARRIER, "drop-barrier")                                      \
   X(WV_HOOK_SHIFT_LANE, "shift-lane")                                          \
-  X(WV_HOOK_NO_STAGING, "no-staging")
+  X(WV_HOOK_NO_STAGING, "no-staging")                                          \
+  X(WV_HOOK_NO_PIPELINE, "no-pipeline")
 
 enum {
 #define X(e, name) e##_BIT,

@@ -342,6 +342,13 @@ static void frag_at(lw *w, const wv_layout *l, int lane, uint32_t e,
  * conflicts. Barriers before the copy (the previous iteration's readers are
  * done) and after it (the tile is complete). */
 typedef struct stage {
+  uint32_t mem;                 /* the ARG node */
+  wavec_sym loopvar;            /* the loop counter its tile moves with */
+  uint32_t loop;                /* ITERATE whose body prefetches it, or 0 */
+  uint32_t *regs;               /* registers of a loaded tile */
+  uint32_t *masks;              /* per vector access: predicate or 0 */
+  ex_t *soff;                   /* per vector access: shared byte offset */
+  int64_t iters;                /* vector accesses per thread */
   int64_t base;                 /* byte offset in shared memory */
   int64_t ext[WV_MAX_DIMS];     /* tile extent per memory dim */
   int64_t sstride[WV_MAX_DIMS]; /* shared stride (elements) per memory dim */
@@ -387,9 +394,13 @@ static bool stageable(lw *w, uint32_t id, stage *st) {
   }
   uint32_t nd = mem->type.n;
   int64_t total = 1;
+  st->mem = n->mem;
   for (uint32_t i = 0; i < nd; i++) {
     st->start[i] = wg_start(w, mem->type.dims[i], &st->ext[i]);
     total *= st->ext[i];
+    wv_diminfo *di = &w->d->dim[mem->type.dims[i]];
+    if (di->tile && di->wg_axis < 0)
+      st->loopvar = di->loopvar;
   }
   int64_t last = w->k->bind.ival[mem->type.dims[nd - 1]];
   if (st->ext[nd - 1] % STAGE_VEC || last % STAGE_VEC)
@@ -413,10 +424,12 @@ static ex_t linear_tid(lw *w) {
                 ex_sym(ctx, d->T[0]));
 }
 
-static void stage_copy(lw *w, uint32_t id, stage *st) {
+/* Loads the workgroup tile of st's memory into st->regs, 16 bytes per
+ * access, all threads together; the loop counter (if any) replaced by
+ * `shift` (0: as is), each access also predicated by `extra` (0: none). */
+static void stage_load(lw *w, stage *st, ex_t shift, uint32_t extra) {
   wavec_ctx *ctx = w->ctx;
-  wv_node *n = wv_get(w->g, id);
-  wv_node *mem = wv_get(w->g, n->mem);
+  wv_node *mem = wv_get(w->g, st->mem);
   tir_ty ty = tir_ty_of(mem->type.dt);
   uint32_t nd = mem->type.n;
   int64_t total = 1;
@@ -424,10 +437,16 @@ static void stage_copy(lw *w, uint32_t id, stage *st) {
     total *= st->ext[i];
   int64_t nvec = total / STAGE_VEC;
   int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
-  int64_t iters = (nvec + threads - 1) / threads;
+  st->iters = (nvec + threads - 1) / threads;
+  if (!st->regs) {
+    st->regs = wv_alloc(ctx, (size_t)st->iters * STAGE_VEC * sizeof *st->regs);
+    for (int64_t j = 0; j < st->iters * STAGE_VEC; j++)
+      st->regs[j] = reg(w, ty);
+    st->masks = wv_alloc(ctx, (size_t)st->iters * sizeof *st->masks);
+    st->soff = wv_alloc(ctx, (size_t)st->iters * sizeof *st->soff);
+  }
   ex_t tid = linear_tid(w);
-  emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
-  for (int64_t it = 0; it < iters; it++) {
+  for (int64_t it = 0; it < st->iters; it++) {
     ex_t v = ex_add(ctx, tid, ex_const(ctx, it * threads));
     uint32_t mask = 0;
     if (nvec % threads)
@@ -445,24 +464,39 @@ static void stage_copy(lw *w, uint32_t id, stage *st) {
       soff = ex_add(ctx, soff, ex_mul(ctx, c, ex_const(ctx, st->sstride[i])));
       gstride *= w->k->bind.ival[mem->type.dims[i]];
     }
-    uint32_t *regs = wv_alloc(ctx, STAGE_VEC * sizeof *regs);
-    for (int j = 0; j < STAGE_VEC; j++)
-      regs[j] = reg(w, ty);
+    if (shift && st->loopvar)
+      goff = ex_subst(ctx, goff, 1, &st->loopvar, &shift);
+    uint32_t lmask = mask;
+    if (extra)
+      lmask = mask ? op2(w, T_AND, TY_PRED, mask, extra) : extra;
     tir_instr *ld = emit(w, T_LDGV, ty, 0, lower_expr(w, concrete(w, goff, 0)),
-                         mask, 0, mem->index);
-    ld->list = regs;
+                         lmask, 0, mem->index);
+    ld->list = st->regs + it * STAGE_VEC;
     ld->nlist = STAGE_VEC;
-    ex_t sbytes = ex_add(ctx, ex_const(ctx, st->base),
-                         ex_mul(ctx, soff, ex_const(ctx, 2)));
-    tir_instr *stv = emit(w, T_STSV, ty, 0,
-                          lower_expr(w, concrete(w, sbytes, 0)), 0, 0, 0);
-    stv->list = regs;
-    stv->nlist = STAGE_VEC;
-    if (mask) {
-      /* lanes past the tile store nothing: a predicated vector store */
-      stv->b = mask;
-    }
+    st->masks[it] = mask;
+    st->soff[it] = ex_add(ctx, ex_const(ctx, st->base),
+                          ex_mul(ctx, soff, ex_const(ctx, 2)));
   }
+}
+
+/* Stores st->regs (from the last stage_load) into the shared tile. */
+static void stage_store(lw *w, stage *st) {
+  wv_node *mem = wv_get(w->g, st->mem);
+  tir_ty ty = tir_ty_of(mem->type.dt);
+  for (int64_t it = 0; it < st->iters; it++) {
+    tir_instr *stv = emit(w, T_STSV, ty, 0,
+                          lower_expr(w, concrete(w, st->soff[it], 0)),
+                          st->masks[it], 0, 0);
+    stv->list = st->regs + it * STAGE_VEC;
+    stv->nlist = STAGE_VEC;
+  }
+}
+
+/* The whole copy, where it stands: barrier, load, store, barrier. */
+static void stage_copy(lw *w, stage *st) {
+  emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  stage_load(w, st, 0, 0);
+  stage_store(w, st);
   emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
 }
 
@@ -827,8 +861,8 @@ static void lower_node(lw *w, uint32_t id) {
     stage *st = w->stage_of[w->ix->info[id].origin];
     if (st) {
       uint32_t scope = w->scopes.v[w->scopes.n - 1] + 1;
-      if (st->done_scope != scope) {
-        stage_copy(w, id, st);
+      if (st->done_scope != scope && !st->loop) {
+        stage_copy(w, st);
         st->done_scope = scope;
       }
       staged_read(w, id, st);
@@ -951,14 +985,51 @@ static void lower_node(lw *w, uint32_t id) {
     }
     wv_diminfo *di = &w->d->dim[n->sym];
     int64_t trips = di->size / di->tile;
+    /* Software pipelining of the staged tiles that move with this loop:
+     * the first tile is copied before the loop; each iteration loads the
+     * next one into registers at its start, computes on the current one,
+     * and stores the next one to shared memory at its end. */
+    VEC(stage *) piped = {0};
+    for (uint32_t i = 0; i < body->nodes.n; i++) {
+      uint32_t rid = body->nodes.v[i];
+      stage *st = w->stage_of[w->ix->info[rid].origin];
+      if (!st || st->loop || st->loopvar != di->loopvar || w->hoisted[rid] ||
+          (ctx->test_hooks & WV_HOOK_NO_PIPELINE))
+        continue;
+      st->loop = id;
+      vec_push(ctx, &piped, st);
+    }
+    if (piped.n) {
+      ex_t zero = ex_const(ctx, 0);
+      emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+      for (uint32_t i = 0; i < piped.n; i++) {
+        stage_load(w, piped.v[i], zero, 0);
+        stage_store(w, piped.v[i]);
+      }
+      emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+    }
     uint32_t counter = reg(w, TY_I32);
     w->loopreg[di->loopvar] = counter;
     uint32_t start = w->p->code.n;
     emit(w, T_LOOP, TY_I32, counter, 0, 0, 0, trips);
     open_scope(w);
+    if (piped.n) {
+      ex_t next = ex_add(ctx, ex_sym(ctx, di->loopvar), ex_const(ctx, 1));
+      uint32_t more = reg(w, TY_PRED);
+      emit(w, T_SETP, TY_I32, more, counter, iconst(w, trips - 1), 0,
+           TIR_CMP_LT);
+      for (uint32_t i = 0; i < piped.n; i++)
+        stage_load(w, piped.v[i], next, more);
+    }
     lower_block(w, n->body);
-    close_scope(w);
     w->loc = n->loc;
+    if (piped.n) {
+      emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+      for (uint32_t i = 0; i < piped.n; i++)
+        stage_store(w, piped.v[i]);
+      emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+    }
+    close_scope(w);
     uint32_t end = w->p->code.n;
     emit(w, T_ENDLOOP, TY_I32, counter, 0, 0, 0, trips);
     w->p->code.v[start].match = end;

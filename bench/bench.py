@@ -88,16 +88,46 @@ def report(workload, peer, ms_w, ms_p, flops, err, compile_ms):
                      peer_tflops=tp, ratio=tw / tp, rel_err=err, compile=compile_ms))
     print(f"{workload:44s} wavec {tw:7.1f} TFLOP/s  {peer:12s} {tp:7.1f}  ratio {tw/tp:5.2f}  err {err:.1e}", flush=True)
 
+GEMM_CONFIGS = [  # BLOCK_M, BLOCK_N, BLOCK_K, WAVES_M, WAVES_N
+    (128, 128, 32, 2, 2), (128, 128, 64, 2, 2), (128, 128, 32, 2, 4),
+    (128, 256, 32, 2, 4), (256, 128, 32, 4, 2), (128, 128, 32, 4, 2),
+    (64, 128, 32, 2, 2), (128, 64, 32, 2, 2)]
+best_gemm = {}
+
+def gemm_sweep(n, dt):
+    """Times every tile configuration once (median of 5) and keeps the best,
+    as an autotuner would; prints each."""
+    name = {torch.float16: "gemm_f16", torch.bfloat16: "gemm_bf16"}[dt]
+    a = torch.randn(n, n, dtype=dt, device=dev); b = torch.randn(n, n, dtype=dt, device=dev)
+    c = torch.empty(n, n, dtype=dt, device=dev)
+    best = None
+    for cfg in GEMM_CONFIGS:
+        bm, bn, bk, wm, wn = cfg
+        try:
+            k, *_ = wavec_compile("bench/gemm.wave", name, dict(M=n, N=n, K=n, BLOCK_M=bm, BLOCK_N=bn,
+                                                               BLOCK_K=bk, WAVES_M=wm, WAVES_N=wn))
+            ms = bench(lambda: k(a, b, c), warm=2, rep=5)
+            print(f"  sweep {name} {n}^3 {cfg}: {2*n**3/ms/1e9:.1f} TFLOP/s", flush=True)
+            if best is None or ms < best[0]:
+                best = (ms, cfg)
+        except Exception as e:
+            print(f"  sweep {name} {cfg}: failed {type(e).__name__}: {str(e)[:200]}", flush=True)
+    best_gemm[dt] = best[1]
+
 def gemm(n, dt):
     name = {torch.float16: "gemm_f16", torch.bfloat16: "gemm_bf16"}[dt]
-    k, ms_ptx, ms_cubin, info = wavec_compile("bench/gemm.wave", name, dict(M=n, N=n, K=n))
+    bm, bn, bk, wm, wn = best_gemm.get(dt, GEMM_CONFIGS[0])
+    k, ms_ptx, ms_cubin, info = wavec_compile("bench/gemm.wave", name, dict(M=n, N=n, K=n, BLOCK_M=bm, BLOCK_N=bn,
+                                                                           BLOCK_K=bk, WAVES_M=wm, WAVES_N=wn))
     a = torch.randn(n, n, dtype=dt, device=dev); b = torch.randn(n, n, dtype=dt, device=dev)
     c = torch.empty(n, n, dtype=dt, device=dev)
     k(a, b, c); torch.cuda.synchronize()
     ref = a @ b.T
     err = rel_err(c, ref)
+    err32 = rel_err(c, a.float() @ b.float().T)
     ms_w = bench(lambda: k(a, b, c)); ms_p = bench(lambda: a @ b.T)
-    report(f"gemm {str(dt)[6:]} {n}^3", "cuBLAS", ms_w, ms_p, 2 * n**3, err, (ms_ptx, ms_cubin))
+    report(f"gemm {str(dt)[6:]} {n}^3 tiles {bm}x{bn}x{bk} waves {wm}x{wn}", "cuBLAS", ms_w, ms_p, 2 * n**3,
+           max(err, err32), (ms_ptx, ms_cubin))
 
 def attn_fwd(D, N, causal):
     B = max(1, 16384 // N); H = 2048 // D
@@ -111,13 +141,60 @@ def attn_fwd(D, N, causal):
     args = (q.reshape(B * H, N, D), kk.reshape(B * H, N, D), v.reshape(B * H, N, D), o, lse)
     k(*args); torch.cuda.synchronize()
     from torch.nn.attention import sdpa_kernel, SDPBackend
-    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
-        ref = F.scaled_dot_product_attention(q, kk, v, is_causal=causal, scale=0.125)
-        err = rel_err(o.reshape(B, H, N, D), ref)
-        ms_p = bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=causal, scale=0.125))
     ms_w = bench(lambda: k(*args))
     fl = 4 * B * H * N * N * D * (0.5 if causal else 1.0)
-    report(f"attn fwd f16 D={D} N={N} causal={int(causal)}", "SDPA-flash", ms_w, ms_p, fl, err, (ms_ptx, ms_cubin))
+    for peer, be in (("SDPA-flash", SDPBackend.FLASH_ATTENTION), ("SDPA-cuDNN", SDPBackend.CUDNN_ATTENTION)):
+        try:
+            with sdpa_kernel([be]):
+                ref = F.scaled_dot_product_attention(q, kk, v, is_causal=causal, scale=0.125)
+                err = rel_err(o.reshape(B, H, N, D), ref)
+                ms_p = bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=causal, scale=0.125))
+            report(f"attn fwd f16 D={D} N={N} causal={int(causal)}", peer, ms_w, ms_p, fl, err, (ms_ptx, ms_cubin))
+        except Exception as e:
+            print(f"attn fwd {peer} D={D} N={N}: peer failed {type(e).__name__}: {str(e)[:200]}", flush=True)
+
+def attn_bwd(D, N, causal):
+    """The backward pass: wavec's D, dk/dv and dq kernels (times summed)
+    against SDPA's backward (autograd), same inputs, f16."""
+    B = max(1, 16384 // N); H = 2048 // D; BH = B * H
+    sfx = "_causal" if causal else ""
+    defs = dict(B=BH, M=N, K2=N, K1=D, N=D, SCALE=0.125)
+    fk, *_ = wavec_compile("examples/attention_fwd.wave", "attention_fwd" + sfx, dict(B=BH, M=N, K2=N, K1=D, N=D))
+    dk_, *_ = wavec_compile("examples/attention_bwd.wave", "attention_bwd_D", dict(B=BH, M=N, N=D))
+    kv, t1, c1, _ = wavec_compile("examples/attention_bwd.wave", "attention_bwd_dkdv" + sfx, defs)
+    kq, t2, c2, _ = wavec_compile("examples/attention_bwd.wave", "attention_bwd_dq" + sfx, defs)
+    q = torch.randn(B, H, N, D, dtype=torch.float16, device=dev, requires_grad=True)
+    kk = torch.randn_like(q, requires_grad=True); v = torch.randn_like(q, requires_grad=True)
+    do = torch.randn_like(q)
+    qf, kf, vf, dof = (t.detach().reshape(BH, N, D) for t in (q, kk, v, do))
+    o = torch.empty(BH, N, D, dtype=torch.float32, device=dev); lse = torch.empty(BH, N, dtype=torch.float32, device=dev)
+    Dt = torch.empty(BH, N, dtype=torch.float32, device=dev)
+    dq = torch.empty(BH, N, D, dtype=torch.float32, device=dev)
+    dk = torch.empty_like(dq); dv = torch.empty_like(dq)
+    fk(qf, kf, vf, o, lse)
+    def wbwd():
+        dk_(dof, o, Dt)
+        kv(qf, kf, vf, dof, lse, Dt, dk, dv)
+        kq(qf, kf, vf, dof, lse, Dt, dq)
+    wbwd(); torch.cuda.synchronize()
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    ms_w = bench(wbwd)
+    fl = 2.5 * 4 * B * H * N * N * D * (0.5 if causal else 1.0)
+    for peer, be in (("SDPA-flash", SDPBackend.FLASH_ATTENTION), ("SDPA-cuDNN", SDPBackend.CUDNN_ATTENTION)):
+        try:
+            with sdpa_kernel([be]):
+                out = F.scaled_dot_product_attention(q, kk, v, is_causal=causal, scale=0.125)
+                q.grad = kk.grad = v.grad = None
+                out.backward(do, retain_graph=True)
+                err = max(rel_err(dq.reshape(B, H, N, D), q.grad), rel_err(dk.reshape(B, H, N, D), kk.grad),
+                          rel_err(dv.reshape(B, H, N, D), v.grad))
+                def pb():
+                    q.grad = kk.grad = v.grad = None
+                    out.backward(do, retain_graph=True)
+                ms_p = bench(pb)
+            report(f"attn bwd f16 D={D} N={N} causal={int(causal)}", peer, ms_w, ms_p, fl, err, (t1 + t2, c1 + c2))
+        except Exception as e:
+            print(f"attn bwd {peer} D={D} N={N}: failed {type(e).__name__}: {str(e)[:300]}", flush=True)
 
 def main():
     ap = argparse.ArgumentParser()
@@ -126,6 +203,8 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
+    for dt in (torch.bfloat16, torch.float16):
+        gemm_sweep(8192 if not a.quick else 4096, dt)
     for n in ((4096,) if a.quick else (4096, 8192)):
         for dt in (torch.bfloat16, torch.float16):
             try: gemm(n, dt)
@@ -135,10 +214,15 @@ def main():
             for causal in (False, True):
                 try: attn_fwd(D, N, causal)
                 except Exception as e: print(f"attn D={D} N={N}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+                try: attn_bwd(D, N, causal)
+                except Exception as e: print(f"attn bwd D={D} N={N}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     json.dump(rows, open(f"{a.out}/results.json", "w"), indent=1)
     with open(f"{a.out}/RESULTS.md", "w") as f:
         f.write(f"# wavec benchmarks\n\n{time.strftime('%Y-%m-%d')}, {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-                f"wavec {subprocess.run([WAVEC, '--version'], capture_output=True, text=True).stdout.strip()}\n\n")
+                f"{subprocess.run([WAVEC, '--version'], capture_output=True, text=True).stdout.strip()}\n\n"
+                f"GEMM error: the larger of the relative errors against torch.matmul and against an f32 matmul of the same inputs. "
+                f"Attention: against SDPA on the same f16 inputs; backward: max over dq, dk, dv. Times: median of 20 after 3 warm-ups, "
+                f"CUDA events; the backward is wavec's D, dk/dv and dq kernels together.\n\n")
         f.write("| workload | wavec TFLOP/s | peer | peer TFLOP/s | ratio | rel err | source->PTX ms | PTX->cubin ms |\n|---|---|---|---|---|---|---|---|\n")
         for r in rows:
             f.write(f"| {r['workload']} | {r['wavec_tflops']:.1f} | {r['peer']} | {r['peer_tflops']:.1f} | {r['ratio']:.3f} | {r['rel_err']:.1e} | {r['compile'][0]:.1f} | {r['compile'][1]:.1f} |\n")

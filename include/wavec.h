@@ -184,6 +184,8 @@ typedef enum wavec_op {
 } wavec_op;
 
 /* ---- builder ------------------------------------------------------------- */
+#define WAVEC_MAX_DIMS 8 /* dimensions of one tensor type */
+
 typedef struct wavec_kernel wavec_kernel;
 typedef uint32_t wavec_sym;     /* a named symbol: dimension or hyperparameter */
 typedef uint32_t wavec_expr;    /* an integer expression over symbols */

@@ -378,11 +378,25 @@ static wavec_sym parse_dim(parser *p, wv_diag_id id, const char *where) {
   return symbol(p, t);
 }
 
+/* A dimension may appear once in a type, and a type has at most
+ * WAVEC_MAX_DIMS of them; both checked at the offending token. */
+static void check_new_dim(parser *p, wv_tok *t, const symvec *dims,
+                          wavec_sym s) {
+  for (uint32_t i = 0; i < dims->n; i++)
+    if (dims->v[i] == s)
+      fail(p, t, D_DUP_DIM, "dimension %s appears twice", desc(p, t));
+  if (dims->n == WAVEC_MAX_DIMS)
+    fail(p, t, D_DUP_DIM, "%s would be dimension %u; at most %d are supported",
+         desc(p, t), dims->n + 1, WAVEC_MAX_DIMS);
+}
+
 /* dims = '[' [dim {',' dim} [',']] ']' */
 static void parse_dim_list(parser *p, symvec *out, const char *where) {
   expect(p, T_LBRACK, "'[' and a list of dimensions");
   while (!at(p, T_RBRACK)) {
+    wv_tok *t = cur(p);
     wavec_sym s = parse_dim(p, D_UNKNOWN_DIM, where);
+    check_new_dim(p, t, out, s);
     vec_push(p->ctx, out, s);
     if (!accept(p, T_COMMA))
       break;
@@ -593,6 +607,7 @@ static void parse_type(parser *p, bool declare, symvec *dims,
            "unknown dimension %s in %s: no argument of the kernel has it",
            desc(p, t), where);
     }
+    check_new_dim(p, t, dims, symbol(p, t));
     vec_push(p->ctx, dims, symbol(p, t));
   }
   wv_tok *last = names.n ? names.v[names.n - 1] : close;

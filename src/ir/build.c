@@ -453,6 +453,18 @@ static wavec_status mapping_end(wv_kernel *k, wavec_mapping mh,
   if (m->outputs.n > WV_MAX_DIMS)
     wv_fail(k->ctx, D_MAPPING, loc, "mapping '%s' has too many outputs",
             m->name);
+  /* each output is one of the iterators: the register coordinate names it */
+  for (uint32_t o = 0; o < m->outputs.n; o++) {
+    wavec_sym it = ex_sym_of(k->ctx, m->outputs.v[o].e);
+    bool found = false;
+    for (uint32_t j = 0; j < m->iters.n && it; j++)
+      found |= m->iters.v[j] == it;
+    if (!found)
+      wv_fail(k->ctx, D_MAPPING, m->outputs.v[o].loc,
+              "mapping '%s': output '%s' must be one of the mapping's "
+              "iterators",
+              m->name, sym_name(k, m->outputs.v[o].dim));
+  }
   m->closed = true;
   return WAVEC_OK;
 }
@@ -470,8 +482,9 @@ static wv_type mapped_type(wv_kernel *k, wv_mapping *m, const wv_node *mem,
     wv_fail(k->ctx, D_MAPPING, loc, "mapping '%s' is not closed", m->name);
   if (m->inputs.n != mem->type.n)
     wv_fail(k->ctx, D_MAPPING, loc,
-            "mapping '%s' has %u inputs but memory '%s' has %u dimensions",
-            m->name, m->inputs.n, mem->name, mem->type.n);
+            "mapping '%s' has %u input%s but memory '%s' has %u dimension%s",
+            m->name, m->inputs.n, m->inputs.n == 1 ? "" : "s", mem->name,
+            mem->type.n, mem->type.n == 1 ? "" : "s");
   for (uint32_t i = 0; i < m->inputs.n; i++)
     if (!wv_type_has(&mem->type, m->inputs.v[i].dim))
       wv_fail(k->ctx, D_MAPPING, loc,
@@ -859,7 +872,7 @@ static wavec_loop loop_begin(wv_kernel *k, wavec_sym dim, size_t n,
     if (is_scalar(reg_operand(k, init[i], loc)))
       wv_fail(k->ctx, D_LOOP, loc,
               "carried value %zu starts from a constant; use Register[...]",
-              i);
+              i + 1);
   wv_node it = {.op = WAVEC_OP_ITERATE, .loc = loc, .sym = dim,
                 .nops = (uint32_t)n, .ops = (uint32_t *)init};
   uint32_t id = add(k, &it);

@@ -14,7 +14,7 @@
 #include "expr/expr.h"
 #include "support/base.h"
 
-#define WV_MAX_DIMS 8
+#define WV_MAX_DIMS WAVEC_MAX_DIMS
 
 typedef struct wv_type {
   wavec_dtype dt;

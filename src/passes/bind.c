@@ -2,6 +2,8 @@
  * a -D override (wavec_define_*) wins over the kernel's defaults. Then every
  * size-like expression is evaluated and checked: dimensions and tiles are
  * positive integers, tiles divide what they split, `/` divides exactly. */
+#include <stdio.h>
+
 #include "passes/passes.h"
 
 typedef struct bctx {
@@ -53,10 +55,16 @@ static void need_int(void *ud, wavec_sym s) {
             "'%s' in %s has no value; give it in defaults { } or with -D "
             "%s=VALUE",
             name(sc->k, s), sc->what, name(sc->k, s));
-  if (b->is_float[s])
+  if (b->is_float[s]) {
+    /* print a float as one: 32.0, not 32 */
+    char num[64];
+    snprintf(num, sizeof num, "%.17g", b->fval[s]);
+    if (!strpbrk(num, ".eEn"))
+      strcat(num, ".0");
     wv_fail(sc->k->ctx, D_FLOAT_SHAPE, sc->loc,
-            "'%s' = %g is a float but %s needs an integer", name(sc->k, s),
-            b->fval[s], sc->what);
+            "'%s' = %s is a float but %s needs an integer", name(sc->k, s),
+            num, sc->what);
+  }
 }
 
 /* Evaluates e (every symbol must be a bound integer). */

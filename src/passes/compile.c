@@ -54,10 +54,15 @@ static wavec_status compile(wv_kernel *k, const wavec_options *opt) {
   if (k->dist)
     wv_fail(ctx, D_INVALID, k->loc, "kernel '%s' is already compiled",
             k->name);
-  if (ctx->hw_threads)
+  /* --hardware overrides: their errors have no place in the source */
+  if (ctx->hw_threads) {
     k->hw.threads_per_wave = ex_const(ctx, ctx->hw_threads);
-  if (ctx->hw_mma >= 0)
+    k->hw.threads_loc = (wavec_loc){0};
+  }
+  if (ctx->hw_mma >= 0) {
     k->hw.mma = ctx->hw_mma;
+    k->hw.mma_loc = (wavec_loc){0};
+  }
   for (size_t i = 0; i < WV_ARRAY_LEN(pipeline); i++) {
     uint64_t t0 = wv_now_ns();
     wavec_status st = pipeline[i].run(k);

@@ -313,7 +313,8 @@ static void format_diag(wavec_ctx *ctx, wv_buf *b, const wv_diag *d) {
   while (le < src->len && src->text[le] != '\n')
     le++;
   wv_buf_printf(b, "%5u | ", d->loc.line);
-  wv_buf_add(b, src->text + ls, le - ls);
+  for (size_t i = ls; i < le; i++) /* a NUL must not end the message */
+    wv_buf_add(b, src->text[i] ? &src->text[i] : "?", 1);
   wv_buf_puts(b, "\n      | ");
   for (size_t i = ls; i < d->offset && i < le; i++)
     wv_buf_add(b, src->text[i] == '\t' ? "\t" : " ", 1);

@@ -68,6 +68,7 @@ typedef struct parser {
   wv_strmap *hyper; /* names that may stand for a scalar hyperparameter */
   wv_strmap *maps;  /* mapping name -> wavec_mapping */
   wv_strmap *scope; /* value name -> index + 1 of its newest binding */
+  wv_strmap *gone;  /* value name -> line of the iterate whose body had it */
   VEC(binding) binds;
   VEC(iter) iters; /* of the mapping being parsed; empty elsewhere */
 } parser;
@@ -269,11 +270,15 @@ static void bind(parser *p, const wv_tok *name, wavec_value v, bool set_name) {
   wv_strmap_put(p->scope, name->name, name->len, p->binds.n);
 }
 
-/* Drops the bindings made since the stack held `mark` of them. */
-static void unbind_to(parser *p, uint32_t mark) {
+/* Drops the bindings made since the stack held `mark` of them: the names
+ * of an iterate body, remembered (with the iterate's line) so that a later
+ * use gets a message that says why it cannot see them. */
+static void unbind_to(parser *p, uint32_t mark, uint32_t line) {
   while (p->binds.n > mark) {
     binding *b = &p->binds.v[--p->binds.n];
     wv_strmap_put(p->scope, b->name, strlen(b->name), b->prev);
+    if (!b->prev)
+      wv_strmap_put(p->gone, b->name, strlen(b->name), line);
   }
 }
 
@@ -565,6 +570,12 @@ static operand name_value(parser *p, const wv_tok *t) {
     fail(p, t, D_UNKNOWN_NAME,
          "%s is a mapping, not a value (use it as mapping = %s)", desc(p, t),
          t->name);
+  uint32_t body = map_get(p->gone, t);
+  if (body)
+    fail(p, t, D_LOOP,
+         "%s is defined inside the body of the iterate at line %u and is not "
+         "visible after it; carry it out as a loop result",
+         desc(p, t), body);
   cur(p); /* `tkw.read`: the invalid '.' says more than the name */
   fail(p, t, D_UNKNOWN_NAME,
        "unknown name %s: not a variable, an argument or a hyperparameter of "
@@ -1014,7 +1025,7 @@ static void parse_iterate(parser *p, wv_tok **lhs, uint32_t nlhs) {
   enter(p);
   parse_body(p, &lc, open);
   leave(p);
-  unbind_to(p, mark);
+  unbind_to(p, mark, it->line);
   for (uint32_t i = 0; i < nlhs; i++)
     bind(p, lhs[i], must(p, wavec_loop_result(p->k, l, i)), true);
 }
@@ -1390,6 +1401,7 @@ static void parse_kernel(parser *p) {
   p->hyper = wv_strmap_new(p->ctx);
   p->maps = wv_strmap_new(p->ctx);
   p->scope = wv_strmap_new(p->ctx);
+  p->gone = wv_strmap_new(p->ctx);
   p->binds.n = 0;
   expect(p, T_LPAREN, NULL);
   while (!at(p, T_RPAREN)) {

@@ -46,6 +46,9 @@ static const char usage[] =
     "                         compile --emit=ptx: the PTX target (sm_90)\n"
     "  --compare sim          run on the GPU: also simulate, compare outputs\n"
     "  --emit=ptx             compile: print PTX instead of the thread program\n"
+    "  --emit=cubin           compile: PTX assembled by ptxas (on PATH or in\n"
+    "                         $CUDA_HOME/bin) into -o FILE, with its resource\n"
+    "                         report (registers, spills, shared memory)\n"
     "  -o FILE                compile --emit=ptx: write to FILE ('-': stdout)\n"
     "  -h, --help             this text\n"
     "\n"
@@ -198,8 +201,9 @@ static int run(wavec_ctx *ctx, cli *c) {
     st = wavec_compile(k, &opt);
     bool is_run = strcmp(c->cmd, "run") == 0;
     if (st == WAVEC_OK && c->emit && !opt.check_only && !is_run) {
-      int rc = cli_emit_ptx(k, c->run.target ? c->run.target : "sm_90",
-                            c->out);
+      const char *tgt = c->run.target ? c->run.target : "sm_90";
+      int rc = strcmp(c->emit, "cubin") == 0 ? cli_emit_cubin(k, tgt, c->out)
+                                             : cli_emit_ptx(k, tgt, c->out);
       if (rc)
         return rc;
     } else if (st == WAVEC_OK && !opt.check_only && !c->print_after &&
@@ -301,8 +305,8 @@ int main(int argc, char **argv) {
         rc = usage_error("--compare compares with 'sim', not '%s'", v);
       c.run.compare_sim = 1;
     } else if (!strncmp(a, "--emit=", 7)) {
-      if (strcmp(a + 7, "ptx") != 0)
-        rc = usage_error("unknown --emit '%s' (ptx)", a + 7);
+      if (strcmp(a + 7, "ptx") != 0 && strcmp(a + 7, "cubin") != 0)
+        rc = usage_error("unknown --emit '%s' (ptx, cubin)", a + 7);
       c.emit = a + 7;
     } else if (!strcmp(a, "-o")) {
       if (i + 1 >= argc)

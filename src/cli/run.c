@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "support/half.h"
@@ -146,6 +148,54 @@ int cli_emit_ptx(wavec_kernel *k, const char *target, const char *out) {
   }
   free(tmp);
   return ok ? 0 : 2;
+}
+
+int cli_emit_cubin(wavec_kernel *k, const char *target, const char *out) {
+  if (!out || strcmp(out, "-") == 0) {
+    fprintf(stderr, "wavec: --emit=cubin needs -o FILE\n");
+    return 2;
+  }
+  size_t n = strlen(out) + 32;
+  char *ptx = malloc(n), *tmp = malloc(n);
+  if (!ptx || !tmp) {
+    free(ptx), free(tmp);
+    return 2;
+  }
+  snprintf(ptx, n, "%s.%ld.ptx", out, (long)getpid());
+  snprintf(tmp, n, "%s.tmp.%ld", out, (long)getpid());
+  int rc = cli_emit_ptx(k, target, ptx);
+  if (rc == 0) {
+    const char *home = getenv("CUDA_HOME");
+    char ptxas[4096];
+    snprintf(ptxas, sizeof ptxas, "%s/bin/ptxas", home ? home : "/usr/local/cuda");
+    if (access(ptxas, X_OK) != 0)
+      snprintf(ptxas, sizeof ptxas, "ptxas");
+    pid_t pid = fork();
+    if (pid == 0) {
+      char arch[32];
+      snprintf(arch, sizeof arch, "-arch=%s", target);
+      execlp(ptxas, ptxas, arch, "-O3", "-v", "-lineinfo", ptx, "-o", tmp,
+             (char *)NULL);
+      _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+      fprintf(stderr, "wavec: ptxas failed%s\n",
+              WIFEXITED(status) && WEXITSTATUS(status) == 127
+                  ? " (not found: put the CUDA toolkit's bin on PATH or set "
+                    "CUDA_HOME)"
+                  : "");
+      rc = 2;
+    } else if (rename(tmp, out) != 0) {
+      fprintf(stderr, "wavec: cannot write '%s': %s\n", out, strerror(errno));
+      rc = 2;
+    }
+  }
+  remove(ptx);
+  remove(tmp);
+  free(ptx), free(tmp);
+  return rc;
 }
 
 int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {

@@ -561,6 +561,17 @@ static void staged_read(lw *w, uint32_t id, stage *st) {
   }
 }
 
+/* The linear id of this thread's wave in its workgroup. */
+static ex_t wave_id(lw *w) {
+  wavec_ctx *ctx = w->ctx;
+  wv_dist *d = w->d;
+  ex_t t0 = ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, d->lanes));
+  ex_t t1 = ex_mul(ctx, ex_sym(ctx, d->T[1]), ex_const(ctx, d->waves[0]));
+  ex_t t2 = ex_mul(ctx, ex_sym(ctx, d->T[2]),
+                   ex_const(ctx, d->waves[0] * d->waves[1]));
+  return ex_add(ctx, ex_add(ctx, t0, t1), t2);
+}
+
 /* ---- reductions ------------------------------------------------------------ */
 static void lower_reduce(lw *w, uint32_t id) {
   wv_node *n = wv_get(w->g, id);
@@ -576,11 +587,11 @@ static void lower_reduce(lw *w, uint32_t id) {
       di = (int)i;
   wv_assert(w->ctx, di >= 0);
   wv_diminfo *dinfo = &w->d->dim[n->sym];
-  if (dinfo->wg_axis >= 0 && (w->d->waves[dinfo->wg_axis] > 1 ||
-                              w->d->grid[dinfo->wg_axis] > 1))
+  if (dinfo->wg_axis >= 0 && w->d->grid[dinfo->wg_axis] > 1)
     wv_fail(w->ctx, D_HARDWARE, n->loc,
-            "reducing '%s', which is split over waves or workgroups, is not "
-            "supported yet",
+            "reducing '%s', which is split over workgroups, is not supported "
+            "yet (it needs a second kernel or atomics); keep it in one "
+            "workgroup's tile",
             wavec_symbol_name(w->ctx, n->sym));
   /* coordinates of every (lane, element) */
   int64_t(*co)[WV_MAX_DIMS] = wv_alloc(w->ctx, (size_t)lanes * ne *
@@ -652,6 +663,52 @@ static void lower_reduce(lw *w, uint32_t id) {
     }
   }
 #undef CO
+  /* across waves: when the waves of the workgroup split D, each stores its
+   * partials, and every wave combines all of them in wave order (so every
+   * wave gets the same bits) */
+  int axis = dinfo->wg_axis;
+  if (axis >= 0 && w->d->waves[axis] > 1) {
+    wavec_ctx *ctx = w->ctx;
+    wv_dist *d = w->d;
+    int64_t nw = d->waves[0] * d->waves[1] * d->waves[2];
+    int64_t esize = tir_ty_bytes(ty);
+    int64_t bytes = (nw * lanes * ne * esize + 15) / 16 * 16;
+    if (bytes > w->convert_bytes)
+      w->convert_bytes = bytes;
+    int64_t stride = axis == 0 ? 1 : axis == 1 ? d->waves[0]
+                                               : d->waves[0] * d->waves[1];
+    ex_t wid = wave_id(w);
+    ex_t coord = axis == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]),
+                                         ex_const(ctx, lanes))
+                           : ex_sym(ctx, d->T[axis]);
+    ex_t others = ex_sub(ctx, wid, ex_mul(ctx, coord, ex_const(ctx, stride)));
+    /* slot of (wave, element, lane), in bytes after the staged tiles */
+    ex_t lane = d->lane;
+    emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+    for (uint32_t e = 0; e < ne; e++) {
+      ex_t slot = ex_add(ctx, ex_mul(ctx, wid, ex_const(ctx, lanes * ne)),
+                         ex_add(ctx, ex_const(ctx, e * lanes), lane));
+      ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
+                         ex_mul(ctx, slot, ex_const(ctx, esize)));
+      emit(w, T_STS, ty, 0, lower_expr(w, concrete(w, addr, e)), first + e, 0,
+           0);
+    }
+    emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+    for (uint32_t e = 0; e < ne; e++) {
+      uint32_t acc = 0;
+      for (int64_t j = 0; j < d->waves[axis]; j++) {
+        ex_t wj = ex_add(ctx, others, ex_const(ctx, j * stride));
+        ex_t slot = ex_add(ctx, ex_mul(ctx, wj, ex_const(ctx, lanes * ne)),
+                           ex_add(ctx, ex_const(ctx, e * lanes), lane));
+        ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
+                           ex_mul(ctx, slot, ex_const(ctx, esize)));
+        uint32_t v = reg(w, ty);
+        emit(w, T_LDS, ty, v, lower_expr(w, concrete(w, addr, e)), 0, 0, 0);
+        acc = acc ? op2(w, op, ty, acc, v) : v;
+      }
+      emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
+    }
+  }
   if (n->nops > 1)
     for (uint32_t e = 0; e < ne; e++)
       emit(w, op, ty, first + e, first + e, elem(w, n->ops[1], e, ty), 0, 0);
@@ -659,15 +716,6 @@ static void lower_reduce(lw *w, uint32_t id) {
 }
 
 /* ---- layout conversion through shared memory -------------------------------- */
-static ex_t wave_id(lw *w) {
-  wavec_ctx *ctx = w->ctx;
-  wv_dist *d = w->d;
-  ex_t t0 = ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, d->lanes));
-  ex_t t1 = ex_mul(ctx, ex_sym(ctx, d->T[1]), ex_const(ctx, d->waves[0]));
-  ex_t t2 = ex_mul(ctx, ex_sym(ctx, d->T[2]),
-                   ex_const(ctx, d->waves[0] * d->waves[1]));
-  return ex_add(ctx, ex_add(ctx, t0, t1), t2);
-}
 
 /* A conversion in which every lane already holds each element it needs in
  * some register of some operand clone (FlashAttention's reuse of two n8

@@ -17,6 +17,11 @@ typedef struct cli_run_opts {
   int compare_sim;    /* --compare sim: run both, compare the outputs */
 } cli_run_opts;
 
+/* -D SYM=VALUE and --hardware KEY=VALUE,...: 0, or 2 after a message that
+ * starts with `prog`. */
+int cli_define(wavec_ctx *ctx, const char *prog, const char *arg);
+int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg);
+
 /* Runs a compiled kernel in the simulator; 0 ok, 1 a kernel or data error,
  * 2 usage or I/O. */
 int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "wavec.h"
 
 int wv_cli_layout(int argc, char **argv);
@@ -120,60 +121,6 @@ static char *slurp(const char *path, size_t *len) {
   return buf;
 }
 
-/* -D SYM=VALUE: an integer or a float, as for `wavec compile`. */
-static int define(wavec_ctx *ctx, const char *arg) {
-  const char *eq = strchr(arg, '=');
-  if (!eq || eq == arg)
-    return layout_usage_error("-D wants SYM=VALUE, not '%s'", arg);
-  char name[256];
-  size_t n = (size_t)(eq - arg);
-  if (n >= sizeof name)
-    return layout_usage_error("-D name too long: '%s'", arg);
-  memcpy(name, arg, n);
-  name[n] = 0;
-  const char *v = eq + 1;
-  char *end;
-  errno = 0;
-  long long i = strtoll(v, &end, 10);
-  wavec_status st;
-  if (*v && !*end && errno == 0) {
-    st = wavec_define_int(ctx, name, i);
-  } else {
-    errno = 0;
-    double f = strtod(v, &end);
-    if (!*v || *end || errno != 0)
-      return layout_usage_error("-D value is not a number: '%s'", arg);
-    st = wavec_define_float(ctx, name, f);
-  }
-  if (st != WAVEC_OK) {
-    fprintf(stderr, "wavec layout: %s", wavec_errmsg(ctx));
-    return 2;
-  }
-  return 0;
-}
-
-/* --hardware KEY=VALUE,... */
-static int hardware(wavec_ctx *ctx, const char *arg) {
-  char buf[512];
-  if (strlen(arg) >= sizeof buf)
-    return layout_usage_error("--hardware argument too long: '%s'", arg);
-  strcpy(buf, arg);
-  for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv;
-       kv = strtok_r(NULL, ",", &save)) {
-    char *eq = strchr(kv, '=');
-    if (!eq)
-      return layout_usage_error("--hardware wants KEY=VALUE, not '%s'", kv);
-    *eq = 0;
-    if (wavec_hardware_override(ctx, kv, eq + 1) != WAVEC_OK) {
-      *eq = '=';
-      return layout_usage_error("invalid --hardware entry '%s' (keys: "
-                                "threads_per_wave=32|64, mma=NAME)",
-                                kv);
-    }
-  }
-  return 0;
-}
-
 static int ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
   return n > m && strcmp(s + n - m, suffix) == 0;
@@ -197,10 +144,10 @@ typedef struct layout_args {
 /* `wavec layout FILE.wave NODE ...` */
 static int layout_node(wavec_ctx *ctx, const layout_args *a) {
   for (int i = 0; i < a->ndefs; i++)
-    if (define(ctx, a->defs[i]))
+    if (cli_define(ctx, "wavec layout", a->defs[i]))
       return 2;
   for (int i = 0; i < a->nhws; i++)
-    if (hardware(ctx, a->hws[i]))
+    if (cli_hardware(ctx, "wavec layout", a->hws[i]))
       return 2;
   size_t len = 0;
   char *src = slurp(a->first, &len);

@@ -112,50 +112,6 @@ static void on_dump(void *ud, wavec_pass pass, const char *text, size_t len) {
   fwrite(text, 1, len, stdout);
 }
 
-static int define(wavec_ctx *ctx, const char *arg) {
-  const char *eq = strchr(arg, '=');
-  if (!eq || eq == arg)
-    return usage_error("-D wants SYM=VALUE, not '%s'", arg);
-  char name[256];
-  size_t n = (size_t)(eq - arg);
-  if (n >= sizeof name)
-    return usage_error("-D name too long: '%s'", arg);
-  memcpy(name, arg, n);
-  name[n] = 0;
-  const char *v = eq + 1;
-  char *end;
-  errno = 0;
-  long long i = strtoll(v, &end, 10);
-  if (*v && !*end && errno == 0)
-    return wavec_define_int(ctx, name, i) == WAVEC_OK ? 0 : 2;
-  errno = 0;
-  double f = strtod(v, &end);
-  if (*v && !*end && errno == 0)
-    return wavec_define_float(ctx, name, f) == WAVEC_OK ? 0 : 2;
-  return usage_error("-D value is not a number: '%s'", arg);
-}
-
-static int hardware(wavec_ctx *ctx, const char *arg) {
-  char buf[512];
-  if (strlen(arg) >= sizeof buf)
-    return usage_error("--hardware argument too long: '%s'", arg);
-  strcpy(buf, arg);
-  for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv;
-       kv = strtok_r(NULL, ",", &save)) {
-    char *eq = strchr(kv, '=');
-    if (!eq)
-      return usage_error("--hardware wants KEY=VALUE, not '%s'", kv);
-    *eq = 0;
-    if (wavec_hardware_override(ctx, kv, eq + 1) != WAVEC_OK) {
-      *eq = '=';
-      return usage_error("invalid --hardware entry '%s' (keys: "
-                         "threads_per_wave=32|64, mma=NAME)",
-                         kv);
-    }
-  }
-  return 0;
-}
-
 static void print_times(wavec_ctx *ctx) {
   uint64_t total = 0;
   for (size_t i = 0; i < wavec_time_count(ctx); i++) {
@@ -252,10 +208,10 @@ int main(int argc, char **argv) {
       return 0;
     } else if (!strcmp(a, "-D") || !strncmp(a, "-D", 2)) {
       const char *v = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-      rc = v ? define(ctx, v) : usage_error("%s wants SYM=VALUE", a);
+      rc = v ? cli_define(ctx, "wavec", v) : usage_error("%s wants SYM=VALUE", a);
     } else if (!strcmp(a, "--hardware") || !strncmp(a, "--hardware=", 11)) {
       const char *v = a[10] ? a + 11 : (i + 1 < argc ? argv[++i] : NULL);
-      rc = v ? hardware(ctx, v) : usage_error("%s wants KEY=VALUE,...", a);
+      rc = v ? cli_hardware(ctx, "wavec", v) : usage_error("%s wants KEY=VALUE,...", a);
     } else if (!strcmp(a, "--kernel")) {
       if (i + 1 >= argc)
         rc = usage_error("%s wants a kernel name", a);

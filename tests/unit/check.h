@@ -39,4 +39,17 @@ static int check_failed_ = 0, check_case_failed_ = 0;
   } while (0)
 
 #define CHECK_EXIT() return check_failed_ ? 1 : 0
+
+/* A whole file (up to 1 MiB) in a malloc'd buffer, or NULL; *len is set. */
+static inline char *slurp(const char *path, size_t *len) {
+  *len = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *buf = malloc(1 << 20);
+  if (buf)
+    *len = fread(buf, 1, 1 << 20, f);
+  fclose(f);
+  return buf;
+}
 #endif

@@ -8,17 +8,6 @@
 #include "check.h"
 #include "wavec.h"
 
-static char *slurp(const char *path, size_t *len) {
-  *len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  char *buf = malloc(1 << 20);
-  *len = fread(buf, 1, 1 << 20, f);
-  fclose(f);
-  return buf;
-}
-
 typedef struct failing {
   long left;   /* allocations before failing; -1 never */
   long live;   /* blocks outstanding */

@@ -20,17 +20,6 @@
 static const char *const nvidia[2] = {"32", "F32_16x8x16_F16"};
 static const char *const mfma[2] = {"64", "F32_16x16x16_F16"};
 
-static char *slurp(const char *path, size_t *len) {
-  *len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  char *buf = malloc(1 << 20);
-  *len = fread(buf, 1, 1 << 20, f);
-  fclose(f);
-  return buf;
-}
-
 /* Parses `file`, sets sizes and hardware (and a test hook), compiles
  * `kernel`. */
 static wavec_ctx *build(const char *file, const char *kernel,

@@ -10,18 +10,6 @@
 #include "check.h"
 #include "passes/dist.h"
 
-static char *slurp(const char *path, size_t *len) {
-  *len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  char *buf = malloc(1 << 20);
-  if (buf)
-    *len = fread(buf, 1, 1 << 20, f);
-  fclose(f);
-  return buf;
-}
-
 /* Parses `file` with the given sizes and hardware (hw NULL: the file's own)
  * and compiles its kernel `kernel`; *out is NULL on failure. */
 static wavec_ctx *build(const char *file, const char *kernel,

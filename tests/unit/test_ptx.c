@@ -20,17 +20,6 @@
 #include "check.h"
 #include "wavec.h"
 
-static char *slurp(const char *path, size_t *len) {
-  *len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  char *buf = malloc(1 << 20);
-  *len = fread(buf, 1, 1 << 20, f);
-  fclose(f);
-  return buf;
-}
-
 typedef struct kcase {
   const char *file, *kernel;
   const char *defs[6];

@@ -235,7 +235,8 @@ struct wavec_ctx {
   X(WV_HOOK_DROP_BARRIER, "drop-barrier")                                      \
   X(WV_HOOK_SHIFT_LANE, "shift-lane")                                          \
   X(WV_HOOK_NO_STAGING, "no-staging")                                          \
-  X(WV_HOOK_NO_PIPELINE, "no-pipeline")
+  X(WV_HOOK_NO_PIPELINE, "no-pipeline")                                        \
+  X(WV_HOOK_NO_LDMATRIX, "no-ldmatrix")
 
 enum {
 #define X(e, name) e##_BIT,

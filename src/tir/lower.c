@@ -500,6 +500,100 @@ static void stage_copy(lw *w, stage *st) {
   emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
 }
 
+/* The address of every thread of the block for expression e (only thread
+ * ids may appear); false if something else does. */
+static bool eval_threads(lw *w, ex_t e, int64_t *out) {
+  wavec_ctx *ctx = w->ctx;
+  wv_dist *d = w->d;
+  uint32_t ns = ctx->sym_names.n;
+  int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);
+  bool *known = wv_alloc(ctx, ns * sizeof *known);
+  for (int a = 0; a < 3; a++)
+    known[d->T[a]] = true;
+  int64_t n = d->block[0] * d->block[1] * d->block[2];
+  for (int64_t t = 0; t < n; t++) {
+    vals[d->T[0]] = t % d->block[0];
+    vals[d->T[1]] = t / d->block[0] % d->block[1];
+    vals[d->T[2]] = t / (d->block[0] * d->block[1]);
+    if (!ex_eval(ctx, e, vals, known, ns, &out[t]))
+      return false;
+  }
+  return true;
+}
+
+/* Fragment loads as one ldmatrix when the elements are pairs of 8x8 16-bit
+ * matrices whose rows lie 16-byte aligned in shared memory, in exactly the
+ * order ldmatrix hands them out. Decided by evaluating every thread; the
+ * address each lane supplies is built in the algebra and checked the same
+ * way. */
+static bool try_ldmatrix(lw *w, uint32_t id, const ex_t *addr, uint32_t ne,
+                         tir_ty ty) {
+  wavec_ctx *ctx = w->ctx;
+  wv_dist *d = w->d;
+  uint32_t np = ne / 2;
+  if (d->lanes != 32 || ne % 2 || np < 1 || np > 4 || np == 3 ||
+      tir_ty_bytes(ty) != 2 || (ctx->test_hooks & WV_HOOK_NO_LDMATRIX))
+    return false;
+  int64_t n = d->block[0] * d->block[1] * d->block[2];
+  int64_t *v[8];
+  for (uint32_t e = 0; e < ne; e++) {
+    v[e] = wv_alloc(ctx, (size_t)n * sizeof *v[e]);
+    if (!eval_threads(w, addr[e], v[e]))
+      return false;
+  }
+  /* thread t, lane l: pair j at RA(j, l/4) + 4(l%4), RA 16-byte aligned */
+  for (int64_t t = 0; t < n; t++) {
+    int64_t l = t % 32, w0 = t - l;
+    for (uint32_t j = 0; j < np; j++) {
+      int64_t ra = v[2 * j][w0 + 4 * (l / 4)];
+      if (v[2 * j + 1][t] != v[2 * j][t] + 2 || v[2 * j][t] != ra + 4 * (l % 4) ||
+          ra % 16)
+        return false;
+    }
+  }
+  /* matrix j's rows sit at a constant offset from matrix 0's */
+  int64_t delta[4] = {0};
+  for (uint32_t j = 1; j < np; j++) {
+    delta[j] = v[2 * j][0] - v[0][0];
+    for (int64_t t = 0; t < n; t++)
+      if (v[2 * j][t] - v[0][t] != delta[j])
+        return false;
+  }
+  if (np == 4 && delta[3] != delta[1] + delta[2])
+    return false;
+  /* lane l supplies row l%8 of matrix l/8: matrix 0's address at lane
+   * 4(l%8), plus the offset of matrix l/8 */
+  ex_t t0 = ex_sym(ctx, d->T[0]);
+  ex_t lane32 = ex_mod(ctx, t0, ex_const(ctx, 32));
+  ex_t row_lane = ex_add(ctx, ex_sub(ctx, t0, lane32),
+                         ex_mul(ctx, ex_const(ctx, 4),
+                                ex_mod(ctx, t0, ex_const(ctx, 8))));
+  ex_t e = ex_subst(ctx, addr[0], 1, &d->T[0], &row_lane);
+  ex_t m8 = ex_mod(ctx, ex_floordiv(ctx, t0, ex_const(ctx, 8)), ex_const(ctx, 2));
+  ex_t m16 = ex_mod(ctx, ex_floordiv(ctx, t0, ex_const(ctx, 16)), ex_const(ctx, 2));
+  if (np >= 2)
+    e = ex_add(ctx, e, ex_mul(ctx, ex_const(ctx, delta[1]), m8));
+  if (np == 4)
+    e = ex_add(ctx, e, ex_mul(ctx, ex_const(ctx, delta[2]), m16));
+  e = ex_simplify(ctx, e, w->ranges, w->nranges);
+  int64_t *sup = wv_alloc(ctx, (size_t)n * sizeof *sup);
+  if (!eval_threads(w, e, sup))
+    return false;
+  for (int64_t t = 0; t < n; t++) {
+    int64_t l = t % 32, w0 = t - l;
+    for (uint32_t j = 0; j < np; j++)
+      if (sup[w0 + 8 * j + l / 4] != v[2 * j][w0 + 4 * (l / 4)])
+        return false;
+  }
+  uint32_t *regs = wv_alloc(ctx, ne * sizeof *regs);
+  for (uint32_t k = 0; k < ne; k++)
+    regs[k] = w->vals[id] + k;
+  tir_instr *in = emit(w, T_LDSM, ty, 0, lower_expr(w, e), 0, 0, np);
+  in->list = regs;
+  in->nlist = ne;
+  return true;
+}
+
 /* Loads clone `id`'s elements from its staged tile. Runs of elements at
  * consecutive, suitably aligned addresses (a fragment's pairs along k) are
  * loaded with one vector access. */
@@ -524,6 +618,8 @@ static void staged_read(lw *w, uint32_t id, stage *st) {
                  ex_mul(ctx, off, ex_const(ctx, esize)));
     addr[e] = ex_simplify(ctx, off, w->ranges, w->nranges);
   }
+  if (try_ldmatrix(w, id, addr, ne, ty))
+    return;
   for (uint32_t e = 0; e < ne;) {
     /* the longest run of 4 or 2 that is contiguous and aligned */
     uint32_t run = 1;

@@ -190,7 +190,8 @@ static void analyse(px *x) {
     const tir_instr *in = &p->code.v[i];
     if (writes_dst(in))
       ndef[in->dst]++;
-    if (in->op == T_LDGV || in->op == T_LDSV || in->op == T_MMA) {
+    if (in->op == T_LDGV || in->op == T_LDSV || in->op == T_MMA ||
+        in->op == T_LDSM) {
       uint32_t nw = in->op == T_MMA
                         ? (uint32_t)wv_mma_elems((wavec_mma_kind)in->imm,
                                                  WV_ACC, 0)
@@ -777,6 +778,24 @@ static void emit_vector(px *x, const tir_instr *in) {
   }
 }
 
+/* T_LDSM: ldmatrix; each b32 result holds a lane's two 16-bit elements of
+ * one matrix, low half first. */
+static void emit_ldsm(px *x, const tir_instr *in) {
+  nm addr = shared_addr(x, in->a);
+  nm w[4];
+  wv_buf ops;
+  wv_buf_init(&ops, x->ctx);
+  for (int64_t j = 0; j < in->imm; j++) {
+    w[j] = T(x, C_B32);
+    wv_buf_printf(&ops, "%s%s", j ? ", " : "", w[j].s);
+  }
+  ins(x, "ldmatrix.sync.aligned.m8n8.x%lld.shared.b16 {%s}, [%s]",
+      (long long)in->imm, wv_buf_str(&ops), addr.s);
+  for (int64_t j = 0; j < in->imm; j++)
+    ins(x, "mov.b32 {%s, %s}, %s", R(x, in->list[2 * j]).s,
+        R(x, in->list[2 * j + 1]).s, w[j].s);
+}
+
 /* ---- warp-collective operations ------------------------------------------------------ */
 static void emit_shfl(px *x, const tir_instr *in) {
   nm d = R(x, in->dst), a = R(x, in->a);
@@ -892,6 +911,7 @@ static void emit_instr(px *x, uint32_t idx) {
   case T_STG: emit_stg(x, in); return;
   case T_LDS: emit_lds(x, in); return;
   case T_STS: emit_sts(x, in); return;
+  case T_LDSM: emit_ldsm(x, in); return;
   case T_LDGV:
   case T_LDSV:
   case T_STSV: emit_vector(x, in); return;

@@ -378,6 +378,20 @@ static void run_wave(sim *s, uint32_t w) {
     case T_MMA:
       do_mma(s, in, w);
       continue;
+    case T_LDSM:
+      /* each lane reads two elements of each matrix from the row address
+       * another lane supplies (read all before writing any) */
+      for (int l = 0; l < L; l++)
+        for (int64_t j = 0; j < in->imm; j++) {
+          int64_t row = rd(s, in, w, in->a, (int)(8 * j + l / 4)).i;
+          for (int h = 0; h < 2; h++)
+            s->tmp[(2 * j + h) * L + l] = shared_access(
+                s, in, w, l, ty, row + 4 * (l % 4) + 2 * h, NULL);
+        }
+      for (int l = 0; l < L; l++)
+        for (uint32_t k = 0; k < in->nlist; k++)
+          wr(s, w, in->list[k], l, s->tmp[k * L + l]);
+      continue;
     case T_SHFL:
       for (int l = 0; l < L; l++)
         s->tmp[l] = rd(s, in, w, in->a, l ^ (int)in->imm);
@@ -595,7 +609,7 @@ static void simulate(wv_kernel *k, void *const *args) {
   s.rset = wv_alloc(ctx, nregs);
   s.waves = wv_alloc(ctx, s.nwaves * sizeof *s.waves);
   s.smem = wv_alloc(ctx, (size_t)(s.ngran ? s.ngran : 1) * sizeof *s.smem);
-  s.tmp = wv_alloc(ctx, (size_t)s.lanes * sizeof *s.tmp);
+  s.tmp = wv_alloc(ctx, (size_t)s.lanes * 8 * sizeof *s.tmp); /* ldsm x4 */
   s.ginit = wv_alloc(ctx, p->args.n * sizeof *s.ginit);
   s.gwriter = wv_alloc(ctx, p->args.n * sizeof *s.gwriter);
   /* an argument the kernel only writes starts unwritten */

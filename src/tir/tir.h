@@ -57,6 +57,10 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_LDGV, "ldg.v", 2)     /* list = arg[imm][a .. a+n) if b; aligned   */    \
   X(T_LDSV, "lds.v", 1)     /* list = shared[byte a ..]; aligned         */    \
   X(T_STSV, "sts.v", 2)     /* shared[byte a ..] = list if b; aligned    */    \
+  X(T_LDSM, "ldsm", 1)      /* imm 8x8 16-bit matrices: lane 8j+r gives  */    \
+                            /* the row r address a of matrix j; lane l   */    \
+                            /* gets list[2j..2j+1] = its row l/4, cols   */    \
+                            /* 2(l%4), +1 (PTX ldmatrix .x1/.x2/.x4)     */    \
   X(T_BAR, "bar", 0)        /* workgroup barrier                         */    \
   X(T_SHFL, "shfl", 1)      /* dst = a of lane (lane ^ imm)              */    \
   X(T_MMA, "mma", 0)        /* list: dst..., a..., b..., c...; imm kind  */    \

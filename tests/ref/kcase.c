@@ -9,7 +9,7 @@
 const kc_hw kc_nvidia = {"nvidia", "32", "F32_16x8x16_F16"};
 const kc_hw kc_mfma = {"mfma", "64", "F32_16x16x16_F16"};
 
-static char *slurp(const char *path, size_t *len) {
+static char *kc_slurp(const char *path, size_t *len) {
   *len = 0;
   FILE *f = fopen(path, "rb");
   if (!f)
@@ -46,7 +46,7 @@ bool kc_open(kcase *c, const char *file, const char *kernel, const kc_hw *hw,
     wavec_hardware_override(c->ctx, "mma", hw->mma);
   }
   size_t len;
-  char *src = slurp(file, &len);
+  char *src = kc_slurp(file, &len);
   double t0 = now_ms();
   wavec_status st = src ? wavec_parse(c->ctx, file, src, len)
                         : WAVEC_ERR_INVALID;

@@ -528,6 +528,11 @@ static void emit_cvt(px *x, const tir_instr *in) {
   nm i;
   if (from == TY_PRED) {
     i = pred_as_i32(x, in->a);
+  } else if (is_float(from) && to == TY_PRED) {
+    /* a float is true when it is not zero; NaN is true (as in C, NumPy and
+     * PyTorch): an unordered compare */
+    ins(x, "setp.neu.f32 %s, %s, 0f00000000", d.s, as_f32(x, in->a).s);
+    return;
   } else if (is_float(from)) {
     nm v = as_f32(x, in->a);
     i = to == TY_I32 ? d : T(x, C_B32);

@@ -437,7 +437,7 @@ static void run_wave(sim *s, uint32_t w) {
         if (is_float(ty))
           r.f = round_to(ty, x);
         else if (ty == TY_PRED)
-          r.i = x != 0; /* a predicate is 0 or 1, as on the GPU */
+          r.i = x != 0; /* 0 or 1; NaN is true (x != 0 holds for NaN) */
         else
           r.i = (int64_t)nearbyint(x);
         break;

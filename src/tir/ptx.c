@@ -191,7 +191,7 @@ static void analyse(px *x) {
     if (writes_dst(in))
       ndef[in->dst]++;
     if (in->op == T_LDGV || in->op == T_LDSV || in->op == T_MMA ||
-        in->op == T_LDSM) {
+        in->op == T_LDSM || in->op == T_LDSMT) {
       uint32_t nw = in->op == T_MMA
                         ? (uint32_t)wv_mma_elems((wavec_mma_kind)in->imm,
                                                  WV_ACC, 0)
@@ -794,8 +794,9 @@ static void emit_ldsm(px *x, const tir_instr *in) {
     w[j] = T(x, C_B32);
     wv_buf_printf(&ops, "%s%s", j ? ", " : "", w[j].s);
   }
-  ins(x, "ldmatrix.sync.aligned.m8n8.x%lld.shared.b16 {%s}, [%s]",
-      (long long)in->imm, wv_buf_str(&ops), addr.s);
+  ins(x, "ldmatrix.sync.aligned.m8n8.x%lld%s.shared.b16 {%s}, [%s]",
+      (long long)in->imm, in->op == T_LDSMT ? ".trans" : "", wv_buf_str(&ops),
+      addr.s);
   for (int64_t j = 0; j < in->imm; j++)
     ins(x, "mov.b32 {%s, %s}, %s", R(x, in->list[2 * j]).s,
         R(x, in->list[2 * j + 1]).s, w[j].s);
@@ -916,7 +917,8 @@ static void emit_instr(px *x, uint32_t idx) {
   case T_STG: emit_stg(x, in); return;
   case T_LDS: emit_lds(x, in); return;
   case T_STS: emit_sts(x, in); return;
-  case T_LDSM: emit_ldsm(x, in); return;
+  case T_LDSM:
+  case T_LDSMT: emit_ldsm(x, in); return;
   case T_LDGV:
   case T_LDSV:
   case T_STSV: emit_vector(x, in); return;

@@ -379,15 +379,21 @@ static void run_wave(sim *s, uint32_t w) {
       do_mma(s, in, w);
       continue;
     case T_LDSM:
-      /* each lane reads two elements of each matrix from the row address
-       * another lane supplies (read all before writing any) */
+    case T_LDSMT:
+      /* each lane reads two elements of each matrix from row addresses
+       * other lanes supply (read all before writing any): plain, its row
+       * l/4 at columns 2(l%4), +1; transposed, rows 2(l%4), +1 at column
+       * l/4 */
       for (int l = 0; l < L; l++)
-        for (int64_t j = 0; j < in->imm; j++) {
-          int64_t row = rd(s, in, w, in->a, (int)(8 * j + l / 4)).i;
-          for (int h = 0; h < 2; h++)
-            s->tmp[(2 * j + h) * L + l] = shared_access(
-                s, in, w, l, ty, row + 4 * (l % 4) + 2 * h, NULL);
-        }
+        for (int64_t j = 0; j < in->imm; j++)
+          for (int h = 0; h < 2; h++) {
+            bool tr = in->op == T_LDSMT;
+            int src = (int)(8 * j + (tr ? 2 * (l % 4) + h : l / 4));
+            int64_t row = rd(s, in, w, in->a, src).i;
+            int64_t col = tr ? 2 * (l / 4) : 4 * (l % 4) + 2 * h;
+            s->tmp[(2 * j + h) * L + l] =
+                shared_access(s, in, w, l, ty, row + col, NULL);
+          }
       for (int l = 0; l < L; l++)
         for (uint32_t k = 0; k < in->nlist; k++)
           wr(s, w, in->list[k], l, s->tmp[k * L + l]);

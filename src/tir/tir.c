@@ -99,7 +99,7 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
     if (in->dst && in->op != T_LOOP && in->op != T_ENDLOOP &&
         p->regs.v[in->dst] != want)
       bad = true;
-    if (in->op == T_LDSM &&
+    if ((in->op == T_LDSM || in->op == T_LDSMT) &&
         (in->imm < 1 || in->imm > 4 || in->nlist != 2 * in->imm ||
          (in->ty != TY_F16 && in->ty != TY_BF16)))
       bad = true;

@@ -61,6 +61,8 @@ extern const char *const tir_ty_names[TY_COUNT];
                             /* the row r address a of matrix j; lane l   */    \
                             /* gets list[2j..2j+1] = its row l/4, cols   */    \
                             /* 2(l%4), +1 (PTX ldmatrix .x1/.x2/.x4)     */    \
+  X(T_LDSMT, "ldsm.t", 1)   /* the same, transposed: lane l gets rows    */    \
+                            /* 2(l%4), +1 of column l/4 (.trans)         */    \
   X(T_BAR, "bar", 0)        /* workgroup barrier                         */    \
   X(T_SHFL, "shfl", 1)      /* dst = a of lane (lane ^ imm)              */    \
   X(T_MMA, "mma", 0)        /* list: dst..., a..., b..., c...; imm kind  */    \

@@ -91,6 +91,40 @@ static void set_coord(xp *x, const wv_type *t, uint32_t nd, const int64_t *cnt,
   }
 }
 
+/* Number of links of the chain an old mma or reduction became. */
+static int32_t chain_len(xp *x, uint32_t oid) {
+  wv_node *n = wv_get(x->old, oid);
+  const wv_layout *ll = x->oix->info[n->ops[0]].layout;
+  const wv_ldim *e =
+      wv_layout_dim(ll, n->sym);
+  return (int32_t)(x->d->dim[n->sym].span / e->v);
+}
+
+/* An mma or a reduction becomes a chain along its reduced dimension: link
+ * k takes its operands' tiles at coordinate k of that dimension and, as its
+ * accumulator, the previous link (the first link: the node's own
+ * accumulator, if it has one). Returns the last link, the one users see. */
+static uint32_t expand_chain(xp *x, uint32_t oid, uint32_t nblock,
+                             wv_node *p, const wv_type *t, uint32_t *ops) {
+  wv_node *n = wv_get(x->old, oid);
+  uint32_t acc = n->op == WAVEC_OP_MMA ? 2 : 1; /* the accumulator operand */
+  int32_t links = chain_len(x, oid);
+  uint32_t prev = 0;
+  for (int32_t k = 0; k < links; k++) {
+    x->c[n->sym] = k;
+    p->nops = 0;
+    for (uint32_t i = 0; i < acc; i++)
+      ops[p->nops++] = lookup(x, n->ops[i]);
+    if (k > 0)
+      ops[p->nops++] = prev;
+    else if (n->nops > acc)
+      ops[p->nops++] = lookup(x, n->ops[acc]);
+    prev = emit(x, nblock, p, oid, t, k);
+  }
+  x->c[n->sym] = -1;
+  return prev;
+}
+
 static void expand_node(xp *x, uint32_t oid, uint32_t nblock) {
   wavec_ctx *ctx = x->ctx;
   wv_node *n = wv_get(x->old, oid);
@@ -118,46 +152,11 @@ static void expand_node(xp *x, uint32_t oid, uint32_t nblock) {
     p.ops = ops_buf;
     uint32_t id = 0;
     switch (n->op) {
-    case WAVEC_OP_MMA: {
-      wavec_sym K = n->sym;
-      const wv_layout *ll = x->oix->info[n->ops[0]].layout;
-      const wv_ldim *e =
-          wv_layout_dim(ll, K);
-      int64_t kc = x->d->dim[K].span / e->v;
-      uint32_t prev = 0;
-      for (int64_t kk = 0; kk < kc; kk++) {
-        x->c[K] = (int32_t)kk;
-        ops_buf[0] = lookup(x, n->ops[0]);
-        ops_buf[1] = lookup(x, n->ops[1]);
-        ops_buf[2] = kk == 0 ? lookup(x, n->ops[2]) : prev;
-        prev = emit(x, nblock, &p, oid, t, (int32_t)kk);
-      }
-      x->c[K] = -1;
-      id = prev;
-      break;
-    }
+    case WAVEC_OP_MMA:
     case WAVEC_OP_MAX:
-    case WAVEC_OP_SUM: {
-      wavec_sym D = n->sym;
-      const wv_layout *ll = x->oix->info[n->ops[0]].layout;
-      const wv_ldim *e =
-          wv_layout_dim(ll, D);
-      int64_t dc = x->d->dim[D].span / e->v;
-      uint32_t prev = 0;
-      for (int64_t dd = 0; dd < dc; dd++) {
-        x->c[D] = (int32_t)dd;
-        ops_buf[0] = lookup(x, n->ops[0]);
-        p.nops = 1;
-        if (dd > 0 || n->nops > 1) {
-          ops_buf[1] = dd > 0 ? prev : lookup(x, n->ops[1]);
-          p.nops = 2;
-        }
-        prev = emit(x, nblock, &p, oid, t, (int32_t)dd);
-      }
-      x->c[D] = -1;
-      id = prev;
+    case WAVEC_OP_SUM:
+      id = expand_chain(x, oid, nblock, &p, t, ops_buf);
       break;
-    }
     case WAVEC_OP_CONVERT: {
       /* every operand clone whose tile overlaps this one's */
       const wv_type *ot;
@@ -291,14 +290,6 @@ static bool is_chain(wavec_op op) {
   return op == WAVEC_OP_MMA || op == WAVEC_OP_MAX || op == WAVEC_OP_SUM;
 }
 
-/* Number of links of the chain an old mma or reduction became. */
-static int32_t chain_len(xp *x, uint32_t oid) {
-  wv_node *n = wv_get(x->old, oid);
-  const wv_layout *ll = x->oix->info[n->ops[0]].layout;
-  const wv_ldim *e =
-      wv_layout_dim(ll, n->sym);
-  return (int32_t)(x->d->dim[n->sym].span / e->v);
-}
 
 static void verify(xp *x) {
   wv_graph *g = x->nw;

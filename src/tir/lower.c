@@ -965,16 +965,7 @@ static void lower_convert(lw *w, uint32_t id) {
         ex_t local = ex_add(ctx, ex_const(ctx, oi->coord[i] * od->v - rc * rd->v),
                             od->frag);
         local = concrete(w, local, e);
-        int64_t lo, hi;
-        if (!ex_bounds(ctx, local, w->ranges, w->nranges, &lo, &hi) ||
-            lo < 0 || hi >= rd->v) {
-          uint32_t c = lower_expr(w, local);
-          uint32_t p1 = reg(w, TY_PRED), p2 = reg(w, TY_PRED);
-          emit(w, T_SETP, TY_PRED, p1, c, iconst(w, 0), 0, TIR_CMP_GE);
-          emit(w, T_SETP, TY_PRED, p2, c, iconst(w, rd->v), 0, TIR_CMP_LT);
-          uint32_t both = op2(w, T_AND, TY_PRED, p1, p2);
-          mask = mask ? op2(w, T_AND, TY_PRED, mask, both) : both;
-        }
+        bound_check(w, local, rd->v, &mask);
         off = ex_add(ctx, off, ex_mul(ctx, local, ex_const(ctx, stride[ri])));
       }
       off = ex_mul(ctx, off, ex_const(ctx, esize));

@@ -88,11 +88,15 @@ def report(workload, peer, ms_w, ms_p, flops, err, compile_ms):
                      peer_tflops=tp, ratio=tw / tp, rel_err=err, compile=compile_ms))
     print(f"{workload:44s} wavec {tw:7.1f} TFLOP/s  {peer:12s} {tp:7.1f}  ratio {tw/tp:5.2f}  err {err:.1e}", flush=True)
 
-GEMM_CONFIGS = [  # BLOCK_M, BLOCK_N, BLOCK_K, WAVES_M, WAVES_N
-    (128, 128, 32, 2, 2), (128, 128, 64, 2, 2), (128, 128, 32, 2, 4),
-    (128, 256, 32, 2, 4), (256, 128, 32, 4, 2), (128, 128, 32, 4, 2),
-    (64, 128, 32, 2, 2), (128, 64, 32, 2, 2)]
+GEMM_CONFIGS = [  # BLOCK_M, BLOCK_N, BLOCK_K, WAVES_M, WAVES_N, STAGES
+    (bm, bn, bk, wm, wn, s) for (bm, bn, bk, wm, wn) in
+    [(128, 128, 32, 2, 2), (128, 128, 64, 2, 2), (128, 128, 32, 2, 4), (128, 256, 32, 2, 4),
+     (256, 128, 32, 4, 2), (128, 256, 64, 2, 4), (256, 128, 64, 4, 2)]
+    for s in (2, 3, 4)]
 best_gemm = {}
+
+def stages_opt(s):
+    return ["--hardware", f"stages={s}"]
 
 def gemm_sweep(n, dt):
     """Times every tile configuration once (median of 5) and keeps the best,
@@ -102,10 +106,10 @@ def gemm_sweep(n, dt):
     c = torch.empty(n, n, dtype=dt, device=dev)
     best = None
     for cfg in GEMM_CONFIGS:
-        bm, bn, bk, wm, wn = cfg
+        bm, bn, bk, wm, wn, st = cfg
         try:
             k, *_ = wavec_compile("bench/gemm.wave", name, dict(M=n, N=n, K=n, BLOCK_M=bm, BLOCK_N=bn,
-                                                               BLOCK_K=bk, WAVES_M=wm, WAVES_N=wn))
+                                                               BLOCK_K=bk, WAVES_M=wm, WAVES_N=wn), stages_opt(st))
             ms = bench(lambda: k(a, b, c), warm=2, rep=5)
             print(f"  sweep {name} {n}^3 {cfg}: {2*n**3/ms/1e9:.1f} TFLOP/s", flush=True)
             if best is None or ms < best[0]:
@@ -116,9 +120,10 @@ def gemm_sweep(n, dt):
 
 def gemm(n, dt):
     name = {torch.float16: "gemm_f16", torch.bfloat16: "gemm_bf16"}[dt]
-    bm, bn, bk, wm, wn = best_gemm.get(dt, GEMM_CONFIGS[0])
+    bm, bn, bk, wm, wn, st = best_gemm.get(dt, GEMM_CONFIGS[0])
     k, ms_ptx, ms_cubin, info = wavec_compile("bench/gemm.wave", name, dict(M=n, N=n, K=n, BLOCK_M=bm, BLOCK_N=bn,
-                                                                           BLOCK_K=bk, WAVES_M=wm, WAVES_N=wn))
+                                                                           BLOCK_K=bk, WAVES_M=wm, WAVES_N=wn),
+                                              stages_opt(st))
     a = torch.randn(n, n, dtype=dt, device=dev); b = torch.randn(n, n, dtype=dt, device=dev)
     c = torch.empty(n, n, dtype=dt, device=dev)
     k(a, b, c); torch.cuda.synchronize()
@@ -126,14 +131,63 @@ def gemm(n, dt):
     err = rel_err(c, ref)
     err32 = rel_err(c, a.float() @ b.float().T)
     ms_w = bench(lambda: k(a, b, c)); ms_p = bench(lambda: a @ b.T)
-    report(f"gemm {str(dt)[6:]} {n}^3 tiles {bm}x{bn}x{bk} waves {wm}x{wn}", "cuBLAS", ms_w, ms_p, 2 * n**3,
+    report(f"gemm {str(dt)[6:]} {n}^3 tiles {bm}x{bn}x{bk} waves {wm}x{wn} stages {st}", "cuBLAS", ms_w, ms_p, 2 * n**3,
            max(err, err32), (ms_ptx, ms_cubin))
+
+# Tile configurations the attention kernels are swept over (at N = 4096,
+# once per D), as an autotuner would; the best one is used for every N.
+FWD_CONFIGS = [  # BLOCK_M, BLOCK_K2, WAVES, STAGES
+    (bm, bk, w, s) for (bm, bk, w) in [(64, 32, 4), (64, 64, 4), (128, 32, 8), (128, 64, 8), (128, 32, 4)]
+    for s in (2, 3)]
+DKDV_CONFIGS = [  # BLOCK_K2, BLOCK_M, WAVES, STAGES
+    (bk, bm, w, s) for (bk, bm, w) in [(32, 32, 2), (64, 32, 4), (64, 64, 4), (128, 32, 8), (128, 64, 8)]
+    for s in (2, 3)]
+DQ_CONFIGS = [  # BLOCK_M, BLOCK_K2, WAVES, STAGES
+    (bm, bk, w, s) for (bm, bk, w) in [(32, 32, 2), (64, 32, 4), (64, 64, 4), (128, 32, 8), (128, 64, 8)]
+    for s in (2, 3)]
+best_attn = {}
+
+def attn_defs(kind, cfg):
+    if kind == "fwd":
+        bm, bk, w, s = cfg; return dict(BLOCK_M=bm, BLOCK_K2=bk, WAVES=w), s
+    if kind == "dkdv":
+        bk, bm, w, s = cfg; return dict(BLOCK_K2=bk, BLOCK_M=bm, WAVES=w), s
+    bm, bk, w, s = cfg; return dict(BLOCK_M=bm, BLOCK_K2=bk, WAVES=w), s
+
+def attn_sweep(D, N=4096):
+    B = max(1, 16384 // N); H = 2048 // D; BH = B * H
+    q, kk, v, do = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(4))
+    o = torch.empty(BH, N, D, dtype=torch.float32, device=dev); lse = torch.zeros(BH, N, dtype=torch.float32, device=dev)
+    Dt = torch.zeros(BH, N, dtype=torch.float32, device=dev)
+    dq, dk, dv = (torch.empty(BH, N, D, dtype=torch.float32, device=dev) for _ in range(3))
+    plan = (("fwd", FWD_CONFIGS, "examples/attention_fwd.wave", "attention_fwd", lambda k: k(q, kk, v, o, lse)),
+            ("dkdv", DKDV_CONFIGS, "examples/attention_bwd.wave", "attention_bwd_dkdv",
+             lambda k: k(q, kk, v, do, lse, Dt, dk, dv)),
+            ("dq", DQ_CONFIGS, "examples/attention_bwd.wave", "attention_bwd_dq", lambda k: k(q, kk, v, do, lse, Dt, dq)))
+    for kind, configs, wave, kname, call in plan:
+        best = None
+        for cfg in configs:
+            defs, st = attn_defs(kind, cfg)
+            try:
+                k, *_ = wavec_compile(wave, kname, dict(B=BH, M=N, K2=N, K1=D, N=D, **defs), stages_opt(st))
+                ms = bench(lambda: call(k), warm=2, rep=5)
+                print(f"  sweep {kind} D={D} N={N} {cfg}: {ms:.3f} ms", flush=True)
+                if best is None or ms < best[0]:
+                    best = (ms, cfg)
+            except Exception as e:
+                print(f"  sweep {kind} D={D} {cfg}: failed {type(e).__name__}: {str(e)[:200]}", flush=True)
+        best_attn[(kind, D)] = best[1]
+
+def attn_kernel(kind, D, wave, kname, sizes):
+    cfg = best_attn.get((kind, D))
+    defs, st = attn_defs(kind, cfg) if cfg else ({}, None)
+    return wavec_compile(wave, kname, dict(sizes, **defs), stages_opt(st) if st else ()), cfg
 
 def attn_fwd(D, N, causal):
     B = max(1, 16384 // N); H = 2048 // D
     kname = "attention_fwd_causal" if causal else "attention_fwd"
-    k, ms_ptx, ms_cubin, info = wavec_compile("examples/attention_fwd.wave", kname,
-                                              dict(B=B * H, M=N, K2=N, K1=D, N=D))
+    (k, ms_ptx, ms_cubin, info), cfg = attn_kernel("fwd", D, "examples/attention_fwd.wave", kname,
+                                                    dict(B=B * H, M=N, K2=N, K1=D, N=D))
     q = torch.randn(B, H, N, D, dtype=torch.float16, device=dev)
     kk = torch.randn_like(q); v = torch.randn_like(q)
     o = torch.empty(B * H, N, D, dtype=torch.float32, device=dev)
@@ -149,7 +203,7 @@ def attn_fwd(D, N, causal):
                 ref = F.scaled_dot_product_attention(q, kk, v, is_causal=causal, scale=0.125)
                 err = rel_err(o.reshape(B, H, N, D), ref)
                 ms_p = bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=causal, scale=0.125))
-            report(f"attn fwd f16 D={D} N={N} causal={int(causal)}", peer, ms_w, ms_p, fl, err, (ms_ptx, ms_cubin))
+            report(f"attn fwd f16 D={D} N={N} causal={int(causal)} cfg {cfg}", peer, ms_w, ms_p, fl, err, (ms_ptx, ms_cubin))
         except Exception as e:
             print(f"attn fwd {peer} D={D} N={N}: peer failed {type(e).__name__}: {str(e)[:200]}", flush=True)
 
@@ -159,10 +213,11 @@ def attn_bwd(D, N, causal):
     B = max(1, 16384 // N); H = 2048 // D; BH = B * H
     sfx = "_causal" if causal else ""
     defs = dict(B=BH, M=N, K2=N, K1=D, N=D, SCALE=0.125)
-    fk, *_ = wavec_compile("examples/attention_fwd.wave", "attention_fwd" + sfx, dict(B=BH, M=N, K2=N, K1=D, N=D))
+    (fk, *_), _ = attn_kernel("fwd", D, "examples/attention_fwd.wave", "attention_fwd" + sfx,
+                              dict(B=BH, M=N, K2=N, K1=D, N=D))
     dk_, *_ = wavec_compile("examples/attention_bwd.wave", "attention_bwd_D", dict(B=BH, M=N, N=D))
-    kv, t1, c1, _ = wavec_compile("examples/attention_bwd.wave", "attention_bwd_dkdv" + sfx, defs)
-    kq, t2, c2, _ = wavec_compile("examples/attention_bwd.wave", "attention_bwd_dq" + sfx, defs)
+    (kv, t1, c1, _), cfg1 = attn_kernel("dkdv", D, "examples/attention_bwd.wave", "attention_bwd_dkdv" + sfx, defs)
+    (kq, t2, c2, _), cfg2 = attn_kernel("dq", D, "examples/attention_bwd.wave", "attention_bwd_dq" + sfx, defs)
     q = torch.randn(B, H, N, D, dtype=torch.float16, device=dev, requires_grad=True)
     kk = torch.randn_like(q, requires_grad=True); v = torch.randn_like(q, requires_grad=True)
     do = torch.randn_like(q)
@@ -192,7 +247,7 @@ def attn_bwd(D, N, causal):
                     q.grad = kk.grad = v.grad = None
                     out.backward(do, retain_graph=True)
                 ms_p = bench(pb)
-            report(f"attn bwd f16 D={D} N={N} causal={int(causal)}", peer, ms_w, ms_p, fl, err, (t1 + t2, c1 + c2))
+            report(f"attn bwd f16 D={D} N={N} causal={int(causal)} cfg {cfg1} {cfg2}", peer, ms_w, ms_p, fl, err, (t1 + t2, c1 + c2))
         except Exception as e:
             print(f"attn bwd {peer} D={D} N={N}: failed {type(e).__name__}: {str(e)[:300]}", flush=True)
 
@@ -210,6 +265,8 @@ def main():
             try: gemm(n, dt)
             except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     for D in (64, 128):
+        try: attn_sweep(D)
+        except Exception as e: print(f"attn sweep D={D}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
         for N in ((4096,) if a.quick else (1024, 4096, 8192)):
             for causal in (False, True):
                 try: attn_fwd(D, N, causal)

@@ -92,8 +92,8 @@ wavec_status wavec_define_int(wavec_ctx *ctx, const char *name, int64_t v);
 wavec_status wavec_define_float(wavec_ctx *ctx, const char *name, double v);
 
 /* Hardware overrides (what `--hardware KEY=VALUE,...` sets), applied to every
- * kernel compiled in ctx: `threads_per_wave` (an integer) and `mma` (an mma
- * type name). WAVEC_ERR_INVALID for an unknown key or a bad value. */
+ * kernel compiled in ctx: `threads_per_wave` (an integer), `mma` (an mma
+ * type name) and `stages` (1..8). WAVEC_ERR_INVALID for an unknown key or a bad value. */
 wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
                                      const char *value);
 
@@ -244,6 +244,12 @@ wavec_status wavec_threads_per_wave(wavec_kernel *k, wavec_expr n,
                                     wavec_loc loc);
 wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
                                 wavec_loc loc);
+/* `hardware(stages = N)`: shared-memory buffers of the operand tiles an
+ * `iterate` loop streams (1..8). 1 copies each tile where it is used;
+ * N >= 2 keeps N-1 tiles in flight ahead of the one being computed on
+ * (asynchronous copies on NVIDIA). Unset: the compiler picks. */
+wavec_status wavec_hardware_stages(wavec_kernel *k, wavec_expr n,
+                                   wavec_loc loc);
 wavec_status wavec_vector_shape(wavec_kernel *k, wavec_sym dim, wavec_expr n,
                                 wavec_loc loc);
 /* `defaults { SYM = VALUE }` */

@@ -1132,21 +1132,23 @@ static void parse_vector_shape(parser *p, void *ud) {
 /* hardware = 'hardware' '(' [hwentry {',' hwentry} [',']] ')'
  * hwentry  = 'threads_per_wave' '=' iexpr
  *          | ('mma' | 'mma_type') '=' MMA
- *          | 'vector_shapes' '=' braced(vector_shape) */
+ *          | 'vector_shapes' '=' braced(vector_shape)
+ *          | 'stages' '=' iexpr */
 static void parse_hardware(parser *p) {
   static const char *const entries[] = {"threads_per_wave", "mma",
-                                        "vector_shapes", "mma_type"};
+                                        "vector_shapes", "mma_type", "stages"};
   expect(p, T_LPAREN, NULL);
   unsigned seen = 0;
   while (!at(p, T_RPAREN)) {
     wv_tok *kt = expect(p, T_IDENT, "a hardware entry (threads_per_wave, "
-                                    "mma or vector_shapes)");
+                                    "mma, vector_shapes or stages)");
     int e = find_name(entries, WV_ARRAY_LEN(entries), kt->name);
     if (e == 3)
       e = 1; /* Wave's spelling */
     if (e < 0)
       fail(p, kt, D_BAD_KWARG, "hardware has no entry %s (it takes "
-                               "threads_per_wave, mma and vector_shapes)",
+                               "threads_per_wave, mma, vector_shapes and "
+                               "stages)",
            desc(p, kt));
     if (seen & (1u << e))
       fail(p, kt, D_BAD_KWARG, "hardware entry %s is given twice",
@@ -1157,6 +1159,9 @@ static void parse_hardware(parser *p) {
     if (e == 0) {
       wavec_expr n = parse_iexpr(p);
       must_ok(p, wavec_threads_per_wave(p->k, n, loc_of(p, v)));
+    } else if (e == 4) {
+      wavec_expr n = parse_iexpr(p);
+      must_ok(p, wavec_hardware_stages(p->k, n, loc_of(p, v)));
     } else if (e == 1) {
       int m = v->kind == T_IDENT
                   ? find_name(mma_names, WV_ARRAY_LEN(mma_names), v->name)

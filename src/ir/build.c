@@ -312,6 +312,21 @@ wavec_status wavec_threads_per_wave(wavec_kernel *pk, wavec_expr n,
   BUILD(pk, pk->k.ctx->status, threads(&pk->k, n, loc));
 }
 
+static wavec_status stages(wv_kernel *k, ex_t n, wavec_loc loc) {
+  if (k->hw.stages)
+    wv_fail(k->ctx, D_HARDWARE, loc, "stages is given twice");
+  if (!n)
+    wv_fail(k->ctx, D_INVALID, loc, "invalid expression handle");
+  k->hw.stages = n;
+  k->hw.stages_loc = loc;
+  return WAVEC_OK;
+}
+
+wavec_status wavec_hardware_stages(wavec_kernel *pk, wavec_expr n,
+                                   wavec_loc loc) {
+  BUILD(pk, pk->k.ctx->status, stages(&pk->k, n, loc));
+}
+
 static wavec_status mma_type(wv_kernel *k, wavec_mma_kind m, wavec_loc loc) {
   if ((int)m < 0 || m >= WAVEC_MMA_COUNT)
     wv_fail(k->ctx, D_UNKNOWN_MMA, loc, "invalid mma type %d", (int)m);

@@ -111,11 +111,15 @@ typedef struct wv_exactdiv {
   wavec_loc loc;
 } wv_exactdiv;
 
+enum { WV_MAX_STAGES = 8 }; /* hardware(stages = N) */
+
 typedef struct wv_hardware {
   ex_t threads_per_wave; /* 0: from the target */
   wavec_loc threads_loc;
   int mma;               /* wavec_mma_kind or WAVEC_MMA_NONE */
   wavec_loc mma_loc;
+  ex_t stages;           /* 0: the compiler picks */
+  wavec_loc stages_loc;
   wv_dimvals vector_shapes;
 } wv_hardware;
 

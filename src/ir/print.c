@@ -43,7 +43,7 @@ static void print_header(wv_kernel *k, wv_buf *b) {
     wv_buf_puts(b, "\n");
   }
   if (k->hw.threads_per_wave || k->hw.mma != WAVEC_MMA_NONE ||
-      k->hw.vector_shapes.n) {
+      k->hw.stages || k->hw.vector_shapes.n) {
     wv_buf_puts(b, "  hardware(");
     const char *sep = "";
     if (k->hw.threads_per_wave) {
@@ -53,6 +53,11 @@ static void print_header(wv_kernel *k, wv_buf *b) {
     }
     if (k->hw.mma != WAVEC_MMA_NONE) {
       wv_buf_printf(b, "%smma = %s", sep, wv_mma_names[k->hw.mma]);
+      sep = ", ";
+    }
+    if (k->hw.stages) {
+      wv_buf_printf(b, "%sstages = ", sep);
+      print_expr(k, b, k->hw.stages);
       sep = ", ";
     }
     if (k->hw.vector_shapes.n) {

@@ -154,6 +154,13 @@ wavec_status wv_pass_bind(wv_kernel *k) {
       wv_fail(ctx, D_HARDWARE, k->hw.threads_loc,
               "threads_per_wave = %lld; it must be 32 or 64", (long long)t);
   }
+  if (k->hw.stages) {
+    int64_t s = eval(k, k->hw.stages, k->hw.stages_loc, "stages");
+    if (s < 1 || s > WV_MAX_STAGES)
+      wv_fail(ctx, D_HARDWARE, k->hw.stages_loc,
+              "stages = %lld; it must be 1 to %d", (long long)s,
+              WV_MAX_STAGES);
+  }
   for (uint32_t i = 0; i < k->hw.vector_shapes.n; i++) {
     wv_dimval *v = &k->hw.vector_shapes.v[i];
     if (eval(k, v->e, v->loc, "a vector shape") < 0)

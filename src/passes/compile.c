@@ -63,6 +63,10 @@ static wavec_status compile(wv_kernel *k, const wavec_options *opt) {
     k->hw.mma = ctx->hw_mma;
     k->hw.mma_loc = (wavec_loc){0};
   }
+  if (ctx->hw_stages) {
+    k->hw.stages = ex_const(ctx, ctx->hw_stages);
+    k->hw.stages_loc = (wavec_loc){0};
+  }
   for (size_t i = 0; i < WV_ARRAY_LEN(pipeline); i++) {
     uint64_t t0 = wv_now_ns();
     wavec_status st = pipeline[i].run(k);
@@ -110,6 +114,13 @@ wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
     long v = strtol(value, &end, 10);
     if (*value && !*end && (v == 32 || v == 64)) {
       ctx->hw_threads = v;
+      return WAVEC_OK;
+    }
+  } else if (strcmp(key, "stages") == 0) {
+    char *end;
+    long v = strtol(value, &end, 10);
+    if (*value && !*end && v >= 1 && v <= WV_MAX_STAGES) {
+      ctx->hw_stages = v;
       return WAVEC_OK;
     }
   } else if (strcmp(key, "mma") == 0) {

@@ -28,6 +28,7 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
   d->lanes = k->hw.threads_per_wave ? (int)value(k, k->hw.threads_per_wave)
                                     : tgt->lanes;
   d->mma = k->hw.mma;
+  d->stages = k->hw.stages ? (int)value(k, k->hw.stages) : 0;
   d->nsyms = ctx->sym_names.n;
   /* Symbols made below are appended to the table: size the array for them. */
   static const char *const tn[] = {"$T0", "$T1", "$T2"},

@@ -125,6 +125,7 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_SIM_CONFLICT, 605, WAVEC_ERR_RUNTIME, "conflicting global writes")      \
   X(D_SIM_UNWRITTEN, 606, WAVEC_ERR_RUNTIME, "output not fully written")      \
   X(D_GPU, 607, WAVEC_ERR_RUNTIME, "GPU runtime error")                        \
+  X(D_SIM_ASYNC, 608, WAVEC_ERR_RUNTIME, "asynchronous copy not waited for")   \
   X(D_UNSUPPORTED, 701, WAVEC_ERR_UNSUPPORTED, "not supported by the target")  \
   X(D_INVALID, 901, WAVEC_ERR_INVALID, "invalid argument")                     \
   X(D_NOMEM, 902, WAVEC_ERR_NOMEM, "out of memory")                            \
@@ -226,6 +227,7 @@ struct wavec_ctx {
   uint32_t test_hooks; /* WV_HOOK_* bits: planted bugs for tests */
   int64_t hw_threads; /* --hardware overrides; 0 / -1 when unset */
   int hw_mma;
+  int64_t hw_stages;
 };
 
 /* Test hooks (wavec_test_hook): each plants one bug so that a test can show
@@ -236,7 +238,9 @@ struct wavec_ctx {
   X(WV_HOOK_SHIFT_LANE, "shift-lane")                                          \
   X(WV_HOOK_NO_STAGING, "no-staging")                                          \
   X(WV_HOOK_NO_PIPELINE, "no-pipeline")                                        \
-  X(WV_HOOK_NO_LDMATRIX, "no-ldmatrix")
+  X(WV_HOOK_NO_LDMATRIX, "no-ldmatrix")                                        \
+  X(WV_HOOK_RING_EARLY_READ, "ring-early-read")                                \
+  X(WV_HOOK_RING_NO_BARRIER, "ring-no-barrier")
 
 enum {
 #define X(e, name) e##_BIT,

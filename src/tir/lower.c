@@ -52,11 +52,22 @@ typedef struct lw {
   wavec_loc loc;
   int64_t convert_bytes; /* shared memory of the widest conversion */
   int64_t stage_bytes;   /* shared memory of staged operands, before it */
+  int64_t stages;        /* slots of each loop's ring of staged tiles */
   bool *mma_only;        /* by node: every use is an mma lhs or rhs */
   bool *written;         /* by ARG node: some write stores to it */
   bool *hoisted;         /* by node: lowered before its loop */
+  /* by node: a staged read copied where it stands (not streamed by a
+   * ring), whose fragments are loaded at each use instead, once per scope;
+   * lazy_scope: 1 + the scope whose registers hold them, 0 if none. That
+   * keeps a large operand that a loop reuses (attention's q, the
+   * backward's k and v) in shared memory instead of registers. */
+  bool *lazy;
+  uint32_t *lazy_scope;
   bool *remarked;        /* by origin: conversion remark given */
+  bool *red_more;        /* by reduction link: a later link follows it */
+  uint32_t *red_init;    /* by deferred link: the chain's initial value */
   struct stage **stage_of; /* by origin (pre-expansion node): its staging */
+  uint32_t norigin;
 } lw;
 
 static uint32_t reg(lw *w, tir_ty ty) {
@@ -282,7 +293,17 @@ static uint32_t nelem(lw *w, uint32_t id) {
 }
 
 /* Register of element e of operand `op` as type ty (scalars are made). */
+static void staged_read(lw *w, uint32_t id, struct stage *st);
+
+/* Register of element e of operand `op` as type ty (scalars are made; a
+ * lazily staged read is loaded from shared memory into registers at its
+ * first use in each scope, see lazy). */
 static uint32_t elem(lw *w, uint32_t op, uint32_t e, tir_ty ty) {
+  if (w->lazy[op] &&
+      (!w->lazy_scope[op] || !w->scope_open[w->lazy_scope[op] - 1])) {
+    staged_read(w, op, w->stage_of[w->ix->info[op].origin]);
+    w->lazy_scope[op] = w->scopes.v[w->scopes.n - 1] + 1;
+  }
   wv_node *n = wv_get(w->g, op);
   if (n->op == WAVEC_OP_SCALAR) {
     double v = n->sym ? (w->k->bind.is_float[n->sym]
@@ -337,19 +358,26 @@ static void frag_at(lw *w, const wv_layout *l, int lane, uint32_t e,
 /* ---- staging mma operands through shared memory ------------------------------
  * A read whose every use is an mma operand, inside a loop, is staged: the
  * whole workgroup tile of its memory is copied to shared memory by all
- * threads with 16-byte accesses (coalesced), then each lane loads its
- * fragment elements from there. Rows are padded by 16 bytes against bank
- * conflicts. Barriers before the copy (the previous iteration's readers are
- * done) and after it (the tile is complete). */
+ * threads with 16-byte asynchronous copies (coalesced), then each lane
+ * loads its fragment elements from there. Rows are padded by 16 bytes
+ * against bank conflicts.
+ *
+ * A tile that moves with the loop around it streams through a ring of S
+ * slots (hardware `stages`): before the loop tiles 0..S-2 are issued; at
+ * the top of iteration i the thread waits for tile i's copies, a barrier
+ * makes them visible (and ends every reader of iteration i-1), tile i+S-1
+ * is issued into the slot iteration i-1 used, and the body computes on
+ * slot i mod S. One barrier per iteration; S-1 tiles in flight. With S = 1
+ * (and for tiles that do not move with their loop) the copy stands where
+ * the tile is used: barrier, copy, wait, barrier. */
 typedef struct stage {
   uint32_t mem;                 /* the ARG node */
   wavec_sym loopvar;            /* the loop counter its tile moves with */
-  uint32_t loop;                /* ITERATE whose body prefetches it, or 0 */
-  uint32_t *regs;               /* registers of a loaded tile */
-  uint32_t *masks;              /* per vector access: predicate or 0 */
-  ex_t *soff;                   /* per vector access: shared byte offset */
-  int64_t iters;                /* vector accesses per thread */
-  int64_t base;                 /* byte offset in shared memory */
+  uint32_t loop;                /* ITERATE whose ring streams it, or 0 */
+  int64_t base;                 /* byte offset in shared memory (slot 0) */
+  int64_t bytes;                /* one tile, padded, a multiple of 16 */
+  int64_t slot;                 /* bytes between the slots of its ring */
+  ex_t at;                      /* byte offset of the slot in use, or 0 */
   int64_t ext[WV_MAX_DIMS];     /* tile extent per memory dim */
   int64_t sstride[WV_MAX_DIMS]; /* shared stride (elements) per memory dim */
   ex_t start[WV_MAX_DIMS];      /* the workgroup tile's first coordinate */
@@ -357,6 +385,9 @@ typedef struct stage {
 } stage;
 
 enum { STAGE_VEC = 8, STAGE_PAD = 8 }; /* elements of 16 bits */
+/* With stages unset: the deepest ring of up to 3 slots whose staged tiles
+ * fit in this many bytes (two workgroups per 228 KiB multiprocessor). */
+enum { AUTO_STAGES = 3, AUTO_STAGE_BYTES = 112 * 1024 };
 
 /* The first coordinate of the workgroup's tile along dim d: the workgroup
  * offset for split dims, the loop's for tiled ones, else 0. */
@@ -379,7 +410,7 @@ static ex_t wg_start(lw *w, wavec_sym d, int64_t *ext) {
 /* Can read clone `id` be staged? Fills *st (without base) when it can. */
 static bool stageable(lw *w, uint32_t id, stage *st) {
   wv_node *n = wv_get(w->g, id);
-  if (n->op != WAVEC_OP_READ || n->block == 0 || !w->mma_only[id] ||
+  if (n->op != WAVEC_OP_READ || !w->mma_only[id] ||
       (w->ctx->test_hooks & WV_HOOK_NO_STAGING))
     return false;
   wv_node *mem = wv_get(w->g, n->mem);
@@ -393,11 +424,9 @@ static bool stageable(lw *w, uint32_t id, stage *st) {
         return false;
   }
   uint32_t nd = mem->type.n;
-  int64_t total = 1;
   st->mem = n->mem;
   for (uint32_t i = 0; i < nd; i++) {
     st->start[i] = wg_start(w, mem->type.dims[i], &st->ext[i]);
-    total *= st->ext[i];
     wv_diminfo *di = &w->d->dim[mem->type.dims[i]];
     if (di->tile && di->wg_axis < 0)
       st->loopvar = di->loopvar;
@@ -410,8 +439,23 @@ static bool stageable(lw *w, uint32_t id, stage *st) {
     st->sstride[i] = s;
     s *= st->ext[i] + (i == (int)nd - 1 ? STAGE_PAD : 0);
   }
-  (void)total;
+  st->bytes = (s * 2 + 15) / 16 * 16;
   return s * 2 <= 96 * 1024;
+}
+
+/* The loop that streams staged read `id` through a ring: the iterate whose
+ * body holds it, when the tile moves with that loop's counter and the read
+ * is not hoisted out of it; else 0. */
+static uint32_t ring_loop(lw *w, uint32_t id, const stage *st) {
+  wv_node *n = wv_get(w->g, id);
+  uint32_t owner = w->g->blocks.v[n->block].owner;
+  if (!owner || !st->loopvar || (w->ctx->test_hooks & WV_HOOK_NO_PIPELINE))
+    return 0;
+  wv_node *it = wv_get(w->g, owner);
+  if (w->d->dim[it->sym].loopvar != st->loopvar ||
+      !(wv_type_has(&n->type, it->sym) || w->written[n->mem]))
+    return 0;
+  return owner;
 }
 
 static ex_t linear_tid(lw *w) {
@@ -424,10 +468,38 @@ static ex_t linear_tid(lw *w) {
                 ex_sym(ctx, d->T[0]));
 }
 
-/* Loads the workgroup tile of st's memory into st->regs, 16 bytes per
- * access, all threads together; the loop counter (if any) replaced by
- * `shift` (0: as is), each access also predicated by `extra` (0: none). */
-static void stage_load(lw *w, stage *st, ex_t shift, uint32_t extra) {
+/* A shared byte address: e (thread ids and constants) plus `at` (a slot
+ * offset, or 0), lowered as (e's variable part + at) + e's constant so that
+ * fragments of one slot share the register and the constant becomes the
+ * access's immediate offset. */
+static uint32_t smem_addr(lw *w, ex_t e, ex_t at) {
+  wavec_ctx *ctx = w->ctx;
+  int64_t c = 0;
+  ex_t rest = e;
+  if (ex_kind_of(ctx, e) == EX_ADD) {
+    rest = ex_const(ctx, 0);
+    for (uint32_t i = 0; i < ex_nargs(ctx, e); i++) {
+      int64_t v;
+      if (ex_is_const(ctx, ex_arg(ctx, e, i), &v))
+        c += v;
+      else
+        rest = ex_add(ctx, rest, ex_arg(ctx, e, i));
+    }
+  } else if (ex_is_const(ctx, e, &c)) {
+    rest = ex_const(ctx, 0);
+  }
+  if (at)
+    rest = ex_simplify(ctx, ex_add(ctx, rest, at), w->ranges, w->nranges);
+  uint32_t r = lower_expr(w, rest);
+  return c ? op2(w, T_ADD, TY_I32, r, iconst(w, c)) : r;
+}
+
+/* Issues the asynchronous copies of st's workgroup tile, 16 bytes each,
+ * all threads together, into the slot at byte offset `at` (0: slot 0); the
+ * loop counter (if any) replaced by `shift` (0: as is), each copy also
+ * predicated by `extra` (0: none). */
+static void stage_issue(lw *w, stage *st, ex_t shift, ex_t at,
+                        uint32_t extra) {
   wavec_ctx *ctx = w->ctx;
   wv_node *mem = wv_get(w->g, st->mem);
   tir_ty ty = tir_ty_of(mem->type.dt);
@@ -437,16 +509,9 @@ static void stage_load(lw *w, stage *st, ex_t shift, uint32_t extra) {
     total *= st->ext[i];
   int64_t nvec = total / STAGE_VEC;
   int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
-  st->iters = (nvec + threads - 1) / threads;
-  if (!st->regs) {
-    st->regs = wv_alloc(ctx, (size_t)st->iters * STAGE_VEC * sizeof *st->regs);
-    for (int64_t j = 0; j < st->iters * STAGE_VEC; j++)
-      st->regs[j] = reg(w, ty);
-    st->masks = wv_alloc(ctx, (size_t)st->iters * sizeof *st->masks);
-    st->soff = wv_alloc(ctx, (size_t)st->iters * sizeof *st->soff);
-  }
+  int64_t iters = (nvec + threads - 1) / threads;
   ex_t tid = linear_tid(w);
-  for (int64_t it = 0; it < st->iters; it++) {
+  for (int64_t it = 0; it < iters; it++) {
     ex_t v = ex_add(ctx, tid, ex_const(ctx, it * threads));
     uint32_t mask = 0;
     if (nvec % threads)
@@ -466,37 +531,23 @@ static void stage_load(lw *w, stage *st, ex_t shift, uint32_t extra) {
     }
     if (shift && st->loopvar)
       goff = ex_subst(ctx, goff, 1, &st->loopvar, &shift);
-    uint32_t lmask = mask;
+    soff = ex_add(ctx, ex_const(ctx, st->base),
+                  ex_mul(ctx, soff, ex_const(ctx, 2)));
+    uint32_t m = mask;
     if (extra)
-      lmask = mask ? op2(w, T_AND, TY_PRED, mask, extra) : extra;
-    tir_instr *ld = emit(w, T_LDGV, ty, 0, lower_expr(w, concrete(w, goff, 0)),
-                         lmask, 0, mem->index);
-    ld->list = st->regs + it * STAGE_VEC;
-    ld->nlist = STAGE_VEC;
-    st->masks[it] = mask;
-    st->soff[it] = ex_add(ctx, ex_const(ctx, st->base),
-                          ex_mul(ctx, soff, ex_const(ctx, 2)));
+      m = mask ? op2(w, T_AND, TY_PRED, mask, extra) : extra;
+    uint32_t sa = smem_addr(w, concrete(w, soff, 0), at);
+    emit(w, T_CPA, ty, 0, sa, lower_expr(w, concrete(w, goff, 0)), m,
+         mem->index);
   }
 }
 
-/* Stores st->regs (from the last stage_load) into the shared tile. */
-static void stage_store(lw *w, stage *st) {
-  wv_node *mem = wv_get(w->g, st->mem);
-  tir_ty ty = tir_ty_of(mem->type.dt);
-  for (int64_t it = 0; it < st->iters; it++) {
-    tir_instr *stv = emit(w, T_STSV, ty, 0,
-                          lower_expr(w, concrete(w, st->soff[it], 0)),
-                          st->masks[it], 0, 0);
-    stv->list = st->regs + it * STAGE_VEC;
-    stv->nlist = STAGE_VEC;
-  }
-}
-
-/* The whole copy, where it stands: barrier, load, store, barrier. */
+/* The whole copy, where it stands: barrier, copy, wait, barrier. */
 static void stage_copy(lw *w, stage *st) {
   emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
-  stage_load(w, st, 0, 0);
-  stage_store(w, st);
+  stage_issue(w, st, 0, 0, 0);
+  emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
+  emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, 0);
   emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
 }
 
@@ -600,7 +651,7 @@ static ex_t ldmatrix_addr(lw *w, const ex_t *addr, int64_t *const *v,
  * address each lane supplies is built in the algebra and checked the same
  * way. */
 static bool try_ldmatrix(lw *w, uint32_t id, const ex_t *addr, uint32_t ne,
-                         tir_ty ty) {
+                         tir_ty ty, ex_t at) {
   wavec_ctx *ctx = w->ctx;
   wv_dist *d = w->d;
   uint32_t np = ne / 2;
@@ -621,8 +672,8 @@ static bool try_ldmatrix(lw *w, uint32_t id, const ex_t *addr, uint32_t ne,
     uint32_t *regs = wv_alloc(ctx, ne * sizeof *regs);
     for (uint32_t k = 0; k < ne; k++)
       regs[k] = w->vals[id] + k;
-    tir_instr *in = emit(w, tr ? T_LDSMT : T_LDSM, ty, 0, lower_expr(w, e), 0,
-                         0, np);
+    tir_instr *in = emit(w, tr ? T_LDSMT : T_LDSM, ty, 0, smem_addr(w, e, at),
+                         0, 0, np);
     in->list = regs;
     in->nlist = ne;
     return true;
@@ -654,7 +705,7 @@ static void staged_read(lw *w, uint32_t id, stage *st) {
                  ex_mul(ctx, off, ex_const(ctx, esize)));
     addr[e] = ex_simplify(ctx, off, w->ranges, w->nranges);
   }
-  if (try_ldmatrix(w, id, addr, ne, ty))
+  if (try_ldmatrix(w, id, addr, ne, ty, st->at))
     return;
   for (uint32_t e = 0; e < ne;) {
     /* the longest run of 4 or 2 that is contiguous and aligned */
@@ -678,7 +729,7 @@ static void staged_read(lw *w, uint32_t id, stage *st) {
       if (ok)
         run = len;
     }
-    uint32_t a = lower_expr(w, addr[e]);
+    uint32_t a = smem_addr(w, addr[e], st->at);
     if (run == 1) {
       emit(w, T_LDS, ty, w->vals[id] + e, a, 0, 0, 0);
     } else {
@@ -732,13 +783,38 @@ static void lower_reduce(lw *w, uint32_t id) {
     for (uint32_t e = 0; e < ne; e++)
       frag_at(w, lx, l, e, co[(size_t)l * ne + e]);
 #define CO(l, e) co[(size_t)(l) * ne + (e)]
-  /* same non-reduced coordinates? */
-  bool (*same_rest)(const int64_t *, const int64_t *, uint32_t, int) = NULL;
-  (void)same_rest;
+  /* Elements of one row (the same coordinates but along D, in every lane)
+   * share one result: it is computed for the row's first element, its
+   * representative, and copied to the others at the end. */
+  uint32_t *rep = wv_alloc(w->ctx, ne * sizeof *rep);
+  for (uint32_t e = 0; e < ne; e++) {
+    rep[e] = e;
+    for (uint32_t f = 0; f < e && rep[e] == e; f++) {
+      bool row_all = true;
+      for (int l = 0; l < lanes; l++)
+        for (uint32_t i = 0; i < lx->n; i++)
+          if ((int)i != di && CO(l, e)[i] != CO(l, f)[i])
+            row_all = false;
+      if (row_all)
+        rep[e] = rep[f];
+    }
+  }
+  /* A link followed by another one only reduces within the thread; the
+   * next link folds in its partials, and the last one goes across lanes
+   * and waves and then folds in the chain's initial value. */
+  uint32_t init = n->nops > 1 ? n->ops[1] : 0, prev = 0;
+  if (init && w->red_more[init]) {
+    prev = init;
+    init = w->red_init[prev];
+  }
   uint32_t first = new_regs(w, ty, ne);
   for (uint32_t e = 0; e < ne; e++) {
+    if (rep[e] != e)
+      continue;
     /* within the thread: elements of the same row with other D coords */
     uint32_t acc = elem(w, x, e, ty);
+    if (prev)
+      acc = op2(w, op, ty, w->vals[prev] + e, acc);
     for (uint32_t f = 0; f < ne; f++) {
       if (f == e)
         continue;
@@ -769,6 +845,11 @@ static void lower_reduce(lw *w, uint32_t id) {
     }
     emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
   }
+  if (w->red_more[id]) {
+    w->red_init[id] = init;
+    w->vals[id] = first;
+    return;
+  }
   /* across lanes: each lane bit that changes only D */
   for (int bit = 1; bit < lanes; bit <<= 1) {
     int kind = -1; /* 0: other rows, 1: reduce, 2: copies */
@@ -789,6 +870,8 @@ static void lower_reduce(lw *w, uint32_t id) {
     if (kind != 1)
       continue;
     for (uint32_t e = 0; e < ne; e++) {
+      if (rep[e] != e)
+        continue;
       uint32_t s = reg(w, ty);
       emit(w, T_SHFL, ty, s, first + e, 0, 0, bit);
       emit(w, op, ty, first + e, first + e, s, 0, 0);
@@ -818,6 +901,8 @@ static void lower_reduce(lw *w, uint32_t id) {
     ex_t lane = d->lane;
     emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
     for (uint32_t e = 0; e < ne; e++) {
+      if (rep[e] != e)
+        continue;
       ex_t slot = ex_add(ctx, ex_mul(ctx, wid, ex_const(ctx, lanes * ne)),
                          ex_add(ctx, ex_const(ctx, e * lanes), lane));
       ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
@@ -827,6 +912,8 @@ static void lower_reduce(lw *w, uint32_t id) {
     }
     emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
     for (uint32_t e = 0; e < ne; e++) {
+      if (rep[e] != e)
+        continue;
       uint32_t acc = 0;
       for (int64_t j = 0; j < d->waves[axis]; j++) {
         ex_t wj = ex_add(ctx, others, ex_const(ctx, j * stride));
@@ -841,9 +928,13 @@ static void lower_reduce(lw *w, uint32_t id) {
       emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
     }
   }
-  if (n->nops > 1)
+  if (init)
     for (uint32_t e = 0; e < ne; e++)
-      emit(w, op, ty, first + e, first + e, elem(w, n->ops[1], e, ty), 0, 0);
+      if (rep[e] == e)
+        emit(w, op, ty, first + e, first + e, elem(w, init, e, ty), 0, 0);
+  for (uint32_t e = 0; e < ne; e++)
+    if (rep[e] != e)
+      emit(w, T_MOV, ty, first + e, first + rep[e], 0, 0, 0);
   w->vals[id] = first;
 }
 
@@ -1030,13 +1121,18 @@ static void lower_node(lw *w, uint32_t id) {
   }
   case WAVEC_OP_READ: {
     stage *st = w->stage_of[w->ix->info[id].origin];
+    if (st && st->loop) {
+      staged_read(w, id, st);
+      return;
+    }
     if (st) {
+      /* copied here; its fragments are loaded where they are used */
       uint32_t scope = w->scopes.v[w->scopes.n - 1] + 1;
-      if (st->done_scope != scope && !st->loop) {
+      if (st->done_scope != scope) {
         stage_copy(w, st);
         st->done_scope = scope;
       }
-      staged_read(w, id, st);
+      w->lazy[id] = true;
       return;
     }
     uint32_t ne = nelem(w, id);
@@ -1133,7 +1229,7 @@ static void lower_node(lw *w, uint32_t id) {
     wv_block *body = &w->g->blocks.v[n->body];
     /* Reads that do not change from one iteration to the next (the loop's
      * dim is not theirs, and nothing the kernel writes is read) happen once,
-     * before the loop. */
+     * before the loop (a staged one: its copy; see lazy). */
     for (uint32_t i = 0; i < body->nodes.n; i++) {
       uint32_t rid = body->nodes.v[i];
       wv_node *r = wv_get(w->g, rid);
@@ -1156,50 +1252,70 @@ static void lower_node(lw *w, uint32_t id) {
     }
     wv_diminfo *di = &w->d->dim[n->sym];
     int64_t trips = di->size / di->tile;
-    /* Software pipelining of the staged tiles that move with this loop:
-     * the first tile is copied before the loop; each iteration loads the
-     * next one into registers at its start, computes on the current one,
-     * and stores the next one to shared memory at its end. */
+    /* the staged tiles this loop streams through its ring (see stage) */
     VEC(stage *) piped = {0};
     for (uint32_t i = 0; i < body->nodes.n; i++) {
-      uint32_t rid = body->nodes.v[i];
-      stage *st = w->stage_of[w->ix->info[rid].origin];
-      if (!st || st->loop || st->loopvar != di->loopvar || w->hoisted[rid] ||
-          (ctx->test_hooks & WV_HOOK_NO_PIPELINE))
-        continue;
-      st->loop = id;
-      vec_push(ctx, &piped, st);
+      stage *st = w->stage_of[w->ix->info[body->nodes.v[i]].origin];
+      bool seen = false;
+      for (uint32_t j = 0; j < piped.n; j++)
+        seen |= piped.v[j] == st;
+      if (st && st->loop == id && !seen)
+        vec_push(ctx, &piped, st);
     }
-    if (piped.n) {
-      ex_t zero = ex_const(ctx, 0);
+    int64_t S = w->stages;
+    ex_t lv = ex_sym(ctx, di->loopvar);
+    if (piped.n && S > 1) {
+      /* tiles 0 .. S-2 in flight before the first iteration */
       emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
-      for (uint32_t i = 0; i < piped.n; i++) {
-        stage_load(w, piped.v[i], zero, 0);
-        stage_store(w, piped.v[i]);
+      for (int64_t t = 0; t < S - 1; t++) {
+        for (uint32_t i = 0; i < piped.n && t < trips; i++)
+          stage_issue(w, piped.v[i], ex_const(ctx, t),
+                      ex_const(ctx, t * piped.v[i]->slot), 0);
+        emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
       }
-      emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
     }
     uint32_t counter = reg(w, TY_I32);
     w->loopreg[di->loopvar] = counter;
     uint32_t start = w->p->code.n;
     emit(w, T_LOOP, TY_I32, counter, 0, 0, 0, trips);
     open_scope(w);
-    if (piped.n) {
-      ex_t next = ex_add(ctx, ex_sym(ctx, di->loopvar), ex_const(ctx, 1));
-      uint32_t more = reg(w, TY_PRED);
-      emit(w, T_SETP, TY_I32, more, counter, iconst(w, trips - 1), 0,
-           TIR_CMP_LT);
+    if (piped.n && S > 1) {
+      /* tile i has landed; everyone is done with slot (i-1) mod S, which
+       * receives tile i+S-1 */
+      /* planted bugs for the tests: a wait that leaves tile i in flight,
+       * a missing barrier */
+      bool early = ctx->test_hooks & WV_HOOK_RING_EARLY_READ;
+      emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, S - 2 + early);
+      if (!(ctx->test_hooks & WV_HOOK_RING_NO_BARRIER))
+        emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+      if (trips > S - 1) {
+        ex_t ahead = ex_add(ctx, lv, ex_const(ctx, S - 1));
+        uint32_t more = reg(w, TY_PRED);
+        emit(w, T_SETP, TY_I32, more, counter, iconst(w, trips - (S - 1)), 0,
+             TIR_CMP_LT);
+        for (uint32_t i = 0; i < piped.n; i++) {
+          ex_t at = ex_mul(ctx, ex_mod(ctx, ahead, ex_const(ctx, S)),
+                           ex_const(ctx, piped.v[i]->slot));
+          stage_issue(w, piped.v[i], ahead, concrete(w, at, 0), more);
+        }
+      }
+      emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
+    } else if (piped.n) {
+      emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
       for (uint32_t i = 0; i < piped.n; i++)
-        stage_load(w, piped.v[i], next, more);
+        stage_issue(w, piped.v[i], 0, 0, 0);
+      emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
+      emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, 0);
+      emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
     }
+    for (uint32_t i = 0; i < piped.n && S > 1; i++)
+      piped.v[i]->at = concrete(
+          w, ex_mul(ctx, ex_mod(ctx, lv, ex_const(ctx, S)),
+                    ex_const(ctx, piped.v[i]->slot)), 0);
     lower_block(w, n->body);
     w->loc = n->loc;
-    if (piped.n) {
-      emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
-      for (uint32_t i = 0; i < piped.n; i++)
-        stage_store(w, piped.v[i]);
-      emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
-    }
+    for (uint32_t i = 0; i < piped.n; i++)
+      piped.v[i]->at = 0;
     close_scope(w);
     uint32_t end = w->p->code.n;
     emit(w, T_ENDLOOP, TY_I32, counter, 0, 0, 0, trips);
@@ -1268,6 +1384,81 @@ static void lower_block(lw *w, uint32_t block) {
       lower_node(w, b->nodes.v[i]);
 }
 
+/* One remark per ring: which loop, how many slots, what streams. */
+static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot) {
+  wv_node *n = wv_get(w->g, loop);
+  wv_buf b;
+  wv_buf_init(&b, w->ctx);
+  if (n->loc.file)
+    wv_buf_printf(&b, "%s:", n->loc.file);
+  wv_buf_printf(&b, "%u:%u: remark: iterate over '%s' streams", n->loc.line,
+                n->loc.col, wavec_symbol_name(w->ctx, n->sym));
+  const char *sep = " ";
+  for (uint32_t o = 0; o < w->norigin; o++) {
+    stage *st = w->stage_of[o];
+    if (st && st->loop == loop) {
+      wv_buf_printf(&b, "%s'%s'", sep, wv_get(w->g, st->mem)->name);
+      sep = ", ";
+    }
+  }
+  if (S > 1)
+    wv_buf_printf(&b, " through shared memory in %lld stages of %lld bytes "
+                      "(asynchronous copies, %lld tiles ahead)",
+                  (long long)S, (long long)slot, (long long)(S - 1));
+  else
+    wv_buf_printf(&b, " through shared memory, one tile of %lld bytes "
+                      "copied at the top of each iteration (stages = 1)",
+                  (long long)slot);
+  vec_push(w->ctx, &w->k->remarks, wv_buf_str(&b));
+}
+
+/* Decides which reads are staged and which loops stream them through a
+ * ring, picks the number of slots, and places every tile in shared memory:
+ * tiles copied where they stand first, then each loop's ring, slot by
+ * slot (a slot holds one tile of each read the loop streams). */
+static void place_stages(lw *w) {
+  wavec_ctx *ctx = w->ctx;
+  uint32_t nn = w->g->nodes.n;
+  VEC(stage *) all = {0};
+  for (uint32_t id = 1; id < nn; id++) {
+    uint32_t o = w->ix->info[id].origin;
+    stage st = {0};
+    if (w->stage_of[o] || !stageable(w, id, &st))
+      continue;
+    st.loop = ring_loop(w, id, &st);
+    w->stage_of[o] = wv_dup(ctx, &st, sizeof st);
+    vec_push(ctx, &all, w->stage_of[o]);
+  }
+  int64_t fixed = 0, ring = 0;
+  for (uint32_t i = 0; i < all.n; i++) {
+    if (all.v[i]->loop)
+      ring += all.v[i]->bytes;
+    else
+      all.v[i]->base = fixed, fixed += all.v[i]->bytes;
+  }
+  int64_t S = w->d->stages;
+  if (!S)
+    for (S = AUTO_STAGES; S > 2 && fixed + S * ring > AUTO_STAGE_BYTES; S--)
+      ;
+  w->stages = S;
+  w->stage_bytes = fixed;
+  /* rings, in the order of their loops */
+  for (uint32_t i = 0; i < all.n; i++) {
+    uint32_t loop = all.v[i]->loop;
+    if (!loop || all.v[i]->slot)
+      continue;
+    int64_t slot = 0;
+    for (uint32_t j = i; j < all.n; j++)
+      if (all.v[j]->loop == loop)
+        all.v[j]->base = w->stage_bytes + slot, slot += all.v[j]->bytes;
+    for (uint32_t j = i; j < all.n; j++)
+      if (all.v[j]->loop == loop)
+        all.v[j]->slot = slot;
+    w->stage_bytes += S * slot;
+    remark_ring(w, loop, S, slot);
+  }
+}
+
 tir_prog *wv_kernel_tir(wv_kernel *k) { return k->tir; }
 
 wavec_status wv_pass_lower(wv_kernel *k) {
@@ -1322,6 +1513,8 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   w.mma_only = wv_alloc(ctx, nn * sizeof *w.mma_only);
   w.written = wv_alloc(ctx, nn * sizeof *w.written);
   w.hoisted = wv_alloc(ctx, nn * sizeof *w.hoisted);
+  w.lazy = wv_alloc(ctx, nn * sizeof *w.lazy);
+  w.lazy_scope = wv_alloc(ctx, nn * sizeof *w.lazy_scope);
   for (uint32_t id = 1; id < nn; id++) {
     w.mma_only[id] = true;
     if (w.ix->info[id].origin >= norigin)
@@ -1336,20 +1529,21 @@ wavec_status wv_pass_lower(wv_kernel *k) {
       w.written[n->mem] = true;
   }
   w.stage_of = wv_alloc(ctx, norigin * sizeof *w.stage_of);
-  w.remarked = wv_alloc(ctx, norigin * sizeof *w.remarked);
+  w.norigin = norigin;
+  /* reduction chains: a link whose accumulator is the previous link */
+  w.red_more = wv_alloc(ctx, nn * sizeof *w.red_more);
+  w.red_init = wv_alloc(ctx, nn * sizeof *w.red_init);
   for (uint32_t id = 1; id < nn; id++) {
-    uint32_t o = w.ix->info[id].origin;
-    stage st = {0};
-    if (w.stage_of[o] || !stageable(&w, id, &st))
-      continue;
-    int64_t bytes = 2;
-    wv_node *mem = wv_get(k->g, wv_get(k->g, id)->mem);
-    for (uint32_t i = 0; i < mem->type.n; i++)
-      bytes *= st.ext[i] + (i + 1 == mem->type.n ? STAGE_PAD : 0);
-    st.base = w.stage_bytes;
-    w.stage_bytes += (bytes + 15) / 16 * 16;
-    w.stage_of[o] = wv_dup(ctx, &st, sizeof st);
+    wv_node *n = wv_get(k->g, id);
+    if ((n->op == WAVEC_OP_MAX || n->op == WAVEC_OP_SUM) && n->nops > 1) {
+      wv_node *a = wv_get(k->g, n->ops[1]);
+      if (a->op == n->op && a->sym == n->sym &&
+          w.ix->info[n->ops[1]].origin == w.ix->info[id].origin)
+        w.red_more[n->ops[1]] = true;
+    }
   }
+  w.remarked = wv_alloc(ctx, norigin * sizeof *w.remarked);
+  place_stages(&w);
   open_scope(&w);
   lower_block(&w, 0);
   p->smem_bytes = w.convert_bytes + w.stage_bytes;

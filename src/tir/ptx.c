@@ -39,7 +39,9 @@
  *    patterns there (a predicate is one byte). Above 48 KiB it is declared
  *    `.extern` (dynamic) and the launch passes its size. Vector accesses
  *    (T_LDGV, T_LDSV, T_STSV) become v2/v4.b32 loads and stores of 16
- *    bytes at most, 16-bit elements packed in pairs.
+ *    bytes at most, 16-bit elements packed in pairs. T_CPA, T_CPCOMMIT and
+ *    T_CPWAIT are cp.async.cg (16 bytes), cp.async.commit_group and
+ *    cp.async.wait_group: the simulator's groups are PTX's.
  *  - T_SHFL is shfl.sync.bfly.b32 over the whole warp; T_BAR is bar.sync 0;
  *    T_MMA is mma.sync m16n8k16, each pair of 16-bit fragment elements
  *    packed low half first with mov.b32 {lo, hi}, in the fragment order of
@@ -148,7 +150,7 @@ static bool is_float(tir_ty t) {
  * so the additions and products below do not wrap. */
 static bool writes_dst(const tir_instr *in) {
   return in->dst && in->op != T_STG && in->op != T_STS && in->op != T_BAR &&
-         in->op != T_MMA;
+         in->op != T_MMA && in->op != T_CPA;
 }
 
 static bool pos_const(px *x, uint32_t r) {
@@ -199,7 +201,7 @@ static void analyse(px *x) {
       for (uint32_t j = 0; j < nw && j < in->nlist; j++)
         ndef[in->list[j]] += 2; /* never a constant, never known >= 0 */
     }
-    if (in->op == T_LDG || in->op == T_LDGV)
+    if (in->op == T_LDG || in->op == T_LDGV || in->op == T_CPA)
       x->argread[in->imm] = true;
     if (in->op == T_STG)
       x->argwritten[in->imm] = true;
@@ -783,6 +785,20 @@ static void emit_vector(px *x, const tir_instr *in) {
   }
 }
 
+/* T_CPA: cp.async of 16 bytes, bypassing L1 (.cg); a masked-off copy is
+ * not issued. */
+static void emit_cpa(px *x, const tir_instr *in) {
+  nm src = T(x, C_B64);
+  ins(x, "mul.wide.s32 %s, %s, %d", src.s, R(x, in->b).s,
+      tir_ty_bytes(in->ty));
+  ins(x, "add.s64 %s, %%ga%lld, %s", src.s, (long long)in->imm, src.s);
+  nm dst = shared_addr(x, in->a);
+  char guard[32] = "";
+  if (in->c)
+    snprintf(guard, sizeof guard, "@%s ", R(x, in->c).s);
+  ins(x, "%scp.async.cg.shared.global [%s], [%s], 16", guard, dst.s, src.s);
+}
+
 /* T_LDSM: ldmatrix; each b32 result holds a lane's two 16-bit elements of
  * one matrix, low half first. */
 static void emit_ldsm(px *x, const tir_instr *in) {
@@ -923,6 +939,9 @@ static void emit_instr(px *x, uint32_t idx) {
   case T_LDSV:
   case T_STSV: emit_vector(x, in); return;
   case T_BAR: ins(x, "bar.sync 0"); return;
+  case T_CPA: emit_cpa(x, in); return;
+  case T_CPCOMMIT: ins(x, "cp.async.commit_group"); return;
+  case T_CPWAIT: ins(x, "cp.async.wait_group %lld", (long long)in->imm); return;
   case T_SHFL: emit_shfl(x, in); return;
   case T_MMA: emit_mma(x, in); return;
   case T_LOOP:

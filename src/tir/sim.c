@@ -9,6 +9,8 @@
  *  - conflicting global writes: two threads storing different values to one
  *    element in one launch;
  *  - barriers not reached by every wave;
+ *  - asynchronous copies: their bytes touched before a wait retires them,
+ *    or never waited for;
  *  - outputs not fully written when the kernel ends. */
 #include <math.h>
 
@@ -31,9 +33,21 @@ typedef struct sshared {
   uint16_t bits;
   uint32_t wepoch, rdepoch; /* epoch + 1 of the last write / read */
   int32_t writer, reader;   /* thread ids */
+  uint16_t inflight;        /* asynchronous copies to it not yet retired */
   bool multi;               /* read by several threads this epoch */
   bool init;
 } sshared;
+
+/* An asynchronous copy in flight: its 16 bytes, read from global memory
+ * when it was issued, land in shared memory when a wait of its thread
+ * retires its group. */
+typedef struct scopy {
+  const tir_instr *in;
+  uint32_t wave, group;
+  int lane;
+  int64_t addr; /* first shared byte */
+  uint16_t bits[8];
+} scopy;
 
 typedef struct sim {
   wavec_ctx *ctx;
@@ -49,6 +63,8 @@ typedef struct sim {
   swave *waves;
   sshared *smem;
   int64_t ngran; /* shared memory in 2-byte granules */
+  VEC(scopy) copies;  /* in flight, in issue order */
+  uint32_t *groups;   /* per wave: groups of copies closed so far */
   uint32_t epoch;
   int64_t wg[3];
   int (*mma_map)[3][2]; /* [role][lane*elems+e] -> (row, col) */
@@ -258,61 +274,92 @@ static void stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
   s->gwriter[in->imm][off] = me;
 }
 
+/* The bit pattern of v as type ty, in 2-byte granules (low half first). */
+static void encode(tir_ty ty, val v, uint16_t bits[2]) {
+  bits[1] = 0;
+  if (ty == TY_F16) {
+    bits[0] = wv_f64_to_f16(v.f);
+  } else if (ty == TY_BF16) {
+    bits[0] = wv_f64_to_bf16(v.f);
+  } else {
+    uint32_t u;
+    if (ty == TY_F32) {
+      float f = (float)v.f;
+      memcpy(&u, &f, 4);
+    } else {
+      u = (uint32_t)v.i;
+    }
+    bits[0] = (uint16_t)u;
+    bits[1] = (uint16_t)(u >> 16);
+  }
+}
+
+/* Checks that `size` bytes at shared byte `addr` lie in shared memory,
+ * aligned to `align`. */
+static void shared_bounds(sim *s, const tir_instr *in, uint32_t w, int l,
+                          int64_t addr, int64_t size, int64_t align,
+                          bool write) {
+  if (addr < 0 || addr + size > s->ngran * 2)
+    report(s, in, w, l, D_SIM_OOB,
+           "out-of-bounds %s shared memory: byte %lld of %lld",
+           write ? "write to" : "read of", (long long)addr,
+           (long long)(s->ngran * 2));
+  if (addr % align)
+    report(s, in, w, l, D_SIM_OOB, "misaligned %lld-byte shared access at "
+           "byte %lld", (long long)align, (long long)addr);
+}
+
+/* The race checks of a write of `bits` to granule m by thread me. */
+static void check_write(sim *s, const tir_instr *in, uint32_t w, int l,
+                        sshared *m, long long byte, uint16_t bits) {
+  int32_t me = (int32_t)((int64_t)w * s->lanes + l);
+  uint32_t ep = s->epoch + 1;
+  bool same = m->init && m->bits == bits;
+  if (m->inflight)
+    report(s, in, w, l, D_SIM_RACE,
+           "shared-memory race: byte %lld written while an asynchronous copy "
+           "to it is in flight (no wait retired it)",
+           byte);
+  if (m->wepoch == ep && m->writer != me && !same)
+    report(s, in, w, l, D_SIM_RACE,
+           "shared-memory race: byte %lld written by threads %d and %d "
+           "with no barrier between",
+           byte, m->writer, me);
+  if (m->rdepoch == ep && (m->reader != me || m->multi))
+    report(s, in, w, l, D_SIM_RACE,
+           "shared-memory race: byte %lld written after thread %d read "
+           "it, with no barrier between",
+           byte, m->reader);
+}
+
 /* Reads (st == NULL) or writes *st at shared byte address `addr` as type
  * ty, checking bounds, alignment, initialisation and races granule by
  * granule. Values are kept as their bit patterns. */
 static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
                          tir_ty ty, int64_t addr, const val *st) {
   int64_t size = tir_ty_bytes(ty);
-  if (addr < 0 || addr + size > s->ngran * 2)
-    report(s, in, w, l, D_SIM_OOB,
-           "out-of-bounds %s shared memory: byte %lld of %lld",
-           st ? "write to" : "read of", (long long)addr,
-           (long long)(s->ngran * 2));
-  if (addr % size)
-    report(s, in, w, l, D_SIM_OOB, "misaligned %lld-byte shared access at "
-           "byte %lld", (long long)size, (long long)addr);
+  shared_bounds(s, in, w, l, addr, size, size, st != NULL);
   uint16_t bits[2] = {0, 0};
-  if (st) {
-    if (ty == TY_F16) {
-      bits[0] = wv_f64_to_f16(st->f);
-    } else if (ty == TY_BF16) {
-      bits[0] = wv_f64_to_bf16(st->f);
-    } else {
-      uint32_t u;
-      if (ty == TY_F32) {
-        float f = (float)st->f;
-        memcpy(&u, &f, 4);
-      } else {
-        u = (uint32_t)st->i;
-      }
-      bits[0] = (uint16_t)u;
-      bits[1] = (uint16_t)(u >> 16);
-    }
-  }
+  if (st)
+    encode(ty, *st, bits);
   int32_t me = (int32_t)((int64_t)w * s->lanes + l);
   uint32_t ep = s->epoch + 1;
   for (int64_t g = 0; g < size / 2; g++) {
     sshared *m = &s->smem[addr / 2 + g];
     long long byte = (long long)(addr + 2 * g);
     if (st) {
-      bool same = m->init && m->bits == bits[g];
-      if (m->wepoch == ep && m->writer != me && !same)
-        report(s, in, w, l, D_SIM_RACE,
-               "shared-memory race: byte %lld written by threads %d and %d "
-               "with no barrier between",
-               byte, m->writer, me);
-      if (m->rdepoch == ep && (m->reader != me || m->multi))
-        report(s, in, w, l, D_SIM_RACE,
-               "shared-memory race: byte %lld written after thread %d read "
-               "it, with no barrier between",
-               byte, m->reader);
+      check_write(s, in, w, l, m, byte, bits[g]);
       m->bits = bits[g];
       m->init = true;
       m->wepoch = ep;
       m->writer = me;
       continue;
     }
+    if (m->inflight)
+      report(s, in, w, l, D_SIM_RACE,
+             "shared-memory race: byte %lld read while an asynchronous copy "
+             "to it is in flight (no wait retired it)",
+             byte);
     if (!m->init)
       report(s, in, w, l, D_SIM_UNINIT,
              "read of shared-memory byte %lld, which nothing wrote", byte);
@@ -349,6 +396,60 @@ static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
   return r;
 }
 
+/* Issues thread (w, l)'s asynchronous copy of 16 bytes from element `off`
+ * of argument in->imm to shared byte `addr`: the global read happens now,
+ * the shared bytes are claimed (as written, for the race checks) and land
+ * when a wait retires the copy. */
+static void copy_issue(sim *s, const tir_instr *in, uint32_t w, int l,
+                       int64_t addr, int64_t off) {
+  int64_t size = tir_ty_bytes(in->ty), n = 16 / size;
+  shared_bounds(s, in, w, l, addr, 16, 16, true);
+  if (off * size % 16)
+    report(s, in, w, l, D_SIM_OOB,
+           "misaligned 16-byte asynchronous copy from element %lld",
+           (long long)off);
+  scopy c = {.in = in, .wave = w, .lane = l, .group = s->groups[w],
+             .addr = addr};
+  for (int64_t j = 0; j < n; j++) {
+    uint16_t b[2];
+    encode(in->ty, ldg(s, in, w, l, in->ty, off + j), b);
+    c.bits[j * size / 2] = b[0];
+    if (size == 4)
+      c.bits[j * 2 + 1] = b[1];
+  }
+  int32_t me = (int32_t)((int64_t)w * s->lanes + l);
+  for (int g = 0; g < 8; g++) {
+    sshared *m = &s->smem[addr / 2 + g];
+    check_write(s, in, w, l, m, (long long)(addr + 2 * g), c.bits[g]);
+    m->inflight++;
+    m->wepoch = s->epoch + 1;
+    m->writer = me;
+  }
+  vec_push(s->ctx, &s->copies, c);
+}
+
+/* Wave w's wait: its copies in groups older than the `keep` most recently
+ * closed ones land. */
+static void copy_wait(sim *s, uint32_t w, int64_t keep) {
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < s->copies.n; i++) {
+    scopy *c = &s->copies.v[i];
+    if (c->wave != w || (int64_t)c->group + keep >= (int64_t)s->groups[w]) {
+      s->copies.v[kept++] = *c;
+      continue;
+    }
+    for (int g = 0; g < 8; g++) {
+      sshared *m = &s->smem[c->addr / 2 + g];
+      m->inflight--;
+      m->bits = c->bits[g];
+      m->init = true;
+      m->wepoch = s->epoch + 1;
+      m->writer = (int32_t)((int64_t)w * s->lanes + c->lane);
+    }
+  }
+  s->copies.n = kept;
+}
+
 /* Runs wave w until a barrier or its end. */
 static void run_wave(sim *s, uint32_t w) {
   const tir_prog *p = s->p;
@@ -361,6 +462,12 @@ static void run_wave(sim *s, uint32_t w) {
     case T_BAR:
       wv->at_barrier = true;
       return;
+    case T_CPCOMMIT:
+      s->groups[w]++;
+      continue;
+    case T_CPWAIT:
+      copy_wait(s, w, in->imm);
+      continue;
     case T_LOOP:
       for (int l = 0; l < L; l++)
         wr(s, w, in->dst, l, (val){.i = 0});
@@ -463,6 +570,12 @@ static void run_wave(sim *s, uint32_t w) {
       case T_LDS:
         r = shared_access(s, in, w, l, ty, rd(s, in, w, in->a, l).i, NULL);
         break;
+      case T_CPA:
+        if (in->c && !rd(s, in, w, in->c, l).i)
+          continue;
+        copy_issue(s, in, w, l, rd(s, in, w, in->a, l).i,
+                   rd(s, in, w, in->b, l).i);
+        continue;
       case T_STS: {
         if (in->c && !rd(s, in, w, in->c, l).i)
           continue;
@@ -540,8 +653,11 @@ static void run_workgroup(sim *s) {
   for (int64_t i = 0; i < s->ngran; i++)
     s->smem[i] = (sshared){0};
   s->epoch = 0;
-  for (uint32_t w = 0; w < s->nwaves; w++)
+  s->copies.n = 0;
+  for (uint32_t w = 0; w < s->nwaves; w++) {
     s->waves[w] = (swave){0};
+    s->groups[w] = 0;
+  }
   for (;;) {
     uint32_t done = 0, waiting = 0;
     for (uint32_t w = 0; w < s->nwaves; w++) {
@@ -550,8 +666,15 @@ static void run_workgroup(sim *s) {
       done += s->waves[w].done;
       waiting += s->waves[w].at_barrier;
     }
-    if (done == s->nwaves)
+    if (done == s->nwaves) {
+      if (s->copies.n) {
+        scopy *c = &s->copies.v[0];
+        report(s, c->in, c->wave, c->lane, D_SIM_ASYNC,
+               "asynchronous copy to shared byte %lld is never waited for",
+               (long long)c->addr);
+      }
       return;
+    }
     if (done && waiting) {
       uint32_t w = 0;
       while (!s->waves[w].at_barrier)
@@ -614,6 +737,7 @@ static void simulate(wv_kernel *k, void *const *args) {
   s.regs = wv_alloc(ctx, nregs * sizeof *s.regs);
   s.rset = wv_alloc(ctx, nregs);
   s.waves = wv_alloc(ctx, s.nwaves * sizeof *s.waves);
+  s.groups = wv_alloc(ctx, s.nwaves * sizeof *s.groups);
   s.smem = wv_alloc(ctx, (size_t)(s.ngran ? s.ngran : 1) * sizeof *s.smem);
   s.tmp = wv_alloc(ctx, (size_t)s.lanes * 8 * sizeof *s.tmp); /* ldsm x4 */
   s.ginit = wv_alloc(ctx, p->args.n * sizeof *s.ginit);
@@ -621,7 +745,8 @@ static void simulate(wv_kernel *k, void *const *args) {
   /* an argument the kernel only writes starts unwritten */
   bool *read = wv_alloc(ctx, p->args.n);
   for (uint32_t i = 0; i < p->code.n; i++)
-    if (p->code.v[i].op == T_LDG)
+    if (p->code.v[i].op == T_LDG || p->code.v[i].op == T_LDGV ||
+        p->code.v[i].op == T_CPA)
       read[p->code.v[i].imm] = true;
   for (uint32_t a = 0; a < p->args.n; a++) {
     if (!args[a])

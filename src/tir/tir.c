@@ -54,7 +54,12 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
       break;
     case T_LDG:
     case T_STG:
+    case T_LDGV:
+    case T_CPA:
       wv_buf_printf(b, " %s", p->args.v[in->imm].name);
+      break;
+    case T_CPWAIT:
+      wv_buf_printf(b, " %lld", (long long)in->imm);
       break;
     case T_SHFL:
       wv_buf_printf(b, " xor %lld", (long long)in->imm);
@@ -103,8 +108,17 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
         (in->imm < 1 || in->imm > 4 || in->nlist != 2 * in->imm ||
          (in->ty != TY_F16 && in->ty != TY_BF16)))
       bad = true;
-    if ((in->op == T_LDG || in->op == T_STG || in->op == T_LDGV) &&
+    if ((in->op == T_LDG || in->op == T_STG || in->op == T_LDGV ||
+         in->op == T_CPA) &&
         (in->imm < 0 || in->imm >= p->args.n))
+      bad = true;
+    if (in->op == T_CPA &&
+        (!in->a || !in->b || p->regs.v[in->a] != TY_I32 ||
+         p->regs.v[in->b] != TY_I32 || (in->c && p->regs.v[in->c] != TY_PRED) ||
+         in->ty == TY_PRED || p->args.v[in->imm].dt == WAVEC_I1 ||
+         tir_ty_of(p->args.v[in->imm].dt) != in->ty))
+      bad = true;
+    if (in->op == T_CPWAIT && in->imm < 0)
       bad = true;
     if (in->op == T_LOOP)
       vec_push(ctx, &loops, i);

@@ -15,7 +15,11 @@
  *    computes exactly and rounds once to f16 (round to nearest even).
  *  - Shared memory is addressed in bytes; an access of type T is aligned to
  *    the size of T, a vector access (T_LDSV, T_STSV, T_LDGV) of n elements
- *    to n times that. Global offsets count elements of the argument. */
+ *    to n times that. Global offsets count elements of the argument.
+ *  - An asynchronous copy (T_CPA) writes shared memory only when a T_CPWAIT
+ *    of its thread retires its group; until then nothing may touch its
+ *    bytes, and other threads see them only after a barrier that follows
+ *    the wait. */
 #ifndef WV_TIR_H
 #define WV_TIR_H
 
@@ -63,6 +67,11 @@ extern const char *const tir_ty_names[TY_COUNT];
                             /* 2(l%4), +1 (PTX ldmatrix .x1/.x2/.x4)     */    \
   X(T_LDSMT, "ldsm.t", 1)   /* the same, transposed: lane l gets rows    */    \
                             /* 2(l%4), +1 of column l/4 (.trans)         */    \
+  X(T_CPA, "cp.async", 3)   /* shared[byte a .. +16) = arg[imm][b ..] if */    \
+                            /* c, arriving at a later T_CPWAIT; aligned  */    \
+  X(T_CPCOMMIT, "cp.commit", 0) /* closes the thread's group of copies   */    \
+  X(T_CPWAIT, "cp.wait", 0) /* waits until at most imm of the thread's   */    \
+                            /* closed groups are in flight               */    \
   X(T_BAR, "bar", 0)        /* workgroup barrier                         */    \
   X(T_SHFL, "shfl", 1)      /* dst = a of lane (lane ^ imm)              */    \
   X(T_MMA, "mma", 0)        /* list: dst..., a..., b..., c...; imm kind  */    \

@@ -47,10 +47,17 @@ cases=(
   "fwd B2 128/64|examples/attention_fwd.wave --kernel attention_fwd -D B=2 -D M=128 -D K2=128 -D N=64 -D K1=64"
   "fwd_causal B1 64/32|examples/attention_fwd.wave --kernel attention_fwd_causal -D B=1 -D M=64 -D K2=64 -D N=32 -D K1=32"
   "fwd_causal B2 128/64|examples/attention_fwd.wave --kernel attention_fwd_causal -D B=2 -D M=128 -D K2=128 -D N=64 -D K1=64"
+  "gemm 128x128x256 stages=1|examples/gemm.wave -D M=128 -D N=128 -D K=256 --hardware stages=1"
+  "gemm 128x128x256 stages=2|examples/gemm.wave -D M=128 -D N=128 -D K=256 --hardware stages=2"
+  "gemm 128x128x256 stages=4|examples/gemm.wave -D M=128 -D N=128 -D K=256 --hardware stages=4"
+  "fwd B1 256/64 128x32 8 waves|examples/attention_fwd.wave --kernel attention_fwd -D B=1 -D M=256 -D K2=256 -D N=64 -D K1=64 -D BLOCK_M=128 -D WAVES=8"
 )
 if [ -e examples/attention_bwd.wave ]; then
   for k in attention_bwd_D attention_bwd_dkdv attention_bwd_dq attention_bwd_dkdv_causal attention_bwd_dq_causal; do
     cases+=("${k#attention_} B1 64/32|examples/attention_bwd.wave --kernel $k -D B=1 -D M=64 -D K2=64 -D N=32 -D K1=32")
+  done
+  for k in attention_bwd_dkdv attention_bwd_dq; do
+    cases+=("${k#attention_} B1 128/64 64x32 4 waves|examples/attention_bwd.wave --kernel $k -D B=1 -D M=128 -D K2=128 -D N=64 -D K1=64 -D BLOCK_M=64 -D BLOCK_K2=64 -D WAVES=4 --hardware stages=2")
   done
 fi
 if [ -e bench/gemm.wave ]; then

@@ -20,6 +20,9 @@
 static const char *const nvidia[2] = {"32", "F32_16x8x16_F16"};
 static const char *const mfma[2] = {"64", "F32_16x16x16_F16"};
 
+/* hardware(stages = N) for the next build(), or NULL */
+static const char *stages;
+
 /* Parses `file`, sets sizes and hardware (and a test hook), compiles
  * `kernel`. */
 static wavec_ctx *build(const char *file, const char *kernel,
@@ -39,6 +42,8 @@ static wavec_ctx *build(const char *file, const char *kernel,
   }
   if (hook)
     CHECK(wavec_test_hook(ctx, hook) == WAVEC_OK);
+  if (stages)
+    CHECK(wavec_hardware_override(ctx, "stages", stages) == WAVEC_OK);
   size_t len;
   char *src = slurp(file, &len);
   *st = wavec_parse(ctx, file, src, len);
@@ -239,11 +244,47 @@ static void shifted_lane_is_caught(void) {
   wavec_ctx_free(ctx);
 }
 
+/* The ring of staged tiles: a wait that leaves the tile being read in
+ * flight, or a missing barrier before a slot is refilled, is caught at the
+ * read of the tile (gemm.wave lines 15 and 16), for every ring depth; the
+ * correct program simulates cleanly at every depth. */
+static void ring_bugs_are_caught(void) {
+  static const char *const depths[] = {"1", "2", "3", "4"};
+  static const char *const hooks[] = {"ring-early-read", "ring-no-barrier"};
+  for (int d = 0; d < 4; d++) {
+    stages = depths[d];
+    for (int h = -1; h < 2; h++) {
+      wavec_kernel *pk;
+      wavec_status st;
+      wavec_ctx *ctx = build("examples/gemm.wave", "gemm", nvidia, 64, 128,
+                             64, 64, h < 0 ? NULL : hooks[h], &pk, &st);
+      CHECK(st == WAVEC_OK);
+      if (st == WAVEC_OK) {
+        wavec_status sim = simulate(pk);
+        const char *msg = wavec_errmsg(ctx);
+        if (h < 0 || d == 0) {
+          /* depth 1 has no ring: the hooks change nothing */
+          CHECKF(sim == WAVEC_OK, "stages %s: %s", stages, msg);
+        } else {
+          CHECKF(sim == WAVEC_ERR_RUNTIME, "stages %s, %s: not caught",
+                 stages, hooks[h]);
+          CHECKF((strstr(msg, "gemm.wave:15:") || strstr(msg, "gemm.wave:16:")) &&
+                     (strstr(msg, "error[E0603]") || strstr(msg, "error[E0602]")),
+                 "stages %s, %s: got: %s", stages, hooks[h], msg);
+        }
+      }
+      wavec_ctx_free(ctx);
+    }
+  }
+  stages = NULL;
+}
+
 int main(void) {
   RUN(cast_of_mma_has_own_dims);
   RUN(users_see_last_link);
   RUN(broken_lookup_is_caught);
   RUN(dropped_barrier_is_a_race);
   RUN(shifted_lane_is_caught);
+  RUN(ring_bugs_are_caught);
   CHECK_EXIT();
 }

@@ -310,6 +310,17 @@ wavec_value wavec_self_index(wavec_kernel *k, wavec_sym dim, wavec_dtype dt,
 wavec_loop wavec_loop_begin(wavec_kernel *k, wavec_sym dim, size_t n,
                             const wavec_value *init, wavec_loc loc);
 wavec_value wavec_loop_carried(wavec_kernel *k, wavec_loop l, size_t i);
+/* iterate(D REL E, ...): walk only the tiles of D holding a coordinate d
+ * with d REL e for some e in the workgroup's tile of E (a dimension split
+ * over workgroups): under a causal mask, the tiles of keys a block of
+ * queries can see (K2 <= M) or the queries a block of keys is seen by
+ * (M >= K2). The body still masks the tiles the diagonal crosses. Call
+ * right after wavec_loop_begin. */
+typedef enum wavec_rel {
+  WAVEC_REL_NONE, WAVEC_REL_LT, WAVEC_REL_LE, WAVEC_REL_GT, WAVEC_REL_GE
+} wavec_rel;
+wavec_status wavec_loop_bound(wavec_kernel *k, wavec_loop l, wavec_rel rel,
+                              wavec_sym dim, wavec_loc loc);
 wavec_status wavec_loop_yield(wavec_kernel *k, wavec_loop l, size_t n,
                               const wavec_value *next, wavec_loc loc);
 wavec_value wavec_loop_result(wavec_kernel *k, wavec_loop l, size_t i);

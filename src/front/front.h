@@ -27,6 +27,10 @@
   X(T_SLASH, "'/'")                                                            \
   X(T_DSLASH, "'//'")                                                          \
   X(T_PERCENT, "'%'")                                                          \
+  X(T_LT, "'<'")                                                               \
+  X(T_LE, "'<='")                                                              \
+  X(T_GT, "'>'")                                                               \
+  X(T_GE, "'>='")                                                              \
   X(T_BAD, "an invalid token")
 
 typedef enum wv_tok_kind {

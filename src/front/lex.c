@@ -264,6 +264,12 @@ void wv_lex(wavec_ctx *ctx, const char *src, size_t len, wv_toks *out) {
       case '/':
         k = b + 1 < L.end && b[1] == '/' ? T_DSLASH : T_SLASH;
         break;
+      case '<':
+        k = b + 1 < L.end && b[1] == '=' ? T_LE : T_LT;
+        break;
+      case '>':
+        k = b + 1 < L.end && b[1] == '=' ? T_GE : T_GT;
+        break;
       default:
         bad_char(&L);
         k = T_BAD;
@@ -271,7 +277,7 @@ void wv_lex(wavec_ctx *ctx, const char *src, size_t len, wv_toks *out) {
       }
       if (k == T_BAD)
         break;
-      L.p += k == T_DSLASH ? 2 : 1;
+      L.p += k == T_DSLASH || k == T_LE || k == T_GE ? 2 : 1;
       push(&L, k, b, L.p);
       if (k == T_LPAREN || k == T_LBRACK || k == T_LBRACE)
         open_bracket(&L, c);

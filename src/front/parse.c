@@ -981,13 +981,27 @@ static operand parse_expr(parser *p) {
 
 static void parse_body(parser *p, loopctx *loop, const wv_tok *open);
 
-/* iterate = 'iterate' '(' dim {',' NAME '=' expr} [','] ')' '{' body '}'
+/* iterate = 'iterate' '(' dim [rel dim] {',' NAME '=' expr} [','] ')'
+ *           '{' body '}'
+ * rel     = '<' | '<=' | '>' | '>='
  * The names after the dimension are the loop-carried values, bound inside
- * the body; the loop's results are bound to the assigned names `lhs`. */
+ * the body; the loop's results are bound to the assigned names `lhs`.
+ * `K2 <= M` walks only the tiles of K2 that hold a key some query of the
+ * workgroup's tile of M can see (wavec_loop_bound). */
 static void parse_iterate(parser *p, wv_tok **lhs, uint32_t nlhs) {
   wv_tok *it = advance(p);
   expect(p, T_LPAREN, NULL);
   wavec_sym dim = parse_dim(p, D_UNKNOWN_DIM, "iterate");
+  static const wavec_rel rels[] = {[T_LT] = WAVEC_REL_LT, [T_LE] = WAVEC_REL_LE,
+                                   [T_GT] = WAVEC_REL_GT, [T_GE] = WAVEC_REL_GE};
+  wavec_rel rel = WAVEC_REL_NONE;
+  wavec_sym rdim = 0;
+  wv_tok *rtok = NULL;
+  if (at(p, T_LT) || at(p, T_LE) || at(p, T_GT) || at(p, T_GE)) {
+    rel = rels[advance(p)->kind];
+    rtok = cur(p);
+    rdim = parse_dim(p, D_UNKNOWN_DIM, "iterate's bound");
+  }
   tokvec names = {0};
   valvec inits = {0};
   while (accept(p, T_COMMA)) {
@@ -1018,6 +1032,8 @@ static void parse_iterate(parser *p, wv_tok **lhs, uint32_t nlhs) {
   wv_tok *open = expect(p, T_LBRACE, "'{' and the loop body");
   wavec_loop l = must(p, wavec_loop_begin(p->k, dim, names.n, inits.v,
                                           loc_of(p, it)));
+  if (rel)
+    must_ok(p, wavec_loop_bound(p->k, l, rel, rdim, loc_of(p, rtok)));
   uint32_t mark = p->binds.n;
   for (uint32_t i = 0; i < names.n; i++)
     bind(p, names.v[i], must(p, wavec_loop_carried(p->k, l, i)), true);

@@ -921,6 +921,29 @@ wavec_value wavec_loop_carried(wavec_kernel *pk, wavec_loop l, size_t i) {
   BUILD(pk, 0, loop_carried(&pk->k, l, i));
 }
 
+static wavec_status loop_bound(wv_kernel *k, wavec_loop l, wavec_rel rel,
+                               wavec_sym dim, wavec_loc loc) {
+  wv_node *it = loop_node(k, l, loc);
+  if (rel <= WAVEC_REL_NONE || rel > WAVEC_REL_GE)
+    wv_fail(k->ctx, D_INVALID, loc, "invalid relation %d", (int)rel);
+  if (!dim || dim >= k->ctx->sym_names.n)
+    wv_fail(k->ctx, D_INVALID, loc, "invalid symbol handle");
+  if (it->rel)
+    wv_fail(k->ctx, D_LOOP, loc, "this iterate is already bounded");
+  if (dim == it->sym)
+    wv_fail(k->ctx, D_LOOP, loc, "iterate over '%s' cannot be bounded by "
+            "'%s' itself", sym_name(k, dim), sym_name(k, dim));
+  it->rel = rel;
+  it->rel_dim = dim;
+  it->rel_loc = loc;
+  return WAVEC_OK;
+}
+
+wavec_status wavec_loop_bound(wavec_kernel *pk, wavec_loop l, wavec_rel rel,
+                              wavec_sym dim, wavec_loc loc) {
+  BUILD(pk, pk->k.ctx->status, loop_bound(&pk->k, l, rel, dim, loc));
+}
+
 static wavec_status loop_yield(wv_kernel *k, wavec_loop l, size_t n,
                                const wavec_value *next, wavec_loc loc) {
   wv_node *it = loop_node(k, l, loc);

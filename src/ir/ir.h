@@ -58,6 +58,9 @@ typedef struct wv_node {
   uint32_t loop;      /* CARRIED/RESULT/YIELD: the ITERATE node */
   uint32_t body;      /* ITERATE: its body block */
   unsigned flags;     /* ARG: WAVEC_ARG_SHARED */
+  wavec_rel rel;      /* ITERATE: sym REL rel_dim bounds the walk */
+  wavec_sym rel_dim;
+  wavec_loc rel_loc;
 } wv_node;
 
 typedef struct wv_block {

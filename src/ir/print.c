@@ -225,9 +225,15 @@ static void print_node(wv_kernel *k, wv_buf *b, uint32_t id, int depth) {
   case WAVEC_OP_MAX:
   case WAVEC_OP_SUM:
   case WAVEC_OP_SELF_INDEX:
-  case WAVEC_OP_ITERATE:
     wv_buf_printf(b, " %s", sym(k, n->sym));
     break;
+  case WAVEC_OP_ITERATE: {
+    static const char *const rels[] = {"", " < ", " <= ", " > ", " >= "};
+    wv_buf_printf(b, " %s", sym(k, n->sym));
+    if (n->rel)
+      wv_buf_printf(b, "%s%s", rels[n->rel], sym(k, n->rel_dim));
+    break;
+  }
   case WAVEC_OP_CARRIED:
   case WAVEC_OP_RESULT:
     wv_buf_printf(b, " %u of %%%u", n->index, n->loop);

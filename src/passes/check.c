@@ -48,6 +48,15 @@ wavec_status wv_pass_check(wv_kernel *k) {
       wv_fail(ctx, D_LOOP, n->loc,
               "iterate over '%s' needs a tiling(%s, TILE) constraint",
               wavec_symbol_name(ctx, n->sym), wavec_symbol_name(ctx, n->sym));
+    if (n->op == WAVEC_OP_ITERATE && n->rel &&
+        !find_cons(k, WV_WORKGROUP, n->rel_dim))
+      wv_fail(ctx, D_LOOP, n->rel_loc,
+              "iterate over '%s' is bounded by the workgroup's tile of '%s', "
+              "but '%s' is not split over workgroups (it needs a "
+              "workgroup(%s, TILE, AXIS) constraint)",
+              wavec_symbol_name(ctx, n->sym), wavec_symbol_name(ctx, n->rel_dim),
+              wavec_symbol_name(ctx, n->rel_dim),
+              wavec_symbol_name(ctx, n->rel_dim));
     if (n->op == WAVEC_OP_MMA && mma >= 0) {
       wavec_dtype in = wv_get(k->g, n->ops[0])->type.dt;
       if (in != mma_input((wavec_mma_kind)mma))

@@ -1080,6 +1080,43 @@ static void lower_convert(lw *w, uint32_t id) {
   w->vals[id] = first;
 }
 
+/* The tiles iterate n walks, [*first, *last): all of them, or for
+ * `iterate(D REL E)` those holding a coordinate d with d REL e for some e
+ * of the workgroup's tile of E, [e0, e1]: d <= e1 (<: d <= e1 - 1) ends
+ * the walk at the tile holding e1, d >= e0 (>: d >= e0 + 1) starts it at
+ * the tile holding e0. Clamped to [0, trips]. */
+static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
+  wavec_ctx *ctx = w->ctx;
+  wv_diminfo *di = &w->d->dim[n->sym];
+  int64_t trips = di->size / di->tile;
+  *first = ex_const(ctx, 0);
+  *last = ex_const(ctx, trips);
+  if (!n->rel)
+    return;
+  wv_diminfo *ei = &w->d->dim[n->rel_dim];
+  wv_assert(ctx, ei->wg_axis >= 0);
+  ex_t e0 = ex_mul(ctx, ex_sym(ctx, w->d->WG[ei->wg_axis]),
+                   ex_const(ctx, ei->wg_tile));
+  ex_t e1 = ex_add(ctx, e0, ex_const(ctx, ei->wg_tile - 1));
+  ex_t T = ex_const(ctx, di->tile), zero = ex_const(ctx, 0),
+       all = ex_const(ctx, trips), one = ex_const(ctx, 1);
+  switch (n->rel) {
+  case WAVEC_REL_LE:
+  case WAVEC_REL_LT: {
+    ex_t top = n->rel == WAVEC_REL_LT ? ex_sub(ctx, e1, one) : e1;
+    *last = ex_add(ctx, ex_floordiv(ctx, top, T), one);
+    break;
+  }
+  default: {
+    ex_t bot = n->rel == WAVEC_REL_GT ? ex_add(ctx, e0, one) : e0;
+    *first = ex_floordiv(ctx, bot, T);
+    break;
+  }
+  }
+  *first = concrete(w, ex_max(ctx, zero, ex_min(ctx, *first, all)), 0);
+  *last = concrete(w, ex_max(ctx, zero, ex_min(ctx, *last, all)), 0);
+}
+
 /* ---- nodes ------------------------------------------------------------------- */
 static void lower_block(lw *w, uint32_t block);
 
@@ -1262,22 +1299,39 @@ static void lower_node(lw *w, uint32_t id) {
       if (st && st->loop == id && !seen)
         vec_push(ctx, &piped, st);
     }
+    /* the tiles walked: [first, last) (expressions in the workgroup ids
+     * for a bounded iterate, else 0 and trips) */
+    ex_t first, last;
+    loop_range(w, n, &first, &last);
+    bool bounded = !ex_is_const(ctx, first, NULL) ||
+                   !ex_is_const(ctx, last, NULL);
+    uint32_t rfirst = bounded ? lower_expr(w, first) : 0;
+    uint32_t rlast = bounded ? lower_expr(w, last) : 0;
     int64_t S = w->stages;
     ex_t lv = ex_sym(ctx, di->loopvar);
     if (piped.n && S > 1) {
-      /* tiles 0 .. S-2 in flight before the first iteration */
+      /* tiles first .. first+S-2 in flight before the first iteration */
       emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
       for (int64_t t = 0; t < S - 1; t++) {
-        for (uint32_t i = 0; i < piped.n && t < trips; i++)
-          stage_issue(w, piped.v[i], ex_const(ctx, t),
-                      ex_const(ctx, t * piped.v[i]->slot), 0);
+        ex_t tile = ex_add(ctx, first, ex_const(ctx, t));
+        uint32_t in_range = 0;
+        if (bounded) {
+          in_range = reg(w, TY_PRED);
+          emit(w, T_SETP, TY_I32, in_range, lower_expr(w, tile), rlast, 0,
+               TIR_CMP_LT);
+        }
+        for (uint32_t i = 0; i < piped.n && t < trips; i++) {
+          ex_t at = ex_mul(ctx, ex_mod(ctx, tile, ex_const(ctx, S)),
+                           ex_const(ctx, piped.v[i]->slot));
+          stage_issue(w, piped.v[i], tile, concrete(w, at, 0), in_range);
+        }
         emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
       }
     }
     uint32_t counter = reg(w, TY_I32);
     w->loopreg[di->loopvar] = counter;
     uint32_t start = w->p->code.n;
-    emit(w, T_LOOP, TY_I32, counter, 0, 0, 0, trips);
+    emit(w, T_LOOP, TY_I32, counter, rfirst, rlast, 0, trips);
     open_scope(w);
     if (piped.n && S > 1) {
       /* tile i has landed; everyone is done with slot (i-1) mod S, which
@@ -1291,8 +1345,8 @@ static void lower_node(lw *w, uint32_t id) {
       if (trips > S - 1) {
         ex_t ahead = ex_add(ctx, lv, ex_const(ctx, S - 1));
         uint32_t more = reg(w, TY_PRED);
-        emit(w, T_SETP, TY_I32, more, counter, iconst(w, trips - (S - 1)), 0,
-             TIR_CMP_LT);
+        emit(w, T_SETP, TY_I32, more, lower_expr(w, ahead),
+             bounded ? rlast : iconst(w, trips), 0, TIR_CMP_LT);
         for (uint32_t i = 0; i < piped.n; i++) {
           ex_t at = ex_mul(ctx, ex_mod(ctx, ahead, ex_const(ctx, S)),
                            ex_const(ctx, piped.v[i]->slot));
@@ -1318,7 +1372,7 @@ static void lower_node(lw *w, uint32_t id) {
       piped.v[i]->at = 0;
     close_scope(w);
     uint32_t end = w->p->code.n;
-    emit(w, T_ENDLOOP, TY_I32, counter, 0, 0, 0, trips);
+    emit(w, T_ENDLOOP, TY_I32, counter, rfirst, rlast, 0, trips);
     w->p->code.v[start].match = end;
     w->p->code.v[end].match = start;
     w->loopreg[di->loopvar] = 0;

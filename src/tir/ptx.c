@@ -944,16 +944,30 @@ static void emit_instr(px *x, uint32_t idx) {
   case T_CPWAIT: ins(x, "cp.async.wait_group %lld", (long long)in->imm); return;
   case T_SHFL: emit_shfl(x, in); return;
   case T_MMA: emit_mma(x, in); return;
-  case T_LOOP:
-    ins(x, "mov.b32 %s, 0", R(x, in->dst).s);
-    if (in->imm <= 0)
+  case T_LOOP: {
+    /* bounds in registers are uniform across the workgroup (tir.h) */
+    nm c = R(x, in->dst);
+    if (in->a)
+      ins(x, "mov.b32 %s, %s", c.s, R(x, in->a).s);
+    else
+      ins(x, "mov.b32 %s, 0", c.s);
+    if (in->b) {
+      nm p = T(x, C_PRED);
+      ins(x, "setp.ge.s32 %s, %s, %s", p.s, c.s, R(x, in->b).s);
+      ins(x, "@%s bra.uni $Lwv_end%u", p.s, in->match);
+    } else if (in->imm <= 0) {
       ins(x, "bra.uni $Lwv_end%u", in->match);
+    }
     wv_buf_printf(&x->body, "$Lwv_loop%u:\n", idx);
     return;
+  }
   case T_ENDLOOP: {
     nm p = T(x, C_PRED), c = R(x, in->dst);
     ins(x, "add.s32 %s, %s, 1", c.s, c.s);
-    ins(x, "setp.lt.s32 %s, %s, %lld", p.s, c.s, (long long)in->imm);
+    if (in->b)
+      ins(x, "setp.lt.s32 %s, %s, %s", p.s, c.s, R(x, in->b).s);
+    else
+      ins(x, "setp.lt.s32 %s, %s, %lld", p.s, c.s, (long long)in->imm);
     ins(x, "@%s bra.uni $Lwv_loop%u", p.s, in->match);
     wv_buf_printf(&x->body, "$Lwv_end%u:\n", idx);
     return;

@@ -450,6 +450,20 @@ static void copy_wait(sim *s, uint32_t w, int64_t keep) {
   s->copies.n = kept;
 }
 
+/* A loop bound in register r: the same in every lane (control flow is
+ * uniform), within [0, imm] (the most trips). */
+static int64_t loop_bound(sim *s, const tir_instr *in, uint32_t w, uint32_t r) {
+  int64_t v = rd(s, in, w, r, 0).i;
+  for (int l = 1; l < s->lanes; l++)
+    if (rd(s, in, w, r, l).i != v)
+      wv_fail(s->ctx, D_INTERNAL, in->loc, "simulator: a loop bound differs "
+              "between the lanes of a wave");
+  if (v < 0 || v > in->imm)
+    wv_fail(s->ctx, D_INTERNAL, in->loc, "simulator: loop bound %lld is "
+            "outside [0, %lld]", (long long)v, (long long)in->imm);
+  return v;
+}
+
 /* Runs wave w until a barrier or its end. */
 static void run_wave(sim *s, uint32_t w) {
   const tir_prog *p = s->p;
@@ -468,17 +482,19 @@ static void run_wave(sim *s, uint32_t w) {
     case T_CPWAIT:
       copy_wait(s, w, in->imm);
       continue;
-    case T_LOOP:
+    case T_LOOP: {
+      int64_t c = in->a ? loop_bound(s, in, w, in->a) : 0;
       for (int l = 0; l < L; l++)
-        wr(s, w, in->dst, l, (val){.i = 0});
-      if (in->imm <= 0)
+        wr(s, w, in->dst, l, (val){.i = c});
+      if (c >= (in->b ? loop_bound(s, in, w, in->b) : in->imm))
         wv->pc = in->match + 1;
       continue;
+    }
     case T_ENDLOOP: {
       int64_t c = R(s, w, in->dst, 0).i + 1;
       for (int l = 0; l < L; l++)
         wr(s, w, in->dst, l, (val){.i = c});
-      if (c < in->imm)
+      if (c < (in->b ? loop_bound(s, in, w, in->b) : in->imm))
         wv->pc = in->match + 1;
       continue;
     }

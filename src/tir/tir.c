@@ -120,6 +120,10 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
       bad = true;
     if (in->op == T_CPWAIT && in->imm < 0)
       bad = true;
+    if ((in->op == T_LOOP || in->op == T_ENDLOOP) &&
+        ((in->a && p->regs.v[in->a] != TY_I32) ||
+         (in->b && p->regs.v[in->b] != TY_I32)))
+      bad = true;
     if (in->op == T_LOOP)
       vec_push(ctx, &loops, i);
     if (in->op == T_ENDLOOP) {

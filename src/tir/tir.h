@@ -6,9 +6,11 @@
  * Invariants:
  *  - Every register has one type; an instruction's operands and result have
  *    the types its op requires (checked by tir_verify).
- *  - Control flow is uniform across a wave: loops have compile-time trip
- *    counts and no instruction branches on a lane-dependent value, so a wave
- *    executes in lockstep and masks (predicates) are the only divergence.
+ *  - Control flow is uniform across a wave: loops run between bounds that
+ *    are constants or registers computed from workgroup ids alone (at most
+ *    a compile-time number of trips), and no instruction branches on a
+ *    lane-dependent value, so a wave executes in lockstep and masks
+ *    (predicates) are the only divergence.
  *  - Integer division and modulus are floor semantics, as in the index
  *    algebra; every index in the program is computed by these ops.
  *  - Float values are stored rounded to their register type: an f16 add
@@ -75,8 +77,10 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_BAR, "bar", 0)        /* workgroup barrier                         */    \
   X(T_SHFL, "shfl", 1)      /* dst = a of lane (lane ^ imm)              */    \
   X(T_MMA, "mma", 0)        /* list: dst..., a..., b..., c...; imm kind  */    \
-  X(T_LOOP, "loop", 0)      /* dst = counter 0..imm-1; body to ENDLOOP   */    \
-  X(T_ENDLOOP, "endloop", 0)
+  X(T_LOOP, "loop", 2)      /* dst = counter from a (0: 0) while below b */    \
+                            /* (0: imm), imm the most trips; the body to */    \
+                            /* ENDLOOP, which has the same a, b          */    \
+  X(T_ENDLOOP, "endloop", 2)
 
 typedef enum tir_op {
 #define X(e, name, n) e,

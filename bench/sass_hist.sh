@@ -12,21 +12,28 @@ cuobjdump -sass "$d/k.cubin" > "$d/k.sass"
 python3 - "$d/k.sass" <<'PY'
 import re, sys, collections
 lines = open(sys.argv[1]).read().splitlines()
-ins = []
+ins, labels, pending = [], {}, []
 for l in lines:
+    lm = re.match(r'\s*(\.L_x_\d+):', l)
+    if lm:
+        pending.append(lm.group(1)); continue
     m = re.match(r'\s*/\*([0-9a-f]{4,})\*/\s+(.*?);', l)
-    if m: ins.append((int(m.group(1), 16), m.group(2)))
+    if m:
+        a = int(m.group(1), 16)
+        for p in pending: labels[p] = a
+        pending = []
+        ins.append((a, m.group(2)))
 best = None
-for i, (a, t) in enumerate(ins):
-    m = re.search(r'BRA\s+(?:`\(\.L_x_\d+\)|0x([0-9a-f]+))', t)
-    tm = re.search(r'\.L_x_(\d+)', t)
-for i, (a, t) in enumerate(ins):
-    if 'BRA' in t:
+for a, t in ins:
+    if 'BRA' not in t:
+        continue
+    m = re.search(r'(\.L_x_\d+)', t)
+    tgt = labels.get(m.group(1)) if m else None
+    if tgt is None:
         m = re.search(r'0x([0-9a-f]+)', t)
-        if m:
-            tgt = int(m.group(1), 16)
-            if tgt < a and (best is None or a - tgt > best[1] - best[0]):
-                best = (tgt, a)
+        tgt = int(m.group(1), 16) if m else None
+    if tgt is not None and tgt < a and (best is None or a - tgt > best[1] - best[0]):
+        best = (tgt, a)
 if not best:
     print("no loop"); sys.exit()
 body = [t for a, t in ins if best[0] <= a <= best[1]]

@@ -251,6 +251,41 @@ def attn_bwd(D, N, causal):
         except Exception as e:
             print(f"attn bwd {peer} D={D} N={N}: failed {type(e).__name__}: {str(e)[:300]}", flush=True)
 
+triton_ms = {}
+
+def triton_cold_compile():
+    """Time of a cold Triton compile of a tiled matmul (a fresh cache
+    directory, first launch minus a warm launch), the peer for wavec's
+    compile times."""
+    d = tempfile.mkdtemp()
+    os.environ["TRITON_CACHE_DIR"] = d
+    import triton, triton.language as tl
+
+    @triton.jit
+    def mm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        pm = tl.program_id(0); pn = tl.program_id(1)
+        rm = pm * BM + tl.arange(0, BM); rn = pn * BN + tl.arange(0, BN); rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, K, BK):
+            x = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :])
+            y = tl.load(b + rn[:, None] * K + (k0 + rk)[None, :])
+            acc += tl.dot(x, tl.trans(y))
+        tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16))
+
+    n = 1024
+    a = torch.randn(n, n, dtype=torch.bfloat16, device=dev); b = torch.randn_like(a); c = torch.empty_like(a)
+    grid = (n // 128, n // 128)
+    torch.cuda.synchronize(); t = time.perf_counter()
+    mm[grid](a, b, c, n, n, n, 128, 128, 64); torch.cuda.synchronize()
+    cold = 1e3 * (time.perf_counter() - t)
+    t = time.perf_counter()
+    mm[grid](a, b, c, n, n, n, 128, 128, 64); torch.cuda.synchronize()
+    warm = 1e3 * (time.perf_counter() - t)
+    err = rel_err(c, a @ b.T)
+    triton_ms["matmul"] = cold - warm
+    print(f"triton cold compile of a matmul: {cold - warm:.1f} ms (first call {cold:.1f} ms, warm {warm:.2f} ms), "
+          f"triton {triton.__version__}, err {err:.1e}", flush=True)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -258,8 +293,12 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
-    for dt in (torch.bfloat16, torch.float16):
-        gemm_sweep(8192 if not a.quick else 4096, dt)
+    try: triton_cold_compile()
+    except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+    # one sweep (bf16) picks the GEMM tiles for both input types: they run
+    # the same instructions
+    gemm_sweep(8192 if not a.quick else 4096, torch.bfloat16)
+    best_gemm[torch.float16] = best_gemm[torch.bfloat16]
     for n in ((4096,) if a.quick else (4096, 8192)):
         for dt in (torch.bfloat16, torch.float16):
             try: gemm(n, dt)
@@ -280,6 +319,10 @@ def main():
                 f"GEMM error: the larger of the relative errors against torch.matmul and against an f32 matmul of the same inputs. "
                 f"Attention: against SDPA on the same f16 inputs; backward: max over dq, dk, dv. Times: median of 20 after 3 warm-ups, "
                 f"CUDA events; the backward is wavec's D, dk/dv and dq kernels together.\n\n")
+        if triton_ms:
+            f.write(f"Compile times: wavec's per kernel in the table (source to PTX by the wavec CLI, process start "
+                    f"included; PTX to cubin by ptxas); a cold Triton compile of a tiled matmul in this run: "
+                    f"{triton_ms['matmul']:.0f} ms.\n\n")
         f.write("| workload | wavec TFLOP/s | peer | peer TFLOP/s | ratio | rel err | source->PTX ms | PTX->cubin ms |\n|---|---|---|---|---|---|---|---|\n")
         for r in rows:
             f.write(f"| {r['workload']} | {r['wavec_tflops']:.1f} | {r['peer']} | {r['peer_tflops']:.1f} | {r['ratio']:.3f} | {r['rel_err']:.1e} | {r['compile'][0]:.1f} | {r['compile'][1]:.1f} |\n")

@@ -1115,6 +1115,39 @@ static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
   }
   *first = concrete(w, ex_max(ctx, zero, ex_min(ctx, *first, all)), 0);
   *last = concrete(w, ex_max(ctx, zero, ex_min(ctx, *last, all)), 0);
+  /* what the bound saves, as a remark: the tiles each workgroup walks */
+  uint32_t ns = ctx->sym_names.n;
+  int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);
+  bool *known = wv_alloc(ctx, ns * sizeof *known);
+  wavec_sym wg = w->d->WG[ei->wg_axis];
+  known[wg] = true;
+  int64_t lo = trips, hi = 0, sum = 0, nwg = w->d->grid[ei->wg_axis];
+  for (int64_t g = 0; g < nwg; g++) {
+    int64_t f, l;
+    vals[wg] = g;
+    if (!ex_eval(ctx, *first, vals, known, ns, &f) ||
+        !ex_eval(ctx, *last, vals, known, ns, &l))
+      wv_fail(ctx, D_INTERNAL, n->loc, "iterate bound depends on more than "
+              "the workgroup id");
+    int64_t t = l > f ? l - f : 0;
+    lo = t < lo ? t : lo;
+    hi = t > hi ? t : hi;
+    sum += t;
+  }
+  static const char *const rels[] = {"", "<", "<=", ">", ">="};
+  wv_buf b;
+  wv_buf_init(&b, ctx);
+  if (n->loc.file)
+    wv_buf_printf(&b, "%s:", n->loc.file);
+  wv_buf_printf(&b, "%u:%u: remark: iterate over '%s' %s '%s': a workgroup "
+                    "walks %lld to %lld of the %lld tiles, %.1f on average "
+                    "(%.0f%% of the unbounded walk)",
+                n->loc.line, n->loc.col, wavec_symbol_name(ctx, n->sym),
+                rels[n->rel], wavec_symbol_name(ctx, n->rel_dim),
+                (long long)lo, (long long)hi, (long long)trips,
+                (double)sum / (double)nwg,
+                100.0 * (double)sum / (double)(nwg * trips));
+  vec_push(ctx, &w->k->remarks, wv_buf_str(&b));
 }
 
 /* ---- nodes ------------------------------------------------------------------- */

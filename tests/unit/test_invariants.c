@@ -279,6 +279,52 @@ static void ring_bugs_are_caught(void) {
   stages = NULL;
 }
 
+/* A bounded iterate walks exactly the tiles its relation leaves: at
+ * M = K2 = 128, the causal forward's workgroups of 64 queries walk 2 and 4
+ * of the 4 key tiles of 32; the backward's dk/dv workgroups of 32 keys walk
+ * 4, 3, 2 and 1 of the query tiles, dq's 1 to 4 key tiles. The unbounded
+ * forward walks all of them (no remark). */
+static bool has_remark(wavec_kernel *k, const char *text) {
+  for (size_t i = 0; i < wavec_remark_count(k); i++)
+    if (strstr(wavec_remark(k, i), text))
+      return true;
+  return false;
+}
+
+static void bounded_walks(void) {
+  static const struct {
+    const char *file, *kernel, *text;
+  } cases[] = {
+      {"examples/attention_fwd.wave", "attention_fwd_causal",
+       "iterate over 'K2' <= 'M': a workgroup walks 2 to 4 of the 4 tiles, "
+       "3.0 on average (75% of the unbounded walk)"},
+      {"examples/attention_bwd.wave", "attention_bwd_dkdv_causal",
+       "iterate over 'M' >= 'K2': a workgroup walks 1 to 4 of the 4 tiles, "
+       "2.5 on average"},
+      {"examples/attention_bwd.wave", "attention_bwd_dq_causal",
+       "iterate over 'K2' <= 'M': a workgroup walks 1 to 4 of the 4 tiles, "
+       "2.5 on average"},
+      {"examples/attention_fwd.wave", "attention_fwd", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    wavec_kernel *pk;
+    wavec_status st;
+    wavec_ctx *ctx = build(cases[i].file, cases[i].kernel, nvidia, 32, 32,
+                           128, 128, NULL, &pk, &st);
+    CHECKF(st == WAVEC_OK, "%s: %s", cases[i].kernel, wavec_errmsg(ctx));
+    if (st == WAVEC_OK) {
+      if (cases[i].text)
+        CHECKF(has_remark(pk, cases[i].text), "%s: no remark '%s'",
+               cases[i].kernel, cases[i].text);
+      else
+        CHECKF(!has_remark(pk, "a workgroup walks"), "%s: bounded",
+               cases[i].kernel);
+      CHECK(simulate(pk) == WAVEC_OK);
+    }
+    wavec_ctx_free(ctx);
+  }
+}
+
 int main(void) {
   RUN(cast_of_mma_has_own_dims);
   RUN(users_see_last_link);
@@ -286,5 +332,6 @@ int main(void) {
   RUN(dropped_barrier_is_a_race);
   RUN(shifted_lane_is_caught);
   RUN(ring_bugs_are_caught);
+  RUN(bounded_walks);
   CHECK_EXIT();
 }

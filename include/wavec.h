@@ -90,6 +90,9 @@ int wavec_diag(wavec_ctx *ctx, size_t i, wavec_diag_info *out);
  * kernel of the context and win over a kernel's `defaults { }`. */
 wavec_status wavec_define_int(wavec_ctx *ctx, const char *name, int64_t v);
 wavec_status wavec_define_float(wavec_ctx *ctx, const char *name, double v);
+/* The i-th definition whose name no kernel parsed into ctx has as a
+ * symbol (usually a misspelling), or NULL past the last one. */
+const char *wavec_unused_define(wavec_ctx *ctx, size_t i);
 
 /* Hardware overrides (what `--hardware KEY=VALUE,...` sets), applied to every
  * kernel compiled in ctx: `threads_per_wave` (an integer), `mma` (an mma

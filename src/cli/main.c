@@ -182,6 +182,10 @@ static int run(wavec_ctx *ctx, cli *c) {
     fputs(wavec_errmsg(ctx), stderr);
     return 1;
   }
+  /* a definition no kernel can take is likely a misspelling */
+  for (size_t i = 0; wavec_unused_define(ctx, i); i++)
+    fprintf(stderr, "wavec: warning: -D %s: no kernel in %s has a symbol of "
+            "that name\n", wavec_unused_define(ctx, i), c->file);
   return 0;
 }
 

@@ -417,15 +417,26 @@ static wavec_status define(wavec_ctx *ctx, const char *name, bool is_float,
   WV_GUARD(ctx, ctx->status);
   for (uint32_t k = 0; k < ctx->defines.n; k++) {
     if (strcmp(ctx->defines.v[k].name, name) == 0) {
-      ctx->defines.v[k] = (wv_define){ctx->defines.v[k].name, is_float, i, f};
+      ctx->defines.v[k] = (wv_define){.name = ctx->defines.v[k].name,
+                                      .is_float = is_float, .i = i, .f = f};
       WV_UNGUARD(ctx);
       return WAVEC_OK;
     }
   }
-  wv_define d = {wv_strdup(ctx, name), is_float, i, f};
+  wv_define d = {.name = wv_strdup(ctx, name), .is_float = is_float, .i = i,
+                 .f = f};
   vec_push(ctx, &ctx->defines, d);
   WV_UNGUARD(ctx);
   return WAVEC_OK;
+}
+
+const char *wavec_unused_define(wavec_ctx *ctx, size_t i) {
+  for (uint32_t k = 0; k < ctx->defines.n; k++) {
+    const char *nm = ctx->defines.v[k].name;
+    if (!wv_strmap_get(ctx->sym_map, nm, strlen(nm)) && i-- == 0)
+      return nm;
+  }
+  return NULL;
 }
 
 wavec_status wavec_define_int(wavec_ctx *ctx, const char *name, int64_t v) {

@@ -111,6 +111,24 @@ static void contexts_are_independent(void) {
 /* Fails the n-th allocation for every n until parsing and compiling the
  * example succeeds: each run must end in NOMEM (or success), and free every
  * block. */
+/* A definition no kernel has a symbol for is reported (a misspelling);
+ * the others are not. */
+static void unused_defines(void) {
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  CHECK(wavec_define_int(ctx, "M", 64) == WAVEC_OK);
+  CHECK(wavec_define_int(ctx, "BLOK_M", 32) == WAVEC_OK);
+  CHECK(wavec_define_float(ctx, "SCALE", 0.5) == WAVEC_OK);
+  size_t len;
+  char *src = slurp("examples/gemm.wave", &len);
+  CHECK(wavec_parse(ctx, "gemm.wave", src, len) == WAVEC_OK);
+  free(src);
+  const char *u0 = wavec_unused_define(ctx, 0), *u1 = wavec_unused_define(ctx, 1);
+  CHECKF(u0 && !strcmp(u0, "BLOK_M"), "first unused: %s", u0 ? u0 : "none");
+  CHECKF(u1 && !strcmp(u1, "SCALE"), "second unused: %s", u1 ? u1 : "none");
+  CHECK(wavec_unused_define(ctx, 2) == NULL);
+  wavec_ctx_free(ctx);
+}
+
 static void allocation_failures(void) {
   size_t len;
   char *src = slurp("examples/attention_bwd_dkdv.wave", &len);
@@ -152,6 +170,7 @@ int main(void) {
   RUN(builder_errors_propagate);
   RUN(invalid_handles);
   RUN(contexts_are_independent);
+  RUN(unused_defines);
   RUN(allocation_failures);
   CHECK_EXIT();
 }

@@ -88,15 +88,16 @@ def report(workload, peer, ms_w, ms_p, flops, err, compile_ms):
                      peer_tflops=tp, ratio=tw / tp, rel_err=err, compile=compile_ms))
     print(f"{workload:44s} wavec {tw:7.1f} TFLOP/s  {peer:12s} {tp:7.1f}  ratio {tw/tp:5.2f}  err {err:.1e}", flush=True)
 
-GEMM_CONFIGS = [  # BLOCK_M, BLOCK_N, BLOCK_K, WAVES_M, WAVES_N, STAGES
-    (bm, bn, bk, wm, wn, s) for (bm, bn, bk, wm, wn) in
-    [(128, 128, 32, 2, 2), (128, 128, 64, 2, 2), (128, 128, 32, 2, 4), (128, 256, 32, 2, 4),
-     (256, 128, 32, 4, 2), (128, 256, 64, 2, 4), (256, 128, 64, 4, 2)]
-    for s in (2, 3, 4)]
+GEMM_CONFIGS = [  # BLOCK_M, BLOCK_N, BLOCK_K, WAVES_M, WAVES_N, STAGES, WORKGROUPS_PER_SM (0: unset)
+    (bm, bn, bk, wm, wn, s, 0) for (bm, bn, bk, wm, wn) in
+    [(128, 128, 64, 2, 2), (128, 256, 64, 2, 4), (256, 128, 64, 4, 2)]
+    for s in (2, 3, 4)] + [
+    (128, 128, 64, 2, 2, 2, 3), (128, 128, 32, 2, 2, 3, 3), (128, 128, 32, 2, 2, 4, 3),
+    (128, 128, 32, 2, 2, 2, 3), (64, 128, 64, 2, 2, 3, 4), (128, 64, 64, 2, 2, 3, 4)]
 best_gemm = {}
 
-def stages_opt(s):
-    return ["--hardware", f"stages={s}"]
+def stages_opt(s, wps=0):
+    return ["--hardware", f"stages={s}" + (f",workgroups_per_sm={wps}" if wps else "")]
 
 def gemm_sweep(n, dt):
     """Times every tile configuration once (median of 5) and keeps the best,
@@ -106,10 +107,10 @@ def gemm_sweep(n, dt):
     c = torch.empty(n, n, dtype=dt, device=dev)
     best = None
     for cfg in GEMM_CONFIGS:
-        bm, bn, bk, wm, wn, st = cfg
+        bm, bn, bk, wm, wn, st, wps = cfg
         try:
             k, *_ = wavec_compile("bench/gemm.wave", name, dict(M=n, N=n, K=n, BLOCK_M=bm, BLOCK_N=bn,
-                                                               BLOCK_K=bk, WAVES_M=wm, WAVES_N=wn), stages_opt(st))
+                                                               BLOCK_K=bk, WAVES_M=wm, WAVES_N=wn), stages_opt(st, wps))
             ms = bench(lambda: k(a, b, c), warm=2, rep=5)
             print(f"  sweep {name} {n}^3 {cfg}: {2*n**3/ms/1e9:.1f} TFLOP/s", flush=True)
             if best is None or ms < best[0]:
@@ -120,10 +121,10 @@ def gemm_sweep(n, dt):
 
 def gemm(n, dt):
     name = {torch.float16: "gemm_f16", torch.bfloat16: "gemm_bf16"}[dt]
-    bm, bn, bk, wm, wn, st = best_gemm.get(dt, GEMM_CONFIGS[0])
+    bm, bn, bk, wm, wn, st, wps = best_gemm.get(dt, GEMM_CONFIGS[0])
     k, ms_ptx, ms_cubin, info = wavec_compile("bench/gemm.wave", name, dict(M=n, N=n, K=n, BLOCK_M=bm, BLOCK_N=bn,
                                                                            BLOCK_K=bk, WAVES_M=wm, WAVES_N=wn),
-                                              stages_opt(st))
+                                              stages_opt(st, wps))
     a = torch.randn(n, n, dtype=dt, device=dev); b = torch.randn(n, n, dtype=dt, device=dev)
     c = torch.empty(n, n, dtype=dt, device=dev)
     k(a, b, c); torch.cuda.synchronize()
@@ -131,19 +132,20 @@ def gemm(n, dt):
     err = rel_err(c, ref)
     err32 = rel_err(c, a.float() @ b.float().T)
     ms_w = bench(lambda: k(a, b, c)); ms_p = bench(lambda: a @ b.T)
-    report(f"gemm {str(dt)[6:]} {n}^3 tiles {bm}x{bn}x{bk} waves {wm}x{wn} stages {st}", "cuBLAS", ms_w, ms_p, 2 * n**3,
+    report(f"gemm {str(dt)[6:]} {n}^3 tiles {bm}x{bn}x{bk} waves {wm}x{wn} stages {st}"
+           + (f" wgs/SM {wps}" if wps else ""), "cuBLAS", ms_w, ms_p, 2 * n**3,
            max(err, err32), (ms_ptx, ms_cubin))
 
 # Tile configurations the attention kernels are swept over (at N = 4096,
 # once per D), as an autotuner would; the best one is used for every N.
 FWD_CONFIGS = [  # BLOCK_M, BLOCK_K2, WAVES, STAGES
-    (bm, bk, w, s) for (bm, bk, w) in [(64, 32, 4), (64, 64, 4), (128, 32, 8), (128, 64, 8), (128, 32, 4)]
+    (bm, bk, w, s) for (bm, bk, w) in [(64, 64, 4), (128, 32, 8), (128, 64, 8), (128, 32, 4), (128, 64, 4)]
     for s in (2, 3)]
 DKDV_CONFIGS = [  # BLOCK_K2, BLOCK_M, WAVES, STAGES
-    (bk, bm, w, s) for (bk, bm, w) in [(32, 32, 2), (64, 32, 4), (64, 64, 4), (128, 32, 8), (128, 64, 8)]
+    (bk, bm, w, s) for (bk, bm, w) in [(64, 32, 4), (128, 32, 8), (128, 64, 8), (128, 32, 4), (64, 64, 4)]
     for s in (2, 3)]
 DQ_CONFIGS = [  # BLOCK_M, BLOCK_K2, WAVES, STAGES
-    (bm, bk, w, s) for (bm, bk, w) in [(32, 32, 2), (64, 32, 4), (64, 64, 4), (128, 32, 8), (128, 64, 8)]
+    (bm, bk, w, s) for (bm, bk, w) in [(64, 32, 4), (128, 32, 8), (128, 64, 8), (128, 32, 4), (64, 64, 4)]
     for s in (2, 3)]
 best_attn = {}
 

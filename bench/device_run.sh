@@ -9,7 +9,7 @@ export PATH=$PATH:/usr/local/cuda/bin
 OUT=${OUT:-build/out}; mkdir -p "$OUT"
 full=0; prof=1
 for a in "$@"; do [ "$a" = full ] && full=1; [ "$a" = noprof ] && prof=0; done
-make -s MODE=release -j16 all >"$OUT/build.txt" 2>&1 || { tail -20 "$OUT/build.txt"; exit 1; }
+make -s MODE=release -j16 all >build/device-build.txt 2>&1 || { tail -20 build/device-build.txt; exit 1; }
 if [ $full = 1 ]; then
   timeout 330 bash tests/gpu/run.sh >"$OUT/gpu-tests.txt" 2>&1; echo "gpu tests rc=$?" >>"$OUT/gpu-tests.txt"
 else

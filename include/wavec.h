@@ -96,7 +96,7 @@ const char *wavec_unused_define(wavec_ctx *ctx, size_t i);
 
 /* Hardware overrides (what `--hardware KEY=VALUE,...` sets), applied to every
  * kernel compiled in ctx: `threads_per_wave` (an integer), `mma` (an mma
- * type name) and `stages` (1..8). WAVEC_ERR_INVALID for an unknown key or a bad value. */
+ * type name) and the integer entries of WAVEC_HW_INTS. WAVEC_ERR_INVALID for an unknown key or a bad value. */
 wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
                                      const char *value);
 
@@ -247,12 +247,26 @@ wavec_status wavec_threads_per_wave(wavec_kernel *k, wavec_expr n,
                                     wavec_loc loc);
 wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
                                 wavec_loc loc);
-/* `hardware(stages = N)`: shared-memory buffers of the operand tiles an
- * `iterate` loop streams (1..8). 1 copies each tile where it is used;
- * N >= 2 keeps N-1 tiles in flight ahead of the one being computed on
- * (asynchronous copies on NVIDIA). Unset: the compiler picks. */
-wavec_status wavec_hardware_stages(wavec_kernel *k, wavec_expr n,
-                                   wavec_loc loc);
+/* Integer hardware entries, `hardware(NAME = N)`: enum, name, least and
+ * greatest value. Unset, the compiler picks.
+ *  - stages: shared-memory slots of the operand tiles an `iterate` streams;
+ *    1 copies each tile where it is used, N >= 2 keeps N-1 tiles in flight
+ *    ahead of the one being computed on (asynchronous copies on NVIDIA).
+ *  - workgroups_per_sm: how many workgroups the code generator must let
+ *    share a multiprocessor (NVIDIA: .minnctapersm; it caps registers). */
+#define WAVEC_HW_INTS(X)                                                       \
+  X(WAVEC_HW_STAGES, "stages", 1, 8)                                           \
+  X(WAVEC_HW_WORKGROUPS_PER_SM, "workgroups_per_sm", 1, 32)
+
+typedef enum wavec_hw_int {
+#define X(e, name, lo, hi) e,
+  WAVEC_HW_INTS(X)
+#undef X
+      WAVEC_HW_INT_COUNT
+} wavec_hw_int;
+
+wavec_status wavec_hardware_int(wavec_kernel *k, wavec_hw_int which,
+                                wavec_expr n, wavec_loc loc);
 wavec_status wavec_vector_shape(wavec_kernel *k, wavec_sym dim, wavec_expr n,
                                 wavec_loc loc);
 /* `defaults { SYM = VALUE }` */

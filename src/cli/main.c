@@ -29,7 +29,7 @@ static const char usage[] =
     "  -D SYM=VALUE           bind a hyperparameter (integer or float);\n"
     "                         overrides the kernel's defaults { }\n"
     "  --hardware K=V,...     override hardware entries: threads_per_wave=N,\n"
-    "                         mma=NAME, stages=1..8\n"
+    "                         mma=NAME, stages=1..8, workgroups_per_sm=N\n"
     "  --kernel NAME          compile only the named kernel (default: all)\n"
     "  --print-after=PASS     print the graph after PASS: check, bind,\n"
     "                         constraints, index, broadcast, expand\n"

@@ -59,7 +59,8 @@ int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg) {
       *eq = '=';
       return usage(prog,
                    "invalid --hardware entry '%s' (keys: "
-                   "threads_per_wave=32|64, mma=NAME, stages=1..8)",
+                   "threads_per_wave=32|64, mma=NAME, stages=1..8, "
+                   "workgroups_per_sm=1..32)",
                    kv);
     }
   }

@@ -1149,22 +1149,30 @@ static void parse_vector_shape(parser *p, void *ud) {
  * hwentry  = 'threads_per_wave' '=' iexpr
  *          | ('mma' | 'mma_type') '=' MMA
  *          | 'vector_shapes' '=' braced(vector_shape)
- *          | 'stages' '=' iexpr */
+ *          | HWINT '=' iexpr       (an entry of WAVEC_HW_INTS: stages, ...) */
 static void parse_hardware(parser *p) {
   static const char *const entries[] = {"threads_per_wave", "mma",
-                                        "vector_shapes", "mma_type", "stages"};
+                                        "vector_shapes", "mma_type"};
+  static const char *const ints[] = {
+#define X(e, name, lo, hi) name,
+      WAVEC_HW_INTS(X)
+#undef X
+  };
   expect(p, T_LPAREN, NULL);
   unsigned seen = 0;
   while (!at(p, T_RPAREN)) {
     wv_tok *kt = expect(p, T_IDENT, "a hardware entry (threads_per_wave, "
-                                    "mma, vector_shapes or stages)");
+                                    "mma, vector_shapes, stages, ...)");
     int e = find_name(entries, WV_ARRAY_LEN(entries), kt->name);
     if (e == 3)
       e = 1; /* Wave's spelling */
+    for (int i = 0; e < 0 && i < WAVEC_HW_INT_COUNT; i++)
+      if (strcmp(kt->name, ints[i]) == 0)
+        e = 4 + i;
     if (e < 0)
       fail(p, kt, D_BAD_KWARG, "hardware has no entry %s (it takes "
-                               "threads_per_wave, mma, vector_shapes and "
-                               "stages)",
+                               "threads_per_wave, mma, vector_shapes, stages "
+                               "and workgroups_per_sm)",
            desc(p, kt));
     if (seen & (1u << e))
       fail(p, kt, D_BAD_KWARG, "hardware entry %s is given twice",
@@ -1175,9 +1183,10 @@ static void parse_hardware(parser *p) {
     if (e == 0) {
       wavec_expr n = parse_iexpr(p);
       must_ok(p, wavec_threads_per_wave(p->k, n, loc_of(p, v)));
-    } else if (e == 4) {
+    } else if (e >= 4) {
       wavec_expr n = parse_iexpr(p);
-      must_ok(p, wavec_hardware_stages(p->k, n, loc_of(p, v)));
+      must_ok(p, wavec_hardware_int(p->k, (wavec_hw_int)(e - 4), n,
+                                    loc_of(p, v)));
     } else if (e == 1) {
       int m = v->kind == T_IDENT
                   ? find_name(mma_names, WV_ARRAY_LEN(mma_names), v->name)

@@ -312,19 +312,29 @@ wavec_status wavec_threads_per_wave(wavec_kernel *pk, wavec_expr n,
   BUILD(pk, pk->k.ctx->status, threads(&pk->k, n, loc));
 }
 
-static wavec_status stages(wv_kernel *k, ex_t n, wavec_loc loc) {
-  if (k->hw.stages)
-    wv_fail(k->ctx, D_HARDWARE, loc, "stages is given twice");
+const wv_hwint_info wv_hwints[WAVEC_HW_INT_COUNT] = {
+#define X(e, name, lo, hi) [e] = {name, lo, hi},
+    WAVEC_HW_INTS(X)
+#undef X
+};
+
+static wavec_status hw_int(wv_kernel *k, wavec_hw_int which, ex_t n,
+                           wavec_loc loc) {
+  if ((int)which < 0 || which >= WAVEC_HW_INT_COUNT)
+    wv_fail(k->ctx, D_INVALID, loc, "invalid hardware entry %d", (int)which);
+  if (k->hw.ints[which])
+    wv_fail(k->ctx, D_HARDWARE, loc, "%s is given twice",
+            wv_hwints[which].name);
   if (!n)
     wv_fail(k->ctx, D_INVALID, loc, "invalid expression handle");
-  k->hw.stages = n;
-  k->hw.stages_loc = loc;
+  k->hw.ints[which] = n;
+  k->hw.ints_loc[which] = loc;
   return WAVEC_OK;
 }
 
-wavec_status wavec_hardware_stages(wavec_kernel *pk, wavec_expr n,
-                                   wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, stages(&pk->k, n, loc));
+wavec_status wavec_hardware_int(wavec_kernel *pk, wavec_hw_int which,
+                                wavec_expr n, wavec_loc loc) {
+  BUILD(pk, pk->k.ctx->status, hw_int(&pk->k, which, n, loc));
 }
 
 static wavec_status mma_type(wv_kernel *k, wavec_mma_kind m, wavec_loc loc) {

@@ -114,15 +114,20 @@ typedef struct wv_exactdiv {
   wavec_loc loc;
 } wv_exactdiv;
 
-enum { WV_MAX_STAGES = 8 }; /* hardware(stages = N) */
+/* The integer hardware entries (WAVEC_HW_INTS): name and range. */
+typedef struct wv_hwint_info {
+  const char *name;
+  int64_t lo, hi;
+} wv_hwint_info;
+extern const wv_hwint_info wv_hwints[WAVEC_HW_INT_COUNT];
 
 typedef struct wv_hardware {
   ex_t threads_per_wave; /* 0: from the target */
   wavec_loc threads_loc;
   int mma;               /* wavec_mma_kind or WAVEC_MMA_NONE */
   wavec_loc mma_loc;
-  ex_t stages;           /* 0: the compiler picks */
-  wavec_loc stages_loc;
+  ex_t ints[WAVEC_HW_INT_COUNT]; /* 0: the compiler picks */
+  wavec_loc ints_loc[WAVEC_HW_INT_COUNT];
   wv_dimvals vector_shapes;
 } wv_hardware;
 

@@ -43,7 +43,8 @@ static void print_header(wv_kernel *k, wv_buf *b) {
     wv_buf_puts(b, "\n");
   }
   if (k->hw.threads_per_wave || k->hw.mma != WAVEC_MMA_NONE ||
-      k->hw.stages || k->hw.vector_shapes.n) {
+      k->hw.ints[WAVEC_HW_STAGES] || k->hw.ints[WAVEC_HW_WORKGROUPS_PER_SM] ||
+      k->hw.vector_shapes.n) {
     wv_buf_puts(b, "  hardware(");
     const char *sep = "";
     if (k->hw.threads_per_wave) {
@@ -55,10 +56,12 @@ static void print_header(wv_kernel *k, wv_buf *b) {
       wv_buf_printf(b, "%smma = %s", sep, wv_mma_names[k->hw.mma]);
       sep = ", ";
     }
-    if (k->hw.stages) {
-      wv_buf_printf(b, "%sstages = ", sep);
-      print_expr(k, b, k->hw.stages);
-      sep = ", ";
+    for (int i = 0; i < WAVEC_HW_INT_COUNT; i++) {
+      if (k->hw.ints[i]) {
+        wv_buf_printf(b, "%s%s = ", sep, wv_hwints[i].name);
+        print_expr(k, b, k->hw.ints[i]);
+        sep = ", ";
+      }
     }
     if (k->hw.vector_shapes.n) {
       wv_buf_printf(b, "%svector_shapes = {", sep);

@@ -154,12 +154,15 @@ wavec_status wv_pass_bind(wv_kernel *k) {
       wv_fail(ctx, D_HARDWARE, k->hw.threads_loc,
               "threads_per_wave = %lld; it must be 32 or 64", (long long)t);
   }
-  if (k->hw.stages) {
-    int64_t s = eval(k, k->hw.stages, k->hw.stages_loc, "stages");
-    if (s < 1 || s > WV_MAX_STAGES)
-      wv_fail(ctx, D_HARDWARE, k->hw.stages_loc,
-              "stages = %lld; it must be 1 to %d", (long long)s,
-              WV_MAX_STAGES);
+  for (int i = 0; i < WAVEC_HW_INT_COUNT; i++) {
+    const wv_hwint_info *hi = &wv_hwints[i];
+    if (!k->hw.ints[i])
+      continue;
+    int64_t s = eval(k, k->hw.ints[i], k->hw.ints_loc[i], hi->name);
+    if (s < hi->lo || s > hi->hi)
+      wv_fail(ctx, D_HARDWARE, k->hw.ints_loc[i],
+              "%s = %lld; it must be %lld to %lld", hi->name, (long long)s,
+              (long long)hi->lo, (long long)hi->hi);
   }
   for (uint32_t i = 0; i < k->hw.vector_shapes.n; i++) {
     wv_dimval *v = &k->hw.vector_shapes.v[i];

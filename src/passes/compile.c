@@ -63,9 +63,11 @@ static wavec_status compile(wv_kernel *k, const wavec_options *opt) {
     k->hw.mma = ctx->hw_mma;
     k->hw.mma_loc = (wavec_loc){0};
   }
-  if (ctx->hw_stages) {
-    k->hw.stages = ex_const(ctx, ctx->hw_stages);
-    k->hw.stages_loc = (wavec_loc){0};
+  for (int i = 0; i < WAVEC_HW_INT_COUNT; i++) {
+    if (ctx->hw_ints[i]) {
+      k->hw.ints[i] = ex_const(ctx, ctx->hw_ints[i]);
+      k->hw.ints_loc[i] = (wavec_loc){0};
+    }
   }
   for (size_t i = 0; i < WV_ARRAY_LEN(pipeline); i++) {
     uint64_t t0 = wv_now_ns();
@@ -116,17 +118,20 @@ wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
       ctx->hw_threads = v;
       return WAVEC_OK;
     }
-  } else if (strcmp(key, "stages") == 0) {
-    char *end;
-    long v = strtol(value, &end, 10);
-    if (*value && !*end && v >= 1 && v <= WV_MAX_STAGES) {
-      ctx->hw_stages = v;
-      return WAVEC_OK;
-    }
   } else if (strcmp(key, "mma") == 0) {
     int m = wv_mma_lookup(value, strlen(value));
     if (m >= 0) {
       ctx->hw_mma = m;
+      return WAVEC_OK;
+    }
+  }
+  for (int i = 0; i < WAVEC_HW_INT_COUNT; i++) {
+    if (strcmp(key, wv_hwints[i].name) != 0)
+      continue;
+    char *end;
+    long long v = strtoll(value, &end, 10);
+    if (*value && !*end && v >= wv_hwints[i].lo && v <= wv_hwints[i].hi) {
+      ctx->hw_ints[i] = v;
       return WAVEC_OK;
     }
   }

@@ -28,7 +28,8 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
   d->lanes = k->hw.threads_per_wave ? (int)value(k, k->hw.threads_per_wave)
                                     : tgt->lanes;
   d->mma = k->hw.mma;
-  d->stages = k->hw.stages ? (int)value(k, k->hw.stages) : 0;
+  for (int i = 0; i < WAVEC_HW_INT_COUNT; i++)
+    d->hw[i] = k->hw.ints[i] ? value(k, k->hw.ints[i]) : 0;
   d->nsyms = ctx->sym_names.n;
   /* Symbols made below are appended to the table: size the array for them. */
   static const char *const tn[] = {"$T0", "$T1", "$T2"},

@@ -32,7 +32,7 @@ typedef struct wv_diminfo {
 typedef struct wv_dist {
   int lanes;                /* threads per wave */
   int mma;                  /* wavec_mma_kind or WAVEC_MMA_NONE */
-  int stages;               /* hardware(stages = N); 0: the compiler picks */
+  int64_t hw[WAVEC_HW_INT_COUNT]; /* integer hardware entries; 0: unset */
   int64_t waves[3];         /* waves per block along each grid axis */
   int64_t grid[3];          /* workgroups along each grid axis */
   int64_t block[3];         /* threads per block along each axis */

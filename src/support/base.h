@@ -227,7 +227,7 @@ struct wavec_ctx {
   uint32_t test_hooks; /* WV_HOOK_* bits: planted bugs for tests */
   int64_t hw_threads; /* --hardware overrides; 0 / -1 when unset */
   int hw_mma;
-  int64_t hw_stages;
+  int64_t hw_ints[WAVEC_HW_INT_COUNT]; /* 0 when unset */
 };
 
 /* Test hooks (wavec_test_hook): each plants one bug so that a test can show

@@ -1192,7 +1192,8 @@ static void lower_node(lw *w, uint32_t id) {
   case WAVEC_OP_READ: {
     stage *st = w->stage_of[w->ix->info[id].origin];
     if (st && st->loop) {
-      staged_read(w, id, st);
+      /* streamed: its fragments are loaded where they are used */
+      w->lazy[id] = true;
       return;
     }
     if (st) {
@@ -1523,7 +1524,7 @@ static void place_stages(lw *w) {
     else
       all.v[i]->base = fixed, fixed += all.v[i]->bytes;
   }
-  int64_t S = w->d->stages;
+  int64_t S = w->d->hw[WAVEC_HW_STAGES];
   if (!S)
     for (S = AUTO_STAGES; S > 2 && fixed + S * ring > AUTO_STAGE_BYTES; S--)
       ;
@@ -1566,6 +1567,7 @@ wavec_status wv_pass_lower(wv_kernel *k) {
     p->block[a] = w.d->block[a];
   }
   p->lanes = w.d->lanes;
+  p->wgs_per_sm = w.d->hw[WAVEC_HW_WORKGROUPS_PER_SM];
   p->mma = w.d->mma;
   for (uint32_t i = 0; i < k->args.n; i++) {
     wv_node *a = wv_get(k->g, k->args.v[i]);

@@ -1081,9 +1081,12 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     put_ident(out, name);
     wv_buf_printf(out, "_param_%u", i);
   }
-  wv_buf_printf(out, "\n)\n.reqntid %lld, %lld, %lld\n{\n",
+  wv_buf_printf(out, "\n)\n.reqntid %lld, %lld, %lld\n",
                 (long long)p->block[0], (long long)p->block[1],
                 (long long)p->block[2]);
+  if (p->wgs_per_sm)
+    wv_buf_printf(out, ".minnctapersm %lld\n", (long long)p->wgs_per_sm);
+  wv_buf_puts(out, "{\n");
   for (int c = 0; c < C_COUNT; c++) {
     if (x.maxreg[c])
       wv_buf_printf(out, "\t.reg %s %s<%u>;\n", class_decl[c], reg_prefix[c],

@@ -123,6 +123,7 @@ typedef struct tir_prog {
   int lanes;
   int mma;            /* wavec_mma_kind used by T_MMA, or -1 */
   int64_t smem_bytes;
+  int64_t wgs_per_sm; /* hardware(workgroups_per_sm = N), or 0 */
 } tir_prog;
 
 /* Pass `lower`: the expanded graph of k becomes its thread program. */

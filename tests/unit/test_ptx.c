@@ -26,48 +26,53 @@ typedef struct kcase {
   int nvidia_hw; /* --hardware threads_per_wave=32,mma=F32_16x8x16_F16 */
   int has_mma;
   int optional;  /* skip when the file is absent */
+  const char *hw[2]; /* more --hardware overrides: KEY, VALUE */
 } kcase;
 
 static const kcase cases[] = {
-    {"examples/gemm.wave", "gemm", {"M=128", "N=128", "K=64"}, 0, 1, 0},
+    {"examples/gemm.wave", "gemm", {"M=128", "N=128", "K=64"}, 0, 1, 0, {NULL, NULL}},
     {"examples/attention_bwd_dkdv.wave",
      "attention_bwd_dkdv",
      {"B=1", "M=32", "K2=32", "N=32", "K1=32"},
-     1, 1, 0},
+     1, 1, 0, {NULL, NULL}},
     {"examples/attention_bwd_dkdv.wave",
      "attention_bwd_dkdv",
      {"B=2", "M=64", "K2=64", "N=64", "K1=64"},
-     1, 1, 0},
+     1, 1, 0, {NULL, NULL}},
     {"examples/attention_fwd.wave",
      "attention_fwd",
      {"B=1", "M=64", "K2=64", "N=32", "K1=32"},
-     0, 1, 0},
+     0, 1, 0, {NULL, NULL}},
     {"examples/attention_fwd.wave",
      "attention_fwd_causal",
      {"B=2", "M=128", "K2=128", "N=64", "K1=64"},
-     0, 1, 0},
+     0, 1, 0, {NULL, NULL}},
     {"examples/attention_bwd.wave",
      "attention_bwd_D",
      {"B=1", "M=64", "K2=64", "N=32", "K1=32"},
-     0, 0, 1},
+     0, 0, 1, {NULL, NULL}},
     {"examples/attention_bwd.wave",
      "attention_bwd_dkdv",
      {"B=1", "M=64", "K2=64", "N=32", "K1=32"},
-     0, 1, 1},
+     0, 1, 1, {NULL, NULL}},
     {"examples/attention_bwd.wave",
      "attention_bwd_dq",
      {"B=1", "M=64", "K2=64", "N=32", "K1=32"},
-     0, 1, 1},
+     0, 1, 1, {NULL, NULL}},
     {"examples/attention_bwd.wave",
      "attention_bwd_dkdv_causal",
      {"B=1", "M=64", "K2=64", "N=32", "K1=32"},
-     0, 1, 1},
+     0, 1, 1, {NULL, NULL}},
     {"examples/attention_bwd.wave",
      "attention_bwd_dq_causal",
      {"B=1", "M=64", "K2=64", "N=32", "K1=32"},
-     0, 1, 1},
-    {"bench/gemm.wave", "gemm_f16", {"M=256", "N=256", "K=64"}, 0, 1, 1},
-    {"bench/gemm.wave", "gemm_bf16", {"M=256", "N=256", "K=64"}, 0, 1, 1},
+     0, 1, 1, {NULL, NULL}},
+    {"bench/gemm.wave", "gemm_f16", {"M=256", "N=256", "K=64"}, 0, 1, 1, {NULL, NULL}},
+    {"bench/gemm.wave", "gemm_bf16", {"M=256", "N=256", "K=64"}, 0, 1, 1, {NULL, NULL}},
+    {"bench/gemm.wave", "gemm_bf16", {"M=256", "N=256", "K=256"}, 0, 1, 1,
+     {"stages", "1"}},
+    {"bench/gemm.wave", "gemm_bf16", {"M=256", "N=256", "K=256"}, 0, 1, 1,
+     {"workgroups_per_sm", "2"}},
 };
 
 static const char *const targets[] = {"sm_80", "sm_90", "sm_90a"};
@@ -87,6 +92,8 @@ static wavec_kernel *open_kernel(const kcase *c, wavec_ctx **ctxp, int nvidia) {
     wavec_hardware_override(ctx, "threads_per_wave", "32");
     wavec_hardware_override(ctx, "mma", "F32_16x8x16_F16");
   }
+  if (c->hw[0])
+    CHECK(wavec_hardware_override(ctx, c->hw[0], c->hw[1]) == WAVEC_OK);
   size_t len;
   char *src = slurp(c->file, &len);
   wavec_status st = src ? wavec_parse(ctx, c->file, src, len)
@@ -195,6 +202,14 @@ static void examples_print_and_assemble(void) {
              "%s: header", what);
       CHECKF(!c->has_mma || strstr(ptx, "mma.sync.aligned.m16n8k16.row.col."),
              "%s: no mma.sync", what);
+      /* mma operands are staged with asynchronous copies */
+      CHECKF(!c->has_mma || (strstr(ptx, "cp.async.cg.shared.global") &&
+                             strstr(ptx, "cp.async.wait_group")),
+             "%s: no cp.async", what);
+      int wps = c->hw[0] && !strcmp(c->hw[0], "workgroups_per_sm");
+      snprintf(want, sizeof want, ".minnctapersm %s\n", wps ? c->hw[1] : "");
+      CHECKF(wps ? strstr(ptx, want) != NULL : !strstr(ptx, ".minnctapersm"),
+             "%s: .minnctapersm", what);
       snprintf(want, sizeof want, ".file 1 \"%s\"", c->file);
       CHECKF(strstr(ptx, want) && strstr(ptx, "\t.loc 1 "),
              "%s: no line information", what);
@@ -228,7 +243,7 @@ static void mfma_is_unsupported(void) {
   const kcase c = {"examples/attention_bwd_dkdv.wave",
                    "attention_bwd_dkdv",
                    {"B=1", "M=32", "K2=32", "N=32", "K1=32"},
-                   0, 1, 0};
+                   0, 1, 0, {NULL, NULL}};
   wavec_ctx *ctx;
   wavec_kernel *k = open_kernel(&c, &ctx, 0); /* its own 64-lane MFMA */
   const char *ptx = NULL;
@@ -245,7 +260,7 @@ static void mfma_is_unsupported(void) {
 
 static void bad_target_and_uncompiled(void) {
   const kcase c = {"examples/gemm.wave", "gemm", {"M=64", "N=64", "K=32"},
-                   0, 1, 0};
+                   0, 1, 0, {NULL, NULL}};
   const char *ptx;
   const char *const bad[] = {"sim", "sm_70", NULL};
   for (size_t i = 0; i < 3; i++) {
@@ -275,7 +290,7 @@ static void gpu_run_without_driver(void) {
     return;
   }
   const kcase c = {"examples/gemm.wave", "gemm", {"M=64", "N=64", "K=32"},
-                   0, 1, 0};
+                   0, 1, 0, {NULL, NULL}};
   wavec_ctx *ctx;
   wavec_kernel *k = open_kernel(&c, &ctx, 0);
   if (k) {

@@ -301,7 +301,10 @@ static void staged_read(lw *w, uint32_t id, struct stage *st);
 static uint32_t elem(lw *w, uint32_t op, uint32_t e, tir_ty ty) {
   if (w->lazy[op] &&
       (!w->lazy_scope[op] || !w->scope_open[w->lazy_scope[op] - 1])) {
+    wavec_loc at = w->loc; /* the loads are the read's, at its line */
+    w->loc = wv_get(w->g, op)->loc;
     staged_read(w, op, w->stage_of[w->ix->info[op].origin]);
+    w->loc = at;
     w->lazy_scope[op] = w->scopes.v[w->scopes.n - 1] + 1;
   }
   wv_node *n = wv_get(w->g, op);

@@ -23,7 +23,9 @@
  *    round once"). f32 arithmetic uses the .rn forms, which ptxas never
  *    contracts into fma, so every operation rounds as the simulator's does.
  *  - Transcendentals, where the simulator is exact and the GPU is within a
- *    few ulp of f32: exp2 is ex2.approx.f32 (at most 2 ulp, PTX ISA);
+ *    few ulp of f32: exp2 is ex2.approx.ftz.f32 (at most 2 ulp, PTX ISA;
+ *    results below 2^-126 are 0, as the simulator's are — without .ftz,
+ *    ptxas scales every argument and result to keep subnormals);
  *    log2 splits off the exponent and sums the atanh series of the
  *    mantissa (about 3 ulp; lg2.approx alone is only absolutely accurate,
  *    which near 1 is no relative bound); exp reduces the argument by ln 2
@@ -285,7 +287,7 @@ static const char *const fbinary[T__COUNT] = {
     [T_DIV] = "div.rn.f32", [T_MIN] = "min.NaN.f32", [T_MAX] = "max.NaN.f32"};
 static const char *const funary[T__COUNT] = {
     [T_NEG] = "neg.f32",         [T_ABS] = "abs.f32",
-    [T_EXP2] = "ex2.approx.f32", [T_RCP] = "rcp.rn.f32",
+    [T_EXP2] = "ex2.approx.ftz.f32", [T_RCP] = "rcp.rn.f32",
     [T_SQRT] = "sqrt.rn.f32"};
 
 /* o = e^v, about 2 ulp: v = n ln2 + r with ln 2 in two parts (the high part

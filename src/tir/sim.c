@@ -167,7 +167,10 @@ static double fop(tir_op op, double a, double b) {
   case T_MAX: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
   case T_NEG: return -a;
   case T_ABS: return fabs(a);
-  case T_EXP2: return exp2(a);
+  case T_EXP2: { /* results below the least normal f32 flush to zero */
+    double r = exp2(a);
+    return r < 0x1p-126 ? 0.0 : r;
+  }
   case T_EXP: return exp(a);
   case T_LOG2: return log2(a);
   case T_RCP: return 1.0 / a;

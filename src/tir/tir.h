@@ -45,7 +45,7 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_MAX, "max", 2)                                                           \
   X(T_NEG, "neg", 1)                                                           \
   X(T_ABS, "abs", 1)                                                           \
-  X(T_EXP2, "exp2", 1)                                                         \
+  X(T_EXP2, "exp2", 1)      /* results below 2^-126 are 0 (flushed)      */    \
   X(T_EXP, "exp", 1)                                                           \
   X(T_LOG2, "log2", 1)                                                         \
   X(T_RCP, "rcp", 1)                                                           \

@@ -29,7 +29,7 @@ extern "C" {
 #define WAVEC_VERSION_MAJOR 0
 #define WAVEC_VERSION_MINOR 1
 #define WAVEC_VERSION_PATCH 0
-#define WAVEC_VERSION_STRING "0.1.0"
+#define WAVEC_VERSION_STRING "0.2.0"
 const char *wavec_version(void);
 
 /* ---- status -------------------------------------------------------------- */

@@ -31,6 +31,15 @@ typedef struct memo_ent {
   uint32_t scope;
 } memo_ent;
 
+/* A global load in scope: what it loaded (argument, offset and mask
+ * registers, type) into which register. */
+typedef struct load_ent {
+  int64_t arg;
+  uint32_t off, mask;
+  tir_ty ty;
+  uint32_t reg, scope;
+} load_ent;
+
 typedef struct lw {
   wv_kernel *k;
   wavec_ctx *ctx;
@@ -63,6 +72,10 @@ typedef struct lw {
    * backward's k and v) in shared memory instead of registers. */
   bool *lazy;
   uint32_t *lazy_scope;
+  /* global loads of arguments the kernel does not write, for reuse: the
+   * elements a lane holds of a broadcast operand often repeat (attention's
+   * lse and D per row, read for every column) */
+  VEC(load_ent) loads;
   bool *remarked;        /* by origin: conversion remark given */
   bool *red_more;        /* by reduction link: a later link follows it */
   uint32_t *red_init;    /* by deferred link: the chain's initial value */
@@ -316,6 +329,19 @@ static uint32_t elem(lw *w, uint32_t op, uint32_t e, tir_ty ty) {
     return fconst(w, ty, v);
   }
   return w->vals[op] + e;
+}
+
+/* The register an earlier load in an open scope put the same element in,
+ * or 0. */
+static uint32_t loaded(lw *w, int64_t arg, uint32_t off, uint32_t mask,
+                       tir_ty ty) {
+  for (uint32_t i = w->loads.n; i-- > 0;) {
+    load_ent *l = &w->loads.v[i];
+    if (l->arg == arg && l->off == off && l->mask == mask && l->ty == ty &&
+        w->scope_open[l->scope])
+      return l->reg;
+  }
+  return 0;
 }
 
 static uint32_t new_regs(lw *w, tir_ty ty, uint32_t n) {
@@ -1215,7 +1241,16 @@ static void lower_node(lw *w, uint32_t id) {
     for (uint32_t e = 0; e < ne; e++) {
       uint32_t mask;
       uint32_t off = mem_offset(w, id, n->mapping, mem, e, &mask);
+      uint32_t seen = w->written[n->mem] ? 0 : loaded(w, mem->index, off,
+                                                      mask, ty);
+      if (seen) {
+        emit(w, T_MOV, ty, w->vals[id] + e, seen, 0, 0, 0);
+        continue;
+      }
       emit(w, T_LDG, ty, w->vals[id] + e, off, mask, 0, mem->index);
+      load_ent le = {mem->index, off, mask, ty, w->vals[id] + e,
+                     w->scopes.v[w->scopes.n - 1]};
+      vec_push(ctx, &w->loads, le);
     }
     return;
   }
@@ -1487,7 +1522,10 @@ static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot) {
   const char *sep = " ";
   for (uint32_t o = 0; o < w->norigin; o++) {
     stage *st = w->stage_of[o];
-    if (st && st->loop == loop) {
+    bool seen = false;
+    for (uint32_t p = 0; p < o && !seen; p++)
+      seen = w->stage_of[p] == st;
+    if (st && st->loop == loop && !seen) {
       wv_buf_printf(&b, "%s'%s'", sep, wv_get(w->g, st->mem)->name);
       sep = ", ";
     }
@@ -1517,6 +1555,21 @@ static void place_stages(lw *w) {
     if (w->stage_of[o] || !stageable(w, id, &st))
       continue;
     st.loop = ring_loop(w, id, &st);
+    /* reads of the same tile of one memory share its copy, whatever
+     * their mappings: a mapping only changes which elements a lane takes
+     * from the tile (attention's backward reads q and do both ways) */
+    for (uint32_t i = 0; i < all.n && !w->stage_of[o]; i++) {
+      stage *s = all.v[i];
+      bool same = s->mem == st.mem && s->loop == st.loop &&
+                  s->loopvar == st.loopvar;
+      uint32_t nd = wv_get(w->g, st.mem)->type.n;
+      for (uint32_t d = 0; d < nd && same; d++)
+        same = s->ext[d] == st.ext[d] && s->start[d] == st.start[d];
+      if (same)
+        w->stage_of[o] = s;
+    }
+    if (w->stage_of[o])
+      continue;
     w->stage_of[o] = wv_dup(ctx, &st, sizeof st);
     vec_push(ctx, &all, w->stage_of[o]);
   }

@@ -163,9 +163,9 @@ static bool yields_nonneg(px *x, const tir_instr *in) {
   const uint8_t *nn = x->nonneg;
   switch (in->op) {
   case T_CONST: return in->imm >= 0;
+  case T_LOOP: return !in->a || nn[in->a]; /* counts up from its start */
+  case T_ENDLOOP: return nn[in->dst];
   case T_SREG:
-  case T_LOOP:
-  case T_ENDLOOP:
   case T_ABS: return true;
   case T_MOV:
   case T_SHFL: return nn[in->a];
@@ -192,7 +192,8 @@ static void analyse(px *x) {
   x->argwritten = wv_alloc(x->ctx, (p->args.n + 1) * sizeof *x->argwritten);
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
-    if (writes_dst(in))
+    /* a loop counter's increment belongs to its definition by T_LOOP */
+    if (writes_dst(in) && in->op != T_ENDLOOP)
       ndef[in->dst]++;
     if (in->op == T_LDGV || in->op == T_LDSV || in->op == T_MMA ||
         in->op == T_LDSM || in->op == T_LDSMT) {

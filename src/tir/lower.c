@@ -1013,6 +1013,14 @@ static bool in_register(lw *w, uint32_t id, uint32_t *src) {
   return true;
 }
 
+/* Starts a remark at loc in b: "file:line:col: remark: ". */
+static void remark_start(lw *w, wavec_loc loc, wv_buf *b) {
+  wv_buf_init(b, w->ctx);
+  if (loc.file)
+    wv_buf_printf(b, "%s:", loc.file);
+  wv_buf_printf(b, "%u:%u: remark: ", loc.line, loc.col);
+}
+
 /* One remark per converted value: where, what, and how it moves. */
 static void remark_convert(lw *w, uint32_t id, const char *how) {
   wv_nodeinfo *in = &w->ix->info[id];
@@ -1021,11 +1029,8 @@ static void remark_convert(lw *w, uint32_t id, const char *how) {
   w->remarked[in->origin] = true;
   wv_node *n = wv_get(w->g, id);
   wv_buf b;
-  wv_buf_init(&b, w->ctx);
-  if (n->loc.file)
-    wv_buf_printf(&b, "%s:", n->loc.file);
-  wv_buf_printf(&b, "%u:%u: remark: layout conversion of '%s' ", n->loc.line,
-                n->loc.col,
+  remark_start(w, n->loc, &b);
+  wv_buf_printf(&b, "layout conversion of '%s' ",
                 n->name ? n->name : wv_ops[wv_get(w->g, n->ops[0])->op].name);
   wv_type_print(w->ctx, &b, &n->type);
   wv_buf_printf(&b, " %s", how);
@@ -1165,13 +1170,11 @@ static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
   }
   static const char *const rels[] = {"", "<", "<=", ">", ">="};
   wv_buf b;
-  wv_buf_init(&b, ctx);
-  if (n->loc.file)
-    wv_buf_printf(&b, "%s:", n->loc.file);
-  wv_buf_printf(&b, "%u:%u: remark: iterate over '%s' %s '%s': a workgroup "
+  remark_start(w, n->loc, &b);
+  wv_buf_printf(&b, "iterate over '%s' %s '%s': a workgroup "
                     "walks %lld to %lld of the %lld tiles, %.1f on average "
                     "(%.0f%% of the unbounded walk)",
-                n->loc.line, n->loc.col, wavec_symbol_name(ctx, n->sym),
+                wavec_symbol_name(ctx, n->sym),
                 rels[n->rel], wavec_symbol_name(ctx, n->rel_dim),
                 (long long)lo, (long long)hi, (long long)trips,
                 (double)sum / (double)nwg,
@@ -1514,11 +1517,9 @@ static void lower_block(lw *w, uint32_t block) {
 static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot) {
   wv_node *n = wv_get(w->g, loop);
   wv_buf b;
-  wv_buf_init(&b, w->ctx);
-  if (n->loc.file)
-    wv_buf_printf(&b, "%s:", n->loc.file);
-  wv_buf_printf(&b, "%u:%u: remark: iterate over '%s' streams", n->loc.line,
-                n->loc.col, wavec_symbol_name(w->ctx, n->sym));
+  remark_start(w, n->loc, &b);
+  wv_buf_printf(&b, "iterate over '%s' streams",
+                wavec_symbol_name(w->ctx, n->sym));
   const char *sep = " ";
   for (uint32_t o = 0; o < w->norigin; o++) {
     stage *st = w->stage_of[o];

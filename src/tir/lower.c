@@ -1533,8 +1533,9 @@ static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot) {
   }
   if (S > 1)
     wv_buf_printf(&b, " through shared memory in %lld stages of %lld bytes "
-                      "(asynchronous copies, %lld tiles ahead)",
-                  (long long)S, (long long)slot, (long long)(S - 1));
+                      "(asynchronous copies, %lld tile%s ahead)",
+                  (long long)S, (long long)slot, (long long)(S - 1),
+                  S == 2 ? "" : "s");
   else
     wv_buf_printf(&b, " through shared memory, one tile of %lld bytes "
                       "copied at the top of each iteration (stages = 1)",

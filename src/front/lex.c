@@ -287,8 +287,18 @@ void wv_lex(wavec_ctx *ctx, const char *src, size_t len, wv_toks *out) {
     if (out->n && out->v[out->n - 1].kind == T_BAD)
       break;
   }
-  /* The end of input ends the last statement, and then the input. */
+  /* The end of input ends the last statement, and then the input; both
+   * sit just after the last line's text, not on the empty line a final
+   * newline opens (a diagnostic there would show nothing). */
   const char *e = L.p;
+  if (e > L.src && e[-1] == '\n' &&
+      !(out->n && out->v[out->n - 1].kind == T_BAD)) {
+    e--;
+    L.line--;
+    L.line_start = e;
+    while (L.line_start > L.src && L.line_start[-1] != '\n')
+      L.line_start--;
+  }
   if (!(out->n && out->v[out->n - 1].kind == T_BAD))
     end_statement(&L, e, e);
   push(&L, T_EOF, e, e);

@@ -235,6 +235,10 @@ wavec_expr wavec_expr_binary(wavec_kernel *k, wavec_expr_op op, wavec_expr a,
 wavec_value wavec_arg(wavec_kernel *k, const char *name, size_t ndims,
                       const wavec_sym *dims, wavec_dtype dt, unsigned flags,
                       wavec_loc loc);
+/* Where dimension `dim` is first written in an argument's type: errors
+ * about the dimension itself (no value, not positive) point there. The
+ * first call for a symbol wins; without one they point at the argument. */
+wavec_status wavec_dim_loc(wavec_kernel *k, wavec_sym dim, wavec_loc loc);
 
 /* Constraints. axis in 0..2. */
 wavec_status wavec_workgroup(wavec_kernel *k, wavec_sym dim, wavec_expr tile,

@@ -620,6 +620,8 @@ static void parse_type(parser *p, bool declare, symvec *dims,
     }
     check_new_dim(p, t, dims, symbol(p, t));
     vec_push(p->ctx, dims, symbol(p, t));
+    if (declare)
+      must_ok(p, wavec_dim_loc(p->k, symbol(p, t), loc_of(p, t)));
   }
   wv_tok *last = names.n ? names.v[names.n - 1] : close;
   int d = last->kind == T_IDENT ? find_name(dtype_names,

@@ -248,6 +248,27 @@ static wavec_value arg(wv_kernel *k, const char *name, size_t ndims,
   return id;
 }
 
+static wavec_status dim_loc(wv_kernel *k, wavec_sym dim, wavec_loc loc) {
+  wavec_ctx *ctx = k->ctx;
+  if (!dim || dim >= ctx->sym_names.n)
+    wv_fail(ctx, D_INVALID, loc, "invalid symbol handle");
+  if (dim >= k->ndim_loc) {
+    uint32_t n = ctx->sym_names.n;
+    wavec_loc *l = wv_alloc(ctx, n * sizeof *l);
+    if (k->ndim_loc)
+      memcpy(l, k->dim_loc, k->ndim_loc * sizeof *l);
+    k->dim_loc = l;
+    k->ndim_loc = n;
+  }
+  if (!k->dim_loc[dim].line)
+    k->dim_loc[dim] = loc;
+  return WAVEC_OK;
+}
+
+wavec_status wavec_dim_loc(wavec_kernel *pk, wavec_sym dim, wavec_loc loc) {
+  BUILD(pk, pk->k.ctx->status, dim_loc(&pk->k, dim, loc));
+}
+
 wavec_value wavec_arg(wavec_kernel *pk, const char *name, size_t ndims,
                       const wavec_sym *dims, wavec_dtype dt, unsigned flags,
                       wavec_loc loc) {

@@ -149,6 +149,8 @@ struct wv_kernel {
   VEC(wv_constraint) constraints;
   wv_hardware hw;
   VEC(wv_default) defaults;
+  wavec_loc *dim_loc;  /* by symbol: first written in a type (wavec_dim_loc) */
+  uint32_t ndim_loc;
   VEC(wv_mapping) mappings; /* id = index + 1 */
   VEC(wv_exactdiv) exactdivs;
   /* builder state */

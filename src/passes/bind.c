@@ -98,10 +98,12 @@ wavec_status wv_pass_bind(wv_kernel *k) {
     wv_node *nd = wv_get(k->g, id);
     for (uint32_t i = 0; i < nd->type.n; i++) {
       wavec_sym d = nd->type.dims[i];
-      symcheck sc = {k, nd->loc, "a tensor shape"};
+      wavec_loc at = d < k->ndim_loc && k->dim_loc[d].line ? k->dim_loc[d]
+                                                           : nd->loc;
+      symcheck sc = {k, at, "a tensor shape"};
       need_int(&sc, d);
       if (b->ival[d] <= 0)
-        wv_fail(ctx, D_TILE_POSITIVE, nd->loc,
+        wv_fail(ctx, D_TILE_POSITIVE, at,
                 "dimension '%s' = %lld is not positive", name(k, d),
                 (long long)b->ival[d]);
     }

@@ -80,7 +80,7 @@ typedef struct lw {
   bool *red_more;        /* by reduction link: a later link follows it */
   uint32_t *red_init;    /* by deferred link: the chain's initial value */
   struct stage **stage_of; /* by origin (pre-expansion node): its staging */
-  uint32_t norigin;
+  VEC(struct stage *) stages_all; /* every staged tile, once */
 } lw;
 
 static uint32_t reg(lw *w, tir_ty ty) {
@@ -305,7 +305,6 @@ static uint32_t nelem(lw *w, uint32_t id) {
   return w->ix->info[id].layout->nelem;
 }
 
-/* Register of element e of operand `op` as type ty (scalars are made). */
 static void staged_read(lw *w, uint32_t id, struct stage *st);
 
 /* Register of element e of operand `op` as type ty (scalars are made; a
@@ -472,6 +471,13 @@ static bool stageable(lw *w, uint32_t id, stage *st) {
   return s * 2 <= 96 * 1024;
 }
 
+/* Does read r give the same values in every iteration of loop `it` (the
+ * loop's dim is not its, and nothing the kernel writes is read)? Such a
+ * read is hoisted out of the loop. */
+static bool loop_invariant(lw *w, const wv_node *r, const wv_node *it) {
+  return !wv_type_has(&r->type, it->sym) && !w->written[r->mem];
+}
+
 /* The loop that streams staged read `id` through a ring: the iterate whose
  * body holds it, when the tile moves with that loop's counter and the read
  * is not hoisted out of it; else 0. */
@@ -481,8 +487,7 @@ static uint32_t ring_loop(lw *w, uint32_t id, const stage *st) {
   if (!owner || !st->loopvar || (w->ctx->test_hooks & WV_HOOK_NO_PIPELINE))
     return 0;
   wv_node *it = wv_get(w->g, owner);
-  if (w->d->dim[it->sym].loopvar != st->loopvar ||
-      !(wv_type_has(&n->type, it->sym) || w->written[n->mem]))
+  if (w->d->dim[it->sym].loopvar != st->loopvar || loop_invariant(w, n, it))
     return 0;
   return owner;
 }
@@ -571,13 +576,22 @@ static void stage_issue(lw *w, stage *st, ex_t shift, ex_t at,
   }
 }
 
-/* The whole copy, where it stands: barrier, copy, wait, barrier. */
-static void stage_copy(lw *w, stage *st) {
+/* The whole copy of n tiles, where it stands: barrier, copy, wait,
+ * barrier. */
+static void stage_copy(lw *w, stage *const *sts, uint32_t n) {
   emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
-  stage_issue(w, st, 0, 0, 0);
+  for (uint32_t i = 0; i < n; i++)
+    stage_issue(w, sts[i], 0, 0, 0);
   emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
   emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, 0);
   emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+}
+
+/* The byte offset of the ring slot that holds tile `tile` of st (of S). */
+static ex_t slot_at(lw *w, const stage *st, int64_t S, ex_t tile) {
+  wavec_ctx *ctx = w->ctx;
+  return concrete(w, ex_mul(ctx, ex_mod(ctx, tile, ex_const(ctx, S)),
+                            ex_const(ctx, st->slot)), 0);
 }
 
 /* The address of every thread of the block for expression e (only thread
@@ -818,13 +832,20 @@ static void lower_reduce(lw *w, uint32_t id) {
   uint32_t *rep = wv_alloc(w->ctx, ne * sizeof *rep);
   for (uint32_t e = 0; e < ne; e++) {
     rep[e] = e;
-    for (uint32_t f = 0; f < e && rep[e] == e; f++) {
-      bool row_all = true;
-      for (int l = 0; l < lanes; l++)
+    for (uint32_t f = 0; f < e; f++) {
+      bool row_all = true, row_any = false;
+      for (int l = 0; l < lanes; l++) {
+        bool row = true;
         for (uint32_t i = 0; i < lx->n; i++)
           if ((int)i != di && CO(l, e)[i] != CO(l, f)[i])
-            row_all = false;
-      if (row_all)
+            row = false;
+        row_all &= row;
+        row_any |= row;
+      }
+      if (row_any != row_all)
+        wv_fail(w->ctx, D_INTERNAL, n->loc,
+                "reduction: the element rows differ between lanes");
+      if (row_all && rep[e] == e)
         rep[e] = rep[f];
     }
   }
@@ -845,31 +866,17 @@ static void lower_reduce(lw *w, uint32_t id) {
     if (prev)
       acc = op2(w, op, ty, w->vals[prev] + e, acc);
     for (uint32_t f = 0; f < ne; f++) {
-      if (f == e)
+      if (f == e || rep[f] != e)
         continue;
-      bool row_all = true, row_any = false, newd_all = true;
+      /* f counts once per distinct D coordinate: the first such f */
+      bool newd_all = true;
       for (int l = 0; l < lanes; l++) {
-        bool row = true;
-        for (uint32_t i = 0; i < lx->n; i++)
-          if ((int)i != di && CO(l, e)[i] != CO(l, f)[i])
-            row = false;
-        row_all &= row;
-        row_any |= row;
-        /* f counts once per distinct D coordinate: the first such f */
         bool dup = CO(l, f)[di] == CO(l, e)[di];
-        for (uint32_t g = 0; g < f && !dup; g++) {
-          bool rowg = true;
-          for (uint32_t i = 0; i < lx->n; i++)
-            if ((int)i != di && CO(l, e)[i] != CO(l, g)[i])
-              rowg = false;
-          dup = rowg && g != e && CO(l, g)[di] == CO(l, f)[di];
-        }
+        for (uint32_t g = 0; g < f && !dup; g++)
+          dup = g != e && rep[g] == e && CO(l, g)[di] == CO(l, f)[di];
         newd_all &= !dup;
       }
-      if (row_any != row_all)
-        wv_fail(w->ctx, D_INTERNAL, n->loc,
-                "reduction: the element rows differ between lanes");
-      if (row_all && newd_all)
+      if (newd_all)
         acc = op2(w, op, ty, acc, elem(w, x, f, ty));
     }
     emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
@@ -1223,16 +1230,12 @@ static void lower_node(lw *w, uint32_t id) {
   }
   case WAVEC_OP_READ: {
     stage *st = w->stage_of[w->ix->info[id].origin];
-    if (st && st->loop) {
-      /* streamed: its fragments are loaded where they are used */
-      w->lazy[id] = true;
-      return;
-    }
     if (st) {
-      /* copied here; its fragments are loaded where they are used */
+      /* streamed by its loop's ring, or copied here; either way its
+       * fragments are loaded where they are used */
       uint32_t scope = w->scopes.v[w->scopes.n - 1] + 1;
-      if (st->done_scope != scope) {
-        stage_copy(w, st);
+      if (!st->loop && st->done_scope != scope) {
+        stage_copy(w, &st, 1);
         st->done_scope = scope;
       }
       w->lazy[id] = true;
@@ -1339,14 +1342,12 @@ static void lower_node(lw *w, uint32_t id) {
     return;
   case WAVEC_OP_ITERATE: {
     wv_block *body = &w->g->blocks.v[n->body];
-    /* Reads that do not change from one iteration to the next (the loop's
-     * dim is not theirs, and nothing the kernel writes is read) happen once,
-     * before the loop (a staged one: its copy; see lazy). */
+    /* Reads that do not change from one iteration to the next happen
+     * once, before the loop (a staged one: its copy; see lazy). */
     for (uint32_t i = 0; i < body->nodes.n; i++) {
       uint32_t rid = body->nodes.v[i];
       wv_node *r = wv_get(w->g, rid);
-      if (r->op != WAVEC_OP_READ || wv_type_has(&r->type, n->sym) ||
-          w->written[r->mem])
+      if (r->op != WAVEC_OP_READ || !loop_invariant(w, r, n))
         continue;
       lower_node(w, rid);
       w->hoisted[rid] = true;
@@ -1366,14 +1367,9 @@ static void lower_node(lw *w, uint32_t id) {
     int64_t trips = di->size / di->tile;
     /* the staged tiles this loop streams through its ring (see stage) */
     VEC(stage *) piped = {0};
-    for (uint32_t i = 0; i < body->nodes.n; i++) {
-      stage *st = w->stage_of[w->ix->info[body->nodes.v[i]].origin];
-      bool seen = false;
-      for (uint32_t j = 0; j < piped.n; j++)
-        seen |= piped.v[j] == st;
-      if (st && st->loop == id && !seen)
-        vec_push(ctx, &piped, st);
-    }
+    for (uint32_t i = 0; i < w->stages_all.n; i++)
+      if (w->stages_all.v[i]->loop == id)
+        vec_push(ctx, &piped, w->stages_all.v[i]);
     /* the tiles walked: [first, last) (expressions in the workgroup ids
      * for a bounded iterate, else 0 and trips) */
     ex_t first, last;
@@ -1395,11 +1391,9 @@ static void lower_node(lw *w, uint32_t id) {
           emit(w, T_SETP, TY_I32, in_range, lower_expr(w, tile), rlast, 0,
                TIR_CMP_LT);
         }
-        for (uint32_t i = 0; i < piped.n && t < trips; i++) {
-          ex_t at = ex_mul(ctx, ex_mod(ctx, tile, ex_const(ctx, S)),
-                           ex_const(ctx, piped.v[i]->slot));
-          stage_issue(w, piped.v[i], tile, concrete(w, at, 0), in_range);
-        }
+        for (uint32_t i = 0; i < piped.n && t < trips; i++)
+          stage_issue(w, piped.v[i], tile, slot_at(w, piped.v[i], S, tile),
+                      in_range);
         emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
       }
     }
@@ -1422,25 +1416,16 @@ static void lower_node(lw *w, uint32_t id) {
         uint32_t more = reg(w, TY_PRED);
         emit(w, T_SETP, TY_I32, more, lower_expr(w, ahead),
              bounded ? rlast : iconst(w, trips), 0, TIR_CMP_LT);
-        for (uint32_t i = 0; i < piped.n; i++) {
-          ex_t at = ex_mul(ctx, ex_mod(ctx, ahead, ex_const(ctx, S)),
-                           ex_const(ctx, piped.v[i]->slot));
-          stage_issue(w, piped.v[i], ahead, concrete(w, at, 0), more);
-        }
+        for (uint32_t i = 0; i < piped.n; i++)
+          stage_issue(w, piped.v[i], ahead, slot_at(w, piped.v[i], S, ahead),
+                      more);
       }
       emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
     } else if (piped.n) {
-      emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
-      for (uint32_t i = 0; i < piped.n; i++)
-        stage_issue(w, piped.v[i], 0, 0, 0);
-      emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
-      emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, 0);
-      emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+      stage_copy(w, piped.v, piped.n);
     }
     for (uint32_t i = 0; i < piped.n && S > 1; i++)
-      piped.v[i]->at = concrete(
-          w, ex_mul(ctx, ex_mod(ctx, lv, ex_const(ctx, S)),
-                    ex_const(ctx, piped.v[i]->slot)), 0);
+      piped.v[i]->at = slot_at(w, piped.v[i], S, lv);
     lower_block(w, n->body);
     w->loc = n->loc;
     for (uint32_t i = 0; i < piped.n; i++)
@@ -1521,12 +1506,9 @@ static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot) {
   wv_buf_printf(&b, "iterate over '%s' streams",
                 wavec_symbol_name(w->ctx, n->sym));
   const char *sep = " ";
-  for (uint32_t o = 0; o < w->norigin; o++) {
-    stage *st = w->stage_of[o];
-    bool seen = false;
-    for (uint32_t p = 0; p < o && !seen; p++)
-      seen = w->stage_of[p] == st;
-    if (st && st->loop == loop && !seen) {
+  for (uint32_t i = 0; i < w->stages_all.n; i++) {
+    stage *st = w->stages_all.v[i];
+    if (st->loop == loop) {
       wv_buf_printf(&b, "%s'%s'", sep, wv_get(w->g, st->mem)->name);
       sep = ", ";
     }
@@ -1550,7 +1532,6 @@ static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot) {
 static void place_stages(lw *w) {
   wavec_ctx *ctx = w->ctx;
   uint32_t nn = w->g->nodes.n;
-  VEC(stage *) all = {0};
   for (uint32_t id = 1; id < nn; id++) {
     uint32_t o = w->ix->info[id].origin;
     stage st = {0};
@@ -1560,8 +1541,8 @@ static void place_stages(lw *w) {
     /* reads of the same tile of one memory share its copy, whatever
      * their mappings: a mapping only changes which elements a lane takes
      * from the tile (attention's backward reads q and do both ways) */
-    for (uint32_t i = 0; i < all.n && !w->stage_of[o]; i++) {
-      stage *s = all.v[i];
+    for (uint32_t i = 0; i < w->stages_all.n && !w->stage_of[o]; i++) {
+      stage *s = w->stages_all.v[i];
       bool same = s->mem == st.mem && s->loop == st.loop &&
                   s->loopvar == st.loopvar;
       uint32_t nd = wv_get(w->g, st.mem)->type.n;
@@ -1573,14 +1554,16 @@ static void place_stages(lw *w) {
     if (w->stage_of[o])
       continue;
     w->stage_of[o] = wv_dup(ctx, &st, sizeof st);
-    vec_push(ctx, &all, w->stage_of[o]);
+    vec_push(ctx, &w->stages_all, w->stage_of[o]);
   }
+  stage *const *all = w->stages_all.v;
+  uint32_t n = w->stages_all.n;
   int64_t fixed = 0, ring = 0;
-  for (uint32_t i = 0; i < all.n; i++) {
-    if (all.v[i]->loop)
-      ring += all.v[i]->bytes;
+  for (uint32_t i = 0; i < n; i++) {
+    if (all[i]->loop)
+      ring += all[i]->bytes;
     else
-      all.v[i]->base = fixed, fixed += all.v[i]->bytes;
+      all[i]->base = fixed, fixed += all[i]->bytes;
   }
   int64_t S = w->d->hw[WAVEC_HW_STAGES];
   if (!S)
@@ -1589,17 +1572,17 @@ static void place_stages(lw *w) {
   w->stages = S;
   w->stage_bytes = fixed;
   /* rings, in the order of their loops */
-  for (uint32_t i = 0; i < all.n; i++) {
-    uint32_t loop = all.v[i]->loop;
-    if (!loop || all.v[i]->slot)
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t loop = all[i]->loop;
+    if (!loop || all[i]->slot)
       continue;
     int64_t slot = 0;
-    for (uint32_t j = i; j < all.n; j++)
-      if (all.v[j]->loop == loop)
-        all.v[j]->base = w->stage_bytes + slot, slot += all.v[j]->bytes;
-    for (uint32_t j = i; j < all.n; j++)
-      if (all.v[j]->loop == loop)
-        all.v[j]->slot = slot;
+    for (uint32_t j = i; j < n; j++)
+      if (all[j]->loop == loop)
+        all[j]->base = w->stage_bytes + slot, slot += all[j]->bytes;
+    for (uint32_t j = i; j < n; j++)
+      if (all[j]->loop == loop)
+        all[j]->slot = slot;
     w->stage_bytes += S * slot;
     remark_ring(w, loop, S, slot);
   }
@@ -1676,7 +1659,6 @@ wavec_status wv_pass_lower(wv_kernel *k) {
       w.written[n->mem] = true;
   }
   w.stage_of = wv_alloc(ctx, norigin * sizeof *w.stage_of);
-  w.norigin = norigin;
   /* reduction chains: a link whose accumulator is the previous link */
   w.red_more = wv_alloc(ctx, nn * sizeof *w.red_more);
   w.red_init = wv_alloc(ctx, nn * sizeof *w.red_init);

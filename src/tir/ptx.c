@@ -569,12 +569,14 @@ static const char *mem_suffix(wavec_dtype dt) {
   }
 }
 
-static nm global_addr(px *x, const tir_instr *in) {
-  const tir_arg *a = &x->p->args.v[in->imm];
+/* The global address of element `off` (a register) of argument `arg`
+ * (offsets count elements of the argument, tir.h). */
+static nm global_addr(px *x, int64_t arg, uint32_t off) {
+  const tir_arg *a = &x->p->args.v[arg];
   nm addr = T(x, C_B64);
-  ins(x, "mul.wide.s32 %s, %s, %d", addr.s, R(x, in->a).s,
+  ins(x, "mul.wide.s32 %s, %s, %d", addr.s, R(x, off).s,
       (wv_dtypes[a->dt].bits + 7) / 8);
-  ins(x, "add.s64 %s, %%ga%lld, %s", addr.s, (long long)in->imm, addr.s);
+  ins(x, "add.s64 %s, %%ga%lld, %s", addr.s, (long long)arg, addr.s);
   return addr;
 }
 
@@ -627,7 +629,7 @@ static void emit_ldg(px *x, const tir_instr *in) {
   tir_ty mt = mem_ty(a->dt);
   bool direct = mt == in->ty && a->dt != WAVEC_I1;
   nm v = direct ? R(x, in->dst) : T(x, ty_class[mt]);
-  nm addr = global_addr(x, in);
+  nm addr = global_addr(x, in->imm, in->a);
   char guard[32] = "";
   if (in->b) {
     ins(x, "%s %s, %s", mov_of(mt), v.s, zero_of(mt));
@@ -674,7 +676,7 @@ static void emit_stg(px *x, const tir_instr *in) {
     }
     v = t;
   }
-  nm addr = global_addr(x, in);
+  nm addr = global_addr(x, in->imm, in->a);
   char guard[32] = "";
   if (in->c)
     snprintf(guard, sizeof guard, "@%s ", R(x, in->c).s);
@@ -727,14 +729,7 @@ static void emit_vector(px *x, const tir_instr *in) {
   bool load = in->op != T_STSV, global = in->op == T_LDGV;
   const char *space = global ? (x->argwritten[in->imm] ? "global" : "global.nc")
                              : "shared";
-  nm base;
-  if (global) {
-    base = T(x, C_B64);
-    ins(x, "mul.wide.s32 %s, %s, %d", base.s, R(x, in->a).s, size);
-    ins(x, "add.s64 %s, %%ga%lld, %s", base.s, (long long)in->imm, base.s);
-  } else {
-    base = shared_addr(x, in->a);
-  }
+  nm base = global ? global_addr(x, in->imm, in->a) : shared_addr(x, in->a);
   char guard[32] = "";
   if (in->op != T_LDSV && in->b)
     snprintf(guard, sizeof guard, "@%s ", R(x, in->b).s);
@@ -791,10 +786,7 @@ static void emit_vector(px *x, const tir_instr *in) {
 /* T_CPA: cp.async of 16 bytes, bypassing L1 (.cg); a masked-off copy is
  * not issued. */
 static void emit_cpa(px *x, const tir_instr *in) {
-  nm src = T(x, C_B64);
-  ins(x, "mul.wide.s32 %s, %s, %d", src.s, R(x, in->b).s,
-      tir_ty_bytes(in->ty));
-  ins(x, "add.s64 %s, %%ga%lld, %s", src.s, (long long)in->imm, src.s);
+  nm src = global_addr(x, in->imm, in->b);
   nm dst = shared_addr(x, in->a);
   char guard[32] = "";
   if (in->c)

@@ -112,11 +112,15 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
          in->op == T_CPA) &&
         (in->imm < 0 || in->imm >= p->args.n))
       bad = true;
+    /* vector and asynchronous global accesses move whole elements of the
+     * argument's own type */
+    if ((in->op == T_LDGV || in->op == T_CPA) && !bad &&
+        (in->ty == TY_PRED || p->args.v[in->imm].dt == WAVEC_I1 ||
+         tir_ty_of(p->args.v[in->imm].dt) != in->ty))
+      bad = true;
     if (in->op == T_CPA &&
         (!in->a || !in->b || p->regs.v[in->a] != TY_I32 ||
-         p->regs.v[in->b] != TY_I32 || (in->c && p->regs.v[in->c] != TY_PRED) ||
-         in->ty == TY_PRED || p->args.v[in->imm].dt == WAVEC_I1 ||
-         tir_ty_of(p->args.v[in->imm].dt) != in->ty))
+         p->regs.v[in->b] != TY_I32 || (in->c && p->regs.v[in->c] != TY_PRED)))
       bad = true;
     if (in->op == T_CPWAIT && in->imm < 0)
       bad = true;

@@ -65,12 +65,11 @@ typedef struct lw {
   bool *mma_only;        /* by node: every use is an mma lhs or rhs */
   bool *written;         /* by ARG node: some write stores to it */
   bool *hoisted;         /* by node: lowered before its loop */
-  /* by node: a staged read copied where it stands (not streamed by a
-   * ring), whose fragments are loaded at each use instead, once per scope;
-   * lazy_scope: 1 + the scope whose registers hold them, 0 if none. That
-   * keeps a large operand that a loop reuses (attention's q, the
-   * backward's k and v) in shared memory instead of registers. */
-  bool *lazy;
+  /* by staged read: the fragments of a staged read are loaded at each use
+   * instead of at the read, once per scope; 1 + the scope whose registers
+   * hold them, 0 if none. That keeps a large operand that a loop reuses
+   * (attention's q, the backward's k and v) in shared memory instead of
+   * registers, and puts fragment loads next to the mma that takes them. */
   uint32_t *lazy_scope;
   /* global loads of arguments the kernel does not write, for reuse: the
    * elements a lane holds of a broadcast operand often repeat (attention's
@@ -308,18 +307,20 @@ static uint32_t nelem(lw *w, uint32_t id) {
 static void staged_read(lw *w, uint32_t id, struct stage *st);
 
 /* Register of element e of operand `op` as type ty (scalars are made; a
- * lazily staged read is loaded from shared memory into registers at its
- * first use in each scope, see lazy). */
+ * staged read is loaded from shared memory into registers at its first use
+ * in each scope, see lazy_scope). */
 static uint32_t elem(lw *w, uint32_t op, uint32_t e, tir_ty ty) {
-  if (w->lazy[op] &&
-      (!w->lazy_scope[op] || !w->scope_open[w->lazy_scope[op] - 1])) {
+  wv_node *n = wv_get(w->g, op);
+  struct stage *st = n->op == WAVEC_OP_READ
+                         ? w->stage_of[w->ix->info[op].origin]
+                         : NULL;
+  if (st && (!w->lazy_scope[op] || !w->scope_open[w->lazy_scope[op] - 1])) {
     wavec_loc at = w->loc; /* the loads are the read's, at its line */
-    w->loc = wv_get(w->g, op)->loc;
-    staged_read(w, op, w->stage_of[w->ix->info[op].origin]);
+    w->loc = n->loc;
+    staged_read(w, op, st);
     w->loc = at;
     w->lazy_scope[op] = w->scopes.v[w->scopes.n - 1] + 1;
   }
-  wv_node *n = wv_get(w->g, op);
   if (n->op == WAVEC_OP_SCALAR) {
     double v = n->sym ? (w->k->bind.is_float[n->sym]
                              ? w->k->bind.fval[n->sym]
@@ -1238,7 +1239,6 @@ static void lower_node(lw *w, uint32_t id) {
         stage_copy(w, &st, 1);
         st->done_scope = scope;
       }
-      w->lazy[id] = true;
       return;
     }
     uint32_t ne = nelem(w, id);
@@ -1343,7 +1343,7 @@ static void lower_node(lw *w, uint32_t id) {
   case WAVEC_OP_ITERATE: {
     wv_block *body = &w->g->blocks.v[n->body];
     /* Reads that do not change from one iteration to the next happen
-     * once, before the loop (a staged one: its copy; see lazy). */
+     * once, before the loop (a staged one: its copy; see lazy_scope). */
     for (uint32_t i = 0; i < body->nodes.n; i++) {
       uint32_t rid = body->nodes.v[i];
       wv_node *r = wv_get(w->g, rid);
@@ -1643,7 +1643,6 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   w.mma_only = wv_alloc(ctx, nn * sizeof *w.mma_only);
   w.written = wv_alloc(ctx, nn * sizeof *w.written);
   w.hoisted = wv_alloc(ctx, nn * sizeof *w.hoisted);
-  w.lazy = wv_alloc(ctx, nn * sizeof *w.lazy);
   w.lazy_scope = wv_alloc(ctx, nn * sizeof *w.lazy_scope);
   for (uint32_t id = 1; id < nn; id++) {
     w.mma_only[id] = true;

@@ -312,6 +312,14 @@ static void shared_bounds(sim *s, const tir_instr *in, uint32_t w, int l,
            "byte %lld", (long long)align, (long long)addr);
 }
 
+/* Granule m now holds `bits`, written by thread `me` in this epoch. */
+static void granule_set(sim *s, sshared *m, uint16_t bits, int32_t me) {
+  m->bits = bits;
+  m->init = true;
+  m->wepoch = s->epoch + 1;
+  m->writer = me;
+}
+
 /* The race checks of a write of `bits` to granule m by thread me. */
 static void check_write(sim *s, const tir_instr *in, uint32_t w, int l,
                         sshared *m, long long byte, uint16_t bits) {
@@ -352,10 +360,7 @@ static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
     long long byte = (long long)(addr + 2 * g);
     if (st) {
       check_write(s, in, w, l, m, byte, bits[g]);
-      m->bits = bits[g];
-      m->init = true;
-      m->wepoch = ep;
-      m->writer = me;
+      granule_set(s, m, bits[g], me);
       continue;
     }
     if (m->inflight)
@@ -416,9 +421,8 @@ static void copy_issue(sim *s, const tir_instr *in, uint32_t w, int l,
   for (int64_t j = 0; j < n; j++) {
     uint16_t b[2];
     encode(in->ty, ldg(s, in, w, l, in->ty, off + j), b);
-    c.bits[j * size / 2] = b[0];
-    if (size == 4)
-      c.bits[j * 2 + 1] = b[1];
+    for (int64_t h = 0; h < size / 2; h++)
+      c.bits[j * size / 2 + h] = b[h];
   }
   int32_t me = (int32_t)((int64_t)w * s->lanes + l);
   for (int g = 0; g < 8; g++) {
@@ -444,10 +448,7 @@ static void copy_wait(sim *s, uint32_t w, int64_t keep) {
     for (int g = 0; g < 8; g++) {
       sshared *m = &s->smem[c->addr / 2 + g];
       m->inflight--;
-      m->bits = c->bits[g];
-      m->init = true;
-      m->wepoch = s->epoch + 1;
-      m->writer = (int32_t)((int64_t)w * s->lanes + c->lane);
+      granule_set(s, m, c->bits[g], (int32_t)((int64_t)w * s->lanes + c->lane));
     }
   }
   s->copies.n = kept;

@@ -333,12 +333,6 @@ wavec_status wavec_threads_per_wave(wavec_kernel *pk, wavec_expr n,
   BUILD(pk, pk->k.ctx->status, threads(&pk->k, n, loc));
 }
 
-const wv_hwint_info wv_hwints[WAVEC_HW_INT_COUNT] = {
-#define X(e, name, lo, hi) [e] = {name, lo, hi},
-    WAVEC_HW_INTS(X)
-#undef X
-};
-
 static wavec_status hw_int(wv_kernel *k, wavec_hw_int which, ex_t n,
                            wavec_loc loc) {
   if ((int)which < 0 || which >= WAVEC_HW_INT_COUNT)

@@ -19,6 +19,16 @@ const char *const wv_mma_names[WAVEC_MMA_COUNT] = {
 #undef X
 };
 
+const wv_hwint_info wv_hwints[WAVEC_HW_INT_COUNT] = {
+#define X(e, name, lo, hi) [e] = {name, lo, hi},
+    WAVEC_HW_INTS(X)
+#undef X
+};
+
+const char *const wv_rel_names[WAVEC_REL_GE + 1] = {
+    [WAVEC_REL_LT] = "<", [WAVEC_REL_LE] = "<=", [WAVEC_REL_GT] = ">",
+    [WAVEC_REL_GE] = ">="};
+
 static int lookup(const char *const *names, size_t count, size_t stride,
                   const char *name, size_t n) {
   for (size_t i = 0; i < count; i++) {

@@ -120,6 +120,8 @@ typedef struct wv_hwint_info {
   int64_t lo, hi;
 } wv_hwint_info;
 extern const wv_hwint_info wv_hwints[WAVEC_HW_INT_COUNT];
+/* How `iterate(D REL E)` spells each relation. */
+extern const char *const wv_rel_names[WAVEC_REL_GE + 1];
 
 typedef struct wv_hardware {
   ex_t threads_per_wave; /* 0: from the target */

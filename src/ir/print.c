@@ -42,8 +42,10 @@ static void print_header(wv_kernel *k, wv_buf *b) {
     print_loc(b, start, c->loc);
     wv_buf_puts(b, "\n");
   }
-  if (k->hw.threads_per_wave || k->hw.mma != WAVEC_MMA_NONE ||
-      k->hw.ints[WAVEC_HW_STAGES] || k->hw.ints[WAVEC_HW_WORKGROUPS_PER_SM] ||
+  bool ints = false;
+  for (int i = 0; i < WAVEC_HW_INT_COUNT; i++)
+    ints |= k->hw.ints[i] != 0;
+  if (k->hw.threads_per_wave || k->hw.mma != WAVEC_MMA_NONE || ints ||
       k->hw.vector_shapes.n) {
     wv_buf_puts(b, "  hardware(");
     const char *sep = "";
@@ -231,10 +233,9 @@ static void print_node(wv_kernel *k, wv_buf *b, uint32_t id, int depth) {
     wv_buf_printf(b, " %s", sym(k, n->sym));
     break;
   case WAVEC_OP_ITERATE: {
-    static const char *const rels[] = {"", " < ", " <= ", " > ", " >= "};
     wv_buf_printf(b, " %s", sym(k, n->sym));
     if (n->rel)
-      wv_buf_printf(b, "%s%s", rels[n->rel], sym(k, n->rel_dim));
+      wv_buf_printf(b, " %s %s", wv_rel_names[n->rel], sym(k, n->rel_dim));
     break;
   }
   case WAVEC_OP_CARRIED:

@@ -1176,14 +1176,13 @@ static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
     hi = t > hi ? t : hi;
     sum += t;
   }
-  static const char *const rels[] = {"", "<", "<=", ">", ">="};
   wv_buf b;
   remark_start(w, n->loc, &b);
   wv_buf_printf(&b, "iterate over '%s' %s '%s': a workgroup "
                     "walks %lld to %lld of the %lld tiles, %.1f on average "
                     "(%.0f%% of the unbounded walk)",
                 wavec_symbol_name(ctx, n->sym),
-                rels[n->rel], wavec_symbol_name(ctx, n->rel_dim),
+                wv_rel_names[n->rel], wavec_symbol_name(ctx, n->rel_dim),
                 (long long)lo, (long long)hi, (long long)trips,
                 (double)sum / (double)nwg,
                 100.0 * (double)sum / (double)(nwg * trips));

@@ -152,9 +152,11 @@ wavec_status wv_pass_bind(wv_kernel *k) {
   if (k->hw.threads_per_wave) {
     int64_t t = eval(k, k->hw.threads_per_wave, k->hw.threads_loc,
                      "threads_per_wave");
-    if (t != 32 && t != 64)
+    if (t != 32 && t != 64 && t != 128)
       wv_fail(ctx, D_HARDWARE, k->hw.threads_loc,
-              "threads_per_wave = %lld; it must be 32 or 64", (long long)t);
+              "threads_per_wave = %lld; it must be 32, 64 or 128 (a "
+              "warpgroup, for wgmma)",
+              (long long)t);
   }
   for (int i = 0; i < WAVEC_HW_INT_COUNT; i++) {
     const wv_hwint_info *hi = &wv_hwints[i];

@@ -140,13 +140,22 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
       wv_fail(ctx, D_HARDWARE, n->loc,
               "mma needs hardware(mma = ...) in the constraints");
     const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)d->mma);
-    if (mi->lanes != d->lanes && mi->lanes != 128)
+    if (mi->lanes != d->lanes)
       wv_fail(ctx, D_HARDWARE, k->hw.mma_loc.line ? k->hw.mma_loc : n->loc,
-              "mma %s runs on %d lanes but threads_per_wave is %d", mi->name,
-              mi->lanes, d->lanes);
+              "mma %s runs on %d lanes%s but threads_per_wave is %d; write "
+              "threads_per_wave = %d",
+              mi->name, mi->lanes, mi->lanes == 128 ? " (a warpgroup)" : "",
+              d->lanes, mi->lanes);
     wavec_sym role[3] = {n->type.dims[n->type.n - 2],
                          n->type.dims[n->type.n - 1], n->sym};
-    int64_t need[3] = {mi->m, mi->n, mi->k};
+    int64_t nspan = d->dim[role[1]].span;
+    int64_t need[3] = {mi->m, wv_mma_pick_n((wavec_mma_kind)d->mma, nspan),
+                       mi->k};
+    if (!need[1])
+      wv_fail(ctx, D_TILE_DIVIDE, n->loc,
+              "mma %s needs N = '%s' in tiles of 8 to 256 (a multiple of 8), "
+              "but a wave holds %lld of it",
+              mi->name, wavec_symbol_name(ctx, role[1]), (long long)nspan);
     static const char *const rn[] = {"M", "N", "K"};
     for (int r = 0; r < 3; r++) {
       wv_diminfo *di = &d->dim[role[r]];

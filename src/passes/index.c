@@ -114,12 +114,17 @@ const wv_layout *wv_mma_role_layout(wv_kernel *k, uint32_t mma_id,
             K = n->sym;
   /* role dims: lhs (M, K), rhs (N, K), acc (M, N) */
   wavec_sym rd[2] = {r == WV_RHS ? N : M, r == WV_ACC ? N : K};
-  int64_t rv[2] = {r == WV_RHS ? mi->n : mi->m, r == WV_ACC ? mi->n : mi->k};
-  ex_t frag[2];
-  wv_mma_layout(ctx, kind, r, mi->n, d->lane, ex_sym(ctx, d->E), frag);
+  int nn = wv_mma_pick_n(kind, d->dim[N].span);
+  int64_t rv[2] = {r == WV_RHS ? nn : mi->m, r == WV_ACC ? nn : mi->k};
+  ex_t frag[2] = {ex_const(ctx, 0), ex_const(ctx, 0)};
+  /* an operand read from shared memory (through a matrix descriptor) has
+   * no elements in registers: only its tile extents */
+  bool shared = wv_mma_issued_from_shared(kind, r);
+  if (!shared)
+    wv_mma_layout(ctx, kind, r, nn, d->lane, ex_sym(ctx, d->E), frag);
   const wv_type *t = r == WV_ACC ? &n->type : &wv_get(k->g, n->ops[r])->type;
   wv_layout *l = wv_alloc(ctx, sizeof *l);
-  l->nelem = (uint32_t)wv_mma_elems(kind, r, mi->n);
+  l->nelem = shared ? 0 : (uint32_t)wv_mma_elems(kind, r, nn);
   for (uint32_t i = 0; i < t->n; i++) {
     wavec_sym dim = t->dims[i];
     l->d[i].dim = dim;

@@ -117,6 +117,8 @@ typedef struct lrole {
 
 typedef struct lfamily {
   lrole r[WV_ROLE_COUNT];
+  bool ss; /* issued with lhs and rhs both from shared memory */
+  bool warpgroup; /* a warpgroup mma: 128 lanes, asynchronous */
 } lfamily;
 
 #define L(div, mod, coef)                                                      \
@@ -176,7 +178,7 @@ static const lfamily families[FAM_COUNT] = {
         [WV_ACC] = {ELEMS_HALF_N,
                     {{3, {L(32, 0, 16), L(4, 8, 1), E(2, 2, 8)}},
                      {3, {E(4, 0, 8), L(1, 4, 2), E(1, 2, 1)}}}},
-    }},
+    }, .ss = true, .warpgroup = true},
 };
 
 #undef L
@@ -198,6 +200,29 @@ static const lrole *role_of(wavec_mma_kind kind, wv_role r) {
   if (!wv_mma_info_get(kind) || (unsigned)r >= WV_ROLE_COUNT)
     return NULL;
   return &families[mma_family[kind]].r[r];
+}
+
+bool wv_mma_issued_from_shared(wavec_mma_kind kind, wv_role r) {
+  if (!wv_mma_info_get(kind))
+    return false;
+  return wv_mma_role_in_shared(kind, r) ||
+         (families[mma_family[kind]].ss && r != WV_ACC);
+}
+
+bool wv_mma_is_warpgroup(wavec_mma_kind kind) {
+  return wv_mma_info_get(kind) && families[mma_family[kind]].warpgroup;
+}
+
+int wv_mma_pick_n(wavec_mma_kind kind, int64_t span) {
+  const wv_mma_info *mi = wv_mma_info_get(kind);
+  if (!mi)
+    return 0;
+  if (mi->n)
+    return mi->n;
+  for (int64_t n = span < 256 ? span : 256; n >= 8; n--)
+    if (span % n == 0 && wv_mma_n_valid(kind, (int)n))
+      return (int)n;
+  return 0;
 }
 
 bool wv_mma_n_valid(wavec_mma_kind kind, int n) {

@@ -36,6 +36,17 @@ int wv_mma_n(wavec_mma_kind kind, int n);
  * wgmma, read through a matrix descriptor)? Such a role has no per-lane
  * fragment: wv_mma_elems gives 0 and wv_mma_layout must not be called. */
 bool wv_mma_role_in_shared(wavec_mma_kind kind, wv_role r);
+/* Does wavec issue role r from shared memory? The roles above, and the lhs
+ * of a wgmma too: wavec issues wgmma with both operands read through
+ * matrix descriptors (the lhs register fragment in the table is the other
+ * form's, shown by `wavec layout`). */
+bool wv_mma_issued_from_shared(wavec_mma_kind kind, wv_role r);
+/* Is the mma a warpgroup one (wgmma: 128 lanes, asynchronous)? */
+bool wv_mma_is_warpgroup(wavec_mma_kind kind);
+/* The N a wgmma uses for a wave tile of `span` along N: span itself up to
+ * 256, else the largest valid N dividing it; 0 if none. For other mmas,
+ * info->n. */
+int wv_mma_pick_n(wavec_mma_kind kind, int64_t span);
 /* The role's tile: shape[0] x shape[1] in its coordinate order (lhs M x K,
  * rhs N x K, acc M x N). */
 void wv_mma_role_shape(wavec_mma_kind kind, wv_role r, int n, int shape[2]);

@@ -80,6 +80,11 @@ typedef struct lw {
   uint32_t *red_init;    /* by deferred link: the chain's initial value */
   struct stage **stage_of; /* by origin (pre-expansion node): its staging */
   VEC(struct stage *) stages_all; /* every staged tile, once */
+  uint32_t *nuses;       /* by node: operands that name it */
+  bool wgmma;            /* the kernel's mma is a warpgroup one */
+  /* registers a wgmma in flight writes (by register; see emit) */
+  VEC(uint8_t) pend;
+  uint32_t npend;
 } lw;
 
 static uint32_t reg(lw *w, tir_ty ty) {
@@ -87,8 +92,24 @@ static uint32_t reg(lw *w, tir_ty ty) {
   return w->p->regs.n - 1;
 }
 
+static bool pending(const lw *w, uint32_t r) {
+  return r && r < w->pend.n && w->pend.v[r];
+}
+
+/* Every instruction goes through here. While wgmmas are in flight, the
+ * first other instruction that touches their registers, and any barrier
+ * or loop boundary (the tiles they read must not be overwritten), is
+ * preceded by a wait for all of them (tir.h). */
 static tir_instr *emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
                        uint32_t b, uint32_t c, int64_t imm) {
+  if (w->npend && op != T_WGMMA &&
+      (op == T_BAR || op == T_LOOP || op == T_ENDLOOP || pending(w, dst) ||
+       pending(w, a) || pending(w, b) || pending(w, c))) {
+    tir_instr wait = {.op = T_WGWAIT, .ty = TY_PRED, .loc = w->loc};
+    vec_push(w->ctx, &w->p->code, wait);
+    memset(w->pend.v, 0, w->pend.n);
+    w->npend = 0;
+  }
   tir_instr in = {.op = op, .ty = ty, .dst = dst, .a = a, .b = b, .c = c,
                   .imm = imm, .loc = w->loc};
   vec_push(w->ctx, &w->p->code, in);
@@ -411,9 +432,14 @@ typedef struct stage {
   int64_t sstride[WV_MAX_DIMS]; /* shared stride (elements) per memory dim */
   ex_t start[WV_MAX_DIMS];      /* the workgroup tile's first coordinate */
   uint32_t done_scope;          /* scope whose iteration copied it, +1 */
+  bool swz;                     /* a wgmma operand: 128-byte rows, swizzled */
 } stage;
 
 enum { STAGE_VEC = 8, STAGE_PAD = 8 }; /* elements of 16 bits */
+/* A wgmma operand tile: rows of 128 bytes (64 elements of 16 bits, the K
+ * tile), each group of 8 rows 1024 bytes and 1024-aligned, 16-byte chunks
+ * swizzled (T_SWZ) as the matrix descriptor's 128-byte mode expects. */
+enum { SWZ_ROW = 64, SWZ_ALIGN = 1024 };
 /* With stages unset: the deepest ring of up to 3 slots whose staged tiles
  * fit in this many bytes (two workgroups per 228 KiB multiprocessor). */
 enum { AUTO_STAGES = 3, AUTO_STAGE_BYTES = 112 * 1024 };
@@ -463,6 +489,17 @@ static bool stageable(lw *w, uint32_t id, stage *st) {
   int64_t last = w->k->bind.ival[mem->type.dims[nd - 1]];
   if (st->ext[nd - 1] % STAGE_VEC || last % STAGE_VEC)
     return false;
+  if (w->wgmma) {
+    /* [rows, K], K contiguous, one 128-byte swizzled row per row */
+    if (nd != 2 || n->mapping || st->ext[1] != SWZ_ROW || st->ext[0] % 8)
+      return false;
+    st->swz = true;
+    st->sstride[0] = SWZ_ROW;
+    st->sstride[1] = 1;
+    st->bytes = (st->ext[0] * SWZ_ROW * 2 + SWZ_ALIGN - 1) / SWZ_ALIGN *
+                SWZ_ALIGN;
+    return st->bytes <= 96 * 1024;
+  }
   int64_t s = 1;
   for (int i = (int)nd - 1; i >= 0; i--) {
     st->sstride[i] = s;
@@ -572,6 +609,8 @@ static void stage_issue(lw *w, stage *st, ex_t shift, ex_t at,
     if (extra)
       m = mask ? op2(w, T_AND, TY_PRED, mask, extra) : extra;
     uint32_t sa = smem_addr(w, concrete(w, soff, 0), at);
+    if (st->swz)
+      sa = op2(w, T_SWZ, TY_I32, sa, 0);
     emit(w, T_CPA, ty, 0, sa, lower_expr(w, concrete(w, goff, 0)), m,
          mem->index);
   }
@@ -725,6 +764,24 @@ static bool try_ldmatrix(lw *w, uint32_t id, const ex_t *addr, uint32_t ne,
   return false;
 }
 
+/* The shared byte address (before any swizzle, without the ring slot's
+ * offset) of element e of clone `id` in its staged tile st. */
+static ex_t staged_addr(lw *w, uint32_t id, const stage *st, uint32_t e) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  wv_node *mem = wv_get(w->g, n->mem);
+  ex_t coord[WV_MAX_DIMS];
+  mem_coords(w, id, n->mapping, mem, e, coord);
+  ex_t off = ex_const(ctx, 0);
+  for (uint32_t i = 0; i < mem->type.n; i++)
+    off = ex_add(ctx, off,
+                 ex_mul(ctx, ex_sub(ctx, coord[i], concrete(w, st->start[i], 0)),
+                        ex_const(ctx, st->sstride[i])));
+  off = ex_add(ctx, ex_const(ctx, st->base),
+               ex_mul(ctx, off, ex_const(ctx, 2)));
+  return ex_simplify(ctx, off, w->ranges, w->nranges);
+}
+
 /* Loads clone `id`'s elements from its staged tile. Runs of elements at
  * consecutive, suitably aligned addresses (a fragment's pairs along k) are
  * loaded with one vector access. */
@@ -735,20 +792,11 @@ static void staged_read(lw *w, uint32_t id, stage *st) {
   tir_ty ty = tir_ty_of(mem->type.dt);
   int64_t esize = tir_ty_bytes(ty);
   uint32_t ne = nelem(w, id);
+  wv_assert(ctx, !st->swz); /* wgmma operands are read by the wgmma */
   w->vals[id] = new_regs(w, ty, ne);
   ex_t *addr = wv_alloc(ctx, ne * sizeof *addr);
-  for (uint32_t e = 0; e < ne; e++) {
-    ex_t coord[WV_MAX_DIMS];
-    mem_coords(w, id, n->mapping, mem, e, coord);
-    ex_t off = ex_const(ctx, 0);
-    for (uint32_t i = 0; i < mem->type.n; i++)
-      off = ex_add(ctx, off,
-                   ex_mul(ctx, ex_sub(ctx, coord[i], concrete(w, st->start[i], 0)),
-                          ex_const(ctx, st->sstride[i])));
-    off = ex_add(ctx, ex_const(ctx, st->base),
-                 ex_mul(ctx, off, ex_const(ctx, esize)));
-    addr[e] = ex_simplify(ctx, off, w->ranges, w->nranges);
-  }
+  for (uint32_t e = 0; e < ne; e++)
+    addr[e] = staged_addr(w, id, st, e);
   if (try_ldmatrix(w, id, addr, ne, ty, st->at))
     return;
   for (uint32_t e = 0; e < ne;) {
@@ -1189,6 +1237,54 @@ static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
   vec_push(ctx, &w->k->remarks, wv_buf_str(&b));
 }
 
+/* ---- wgmma ------------------------------------------------------------------- */
+/* A warpgroup mma: both operands are read by the wgmma itself from their
+ * staged, swizzled tiles (their first element's address is all it needs),
+ * and it accumulates in place: into the accumulator operand's registers
+ * when nothing else reads them, else into a copy. It runs asynchronously;
+ * emit() waits for it where its registers are next touched. */
+static void lower_wgmma(lw *w, uint32_t id) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  uint32_t addr[2];
+  for (int r = 0; r < 2; r++) {
+    uint32_t op = n->ops[r];
+    wv_node *o = wv_get(w->g, op);
+    stage *st = o->op == WAVEC_OP_READ ? w->stage_of[w->ix->info[op].origin]
+                                       : NULL;
+    if (!st || !st->swz)
+      wv_fail(ctx, D_UNSUPPORTED, n->loc,
+              "wgmma reads its %s from shared memory: it must be a read of "
+              "a 16-bit memory tensor [rows, K] (K contiguous, no mapping) "
+              "whose K tile is %d elements (128-byte rows) and whose rows "
+              "come in multiples of 8",
+              r ? "rhs" : "lhs", SWZ_ROW);
+    addr[r] = smem_addr(w, staged_addr(w, op, st, 0), st->at);
+  }
+  uint32_t acc = n->ops[2], nc = nelem(w, acc);
+  uint32_t *list = wv_alloc(ctx, nc * sizeof *list);
+  bool own = w->nuses[acc] == 1 && wv_get(w->g, acc)->op != WAVEC_OP_SCALAR;
+  uint32_t first = own ? 0 : new_regs(w, TY_F32, nc);
+  for (uint32_t e = 0; e < nc; e++) {
+    uint32_t r = elem(w, acc, e, TY_F32);
+    if (!own)
+      emit(w, T_MOV, TY_F32, first + e, r, 0, 0, 0);
+    list[e] = own ? r : first + e;
+  }
+  tir_instr *in = emit(w, T_WGMMA, TY_F32, 0, addr[0], addr[1], 0, w->d->mma);
+  in->list = list;
+  in->nlist = nc;
+  for (uint32_t e = 0; e < nc; e++) {
+    while (w->pend.n <= list[e])
+      vec_push(ctx, &w->pend, 0);
+    w->npend += !w->pend.v[list[e]];
+    w->pend.v[list[e]] = 1;
+  }
+  w->vals[id] = list[0];
+  for (uint32_t e = 1; e < nc; e++)
+    wv_assert(ctx, list[e] == list[0] + e);
+}
+
 /* ---- nodes ------------------------------------------------------------------- */
 static void lower_block(lw *w, uint32_t block);
 
@@ -1313,6 +1409,10 @@ static void lower_node(lw *w, uint32_t id) {
     return;
   }
   case WAVEC_OP_MMA: {
+    if (w->wgmma) {
+      lower_wgmma(w, id);
+      return;
+    }
     const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)w->d->mma);
     uint32_t na = nelem(w, n->ops[0]), nb = nelem(w, n->ops[1]),
              nc = nelem(w, n->ops[2]);
@@ -1570,6 +1670,9 @@ static void place_stages(lw *w) {
       ;
   w->stages = S;
   w->stage_bytes = fixed;
+  for (uint32_t i = 0; i < n; i++) /* swizzled rows need 1024-byte groups */
+    wv_assert(ctx, !all[i]->swz || (all[i]->base % SWZ_ALIGN == 0 &&
+                                     all[i]->bytes % SWZ_ALIGN == 0));
   /* rings, in the order of their loops */
   for (uint32_t i = 0; i < n; i++) {
     uint32_t loop = all[i]->loop;
@@ -1670,9 +1773,18 @@ wavec_status wv_pass_lower(wv_kernel *k) {
     }
   }
   w.remarked = wv_alloc(ctx, norigin * sizeof *w.remarked);
+  w.nuses = wv_alloc(ctx, nn * sizeof *w.nuses);
+  for (uint32_t id = 1; id < nn; id++) {
+    wv_node *n = wv_get(k->g, id);
+    for (uint32_t i = 0; i < n->nops; i++)
+      w.nuses[n->ops[i]]++;
+  }
+  w.wgmma = w.d->mma >= 0 && wv_mma_is_warpgroup((wavec_mma_kind)w.d->mma);
   place_stages(&w);
   open_scope(&w);
   lower_block(&w, 0);
+  if (w.npend) /* nothing after the last wgmma touches its registers */
+    emit(&w, T_WGWAIT, TY_PRED, 0, 0, 0, 0, 0);
   p->smem_bytes = w.convert_bytes + w.stage_bytes;
   k->tir = p;
   return tir_verify(ctx, p);

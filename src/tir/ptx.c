@@ -87,6 +87,8 @@ typedef struct px {
   uint32_t ntmp[C_COUNT], maxtmp[C_COUNT];
   uint32_t maxreg[C_COUNT];      /* highest TIR register number per class */
   bool need_hz;                  /* %hz: a zero .b16 (bf16 widening) */
+  bool fenced;                   /* wgmma.fence since the accumulators
+                                  * were last touched by anything else */
   /* analyses */
   uint8_t *isconst, *nonneg;     /* by register */
   int64_t *cval;
@@ -168,6 +170,7 @@ static bool yields_nonneg(px *x, const tir_instr *in) {
   case T_SREG:
   case T_ABS: return true;
   case T_MOV:
+  case T_SWZ: /* flips bits 4..6 only */
   case T_SHFL: return nn[in->a];
   case T_ADD:
   case T_MUL:
@@ -861,6 +864,48 @@ static void emit_mma(px *x, const tir_instr *in) {
       R(x, c[1]).s, R(x, c[2]).s, R(x, c[3]).s);
 }
 
+/* T_WGMMA: the two shared-memory matrix descriptors (start address >> 4
+ * in bits 0-13, leading byte offset 16 >> 4 in 16-29 (unused for K-major
+ * swizzled tiles), stride byte offset 1024 >> 4 between groups of 8 rows in
+ * 32-45, the 128-byte swizzle mode 1 in 62-63: PTX ISA, "Matrix
+ * Descriptor Format"), then wgmma.mma_async with the accumulator in place,
+ * scale-d true (accumulate), no negation, no transpose (both operands
+ * K-major). A wgmma.fence first when anything else touched registers
+ * since the last one. */
+static void emit_wgmma(px *x, const tir_instr *in) {
+  wavec_mma_kind kind = (wavec_mma_kind)in->imm;
+  const wv_mma_info *mi = wv_mma_info_get(kind);
+  if (!mi || !wv_target_has_mma(x->t, kind))
+    unsupported(x, "wgmma (a warpgroup mma) needs --target sm_90a");
+  nm d[2];
+  uint32_t src[2] = {in->a, in->b};
+  nm hi = T(x, C_B32);
+  ins(x, "mov.b32 %s, 0x40000040", hi.s); /* swizzle 1 << 30 | 1024 >> 4 */
+  for (int i = 0; i < 2; i++) {
+    nm lo = shared_addr(x, src[i]);
+    ins(x, "bfe.u32 %s, %s, 4, 14", lo.s, lo.s);
+    ins(x, "or.b32 %s, %s, 0x10000", lo.s, lo.s);
+    d[i] = T(x, C_B64);
+    ins(x, "mov.b64 %s, {%s, %s}", d[i].s, lo.s, hi.s);
+  }
+  nm p = T(x, C_PRED);
+  ins(x, "setp.ne.b32 %s, %s, 0", p.s, hi.s);
+  if (!x->fenced)
+    ins(x, "wgmma.fence.sync.aligned");
+  x->fenced = true;
+  /* the mnemonic with N written in: "m64nNk16" -> "m64n128k16" */
+  const char *at = strstr(mi->instr, "nNk");
+  wv_assert(x->ctx, at != NULL);
+  wv_buf b;
+  wv_buf_init(&b, x->ctx);
+  wv_buf_add(&b, mi->instr, (size_t)(at - mi->instr));
+  wv_buf_printf(&b, "n%uk%s {", 2 * in->nlist, at + 3);
+  for (uint32_t j = 0; j < in->nlist; j++)
+    wv_buf_printf(&b, "%s%s", j ? ", " : "", R(x, in->list[j]).s);
+  wv_buf_printf(&b, "}, %s, %s, %s, 1, 1, 0, 0", d[0].s, d[1].s, p.s);
+  ins(x, "%s", wv_buf_str(&b));
+}
+
 /* ---- instructions ------------------------------------------------------------------- */
 static void emit_const(px *x, const tir_instr *in) {
   nm d = R(x, in->dst);
@@ -907,6 +952,10 @@ static void emit_instr(px *x, uint32_t idx) {
   x->in = in;
   memset(x->ntmp, 0, sizeof x->ntmp);
   emit_loc(x, in);
+  /* a wgmma after a loop boundary, a wait or an f32 write needs a fence */
+  if (in->op == T_LOOP || in->op == T_ENDLOOP || in->op == T_WGWAIT ||
+      (in->op != T_WGMMA && in->dst && ty(x, in->dst) == TY_F32))
+    x->fenced = false;
   switch (in->op) {
   case T_CONST: emit_const(x, in); return;
   case T_SREG:
@@ -939,6 +988,18 @@ static void emit_instr(px *x, uint32_t idx) {
   case T_CPWAIT: ins(x, "cp.async.wait_group %lld", (long long)in->imm); return;
   case T_SHFL: emit_shfl(x, in); return;
   case T_MMA: emit_mma(x, in); return;
+  case T_WGMMA: emit_wgmma(x, in); return;
+  case T_WGWAIT:
+    ins(x, "wgmma.commit_group.sync.aligned");
+    ins(x, "wgmma.wait_group.sync.aligned 0");
+    return;
+  case T_SWZ: {
+    nm t = T(x, C_B32);
+    ins(x, "shr.u32 %s, %s, 3", t.s, R(x, in->a).s);
+    ins(x, "and.b32 %s, %s, 0x70", t.s, t.s);
+    ins(x, "xor.b32 %s, %s, %s", R(x, in->dst).s, R(x, in->a).s, t.s);
+    return;
+  }
   case T_LOOP: {
     /* bounds in registers are uniform across the workgroup (tir.h) */
     nm c = R(x, in->dst);
@@ -1025,14 +1086,21 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
                     mi->name);
       unsupported(&x, wv_buf_str(&m));
     }
-    if (mi && mi->lanes != 32)
-      unsupported(&x, "wgmma (a warpgroup mma) is not printed yet; use "
-                      "mma=F32_16x8x16_F16");
+    if (mi && !wv_target_has_mma(t, (wavec_mma_kind)p->mma))
+      unsupported(&x, "wgmma (a warpgroup mma) needs --target sm_90a");
   }
+  bool warpgroup = p->mma >= 0 && wv_mma_is_warpgroup((wavec_mma_kind)p->mma);
   int64_t threads = p->block[0] * p->block[1] * p->block[2];
-  if (p->lanes != 32)
-    unsupported(&x, "a wave must be a warp of 32 lanes (64-lane waves are "
-                    "AMD's and run in the simulator only)");
+  if (p->lanes != 32 && !(p->lanes == 128 && warpgroup))
+    unsupported(&x, "a wave must be a warp of 32 lanes, or a warpgroup of "
+                    "128 for wgmma (64-lane waves are AMD's and run in the "
+                    "simulator only)");
+  for (uint32_t i = 0; i < p->code.n; i++) /* shuffles stay within a warp */
+    if (p->code.v[i].op == T_SHFL && p->code.v[i].imm >= 32) {
+      x.in = &p->code.v[i];
+      unsupported(&x, "a shuffle across the warps of a warpgroup");
+    }
+  x.in = NULL;
   if (threads > t->max_threads)
     unsupported(&x, "more threads per block than the target allows");
   if (p->smem_bytes > t->smem_optin_bytes)
@@ -1063,10 +1131,12 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
   if (x.files.n)
     wv_buf_puts(out, "\n");
   bool dynamic = p->smem_bytes > TIR_PTX_STATIC_SMEM_MAX;
+  /* swizzled tiles (tir.h) need 1024-byte alignment */
+  int align = warpgroup ? 1024 : 16;
   if (dynamic)
-    wv_buf_puts(out, ".extern .shared .align 16 .b8 wv_smem[];\n\n");
+    wv_buf_printf(out, ".extern .shared .align %d .b8 wv_smem[];\n\n", align);
   else if (p->smem_bytes)
-    wv_buf_printf(out, ".shared .align 16 .b8 wv_smem[%lld];\n\n",
+    wv_buf_printf(out, ".shared .align %d .b8 wv_smem[%lld];\n\n", align,
                   (long long)p->smem_bytes);
   wv_buf_puts(out, ".visible .entry ");
   put_ident(out, name);

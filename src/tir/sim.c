@@ -11,6 +11,8 @@
  *  - barriers not reached by every wave;
  *  - asynchronous copies: their bytes touched before a wait retires them,
  *    or never waited for;
+ *  - wgmmas: their accumulator registers touched, or a barrier reached,
+ *    before a wait retires them; a wgmma never waited for;
  *  - outputs not fully written when the kernel ends. */
 #include <math.h>
 
@@ -68,6 +70,9 @@ typedef struct sim {
   uint32_t epoch;
   int64_t wg[3];
   int (*mma_map)[3][2]; /* [role][lane*elems+e] -> (row, col) */
+  int (*wg_map)[2];     /* wgmma accumulator: [lane*(N/2)+e] -> (m, n) */
+  int wg_n;             /* the N wg_map is for */
+  VEC(uint32_t) *wpend; /* per wave: registers of wgmmas in flight */
   int mma_elems[3];
   val *tmp;
   double *A, *B, *C; /* mma scratch */
@@ -134,10 +139,19 @@ static int64_t floordiv(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+/* RSET values: 0 unwritten, 1 written, 2 a wgmma in flight writes it. */
+enum { REG_UNSET, REG_SET, REG_WGMMA };
+
 static val rd(sim *s, const tir_instr *in, uint32_t w, uint32_t r, int l) {
-  if (!RSET(s, w, r, l))
-    report(s, in, w, l, D_SIM_UNINIT,
-           "register r%u is read before it is written", r);
+  if (RSET(s, w, r, l) != REG_SET) {
+    if (RSET(s, w, r, l) == REG_UNSET)
+      report(s, in, w, l, D_SIM_UNINIT,
+             "register r%u is read before it is written", r);
+    report(s, in, w, l, D_SIM_ASYNC,
+           "register r%u is read while a wgmma writing it is in flight (no "
+           "wait retired it)",
+           r);
+  }
   return R(s, w, r, l);
 }
 
@@ -225,6 +239,91 @@ static void do_mma(sim *s, const tir_instr *in, uint32_t w) {
       int *rc = s->mma_map[l * 32 + e][WV_ACC];
       wr(s, w, lst[e], l, (val){.f = C[rc[0] * N + rc[1]]});
     }
+}
+
+static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
+                         tir_ty ty, int64_t addr, const val *st);
+
+/* The accumulator map of a wgmma of the given N, from the layout table. */
+static void wgmma_map(sim *s, wavec_mma_kind kind, int N) {
+  if (s->wg_n == N)
+    return;
+  wavec_ctx *ctx = s->ctx;
+  int ne = N / 2;
+  s->wg_map = wv_alloc(ctx, (size_t)s->lanes * ne * sizeof *s->wg_map);
+  wavec_sym ls = wavec_symbol(ctx, "$lane"), es = wavec_symbol(ctx, "$E");
+  uint32_t ns = ctx->sym_names.n;
+  int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);
+  ex_t co[2];
+  wv_mma_layout(ctx, kind, WV_ACC, N, ex_sym(ctx, ls), ex_sym(ctx, es), co);
+  for (int l = 0; l < s->lanes; l++)
+    for (int e = 0; e < ne; e++) {
+      vals[ls] = l;
+      vals[es] = e;
+      for (int j = 0; j < 2; j++) {
+        int64_t v;
+        wv_assert(ctx, ex_eval(ctx, co[j], vals, NULL, ns, &v));
+        s->wg_map[l * ne + e][j] = (int)v;
+      }
+    }
+  s->wg_n = N;
+}
+
+/* The register that holds the same value in every lane of wave w. */
+static int64_t uniform(sim *s, const tir_instr *in, uint32_t w, uint32_t r) {
+  int64_t v = rd(s, in, w, r, 0).i;
+  for (int l = 1; l < s->lanes; l++)
+    if (rd(s, in, w, r, l).i != v)
+      report(s, in, w, l, D_INTERNAL, "a wgmma operand address differs "
+             "between the lanes of the warpgroup");
+  return v;
+}
+
+/* T_WGMMA of wave w (a warpgroup): the 64 x 16 lhs and N x 16 rhs come
+ * from shared memory, row i at +128 i from the given addresses, through
+ * the 128-byte swizzle; each row of the lhs is read by the first lane of
+ * the warp whose accumulator rows it feeds, the rhs by lane 0. The
+ * accumulator is updated now; its registers stay marked in flight until a
+ * wait. */
+static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
+  wavec_mma_kind kind = (wavec_mma_kind)in->imm;
+  const wv_mma_info *mi = wv_mma_info_get(kind);
+  tir_ty ity = tir_ty_of(mi->in);
+  int M = mi->m, K = mi->k, N = 2 * (int)in->nlist, ne = (int)in->nlist;
+  wgmma_map(s, kind, N);
+  int64_t a = uniform(s, in, w, in->a), b = uniform(s, in, w, in->b);
+  double *A = s->A, *B = s->B;
+  for (int m = 0; m < M; m++)
+    for (int k = 0; k < K; k++)
+      A[m * K + k] = shared_access(s, in, w, 32 * (m / 16), ity,
+                                   tir_swz128(a + 128 * m + 2 * k), NULL).f;
+  for (int n = 0; n < N; n++)
+    for (int k = 0; k < K; k++)
+      B[n * K + k] = shared_access(s, in, w, 0, ity,
+                                   tir_swz128(b + 128 * n + 2 * k), NULL).f;
+  for (int l = 0; l < s->lanes; l++)
+    for (int e = 0; e < ne; e++) {
+      uint32_t r = in->list[e];
+      if (RSET(s, w, r, l) == REG_UNSET)
+        report(s, in, w, l, D_SIM_UNINIT,
+               "register r%u is read before it is written", r);
+      int *mn = s->wg_map[l * ne + e];
+      double acc = R(s, w, r, l).f;
+      for (int k = 0; k < K; k++)
+        acc += A[mn[0] * K + k] * B[mn[1] * K + k];
+      R(s, w, r, l).f = (double)(float)acc;
+      RSET(s, w, r, l) = REG_WGMMA;
+    }
+  for (int e = 0; e < ne; e++)
+    vec_push(s->ctx, &s->wpend[w], in->list[e]);
+}
+
+/* Wave w's wgmma wait: every wgmma it issued has retired. */
+static void wgmma_wait(sim *s, uint32_t w) {
+  for (uint32_t i = 0; i < s->wpend[w].n; i++)
+    for (int l = 0; l < s->lanes; l++)
+      RSET(s, w, s->wpend[w].v[i], l) = REG_SET;
+  s->wpend[w].n = 0;
 }
 
 static int32_t global_thread(sim *s, uint32_t w, int l) {
@@ -478,8 +577,17 @@ static void run_wave(sim *s, uint32_t w) {
     tir_ty ty = in->ty;
     switch (in->op) {
     case T_BAR:
+      if (s->wpend[w].n)
+        report(s, in, w, 0, D_SIM_ASYNC, "barrier reached while a wgmma is "
+               "in flight (no wait retired it)");
       wv->at_barrier = true;
       return;
+    case T_WGMMA:
+      do_wgmma(s, in, w);
+      continue;
+    case T_WGWAIT:
+      wgmma_wait(s, w);
+      continue;
     case T_CPCOMMIT:
       s->groups[w]++;
       continue;
@@ -653,6 +761,7 @@ static void run_wave(sim *s, uint32_t w) {
           case T_MAX: r.i = a.i > b.i ? a.i : b.i; break;
           case T_NEG: r.i = -a.i; break;
           case T_ABS: r.i = a.i < 0 ? -a.i : a.i; break;
+          case T_SWZ: r.i = tir_swz128(a.i); break;
           default:
             wv_fail(s->ctx, D_INTERNAL, in->loc, "simulator: no integer %s",
                     "op");
@@ -665,6 +774,9 @@ static void run_wave(sim *s, uint32_t w) {
     }
   }
   wv_assert(s->ctx, wv->pc == p->code.n);
+  if (s->wpend[w].n)
+    report(s, &p->code.v[p->code.n - 1], w, 0, D_SIM_ASYNC,
+           "a wgmma is never waited for");
   wv->done = true;
 }
 
@@ -677,6 +789,7 @@ static void run_workgroup(sim *s) {
   for (uint32_t w = 0; w < s->nwaves; w++) {
     s->waves[w] = (swave){0};
     s->groups[w] = 0;
+    s->wpend[w].n = 0;
   }
   for (;;) {
     uint32_t done = 0, waiting = 0;
@@ -712,8 +825,8 @@ static void run_workgroup(sim *s) {
 
 static void build_mma_map(sim *s) {
   const tir_prog *p = s->p;
-  if (p->mma < 0)
-    return;
+  if (p->mma < 0 || wv_mma_is_warpgroup((wavec_mma_kind)p->mma))
+    return; /* a wgmma's map depends on its N: wgmma_map */
   wavec_ctx *ctx = s->ctx;
   wavec_mma_kind kind = (wavec_mma_kind)p->mma;
   const wv_mma_info *mi = wv_mma_info_get(kind);
@@ -758,6 +871,7 @@ static void simulate(wv_kernel *k, void *const *args) {
   s.rset = wv_alloc(ctx, nregs);
   s.waves = wv_alloc(ctx, s.nwaves * sizeof *s.waves);
   s.groups = wv_alloc(ctx, s.nwaves * sizeof *s.groups);
+  s.wpend = wv_alloc(ctx, s.nwaves * sizeof *s.wpend);
   s.smem = wv_alloc(ctx, (size_t)(s.ngran ? s.ngran : 1) * sizeof *s.smem);
   s.tmp = wv_alloc(ctx, (size_t)s.lanes * 8 * sizeof *s.tmp); /* ldsm x4 */
   s.ginit = wv_alloc(ctx, p->args.n * sizeof *s.ginit);

@@ -1,6 +1,8 @@
 /* The thread program: printer and verifier. */
 #include "tir/tir.h"
 
+#include "target/target.h"
+
 static const struct {
   const char *name;
   int nops;
@@ -121,6 +123,16 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
     if (in->op == T_CPA &&
         (!in->a || !in->b || p->regs.v[in->a] != TY_I32 ||
          p->regs.v[in->b] != TY_I32 || (in->c && p->regs.v[in->c] != TY_PRED)))
+      bad = true;
+    if (in->op == T_WGMMA) {
+      const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)in->imm);
+      bad |= !mi || mi->lanes != 128 || !in->a || !in->b || in->dst ||
+             p->regs.v[in->a] != TY_I32 || p->regs.v[in->b] != TY_I32 ||
+             !wv_mma_n_valid((wavec_mma_kind)in->imm, 2 * (int)in->nlist);
+      for (uint32_t j = 0; j < in->nlist && !bad; j++)
+        bad |= p->regs.v[in->list[j]] != TY_F32;
+    }
+    if (in->op == T_SWZ && (p->regs.v[in->a] != TY_I32 || in->ty != TY_I32))
       bad = true;
     if (in->op == T_CPWAIT && in->imm < 0)
       bad = true;

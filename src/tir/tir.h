@@ -21,7 +21,12 @@
  *  - An asynchronous copy (T_CPA) writes shared memory only when a T_CPWAIT
  *    of its thread retires its group; until then nothing may touch its
  *    bytes, and other threads see them only after a barrier that follows
- *    the wait. */
+ *    the wait.
+ *  - A wgmma (T_WGMMA) reads shared memory and its accumulator registers
+ *    while it runs: until a T_WGWAIT retires it, only other wgmmas touch
+ *    those registers, and no barrier is reached (so no thread overwrites
+ *    its operands). Its shared tiles hold rows of 128 bytes swizzled as
+ *    T_SWZ says, from addresses that are multiples of 1024 apart from 0. */
 #ifndef WV_TIR_H
 #define WV_TIR_H
 
@@ -74,6 +79,18 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_CPCOMMIT, "cp.commit", 0) /* closes the thread's group of copies   */    \
   X(T_CPWAIT, "cp.wait", 0) /* waits until at most imm of the thread's   */    \
                             /* closed groups are in flight               */    \
+  X(T_SWZ, "swz128", 1)     /* dst = a ^ ((a >> 3) & 0x70): the 16-byte */    \
+                            /* chunk c of 128-byte row r of a 1024-byte */    \
+                            /* aligned group of 8 rows moves to chunk   */    \
+                            /* c ^ (r mod 8) (the 128-byte swizzle)     */    \
+  X(T_WGMMA, "wgmma", 2)    /* list (the accumulator, in place) +=      */    \
+                            /* lhs . rhs^T, imm kind, N = 2 * nlist;     */    \
+                            /* a, b: shared byte addresses of the lhs   */    \
+                            /* 64 x 16 and rhs N x 16 tiles, row i of   */    \
+                            /* one at +128 i, swizzled (T_SWZ); issued  */    \
+                            /* by the warpgroup, asynchronous: no other */    \
+                            /* instruction touches list until T_WGWAIT  */    \
+  X(T_WGWAIT, "wgmma.wait", 0) /* every wgmma of the thread has retired */    \
   X(T_BAR, "bar", 0)        /* workgroup barrier                         */    \
   X(T_SHFL, "shfl", 1)      /* dst = a of lane (lane ^ imm)              */    \
   X(T_MMA, "mma", 0)        /* list: dst..., a..., b..., c...; imm kind  */    \
@@ -100,7 +117,7 @@ typedef struct tir_instr {
   uint32_t dst, a, b, c;
   int64_t imm;
   double fimm;
-  uint32_t *list;     /* T_MMA registers */
+  uint32_t *list;     /* T_MMA, T_WGMMA, vector and ldmatrix registers */
   uint32_t nlist;
   wavec_loc loc;      /* the source line it comes from */
   uint32_t match;     /* T_LOOP: index of its T_ENDLOOP and back */
@@ -125,6 +142,9 @@ typedef struct tir_prog {
   int64_t smem_bytes;
   int64_t wgs_per_sm; /* hardware(workgroups_per_sm = N), or 0 */
 } tir_prog;
+
+/* T_SWZ: the 128-byte swizzle of shared byte address a. */
+static inline int64_t tir_swz128(int64_t a) { return a ^ ((a >> 3) & 0x70); }
 
 /* Pass `lower`: the expanded graph of k becomes its thread program. */
 wavec_status wv_pass_lower(wv_kernel *k);

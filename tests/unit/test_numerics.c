@@ -77,6 +77,36 @@ static void gemm(void) {
     }
 }
 
+/* The warpgroup GEMM (wgmma from swizzled shared tiles): several
+ * workgroups, warpgroups, K tiles and ring depths, and wgmma N < 128. */
+static void gemm_wgmma(void) {
+  static const char *const cases[][6] = {
+      {"M=128", "N=128", "K=64", NULL, NULL},
+      {"M=256", "N=128", "K=256", NULL, NULL},
+      {"M=128", "N=256", "K=192", "BLOCK_N=64", NULL},
+      {"M=256", "N=256", "K=128", "BLOCK_M=64", "BLOCK_N=256"},
+  };
+  uint64_t rng = 12;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int M = atoi(cases[i][0] + 2), N = atoi(cases[i][1] + 2),
+        K = atoi(cases[i][2] + 2);
+    char what[160];
+    snprintf(what, sizeof what, "gemm_wgmma %s %s %s %s %s", cases[i][0],
+             cases[i][1], cases[i][2], cases[i][3] ? cases[i][3] : "",
+             cases[i][4] ? cases[i][4] : "");
+    kcase c;
+    if (open_case(&c, "examples/gemm.wave", "gemm_wgmma", NULL, cases[i])) {
+      double *a = input(&c, "a", &rng), *b = input(&c, "b", &rng);
+      double *ref = malloc(sizeof *ref * (size_t)M * N);
+      ref_gemm((size_t)M, (size_t)N, (size_t)K, a, b, ref);
+      if (run(&c))
+        expect(&c, "c", ref, 1e-5, what);
+      free(a), free(b), free(ref);
+    }
+    close_case(&c);
+  }
+}
+
 /* The LANGUAGE.md backward example: every intermediate output. */
 static void dkdv_case(const hw *h, int B, int M, int K2, int N, int K1,
                       uint64_t *rng) {
@@ -189,6 +219,7 @@ static void attention_fwd(void) {
 
 int main(void) {
   RUN(gemm);
+  RUN(gemm_wgmma);
   RUN(dkdv_report_cases);
   RUN(attention_fwd);
   RUN(dkdv_all_sizes);

@@ -47,7 +47,7 @@ class Kernel:
         dyn = self.smem if self.dynamic else 0
         ck(cuda.cuLaunchKernel(self.fn, *self.grid, *self.block, dyn, stream, params, None), "cuLaunchKernel")
 
-def wavec_compile(wave, kernel, defs, extra=()):
+def wavec_compile(wave, kernel, defs, extra=(), target="sm_90"):
     """Returns (Kernel, ms source->PTX, ms PTX->cubin, info)."""
     args = [WAVEC, "compile", wave, "--kernel", kernel] + [f"-D{k}={v}" for k, v in defs.items()] + list(extra)
     t = time.perf_counter()
@@ -55,16 +55,19 @@ def wavec_compile(wave, kernel, defs, extra=()):
     m = re.match(r"tir grid \[(\d+), (\d+), (\d+)\] block \[(\d+), (\d+), (\d+)\] lanes \d+ shared (\d+) bytes", tir)
     grid = tuple(int(x) for x in m.group(1, 2, 3)); block = tuple(int(x) for x in m.group(4, 5, 6)); smem = int(m.group(7))
     t = time.perf_counter()
-    ptx = subprocess.run(args + ["--emit=ptx", "--target=sm_90"], check=True, capture_output=True).stdout
+    ptx = subprocess.run(args + ["--emit=ptx", f"--target={target}"], check=True, capture_output=True).stdout
     ms_ptx = 1e3 * (time.perf_counter() - t)
     with tempfile.TemporaryDirectory() as d:
         open(f"{d}/k.ptx", "wb").write(ptx)
         t = time.perf_counter()
-        subprocess.run(["ptxas", "-arch=sm_90", "-O3", "-v", f"{d}/k.ptx", "-o", f"{d}/k.cubin"], check=True, capture_output=True)
+        r = subprocess.run(["ptxas", f"-arch={target}", "-O3", "-v", f"{d}/k.ptx", "-o", f"{d}/k.cubin"], check=True,
+                           capture_output=True, text=True)
         ms_cubin = 1e3 * (time.perf_counter() - t)
     k = Kernel(ptx, kernel, grid, block, smem)
     k.dynamic = b".extern .shared" in ptx
-    return k, ms_ptx, ms_cubin, dict(grid=grid, block=block, smem=smem)
+    regs = re.search(r"Used (\d+) registers", r.stderr); spill = re.search(r"(\d+) bytes spill stores", r.stderr)
+    return k, ms_ptx, ms_cubin, dict(grid=grid, block=block, smem=smem, regs=int(regs.group(1)) if regs else 0,
+                                     spill=int(spill.group(1)) if spill else 0)
 
 def bench(fn, warm=3, rep=20):
     for _ in range(warm):
@@ -88,43 +91,60 @@ def report(workload, peer, ms_w, ms_p, flops, err, compile_ms):
                      peer_tflops=tp, ratio=tw / tp, rel_err=err, compile=compile_ms))
     print(f"{workload:44s} wavec {tw:7.1f} TFLOP/s  {peer:12s} {tp:7.1f}  ratio {tw/tp:5.2f}  err {err:.1e}", flush=True)
 
-GEMM_CONFIGS = [  # BLOCK_M, BLOCK_N, BLOCK_K, WAVES_M, WAVES_N, STAGES, WORKGROUPS_PER_SM (0: unset)
-    (bm, bn, bk, wm, wn, s, 0) for (bm, bn, bk, wm, wn) in
-    [(128, 128, 64, 2, 2), (128, 256, 64, 2, 4), (256, 128, 64, 4, 2)]
-    for s in (2, 3, 4)] + [
-    (128, 128, 64, 2, 2, 2, 3), (128, 128, 32, 2, 2, 3, 3), (128, 128, 32, 2, 2, 4, 3),
-    (128, 128, 32, 2, 2, 2, 3), (64, 128, 64, 2, 2, 3, 4), (128, 64, 64, 2, 2, 3, 4)]
+# Two families: "mma" (mma.sync m16n8k16, warps; the sweep of runs e-h
+# found 128x128x64 2x2 near the best) and "wgmma" (warpgroups, sm_90a).
+GEMM_CONFIGS = {
+    "mma": [  # BLOCK_M, BLOCK_N, BLOCK_K, WAVES_M, WAVES_N, STAGES, WORKGROUPS_PER_SM (0: unset)
+        (128, 128, 64, 2, 2, 2, 3), (128, 128, 64, 2, 2, 3, 0), (128, 128, 32, 2, 2, 4, 3)],
+    "wgmma": [  # BLOCK_M, BLOCK_N, 64, WAVES_M, 1, STAGES, WORKGROUPS_PER_SM
+        (128, 256, 64, 2, 1, 3, 0), (128, 256, 64, 2, 1, 4, 0), (128, 128, 64, 2, 1, 3, 2),
+        (128, 128, 64, 2, 1, 4, 0), (128, 128, 64, 1, 1, 4, 0), (256, 128, 64, 2, 1, 3, 0),
+        (256, 128, 64, 2, 1, 4, 0)]}
+GEMM_KERNELS = {("mma", torch.float16): "gemm_f16", ("mma", torch.bfloat16): "gemm_bf16",
+                ("wgmma", torch.float16): "gemm_wgmma_f16", ("wgmma", torch.bfloat16): "gemm_wgmma_bf16"}
 best_gemm = {}
+
+def gemm_kernel(fam, dt, n, cfg):
+    bm, bn, bk, wm, wn, st, wps = cfg
+    if fam == "wgmma":
+        return wavec_compile("bench/gemm.wave", GEMM_KERNELS[fam, dt], dict(M=n, N=n, K=n, BLOCK_M=bm, BLOCK_N=bn,
+                             WAVES_M=wm), stages_opt(st, wps), target="sm_90a")
+    return wavec_compile("bench/gemm.wave", GEMM_KERNELS[fam, dt], dict(M=n, N=n, K=n, BLOCK_M=bm, BLOCK_N=bn,
+                         BLOCK_K=bk, WAVES_M=wm, WAVES_N=wn), stages_opt(st, wps))
 
 def stages_opt(s, wps=0):
     return ["--hardware", f"stages={s}" + (f",workgroups_per_sm={wps}" if wps else "")]
 
-def gemm_sweep(n, dt):
-    """Times every tile configuration once (median of 5) and keeps the best,
-    as an autotuner would; prints each."""
-    name = {torch.float16: "gemm_f16", torch.bfloat16: "gemm_bf16"}[dt]
+def gemm_sweep(n, dt, fam):
+    """Times every tile configuration of a family once (median of 5),
+    checks it against torch.matmul and keeps the best correct one, as an
+    autotuner would; prints each."""
+    name = GEMM_KERNELS[fam, dt]
     a = torch.randn(n, n, dtype=dt, device=dev); b = torch.randn(n, n, dtype=dt, device=dev)
     c = torch.empty(n, n, dtype=dt, device=dev)
+    ref = a @ b.T
     best = None
-    for cfg in GEMM_CONFIGS:
-        bm, bn, bk, wm, wn, st, wps = cfg
+    for cfg in GEMM_CONFIGS[fam]:
         try:
-            k, *_ = wavec_compile("bench/gemm.wave", name, dict(M=n, N=n, K=n, BLOCK_M=bm, BLOCK_N=bn,
-                                                               BLOCK_K=bk, WAVES_M=wm, WAVES_N=wn), stages_opt(st, wps))
+            k, _, _, info = gemm_kernel(fam, dt, n, cfg)
+            c.fill_(float("nan"))
             ms = bench(lambda: k(a, b, c), warm=2, rep=5)
-            print(f"  sweep {name} {n}^3 {cfg}: {2*n**3/ms/1e9:.1f} TFLOP/s", flush=True)
-            if best is None or ms < best[0]:
+            err = rel_err(c, ref)
+            print(f"  sweep {name} {n}^3 {cfg}: {2*n**3/ms/1e9:.1f} TFLOP/s, err {err:.1e}, "
+                  f"{info['regs']} registers, {info['spill']} bytes spilled, {info['smem']} bytes shared", flush=True)
+            if err < 1e-2 and (best is None or ms < best[0]):
                 best = (ms, cfg)
         except Exception as e:
-            print(f"  sweep {name} {cfg}: failed {type(e).__name__}: {str(e)[:200]}", flush=True)
-    best_gemm[dt] = best[1]
+            print(f"  sweep {name} {cfg}: failed {type(e).__name__}: {str(e)[:300]}", flush=True)
+    if best:
+        best_gemm[fam] = best[1]
 
-def gemm(n, dt):
-    name = {torch.float16: "gemm_f16", torch.bfloat16: "gemm_bf16"}[dt]
-    bm, bn, bk, wm, wn, st, wps = best_gemm.get(dt, GEMM_CONFIGS[0])
-    k, ms_ptx, ms_cubin, info = wavec_compile("bench/gemm.wave", name, dict(M=n, N=n, K=n, BLOCK_M=bm, BLOCK_N=bn,
-                                                                           BLOCK_K=bk, WAVES_M=wm, WAVES_N=wn),
-                                              stages_opt(st, wps))
+def gemm(n, dt, fam):
+    if fam not in best_gemm:
+        return
+    name = GEMM_KERNELS[fam, dt]
+    bm, bn, bk, wm, wn, st, wps = best_gemm[fam]
+    k, ms_ptx, ms_cubin, info = gemm_kernel(fam, dt, n, best_gemm[fam])
     a = torch.randn(n, n, dtype=dt, device=dev); b = torch.randn(n, n, dtype=dt, device=dev)
     c = torch.empty(n, n, dtype=dt, device=dev)
     k(a, b, c); torch.cuda.synchronize()
@@ -132,7 +152,7 @@ def gemm(n, dt):
     err = rel_err(c, ref)
     err32 = rel_err(c, a.float() @ b.float().T)
     ms_w = bench(lambda: k(a, b, c)); ms_p = bench(lambda: a @ b.T)
-    report(f"gemm {str(dt)[6:]} {n}^3 tiles {bm}x{bn}x{bk} waves {wm}x{wn} stages {st}"
+    report(f"gemm {fam} {str(dt)[6:]} {n}^3 tiles {bm}x{bn}x{bk} waves {wm}x{wn} stages {st}"
            + (f" wgs/SM {wps}" if wps else ""), "cuBLAS", ms_w, ms_p, 2 * n**3,
            max(err, err32), (ms_ptx, ms_cubin))
 
@@ -292,20 +312,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
+    ap.add_argument("--only", choices=("gemm", "attn"), help="one part of the benchmarks")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
     try: triton_cold_compile()
     except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
-    # one sweep (bf16) picks the GEMM tiles for both input types: they run
-    # the same instructions
-    gemm_sweep(8192 if not a.quick else 4096, torch.bfloat16)
-    best_gemm[torch.float16] = best_gemm[torch.bfloat16]
-    for n in ((4096,) if a.quick else (4096, 8192)):
-        for dt in (torch.bfloat16, torch.float16):
-            try: gemm(n, dt)
-            except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
-    for D in (64, 128):
+    # one sweep (bf16) per family picks the GEMM tiles for both input types:
+    # they run the same instructions
+    for fam in ("wgmma", "mma") if a.only != "attn" else ():
+        gemm_sweep(8192 if not a.quick else 4096, torch.bfloat16, fam)
+        for n in ((4096,) if a.quick else (4096, 8192)):
+            for dt in (torch.bfloat16, torch.float16):
+                try: gemm(n, dt, fam)
+                except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+    for D in (64, 128) if a.only != "gemm" else ():
         try: attn_sweep(D)
         except Exception as e: print(f"attn sweep D={D}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
         for N in ((4096,) if a.quick else (1024, 4096, 8192)):

@@ -13,13 +13,15 @@
 #   4. compute-sanitizer memcheck and racecheck on each of those runs;
 #   5. one large GEMM, timed only.
 # Prints a table last; exit status 0 when everything passed.
-# Usage: tests/gpu/run.sh [--quick]   (--quick: no sanitizers)
+# Usage: tests/gpu/run.sh [--quick] [PATTERN]   (--quick: no sanitizers;
+# PATTERN: only the cases whose name contains it, and no ops table)
 # Full logs go to build/gpu, and all of them in one file to $OUT/gpu-logs.txt
 # when OUT is set (the device machine's output folder).
 set -u
 cd "$(dirname "$0")/../.."
 quick=0
-[ "${1:-}" = "--quick" ] && quick=1
+[ "${1:-}" = "--quick" ] && { quick=1; shift; }
+only=${1:-}
 LOG=build/gpu
 rm -rf "$LOG"
 mkdir -p "$LOG"
@@ -36,7 +38,7 @@ cc -std=c17 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Iinclude -
   >>"$LOG/build.log" 2>&1 || { tail -30 "$LOG/build.log"; echo "ops build failed"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 
-# name | wavec arguments
+# name | wavec arguments [| target, default sm_90]
 cases=(
   "gemm 128x128x64|examples/gemm.wave -D M=128 -D N=128 -D K=64"
   "gemm 256x192x160|examples/gemm.wave -D M=256 -D N=192 -D K=160"
@@ -51,6 +53,12 @@ cases=(
   "gemm 128x128x256 stages=2|examples/gemm.wave -D M=128 -D N=128 -D K=256 --hardware stages=2"
   "gemm 128x128x256 stages=4|examples/gemm.wave -D M=128 -D N=128 -D K=256 --hardware stages=4"
   "fwd B1 256/64 128x32 8 waves|examples/attention_fwd.wave --kernel attention_fwd -D B=1 -D M=256 -D K2=256 -D N=64 -D K1=64 -D BLOCK_M=128 -D WAVES=8"
+  "wgmma gemm 128x128x64|examples/gemm_wgmma.wave -D M=128 -D N=128 -D K=64|sm_90a"
+  "wgmma gemm 256x256x320|examples/gemm_wgmma.wave -D M=256 -D N=256 -D K=320|sm_90a"
+  "wgmma gemm 128x256x256 N=64|examples/gemm_wgmma.wave -D M=128 -D N=256 -D K=256 -D BLOCK_N=64|sm_90a"
+  "wgmma gemm 256x256x128 64x256|examples/gemm_wgmma.wave -D M=256 -D N=256 -D K=128 -D BLOCK_M=64 -D BLOCK_N=256|sm_90a"
+  "wgmma gemm 128x128x256 stages=1|examples/gemm_wgmma.wave -D M=128 -D N=128 -D K=256 --hardware stages=1|sm_90a"
+  "wgmma gemm 128x128x512 stages=4|examples/gemm_wgmma.wave -D M=128 -D N=128 -D K=512 --hardware stages=4|sm_90a"
 )
 if [ -e examples/attention_bwd.wave ]; then
   for k in attention_bwd_D attention_bwd_dkdv attention_bwd_dq attention_bwd_dkdv_causal attention_bwd_dq_causal; do
@@ -63,6 +71,13 @@ fi
 if [ -e bench/gemm.wave ]; then
   cases+=("bench gemm_f16 256x256x64|bench/gemm.wave --kernel gemm_f16 -D M=256 -D N=256 -D K=64")
   cases+=("bench gemm_bf16 256x256x64|bench/gemm.wave --kernel gemm_bf16 -D M=256 -D N=256 -D K=64")
+  cases+=("wgmma bench gemm_wgmma_bf16 256x512x192|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=256 -D N=512 -D K=192|sm_90a")
+  cases+=("wgmma bench gemm_wgmma_f16 256x256x128 1 wave|bench/gemm.wave --kernel gemm_wgmma_f16 -D M=256 -D N=256 -D K=128 -D BLOCK_N=128 -D WAVES_M=1|sm_90a")
+fi
+if [ -n "$only" ]; then
+  sel=()
+  for c in "${cases[@]}"; do [[ "${c%%|*}" == *"$only"* ]] && sel+=("$c"); done
+  cases=("${sel[@]}")
 fi
 
 fail=0
@@ -70,6 +85,7 @@ rows=()
 row() { rows+=("$(printf '%-30s %9s %11s %-8s %-9s %-9s' "$@")"); }
 
 # ops
+if [ -z "$only" ]; then
 ./build/release/gpu_ops >"$LOG/ops.log" 2>&1; rc=$?
 ops_summary=$(tail -1 "$LOG/ops.log")
 case $rc in 0) v=ok ;; 2) v=NO-GPU ;; *) v=MISMATCH ;; esac
@@ -84,17 +100,19 @@ if [ $quick -eq 0 ]; then
   r=$?; [ $r -eq 0 ] || [ $r -eq 1 ] && rcz=ok || { rcz=FAIL; fail=1; }
 fi
 row "ops (every TIR op)" - - "$v" "$mc" "$rcz"
+fi
 
 # pass 1: every case against the simulator (quick); pass 2: the sanitizers
 declare -a MS WORST V MC RC
 i=0
 for c in "${cases[@]}"; do
   i=$((i + 1))
-  name=${c%%|*}; args=${c#*|}
+  name=${c%%|*}; rest=${c#*|}; args=${rest%%|*}
+  tgt=sm_90; [ "$rest" != "$args" ] && tgt=${rest#*|}
   log="$LOG/case$i.log"
-  echo "== $name: wavec run $args --target sm_90 --compare sim" >"$log"
+  echo "== $name: wavec run $args --target $tgt --compare sim" >"$log"
   # shellcheck disable=SC2086
-  $W run $args --target sm_90 --compare sim >>"$log" 2>&1; rc=$?
+  $W run $args --target $tgt --compare sim >>"$log" 2>&1; rc=$?
   MS[i]=$(sed -n 's/^gpu [^:]*: \([0-9.]*\) ms.*/\1/p' "$log" | head -1)
   WORST[i]=$(sed -n 's/.*rel l2 \([0-9.e+-]*\).*/\1/p' "$log" | sort -g | tail -1)
   if [ $rc -eq 0 ]; then V[i]=ok
@@ -110,13 +128,14 @@ if [ $quick -eq 0 ]; then
   i=0
   for c in "${cases[@]}"; do
     i=$((i + 1))
-    args=${c#*|}
+    rest=${c#*|}; args=${rest%%|*}
+    tgt=sm_90; [ "$rest" != "$args" ] && tgt=${rest#*|}
     log="$LOG/case$i.log"
     # shellcheck disable=SC2086
-    san --tool memcheck --error-exitcode 99 $W run $args --target sm_90 >"$log.memcheck" 2>&1 \
+    san --tool memcheck --error-exitcode 99 $W run $args --target $tgt >"$log.memcheck" 2>&1 \
       && MC[i]=ok || { MC[i]=FAIL; fail=1; tail -20 "$log.memcheck"; }
     # shellcheck disable=SC2086
-    san --tool racecheck --error-exitcode 99 $W run $args --target sm_90 >"$log.racecheck" 2>&1 \
+    san --tool racecheck --error-exitcode 99 $W run $args --target $tgt >"$log.racecheck" 2>&1 \
       && RC[i]=ok || { RC[i]=FAIL; fail=1; tail -20 "$log.racecheck"; }
     echo "case $i sanitizers: memcheck ${MC[i]}, racecheck ${RC[i]}"
   done
@@ -128,7 +147,7 @@ for c in "${cases[@]}"; do
 done
 
 # timing only: the f16 GEMM of the benchmarks at 4096^3 (2 M N K flops)
-if [ -e bench/gemm.wave ]; then
+if [ -e bench/gemm.wave ] && [ -z "$only" ]; then
   $W run bench/gemm.wave --kernel gemm_f16 -D M=4096 -D N=4096 -D K=4096 --target sm_90 >"$LOG/big.log" 2>&1
   ms=$(sed -n 's/^gpu [^:]*: \([0-9.]*\) ms.*/\1/p' "$LOG/big.log" | head -1)
   tf=$(awk -v ms="${ms:-0}" 'BEGIN { if (ms > 0) printf "%.1f", 2 * 4096^3 / (ms * 1e-3) / 1e12; else print "-" }')

@@ -95,7 +95,7 @@ static void gemm_wgmma(void) {
              cases[i][1], cases[i][2], cases[i][3] ? cases[i][3] : "",
              cases[i][4] ? cases[i][4] : "");
     kcase c;
-    if (open_case(&c, "examples/gemm.wave", "gemm_wgmma", NULL, cases[i])) {
+    if (open_case(&c, "examples/gemm_wgmma.wave", "gemm_wgmma", NULL, cases[i])) {
       double *a = input(&c, "a", &rng), *b = input(&c, "b", &rng);
       double *ref = malloc(sizeof *ref * (size_t)M * N);
       ref_gemm((size_t)M, (size_t)N, (size_t)K, a, b, ref);

@@ -173,7 +173,9 @@ void wv_cuda_close(wv_cuda *cu) {
 
 int wv_cuda_sm(const wv_cuda *cu) { return cu->sm; }
 
-const char *wv_cuda_ptx_target(int sm) {
+const char *wv_cuda_ptx_target(int sm, bool needs_90a) {
+  if (needs_90a)
+    return sm == 90 ? "sm_90a" : NULL;
   return sm >= 90 ? "sm_90" : sm >= 80 ? "sm_80" : NULL;
 }
 
@@ -214,12 +216,14 @@ static wavec_status gpu_run(wv_kernel *k, void *const *host, double *ms) {
   void **params = wv_alloc(ctx, (n + 1) * sizeof *params);
   size_t *bytes = wv_alloc(ctx, (n + 1) * sizeof *bytes);
 
-  const char *tname = wv_cuda_ptx_target(cu->sm);
+  bool wg = p->mma >= 0 && wv_mma_is_warpgroup((wavec_mma_kind)p->mma);
+  const char *tname = wv_cuda_ptx_target(cu->sm, wg);
   if (!tname) {
     st = wv_error(ctx, D_GPU, k->loc,
-                  "the GPU has compute capability %d.%d; wavec's PTX needs "
-                  "8.0 or newer (mma.sync m16n8k16)",
-                  cu->sm / 10, cu->sm % 10);
+                  "the GPU has compute capability %d.%d; %s", cu->sm / 10,
+                  cu->sm % 10,
+                  wg ? "wgmma needs exactly 9.0 (sm_90a: H100, H200)"
+                     : "wavec's PTX needs 8.0 or newer (mma.sync m16n8k16)");
     goto done;
   }
   wv_buf ptx;

@@ -21,7 +21,10 @@ void wv_cuda_close(wv_cuda *cu);
 int wv_cuda_sm(const wv_cuda *cu);
 /* The PTX target wavec prints for a device of compute capability sm (x10):
  * "sm_90" from 9.0 on (the driver compiles the PTX for the actual device),
- * "sm_80" for 8.x, NULL below 8.0 (mma.sync m16n8k16 needs sm_80). */
-const char *wv_cuda_ptx_target(int sm);
+ * "sm_80" for 8.x, NULL below 8.0 (mma.sync m16n8k16 needs sm_80). A
+ * kernel that needs sm_90a's own instructions (wgmma) gets "sm_90a" on a
+ * 9.0 device and NULL elsewhere (architecture-specific PTX runs on that
+ * architecture only). */
+const char *wv_cuda_ptx_target(int sm, bool needs_90a);
 
 #endif

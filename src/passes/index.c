@@ -119,7 +119,9 @@ const wv_layout *wv_mma_role_layout(wv_kernel *k, uint32_t mma_id,
   ex_t frag[2] = {ex_const(ctx, 0), ex_const(ctx, 0)};
   /* an operand read from shared memory (through a matrix descriptor) has
    * no elements in registers: only its tile extents */
-  bool shared = wv_mma_issued_from_shared(kind, r);
+  bool shared = r != WV_ACC &&
+                wv_mma_issued_from_shared(
+                    kind, r, wv_get(k->g, n->ops[r])->op == WAVEC_OP_READ);
   if (!shared)
     wv_mma_layout(ctx, kind, r, nn, d->lane, ex_sym(ctx, d->E), frag);
   const wv_type *t = r == WV_ACC ? &n->type : &wv_get(k->g, n->ops[r])->type;

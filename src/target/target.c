@@ -202,11 +202,12 @@ static const lrole *role_of(wavec_mma_kind kind, wv_role r) {
   return &families[mma_family[kind]].r[r];
 }
 
-bool wv_mma_issued_from_shared(wavec_mma_kind kind, wv_role r) {
+bool wv_mma_issued_from_shared(wavec_mma_kind kind, wv_role r,
+                               bool operand_is_read) {
   if (!wv_mma_info_get(kind))
     return false;
   return wv_mma_role_in_shared(kind, r) ||
-         (families[mma_family[kind]].ss && r != WV_ACC);
+         (families[mma_family[kind]].ss && r == WV_LHS && operand_is_read);
 }
 
 bool wv_mma_is_warpgroup(wavec_mma_kind kind) {

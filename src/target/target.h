@@ -36,11 +36,12 @@ int wv_mma_n(wavec_mma_kind kind, int n);
  * wgmma, read through a matrix descriptor)? Such a role has no per-lane
  * fragment: wv_mma_elems gives 0 and wv_mma_layout must not be called. */
 bool wv_mma_role_in_shared(wavec_mma_kind kind, wv_role r);
-/* Does wavec issue role r from shared memory? The roles above, and the lhs
- * of a wgmma too: wavec issues wgmma with both operands read through
- * matrix descriptors (the lhs register fragment in the table is the other
- * form's, shown by `wavec layout`). */
-bool wv_mma_issued_from_shared(wavec_mma_kind kind, wv_role r);
+/* Does wavec issue role r from shared memory? The roles above always; the
+ * lhs of a wgmma when the operand is a read of memory (both operands then
+ * go through matrix descriptors; otherwise the lhs is the register
+ * fragment of the table). */
+bool wv_mma_issued_from_shared(wavec_mma_kind kind, wv_role r,
+                               bool operand_is_read);
 /* Is the mma a warpgroup one (wgmma: 128 lanes, asynchronous)? */
 bool wv_mma_is_warpgroup(wavec_mma_kind kind);
 /* The N a wgmma uses for a wave tile of `span` along N: span itself up to

@@ -436,10 +436,29 @@ typedef struct stage {
 } stage;
 
 enum { STAGE_VEC = 8, STAGE_PAD = 8 }; /* elements of 16 bits */
-/* A wgmma operand tile: rows of 128 bytes (64 elements of 16 bits, the K
- * tile), each group of 8 rows 1024 bytes and 1024-aligned, 16-byte chunks
- * swizzled (T_SWZ) as the matrix descriptor's 128-byte mode expects. */
+/* A wgmma operand tile [rows, cols] (the last two memory dims; any dims
+ * before them of extent 1): column panels of 64 elements of 16 bits, each
+ * panel rows x 128 bytes, one after the other; each group of 8 rows is
+ * 1024 bytes and 1024-aligned, its 16-byte chunks swizzled (T_SWZ) as the
+ * matrix descriptor's 128-byte mode expects. */
 enum { SWZ_ROW = 64, SWZ_ALIGN = 1024 };
+
+/* The element offset in st's tile of the element at local coordinates
+ * `local` (one per memory dim). */
+static ex_t stage_elem_off(wavec_ctx *ctx, const stage *st, uint32_t nd,
+                           const ex_t *local) {
+  if (st->swz) {
+    ex_t c = local[nd - 1], r = local[nd - 2], w64 = ex_const(ctx, SWZ_ROW);
+    ex_t panel = ex_mul(ctx, ex_floordiv(ctx, c, w64),
+                        ex_const(ctx, st->ext[nd - 2] * SWZ_ROW));
+    return ex_add(ctx, panel, ex_add(ctx, ex_mul(ctx, r, w64),
+                                     ex_mod(ctx, c, w64)));
+  }
+  ex_t off = ex_const(ctx, 0);
+  for (uint32_t i = 0; i < nd; i++)
+    off = ex_add(ctx, off, ex_mul(ctx, local[i], ex_const(ctx, st->sstride[i])));
+  return off;
+}
 /* With stages unset: the deepest ring of up to 3 slots whose staged tiles
  * fit in this many bytes (two workgroups per 228 KiB multiprocessor). */
 enum { AUTO_STAGES = 3, AUTO_STAGE_BYTES = 112 * 1024 };
@@ -490,14 +509,15 @@ static bool stageable(lw *w, uint32_t id, stage *st) {
   if (st->ext[nd - 1] % STAGE_VEC || last % STAGE_VEC)
     return false;
   if (w->wgmma) {
-    /* [rows, K], K contiguous, one 128-byte swizzled row per row */
-    if (nd != 2 || n->mapping || st->ext[1] != SWZ_ROW || st->ext[0] % 8)
+    /* [.., rows, cols] in 64-column panels of 128-byte swizzled rows */
+    if (nd < 2 || n->mapping || st->ext[nd - 1] % SWZ_ROW ||
+        st->ext[nd - 2] % 8)
       return false;
+    for (uint32_t i = 0; i + 2 < nd; i++)
+      if (st->ext[i] != 1)
+        return false;
     st->swz = true;
-    st->sstride[0] = SWZ_ROW;
-    st->sstride[1] = 1;
-    st->bytes = (st->ext[0] * SWZ_ROW * 2 + SWZ_ALIGN - 1) / SWZ_ALIGN *
-                SWZ_ALIGN;
+    st->bytes = st->ext[nd - 2] * st->ext[nd - 1] * 2; /* 1024 | bytes */
     return st->bytes <= 96 * 1024;
   }
   int64_t s = 1;
@@ -590,7 +610,7 @@ static void stage_issue(lw *w, stage *st, ex_t shift, ex_t at,
       bound_check(w, concrete(w, v, 0), nvec, &mask);
     /* local coordinates of the vector's first element, row-major */
     ex_t rest = ex_mul(ctx, v, ex_const(ctx, STAGE_VEC));
-    ex_t goff = ex_const(ctx, 0), soff = ex_const(ctx, 0);
+    ex_t goff = ex_const(ctx, 0), local[WV_MAX_DIMS];
     int64_t gstride = 1;
     for (int i = (int)nd - 1; i >= 0; i--) {
       ex_t c = i > 0 ? ex_mod(ctx, rest, ex_const(ctx, st->ext[i])) : rest;
@@ -598,9 +618,10 @@ static void stage_issue(lw *w, stage *st, ex_t shift, ex_t at,
       goff = ex_add(ctx, goff,
                     ex_mul(ctx, ex_add(ctx, st->start[i], c),
                            ex_const(ctx, gstride)));
-      soff = ex_add(ctx, soff, ex_mul(ctx, c, ex_const(ctx, st->sstride[i])));
+      local[i] = c;
       gstride *= w->k->bind.ival[mem->type.dims[i]];
     }
+    ex_t soff = stage_elem_off(ctx, st, nd, local);
     if (shift && st->loopvar)
       goff = ex_subst(ctx, goff, 1, &st->loopvar, &shift);
     soff = ex_add(ctx, ex_const(ctx, st->base),
@@ -772,11 +793,9 @@ static ex_t staged_addr(lw *w, uint32_t id, const stage *st, uint32_t e) {
   wv_node *mem = wv_get(w->g, n->mem);
   ex_t coord[WV_MAX_DIMS];
   mem_coords(w, id, n->mapping, mem, e, coord);
-  ex_t off = ex_const(ctx, 0);
   for (uint32_t i = 0; i < mem->type.n; i++)
-    off = ex_add(ctx, off,
-                 ex_mul(ctx, ex_sub(ctx, coord[i], concrete(w, st->start[i], 0)),
-                        ex_const(ctx, st->sstride[i])));
+    coord[i] = ex_sub(ctx, coord[i], concrete(w, st->start[i], 0));
+  ex_t off = stage_elem_off(ctx, st, mem->type.n, coord);
   off = ex_add(ctx, ex_const(ctx, st->base),
                ex_mul(ctx, off, ex_const(ctx, 2)));
   return ex_simplify(ctx, off, w->ranges, w->nranges);
@@ -1238,31 +1257,65 @@ static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
 }
 
 /* ---- wgmma ------------------------------------------------------------------- */
-/* A warpgroup mma: both operands are read by the wgmma itself from their
- * staged, swizzled tiles (their first element's address is all it needs),
- * and it accumulates in place: into the accumulator operand's registers
- * when nothing else reads them, else into a copy. It runs asynchronously;
- * emit() waits for it where its registers are next touched. */
+/* The staged, swizzled tile of mma operand r of node n for a wgmma, and
+ * whether it is stored N-contiguous (the rhs of p · v: memory [K, N]); an
+ * error at the mma's line when the operand cannot be read by a wgmma. */
+static stage *wgmma_tile(lw *w, wv_node *n, int r, bool *mn) {
+  wavec_ctx *ctx = w->ctx;
+  uint32_t op = n->ops[r];
+  wv_node *o = wv_get(w->g, op);
+  stage *st = o->op == WAVEC_OP_READ ? w->stage_of[w->ix->info[op].origin]
+                                     : NULL;
+  wavec_sym last = 0;
+  if (st)
+    last = wv_get(w->g, st->mem)->type.dims[wv_get(w->g, st->mem)->type.n - 1];
+  *mn = st && last != n->sym;
+  if (!st || !st->swz || (*mn && (r == 0 || last != n->type.dims[n->type.n - 1])))
+    wv_fail(ctx, D_UNSUPPORTED, n->loc,
+            "wgmma reads its %s from shared memory: it must be a read of "
+            "a 16-bit memory tensor whose last dimension is %s, in tiles of "
+            "a multiple of %d elements (128-byte rows) and of 8 rows, "
+            "without a mapping",
+            r ? "rhs" : "lhs", r ? "K or N" : "K", SWZ_ROW);
+  return st;
+}
+
+/* A warpgroup mma (T_WGMMA): the rhs, and the lhs when it is a read, are
+ * read by the wgmma itself from their staged, swizzled tiles (their first
+ * element's address is all it needs); an lhs computed in registers (p in
+ * p · v) is passed as its fragment. It accumulates in place: into the
+ * accumulator operand's registers when nothing else reads them, else into
+ * a copy. It runs asynchronously; emit() waits for it where its registers
+ * are next touched. */
 static void lower_wgmma(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
-  uint32_t addr[2];
+  const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)w->d->mma);
+  int64_t flags = w->d->mma, lbo = 0;
+  uint32_t addr[2] = {0, 0};
+  uint32_t na = nelem(w, n->ops[0]);
   for (int r = 0; r < 2; r++) {
-    uint32_t op = n->ops[r];
-    wv_node *o = wv_get(w->g, op);
-    stage *st = o->op == WAVEC_OP_READ ? w->stage_of[w->ix->info[op].origin]
-                                       : NULL;
-    if (!st || !st->swz)
-      wv_fail(ctx, D_UNSUPPORTED, n->loc,
-              "wgmma reads its %s from shared memory: it must be a read of "
-              "a 16-bit memory tensor [rows, K] (K contiguous, no mapping) "
-              "whose K tile is %d elements (128-byte rows) and whose rows "
-              "come in multiples of 8",
-              r ? "rhs" : "lhs", SWZ_ROW);
-    addr[r] = smem_addr(w, staged_addr(w, op, st, 0), st->at);
+    if (r == 0 && na) {
+      flags |= TIR_WG_A_REGS;
+      continue;
+    }
+    bool mn;
+    stage *st = wgmma_tile(w, n, r, &mn);
+    if (mn) {
+      uint32_t nd = wv_get(w->g, st->mem)->type.n;
+      int64_t N = 2 * (int64_t)nelem(w, n->ops[2]);
+      if (N > SWZ_ROW ? N % SWZ_ROW : SWZ_ROW % N)
+        wv_fail(ctx, D_UNSUPPORTED, n->loc,
+                "wgmma reads an N-contiguous rhs in 64-column panels: its N "
+                "tile (%lld) must divide 64 or be a multiple of it",
+                (long long)N);
+      flags |= TIR_WG_B_MN;
+      lbo = st->ext[nd - 2] * 2 * SWZ_ROW;
+    }
+    addr[r] = smem_addr(w, staged_addr(w, n->ops[r], st, 0), st->at);
   }
   uint32_t acc = n->ops[2], nc = nelem(w, acc);
-  uint32_t *list = wv_alloc(ctx, nc * sizeof *list);
+  uint32_t *list = wv_alloc(ctx, (nc + na) * sizeof *list);
   bool own = w->nuses[acc] == 1 && wv_get(w->g, acc)->op != WAVEC_OP_SCALAR;
   uint32_t first = own ? 0 : new_regs(w, TY_F32, nc);
   for (uint32_t e = 0; e < nc; e++) {
@@ -1271,10 +1324,13 @@ static void lower_wgmma(lw *w, uint32_t id) {
       emit(w, T_MOV, TY_F32, first + e, r, 0, 0, 0);
     list[e] = own ? r : first + e;
   }
-  tir_instr *in = emit(w, T_WGMMA, TY_F32, 0, addr[0], addr[1], 0, w->d->mma);
+  for (uint32_t e = 0; e < na; e++)
+    list[nc + e] = elem(w, n->ops[0], e, tir_ty_of(mi->in));
+  tir_instr *in = emit(w, T_WGMMA, TY_F32, 0, addr[0], addr[1], 0, flags);
+  in->imm2 = lbo;
   in->list = list;
-  in->nlist = nc;
-  for (uint32_t e = 0; e < nc; e++) {
+  in->nlist = nc + na;
+  for (uint32_t e = 0; e < nc + na; e++) {
     while (w->pend.n <= list[e])
       vec_push(ctx, &w->pend, 0);
     w->npend += !w->pend.v[list[e]];

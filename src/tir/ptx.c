@@ -89,6 +89,7 @@ typedef struct px {
   bool need_hz;                  /* %hz: a zero .b16 (bf16 widening) */
   bool fenced;                   /* wgmma.fence since the accumulators
                                   * were last touched by anything else */
+  uint32_t nwa;                  /* %wa registers: packed wgmma lhs pairs */
   /* analyses */
   uint8_t *isconst, *nonneg;     /* by register */
   int64_t *cval;
@@ -864,29 +865,48 @@ static void emit_mma(px *x, const tir_instr *in) {
       R(x, c[1]).s, R(x, c[2]).s, R(x, c[3]).s);
 }
 
-/* T_WGMMA: the two shared-memory matrix descriptors (start address >> 4
- * in bits 0-13, leading byte offset 16 >> 4 in 16-29 (unused for K-major
- * swizzled tiles), stride byte offset 1024 >> 4 between groups of 8 rows in
- * 32-45, the 128-byte swizzle mode 1 in 62-63: PTX ISA, "Matrix
- * Descriptor Format"), then wgmma.mma_async with the accumulator in place,
- * scale-d true (accumulate), no negation, no transpose (both operands
- * K-major). A wgmma.fence first when anything else touched registers
- * since the last one. */
+/* T_WGMMA: a shared-memory matrix descriptor per operand in shared memory
+ * (start address >> 4 in bits 0-13; leading byte offset >> 4 in 16-29:
+ * unused for K-major swizzled tiles (1), the panel stride for N-contiguous
+ * ones; stride byte offset 1024 >> 4 between groups of 8 rows in 32-45; the
+ * 128-byte swizzle mode 1 in 62-63: PTX ISA, "Matrix Descriptor Format"),
+ * an lhs in registers packed in pairs (low half first, the fragment order
+ * of target.c) into registers of its own that stay untouched until the
+ * wait; then wgmma.mma_async with the accumulator in place, scale-d true
+ * (accumulate), no negation, the rhs transposed when N-contiguous. A
+ * wgmma.fence first when anything else touched registers since the last
+ * one. */
 static void emit_wgmma(px *x, const tir_instr *in) {
-  wavec_mma_kind kind = (wavec_mma_kind)in->imm;
+  wavec_mma_kind kind = (wavec_mma_kind)(in->imm & TIR_WG_KIND);
   const wv_mma_info *mi = wv_mma_info_get(kind);
   if (!mi || !wv_target_has_mma(x->t, kind))
     unsupported(x, "wgmma (a warpgroup mma) needs --target sm_90a");
-  nm d[2];
-  uint32_t src[2] = {in->a, in->b};
-  nm hi = T(x, C_B32);
+  bool areg = in->imm & TIR_WG_A_REGS, bmn = in->imm & TIR_WG_B_MN;
+  uint32_t na = areg ? 8 : 0, nc = in->nlist - na;
+  nm hi = T(x, C_B32), d[2];
   ins(x, "mov.b32 %s, 0x40000040", hi.s); /* swizzle 1 << 30 | 1024 >> 4 */
-  for (int i = 0; i < 2; i++) {
+  uint32_t src[2] = {in->a, in->b};
+  for (int i = areg ? 1 : 0; i < 2; i++) {
+    int64_t lbo = i == 1 && bmn ? in->imm2 : 16;
     nm lo = shared_addr(x, src[i]);
     ins(x, "bfe.u32 %s, %s, 4, 14", lo.s, lo.s);
-    ins(x, "or.b32 %s, %s, 0x10000", lo.s, lo.s);
+    ins(x, "or.b32 %s, %s, 0x%llx", lo.s, lo.s,
+        (unsigned long long)((lbo >> 4) << 16));
     d[i] = T(x, C_B64);
     ins(x, "mov.b64 %s, {%s, %s}", d[i].s, lo.s, hi.s);
+  }
+  wv_buf b;
+  wv_buf_init(&b, x->ctx);
+  if (areg) {
+    wv_buf_puts(&b, "{");
+    for (uint32_t j = 0; j < na / 2; j++) {
+      char nmb[24];
+      snprintf(nmb, sizeof nmb, "%%wa%u", x->nwa++);
+      ins(x, "mov.b32 %s, {%s, %s}", nmb, R(x, in->list[nc + 2 * j]).s,
+          R(x, in->list[nc + 2 * j + 1]).s);
+      wv_buf_printf(&b, "%s%s", j ? ", " : "", nmb);
+    }
+    wv_buf_puts(&b, "}");
   }
   nm p = T(x, C_PRED);
   ins(x, "setp.ne.b32 %s, %s, 0", p.s, hi.s);
@@ -896,14 +916,18 @@ static void emit_wgmma(px *x, const tir_instr *in) {
   /* the mnemonic with N written in: "m64nNk16" -> "m64n128k16" */
   const char *at = strstr(mi->instr, "nNk");
   wv_assert(x->ctx, at != NULL);
-  wv_buf b;
-  wv_buf_init(&b, x->ctx);
-  wv_buf_add(&b, mi->instr, (size_t)(at - mi->instr));
-  wv_buf_printf(&b, "n%uk%s {", 2 * in->nlist, at + 3);
-  for (uint32_t j = 0; j < in->nlist; j++)
-    wv_buf_printf(&b, "%s%s", j ? ", " : "", R(x, in->list[j]).s);
-  wv_buf_printf(&b, "}, %s, %s, %s, 1, 1, 0, 0", d[0].s, d[1].s, p.s);
-  ins(x, "%s", wv_buf_str(&b));
+  wv_buf m;
+  wv_buf_init(&m, x->ctx);
+  wv_buf_add(&m, mi->instr, (size_t)(at - mi->instr));
+  wv_buf_printf(&m, "n%uk%s {", 2 * nc, at + 3);
+  for (uint32_t j = 0; j < nc; j++)
+    wv_buf_printf(&m, "%s%s", j ? ", " : "", R(x, in->list[j]).s);
+  if (areg)
+    wv_buf_printf(&m, "}, %s, %s, %s, 1, 1, %d", wv_buf_str(&b), d[1].s, p.s,
+                  bmn);
+  else
+    wv_buf_printf(&m, "}, %s, %s, %s, 1, 1, 0, %d", d[0].s, d[1].s, p.s, bmn);
+  ins(x, "%s", wv_buf_str(&m));
 }
 
 /* ---- instructions ------------------------------------------------------------------- */
@@ -1166,6 +1190,8 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     wv_buf_puts(out, "\t.reg .b32 %smem;\n");
   if (x.need_hz)
     wv_buf_puts(out, "\t.reg .b16 %hz;\n");
+  if (x.nwa)
+    wv_buf_printf(out, "\t.reg .b32 %%wa<%u>;\n", x.nwa);
   wv_buf_puts(out, "\n");
   for (uint32_t i = 0; i < p->args.n; i++) {
     wv_buf_printf(out, "\tld.param.u64 %%ga%u, [", i);

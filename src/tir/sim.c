@@ -71,6 +71,7 @@ typedef struct sim {
   int64_t wg[3];
   int (*mma_map)[3][2]; /* [role][lane*elems+e] -> (row, col) */
   int (*wg_map)[2];     /* wgmma accumulator: [lane*(N/2)+e] -> (m, n) */
+  int (*wg_amap)[2];    /* wgmma lhs fragment: [lane*8+e] -> (m, k) */
   int wg_n;             /* the N wg_map is for */
   VEC(uint32_t) *wpend; /* per wave: registers of wgmmas in flight */
   int mma_elems[3];
@@ -244,28 +245,36 @@ static void do_mma(sim *s, const tir_instr *in, uint32_t w) {
 static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
                          tir_ty ty, int64_t addr, const val *st);
 
-/* The accumulator map of a wgmma of the given N, from the layout table. */
+/* The maps of a wgmma of the given N, from the layout table: accumulator
+ * [lane*(N/2)+e] -> (m, n), and the lhs fragment [lane*8+e] -> (m, k). */
 static void wgmma_map(sim *s, wavec_mma_kind kind, int N) {
   if (s->wg_n == N)
     return;
   wavec_ctx *ctx = s->ctx;
-  int ne = N / 2;
-  s->wg_map = wv_alloc(ctx, (size_t)s->lanes * ne * sizeof *s->wg_map);
   wavec_sym ls = wavec_symbol(ctx, "$lane"), es = wavec_symbol(ctx, "$E");
   uint32_t ns = ctx->sym_names.n;
   int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);
-  ex_t co[2];
-  wv_mma_layout(ctx, kind, WV_ACC, N, ex_sym(ctx, ls), ex_sym(ctx, es), co);
-  for (int l = 0; l < s->lanes; l++)
-    for (int e = 0; e < ne; e++) {
-      vals[ls] = l;
-      vals[es] = e;
-      for (int j = 0; j < 2; j++) {
-        int64_t v;
-        wv_assert(ctx, ex_eval(ctx, co[j], vals, NULL, ns, &v));
-        s->wg_map[l * ne + e][j] = (int)v;
+  for (int r = 0; r < 2; r++) {
+    wv_role role = r ? WV_LHS : WV_ACC;
+    int ne = wv_mma_elems(kind, role, N);
+    int(*map)[2] = wv_alloc(ctx, (size_t)s->lanes * ne * sizeof *map);
+    ex_t co[2];
+    wv_mma_layout(ctx, kind, role, N, ex_sym(ctx, ls), ex_sym(ctx, es), co);
+    for (int l = 0; l < s->lanes; l++)
+      for (int e = 0; e < ne; e++) {
+        vals[ls] = l;
+        vals[es] = e;
+        for (int j = 0; j < 2; j++) {
+          int64_t v;
+          wv_assert(ctx, ex_eval(ctx, co[j], vals, NULL, ns, &v));
+          map[l * ne + e][j] = (int)v;
+        }
       }
-    }
+    if (r)
+      s->wg_amap = map;
+    else
+      s->wg_map = map;
+  }
   s->wg_n = N;
 }
 
@@ -279,29 +288,41 @@ static int64_t uniform(sim *s, const tir_instr *in, uint32_t w, uint32_t r) {
   return v;
 }
 
-/* T_WGMMA of wave w (a warpgroup): the 64 x 16 lhs and N x 16 rhs come
- * from shared memory, row i at +128 i from the given addresses, through
- * the 128-byte swizzle; each row of the lhs is read by the first lane of
- * the warp whose accumulator rows it feeds, the rhs by lane 0. The
- * accumulator is updated now; its registers stay marked in flight until a
- * wait. */
+/* T_WGMMA of wave w (a warpgroup), as tir.h says: the operands come from
+ * registers or from shared memory through the 128-byte swizzle (each lhs
+ * row read by the first lane of the warp whose accumulator rows it feeds,
+ * the rhs by lane 0). The accumulator is updated now; its registers and
+ * the lhs fragment stay marked in flight until a wait. */
 static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
-  wavec_mma_kind kind = (wavec_mma_kind)in->imm;
+  wavec_mma_kind kind = (wavec_mma_kind)(in->imm & TIR_WG_KIND);
   const wv_mma_info *mi = wv_mma_info_get(kind);
   tir_ty ity = tir_ty_of(mi->in);
-  int M = mi->m, K = mi->k, N = 2 * (int)in->nlist, ne = (int)in->nlist;
+  bool areg = in->imm & TIR_WG_A_REGS, bmn = in->imm & TIR_WG_B_MN;
+  int na = areg ? 8 : 0, ne = (int)in->nlist - na;
+  int M = mi->m, K = mi->k, N = 2 * ne;
   wgmma_map(s, kind, N);
-  int64_t a = uniform(s, in, w, in->a), b = uniform(s, in, w, in->b);
+  int64_t b = uniform(s, in, w, in->b);
   double *A = s->A, *B = s->B;
-  for (int m = 0; m < M; m++)
-    for (int k = 0; k < K; k++)
-      A[m * K + k] = shared_access(s, in, w, 32 * (m / 16), ity,
-                                   tir_swz128(a + 128 * m + 2 * k), NULL).f;
+  if (areg) {
+    for (int l = 0; l < s->lanes; l++)
+      for (int e = 0; e < na; e++) {
+        int *mk = s->wg_amap[l * na + e];
+        A[mk[0] * K + mk[1]] = rd(s, in, w, in->list[ne + e], l).f;
+      }
+  } else {
+    int64_t a = uniform(s, in, w, in->a);
+    for (int m = 0; m < M; m++)
+      for (int k = 0; k < K; k++)
+        A[m * K + k] = shared_access(s, in, w, 32 * (m / 16), ity,
+                                     tir_swz128(a + 128 * m + 2 * k), NULL).f;
+  }
   for (int n = 0; n < N; n++)
-    for (int k = 0; k < K; k++)
-      B[n * K + k] = shared_access(s, in, w, 0, ity,
-                                   tir_swz128(b + 128 * n + 2 * k), NULL).f;
-  for (int l = 0; l < s->lanes; l++)
+    for (int k = 0; k < K; k++) {
+      int64_t at = bmn ? b + 128 * k + 2 * (n % 64) + in->imm2 * (n / 64)
+                       : b + 128 * n + 2 * k;
+      B[n * K + k] = shared_access(s, in, w, 0, ity, tir_swz128(at), NULL).f;
+    }
+  for (int l = 0; l < s->lanes; l++) {
     for (int e = 0; e < ne; e++) {
       uint32_t r = in->list[e];
       if (RSET(s, w, r, l) == REG_UNSET)
@@ -314,7 +335,10 @@ static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
       R(s, w, r, l).f = (double)(float)acc;
       RSET(s, w, r, l) = REG_WGMMA;
     }
-  for (int e = 0; e < ne; e++)
+    for (int e = 0; e < na; e++)
+      RSET(s, w, in->list[ne + e], l) = REG_WGMMA;
+  }
+  for (uint32_t e = 0; e < in->nlist; e++)
     vec_push(s->ctx, &s->wpend[w], in->list[e]);
 }
 

@@ -125,12 +125,20 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
          p->regs.v[in->b] != TY_I32 || (in->c && p->regs.v[in->c] != TY_PRED)))
       bad = true;
     if (in->op == T_WGMMA) {
-      const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)in->imm);
-      bad |= !mi || mi->lanes != 128 || !in->a || !in->b || in->dst ||
-             p->regs.v[in->a] != TY_I32 || p->regs.v[in->b] != TY_I32 ||
-             !wv_mma_n_valid((wavec_mma_kind)in->imm, 2 * (int)in->nlist);
+      wavec_mma_kind kind = (wavec_mma_kind)(in->imm & TIR_WG_KIND);
+      const wv_mma_info *mi = wv_mma_info_get(kind);
+      bool areg = in->imm & TIR_WG_A_REGS;
+      uint32_t na = areg ? 8 : 0, nc = in->nlist - na;
+      bad |= !mi || !wv_mma_is_warpgroup(kind) || in->nlist < na ||
+             (!areg && !in->a) || !in->b || in->dst ||
+             (in->imm & ~(int64_t)(TIR_WG_KIND | TIR_WG_A_REGS |
+                                   TIR_WG_B_MN)) ||
+             (in->a && p->regs.v[in->a] != TY_I32) ||
+             p->regs.v[in->b] != TY_I32 ||
+             !wv_mma_n_valid(kind, 2 * (int)nc) ||
+             (!(in->imm & TIR_WG_B_MN) && in->imm2) || in->imm2 % 16;
       for (uint32_t j = 0; j < in->nlist && !bad; j++)
-        bad |= p->regs.v[in->list[j]] != TY_F32;
+        bad |= p->regs.v[in->list[j]] != (j < nc ? TY_F32 : tir_ty_of(mi->in));
     }
     if (in->op == T_SWZ && (p->regs.v[in->a] != TY_I32 || in->ty != TY_I32))
       bad = true;

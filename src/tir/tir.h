@@ -83,13 +83,7 @@ extern const char *const tir_ty_names[TY_COUNT];
                             /* chunk c of 128-byte row r of a 1024-byte */    \
                             /* aligned group of 8 rows moves to chunk   */    \
                             /* c ^ (r mod 8) (the 128-byte swizzle)     */    \
-  X(T_WGMMA, "wgmma", 2)    /* list (the accumulator, in place) +=      */    \
-                            /* lhs . rhs^T, imm kind, N = 2 * nlist;     */    \
-                            /* a, b: shared byte addresses of the lhs   */    \
-                            /* 64 x 16 and rhs N x 16 tiles, row i of   */    \
-                            /* one at +128 i, swizzled (T_SWZ); issued  */    \
-                            /* by the warpgroup, asynchronous: no other */    \
-                            /* instruction touches list until T_WGWAIT  */    \
+  X(T_WGMMA, "wgmma", 2)    /* acc (in place) += lhs . rhs^T: see below */    \
   X(T_WGWAIT, "wgmma.wait", 0) /* every wgmma of the thread has retired */    \
   X(T_BAR, "bar", 0)        /* workgroup barrier                         */    \
   X(T_SHFL, "shfl", 1)      /* dst = a of lane (lane ^ imm)              */    \
@@ -98,6 +92,17 @@ extern const char *const tir_ty_names[TY_COUNT];
                             /* (0: imm), imm the most trips; the body to */    \
                             /* ENDLOOP, which has the same a, b          */    \
   X(T_ENDLOOP, "endloop", 2)
+
+/* T_WGMMA, issued by a warpgroup (a 128-lane wave), asynchronous: until a
+ * T_WGWAIT no other instruction touches its list registers. imm is the mma
+ * kind plus the flags below; list is the N/2 accumulator registers (read
+ * and written in place), then, with TIR_WG_A_REGS, the lhs's 8 fragment
+ * registers. Shared tiles are 128-byte rows swizzled as T_SWZ says:
+ *  - lhs (without TIR_WG_A_REGS): 64 x 16, row m at a + 128 m;
+ *  - rhs: N x 16, row n at b + 128 n; with TIR_WG_B_MN the rhs is stored
+ *    N-contiguous instead: element (n, k) at b + 128 k + 2 (n mod 64) +
+ *    imm2 (n div 64), imm2 the stride of its 64-column panels. */
+enum { TIR_WG_KIND = 0xff, TIR_WG_A_REGS = 0x100, TIR_WG_B_MN = 0x200 };
 
 typedef enum tir_op {
 #define X(e, name, n) e,
@@ -117,6 +122,7 @@ typedef struct tir_instr {
   uint32_t dst, a, b, c;
   int64_t imm;
   double fimm;
+  int64_t imm2;       /* T_WGMMA: the rhs panel stride (TIR_WG_B_MN) */
   uint32_t *list;     /* T_MMA, T_WGMMA, vector and ldmatrix registers */
   uint32_t nlist;
   wavec_loc loc;      /* the source line it comes from */

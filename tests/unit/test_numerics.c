@@ -177,18 +177,20 @@ static void dkdv_all_sizes(void) {
               dkdv_case(&hws[h], b, mk[m], mk[k2], nk[i], nk[j], &rng);
 }
 
-static void fwd_case(const char *kernel, int causal, int B, int M, int N,
-                     uint64_t *rng) {
+static void fwd_case_in(const char *file, const char *kernel, int causal,
+                        int B, int M, int N, const char *extra,
+                        uint64_t *rng) {
   char d[5][32], what[256];
   snprintf(d[0], 32, "B=%d", B);
   snprintf(d[1], 32, "M=%d", M);
   snprintf(d[2], 32, "K2=%d", M);
   snprintf(d[3], 32, "N=%d", N);
   snprintf(d[4], 32, "K1=%d", N);
-  snprintf(what, sizeof what, "%s B=%d M=K2=%d N=K1=%d", kernel, B, M, N);
-  const char *defs[] = {d[0], d[1], d[2], d[3], d[4], NULL};
+  snprintf(what, sizeof what, "%s B=%d M=K2=%d N=K1=%d %s", kernel, B, M, N,
+           extra ? extra : "");
+  const char *defs[] = {d[0], d[1], d[2], d[3], d[4], extra, NULL};
   kcase c;
-  if (!open_case(&c, "examples/attention_fwd.wave", kernel, NULL, defs)) {
+  if (!open_case(&c, file, kernel, NULL, defs)) {
     close_case(&c);
     return;
   }
@@ -204,6 +206,27 @@ static void fwd_case(const char *kernel, int causal, int B, int M, int N,
   }
   free(q), free(k), free(v), free(o), free(lse);
   close_case(&c);
+}
+
+static void fwd_case(const char *kernel, int causal, int B, int M, int N,
+                     uint64_t *rng) {
+  fwd_case_in("examples/attention_fwd.wave", kernel, causal, B, M, N, NULL,
+              rng);
+}
+
+/* The warpgroup forward: s = q kᵀ from shared memory, p · v with p in
+ * registers and v N-contiguous; one and two 64-column panels (D = 64,
+ * 128), K2 tiles of 64 and 128, one and several of them. */
+static void attention_fwd_wgmma(void) {
+  uint64_t rng = 6;
+  static const struct {
+    int B, M, N;
+    const char *extra;
+  } cs[] = {{1, 128, 64, NULL}, {2, 256, 64, "BLOCK_K2=128"},
+            {1, 256, 128, NULL}, {1, 128, 128, "BLOCK_M=64"}};
+  for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
+    fwd_case_in("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma", 0,
+                cs[i].B, cs[i].M, cs[i].N, cs[i].extra, &rng);
 }
 
 static void attention_fwd(void) {
@@ -222,6 +245,7 @@ int main(void) {
   RUN(gemm_wgmma);
   RUN(dkdv_report_cases);
   RUN(attention_fwd);
+  RUN(attention_fwd_wgmma);
   RUN(dkdv_all_sizes);
   printf("  %d simulated runs\n", cases_run);
   CHECK_EXIT();

@@ -167,16 +167,20 @@ DKDV_CONFIGS = [  # BLOCK_K2, BLOCK_M, WAVES, STAGES
 DQ_CONFIGS = [  # BLOCK_M, BLOCK_K2, WAVES, STAGES
     (bm, bk, w, s) for (bm, bk, w) in [(64, 32, 4), (128, 32, 8), (128, 64, 8), (128, 32, 4), (64, 64, 4)]
     for s in (2, 3)]
+FWD_WG_CONFIGS = [  # BLOCK_M, BLOCK_K2, STAGES (warpgroups of 64 rows, sm_90a)
+    (128, 64, 2), (128, 64, 3), (128, 128, 2), (64, 128, 2), (64, 64, 3)]
 best_attn = {}
 
 def attn_defs(kind, cfg):
+    if kind == "fwd_wg":
+        bm, bk, s = cfg; return dict(BLOCK_M=bm, BLOCK_K2=bk), s
     if kind == "fwd":
         bm, bk, w, s = cfg; return dict(BLOCK_M=bm, BLOCK_K2=bk, WAVES=w), s
     if kind == "dkdv":
         bk, bm, w, s = cfg; return dict(BLOCK_K2=bk, BLOCK_M=bm, WAVES=w), s
     bm, bk, w, s = cfg; return dict(BLOCK_M=bm, BLOCK_K2=bk, WAVES=w), s
 
-def attn_sweep(D, N=4096):
+def attn_sweep(D, N=4096, kinds=("fwd", "dkdv", "dq", "fwd_wg")):
     B = max(1, 16384 // N); H = 2048 // D; BH = B * H
     q, kk, v, do = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(4))
     o = torch.empty(BH, N, D, dtype=torch.float32, device=dev); lse = torch.zeros(BH, N, dtype=torch.float32, device=dev)
@@ -185,13 +189,18 @@ def attn_sweep(D, N=4096):
     plan = (("fwd", FWD_CONFIGS, "examples/attention_fwd.wave", "attention_fwd", lambda k: k(q, kk, v, o, lse)),
             ("dkdv", DKDV_CONFIGS, "examples/attention_bwd.wave", "attention_bwd_dkdv",
              lambda k: k(q, kk, v, do, lse, Dt, dk, dv)),
-            ("dq", DQ_CONFIGS, "examples/attention_bwd.wave", "attention_bwd_dq", lambda k: k(q, kk, v, do, lse, Dt, dq)))
+            ("dq", DQ_CONFIGS, "examples/attention_bwd.wave", "attention_bwd_dq", lambda k: k(q, kk, v, do, lse, Dt, dq)),
+            ("fwd_wg", FWD_WG_CONFIGS, "examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
+             lambda k: k(q, kk, v, o, lse)))
     for kind, configs, wave, kname, call in plan:
+        if kind not in kinds:
+            continue
         best = None
         for cfg in configs:
             defs, st = attn_defs(kind, cfg)
             try:
-                k, *_ = wavec_compile(wave, kname, dict(B=BH, M=N, K2=N, K1=D, N=D, **defs), stages_opt(st))
+                k, *_ = wavec_compile(wave, kname, dict(B=BH, M=N, K2=N, K1=D, N=D, **defs), stages_opt(st),
+                                      target="sm_90a" if kind == "fwd_wg" else "sm_90")
                 ms = bench(lambda: call(k), warm=2, rep=5)
                 print(f"  sweep {kind} D={D} N={N} {cfg}: {ms:.3f} ms", flush=True)
                 if best is None or ms < best[0]:
@@ -203,13 +212,17 @@ def attn_sweep(D, N=4096):
 def attn_kernel(kind, D, wave, kname, sizes):
     cfg = best_attn.get((kind, D))
     defs, st = attn_defs(kind, cfg) if cfg else ({}, None)
-    return wavec_compile(wave, kname, dict(sizes, **defs), stages_opt(st) if st else ()), cfg
+    return wavec_compile(wave, kname, dict(sizes, **defs), stages_opt(st) if st else (),
+                         target="sm_90a" if kind == "fwd_wg" else "sm_90"), cfg
 
-def attn_fwd(D, N, causal):
+def attn_fwd(D, N, causal, kind="fwd"):
     B = max(1, 16384 // N); H = 2048 // D
-    kname = "attention_fwd_causal" if causal else "attention_fwd"
-    (k, ms_ptx, ms_cubin, info), cfg = attn_kernel("fwd", D, "examples/attention_fwd.wave", kname,
-                                                    dict(B=B * H, M=N, K2=N, K1=D, N=D))
+    if kind == "fwd_wg":
+        wave, kname = "examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma"
+    else:
+        wave, kname = "examples/attention_fwd.wave", "attention_fwd"
+    kname += "_causal" if causal else ""
+    (k, ms_ptx, ms_cubin, info), cfg = attn_kernel(kind, D, wave, kname, dict(B=B * H, M=N, K2=N, K1=D, N=D))
     q = torch.randn(B, H, N, D, dtype=torch.float16, device=dev)
     kk = torch.randn_like(q); v = torch.randn_like(q)
     o = torch.empty(B * H, N, D, dtype=torch.float32, device=dev)
@@ -225,7 +238,8 @@ def attn_fwd(D, N, causal):
                 ref = F.scaled_dot_product_attention(q, kk, v, is_causal=causal, scale=0.125)
                 err = rel_err(o.reshape(B, H, N, D), ref)
                 ms_p = bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=causal, scale=0.125))
-            report(f"attn fwd f16 D={D} N={N} causal={int(causal)} cfg {cfg}", peer, ms_w, ms_p, fl, err, (ms_ptx, ms_cubin))
+            report(f"attn fwd{' wgmma' if kind == 'fwd_wg' else ''} f16 D={D} N={N} causal={int(causal)} cfg {cfg}",
+                   peer, ms_w, ms_p, fl, err, (ms_ptx, ms_cubin))
         except Exception as e:
             print(f"attn fwd {peer} D={D} N={N}: peer failed {type(e).__name__}: {str(e)[:200]}", flush=True)
 
@@ -312,7 +326,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
-    ap.add_argument("--only", choices=("gemm", "attn"), help="one part of the benchmarks")
+    ap.add_argument("--only", choices=("gemm", "attn", "fwd"), help="one part of the benchmarks (fwd: the "
+                    "attention forward only, without the backward)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
@@ -320,19 +335,21 @@ def main():
     except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
     # they run the same instructions
-    for fam in ("wgmma", "mma") if a.only != "attn" else ():
+    for fam in ("wgmma", "mma") if a.only in (None, "gemm") else ():
         gemm_sweep(8192 if not a.quick else 4096, torch.bfloat16, fam)
         for n in ((4096,) if a.quick else (4096, 8192)):
             for dt in (torch.bfloat16, torch.float16):
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     for D in (64, 128) if a.only != "gemm" else ():
-        try: attn_sweep(D)
+        try: attn_sweep(D, kinds=("fwd", "fwd_wg") if a.only == "fwd" else ("fwd", "dkdv", "dq", "fwd_wg"))
         except Exception as e: print(f"attn sweep D={D}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
         for N in ((4096,) if a.quick else (1024, 4096, 8192)):
             for causal in (False, True):
-                try: attn_fwd(D, N, causal)
-                except Exception as e: print(f"attn D={D} N={N}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+                for kind in ("fwd_wg", "fwd"):
+                    try: attn_fwd(D, N, causal, kind)
+                    except Exception as e: print(f"attn {kind} D={D} N={N}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+                if a.only == "fwd": continue
                 try: attn_bwd(D, N, causal)
                 except Exception as e: print(f"attn bwd D={D} N={N}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     json.dump(rows, open(f"{a.out}/results.json", "w"), indent=1)

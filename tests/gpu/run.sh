@@ -59,6 +59,10 @@ cases=(
   "wgmma gemm 256x256x128 64x256|examples/gemm_wgmma.wave -D M=256 -D N=256 -D K=128 -D BLOCK_M=64 -D BLOCK_N=256|sm_90a"
   "wgmma gemm 128x128x256 stages=1|examples/gemm_wgmma.wave -D M=128 -D N=128 -D K=256 --hardware stages=1|sm_90a"
   "wgmma gemm 128x128x512 stages=4|examples/gemm_wgmma.wave -D M=128 -D N=128 -D K=512 --hardware stages=4|sm_90a"
+  "wgmma fwd B1 128/64|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=1 -D M=128 -D K2=128 -D N=64 -D K1=64|sm_90a"
+  "wgmma fwd B2 256/128 K2 tile 128|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 -D BLOCK_K2=128|sm_90a"
+  "wgmma fwd_causal B2 256/128|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128|sm_90a"
+  "wgmma fwd_causal B1 256/64 64 rows|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=1 -D M=256 -D K2=256 -D N=64 -D K1=64 -D BLOCK_M=64|sm_90a"
 )
 if [ -e examples/attention_bwd.wave ]; then
   for k in attention_bwd_D attention_bwd_dkdv attention_bwd_dq attention_bwd_dkdv_causal attention_bwd_dq_causal; do

@@ -224,9 +224,11 @@ static void attention_fwd_wgmma(void) {
     const char *extra;
   } cs[] = {{1, 128, 64, NULL}, {2, 256, 64, "BLOCK_K2=128"},
             {1, 256, 128, NULL}, {1, 128, 128, "BLOCK_M=64"}};
-  for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
-    fwd_case_in("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma", 0,
-                cs[i].B, cs[i].M, cs[i].N, cs[i].extra, &rng);
+  for (int causal = 0; causal < 2; causal++)
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
+      fwd_case_in("examples/attention_fwd_wgmma.wave",
+                  causal ? "attention_fwd_wgmma_causal" : "attention_fwd_wgmma",
+                  causal, cs[i].B, cs[i].M, cs[i].N, cs[i].extra, &rng);
 }
 
 static void attention_fwd(void) {

@@ -279,6 +279,37 @@ static void ring_bugs_are_caught(void) {
   stages = NULL;
 }
 
+/* A wgmma is asynchronous: with the waits left out (planted), the
+ * simulator reports the first instruction that touches its registers
+ * while it is in flight, at that instruction's line. With them, the GEMM
+ * and the forward (lhs from registers, N-contiguous rhs) run clean. */
+static void wgmma_waits_are_checked(void) {
+  static const struct {
+    const char *file, *kernel, *line;
+  } ks[] = {{"examples/gemm_wgmma.wave", "gemm_wgmma", "gemm_wgmma.wave:1"},
+            {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
+             "attention_fwd_wgmma.wave:"}};
+  for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
+    for (int h = 0; h < 2; h++) {
+      wavec_kernel *pk;
+      wavec_status st;
+      wavec_ctx *ctx = build(ks[i].file, ks[i].kernel, NULL, 128, 64, 128, 128,
+                             h ? "wgmma-no-wait" : NULL, &pk, &st);
+      CHECKF(st == WAVEC_OK, "%s: %s", ks[i].kernel, wavec_errmsg(ctx));
+      if (st == WAVEC_OK) {
+        wavec_status sim = simulate(pk);
+        const char *msg = wavec_errmsg(ctx);
+        if (!h)
+          CHECKF(sim == WAVEC_OK, "%s: %s", ks[i].kernel, msg);
+        else
+          CHECKF(sim == WAVEC_ERR_RUNTIME && strstr(msg, "error[E0608]") &&
+                     strstr(msg, "wgmma") && strstr(msg, ks[i].line),
+                 "%s without waits: got: %s", ks[i].kernel, msg);
+      }
+      wavec_ctx_free(ctx);
+    }
+}
+
 /* A bounded iterate walks exactly the tiles its relation leaves: at
  * M = K2 = 128, the causal forward's workgroups of 64 queries walk 2 and 4
  * of the 4 key tiles of 32; the backward's dk/dv workgroups of 32 keys walk
@@ -333,5 +364,6 @@ int main(void) {
   RUN(shifted_lane_is_caught);
   RUN(ring_bugs_are_caught);
   RUN(bounded_walks);
+  RUN(wgmma_waits_are_checked);
   CHECK_EXIT();
 }

@@ -239,6 +239,68 @@ static void examples_print_and_assemble(void) {
     printf("  %d modules assembled by ptxas\n", assembled);
 }
 
+/* The warpgroup kernels: sm_90a PTX with the wgmma fence, mma, commit
+ * and wait, the lhs from registers where it is computed and the rhs
+ * transposed where it is N-contiguous, shared memory aligned for the
+ * swizzle, assembled by ptxas; sm_80 and sm_90 refuse them, naming sm_90a. */
+static void wgmma_modules(void) {
+  static const struct {
+    kcase c;
+    int areg, bmn;
+  } ws[] = {
+      {{"examples/gemm_wgmma.wave", "gemm_wgmma", {"M=256", "N=256", "K=256"},
+        0, 1, 0, {NULL, NULL}}, 0, 0},
+      {{"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
+        {"B=2", "M=256", "K2=256", "N=128", "K1=128"}, 0, 1, 0, {NULL, NULL}},
+       1, 1},
+      {{"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
+        {"B=1", "M=256", "K2=256", "N=64", "K1=64"}, 0, 1, 0, {NULL, NULL}},
+       1, 1},
+      {{"bench/gemm.wave", "gemm_wgmma_bf16", {"M=256", "N=512", "K=128"}, 0,
+        1, 1, {"stages", "4"}}, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof ws / sizeof *ws; i++) {
+    const kcase *c = &ws[i].c;
+    if (c->optional && access(c->file, R_OK) != 0)
+      continue;
+    wavec_ctx *ctx;
+    wavec_kernel *k = open_kernel(c, &ctx, 0);
+    if (k) {
+      const char *ptx = NULL;
+      size_t len = 0;
+      CHECKF(wavec_emit_ptx(k, "sm_90a", &ptx, &len) == WAVEC_OK, "%s: %s",
+             c->kernel, wavec_errmsg(ctx));
+      if (ptx) {
+        CHECKF(strstr(ptx, ".target sm_90a\n") &&
+                   strstr(ptx, ".shared .align 1024 .b8 wv_smem") &&
+                   strstr(ptx, "wgmma.fence.sync.aligned;") &&
+                   strstr(ptx, "wgmma.mma_async.sync.aligned.m64n") &&
+                   strstr(ptx, "wgmma.commit_group.sync.aligned;") &&
+                   strstr(ptx, "wgmma.wait_group.sync.aligned 0;") &&
+                   strstr(ptx, "cp.async.cg.shared.global") &&
+                   !strstr(ptx, "mma.sync"),
+               "%s: not a wgmma module", c->kernel);
+        /* lhs fragment packed into its own registers; rhs transposed */
+        CHECKF((strstr(ptx, "{%wa0, %wa1, %wa2, %wa3}") != NULL) == ws[i].areg,
+               "%s: lhs form", c->kernel);
+        CHECKF((strstr(ptx, ", 1, 1, 1;") != NULL) == ws[i].bmn,
+               "%s: rhs transpose", c->kernel);
+        if (ptxas())
+          assemble(ptx, len, "sm_90a", c->kernel);
+      }
+      for (int t = 0; t < 2; t++) {
+        const char *no = NULL;
+        CHECK(wavec_emit_ptx(k, targets[t], &no, NULL) ==
+              WAVEC_ERR_UNSUPPORTED);
+        CHECKF(no == NULL && strstr(wavec_errmsg(ctx), "error[E0701]") &&
+                   strstr(wavec_errmsg(ctx), "sm_90a"),
+               "%s for %s: %s", c->kernel, targets[t], wavec_errmsg(ctx));
+      }
+    }
+    wavec_ctx_free(ctx);
+  }
+}
+
 static void mfma_is_unsupported(void) {
   const kcase c = {"examples/attention_bwd_dkdv.wave",
                    "attention_bwd_dkdv",
@@ -314,6 +376,7 @@ static void gpu_run_without_driver(void) {
 
 int main(void) {
   RUN(examples_print_and_assemble);
+  RUN(wgmma_modules);
   RUN(mfma_is_unsupported);
   RUN(bad_target_and_uncompiled);
   RUN(gpu_run_without_driver);

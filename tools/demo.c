@@ -23,7 +23,8 @@ static void fail(const char *kernel, const char *size, const kcase *c) {
   printf("%-22s %-34s FAILED\n%s\n", kernel, size, c->err);
 }
 
-static void gemm(int M, int N, int K) {
+static void gemm_in(const char *file, const char *kernel, const char *where,
+                    int M, int N, int K) {
   char d[3][32], size[64];
   snprintf(d[0], 32, "M=%d", M);
   snprintf(d[1], 32, "N=%d", N);
@@ -32,9 +33,9 @@ static void gemm(int M, int N, int K) {
   const char *defs[] = {d[0], d[1], d[2], NULL};
   kcase c;
   uint64_t rng = 1;
-  if (!kc_open(&c, "examples/gemm.wave", "gemm", NULL, defs) ||
+  if (!kc_open(&c, file, kernel, NULL, defs) ||
       !(kc_input(&c, "a", &rng), kc_input(&c, "b", &rng), 1)) {
-    fail("gemm", size, &c);
+    fail(kernel, size, &c);
     kc_close(&c);
     return;
   }
@@ -43,9 +44,9 @@ static void gemm(int M, int N, int K) {
   double *ref = malloc(sizeof *ref * (size_t)M * N);
   ref_gemm((size_t)M, (size_t)N, (size_t)K, a, b, ref);
   if (kc_simulate(&c))
-    row("gemm", size, "sim nvidia", &c, "c", kc_rel_err(&c, "c", ref), 1e-5);
+    row(kernel, size, where, &c, "c", kc_rel_err(&c, "c", ref), 1e-5);
   else
-    fail("gemm", size, &c);
+    fail(kernel, size, &c);
   free(a), free(b), free(ref);
   kc_close(&c);
 }
@@ -102,7 +103,8 @@ static void dkdv(const kc_hw *hw, int B, int M, int K2, int N, int K1) {
   kc_close(&c);
 }
 
-static void fwd(const char *kernel, int causal, int B, int M, int N) {
+static void fwd_in(const char *file, const char *kernel, const char *where,
+                   int causal, int B, int M, int N) {
   char d[5][32], size[96];
   snprintf(d[0], 32, "B=%d", B);
   snprintf(d[1], 32, "M=%d", M);
@@ -113,7 +115,7 @@ static void fwd(const char *kernel, int causal, int B, int M, int N) {
   const char *defs[] = {d[0], d[1], d[2], d[3], d[4], NULL};
   kcase c;
   uint64_t rng = 3;
-  if (!kc_open(&c, "examples/attention_fwd.wave", kernel, NULL, defs)) {
+  if (!kc_open(&c, file, kernel, NULL, defs)) {
     fail(kernel, size, &c);
     kc_close(&c);
     return;
@@ -125,13 +127,21 @@ static void fwd(const char *kernel, int causal, int B, int M, int N) {
   if (kc_simulate(&c)) {
     ref_attn_fwd((size_t)B, (size_t)M, (size_t)M, (size_t)N, (size_t)N, 0.125,
                  causal ? REF_CAUSAL : 0, q, k, v, o, lse);
-    row(kernel, size, "sim nvidia", &c, "o", kc_rel_err(&c, "o", o), 1e-2);
+    row(kernel, size, where, &c, "o", kc_rel_err(&c, "o", o), 1e-2);
     row("", "", "", &c, "lse", kc_rel_err(&c, "lse", lse), 1e-3);
   } else {
     fail(kernel, size, &c);
   }
   free(q), free(k), free(v), free(o), free(lse);
   kc_close(&c);
+}
+
+static void gemm(int M, int N, int K) {
+  gemm_in("examples/gemm.wave", "gemm", "sim nvidia", M, N, K);
+}
+
+static void fwd(const char *kernel, int causal, int B, int M, int N) {
+  fwd_in("examples/attention_fwd.wave", kernel, "sim nvidia", causal, B, M, N);
 }
 
 int main(void) {
@@ -147,6 +157,13 @@ int main(void) {
   }
   fwd("attention_fwd", 0, 2, 128, 64);
   fwd("attention_fwd_causal", 1, 2, 128, 64);
+  /* Hopper's warpgroup mma (wgmma) */
+  gemm_in("examples/gemm_wgmma.wave", "gemm_wgmma", "sim wgmma", 256, 256,
+          128);
+  fwd_in("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
+         "sim wgmma", 0, 2, 128, 64);
+  fwd_in("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
+         "sim wgmma", 1, 2, 256, 128);
   printf("\n%s\n", failures ? "SOME KERNELS FAILED" : "all kernels match "
                                                        "their references");
   return failures ? 1 : 0;

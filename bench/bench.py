@@ -142,7 +142,6 @@ def gemm_sweep(n, dt, fam):
 def gemm(n, dt, fam):
     if fam not in best_gemm:
         return
-    name = GEMM_KERNELS[fam, dt]
     bm, bn, bk, wm, wn, st, wps = best_gemm[fam]
     k, ms_ptx, ms_cubin, info = gemm_kernel(fam, dt, n, best_gemm[fam])
     a = torch.randn(n, n, dtype=dt, device=dev); b = torch.randn(n, n, dtype=dt, device=dev)

@@ -216,7 +216,7 @@ static wavec_status gpu_run(wv_kernel *k, void *const *host, double *ms) {
   void **params = wv_alloc(ctx, (n + 1) * sizeof *params);
   size_t *bytes = wv_alloc(ctx, (n + 1) * sizeof *bytes);
 
-  bool wg = p->mma >= 0 && wv_mma_is_warpgroup((wavec_mma_kind)p->mma);
+  bool wg = wv_mma_is_warpgroup((wavec_mma_kind)p->mma);
   const char *tname = wv_cuda_ptx_target(cu->sm, wg);
   if (!tname) {
     st = wv_error(ctx, D_GPU, k->loc,

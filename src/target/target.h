@@ -42,7 +42,8 @@ bool wv_mma_role_in_shared(wavec_mma_kind kind, wv_role r);
  * fragment of the table). */
 bool wv_mma_issued_from_shared(wavec_mma_kind kind, wv_role r,
                                bool operand_is_read);
-/* Is the mma a warpgroup one (wgmma: 128 lanes, asynchronous)? */
+/* Is the mma a warpgroup one (wgmma: 128 lanes, asynchronous)? False for
+ * no mma (-1) and any other kind the table lacks. */
 bool wv_mma_is_warpgroup(wavec_mma_kind kind);
 /* The N a wgmma uses for a wave tile of `span` along N: span itself up to
  * 256, else the largest valid N dividing it; 0 if none. For other mmas,

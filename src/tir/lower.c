@@ -1269,8 +1269,10 @@ static stage *wgmma_tile(lw *w, wv_node *n, int r, bool *mn) {
   stage *st = o->op == WAVEC_OP_READ ? w->stage_of[w->ix->info[op].origin]
                                      : NULL;
   wavec_sym last = 0;
-  if (st)
-    last = wv_get(w->g, st->mem)->type.dims[wv_get(w->g, st->mem)->type.n - 1];
+  if (st) {
+    const wv_type *mt = &wv_get(w->g, st->mem)->type;
+    last = mt->dims[mt->n - 1];
+  }
   *mn = st && last != n->sym;
   if (!st || !st->swz || (*mn && (r == 0 || last != n->type.dims[n->type.n - 1])))
     wv_fail(ctx, D_UNSUPPORTED, n->loc,
@@ -1837,7 +1839,7 @@ wavec_status wv_pass_lower(wv_kernel *k) {
     for (uint32_t i = 0; i < n->nops; i++)
       w.nuses[n->ops[i]]++;
   }
-  w.wgmma = w.d->mma >= 0 && wv_mma_is_warpgroup((wavec_mma_kind)w.d->mma);
+  w.wgmma = wv_mma_is_warpgroup((wavec_mma_kind)w.d->mma);
   place_stages(&w);
   open_scope(&w);
   lower_block(&w, 0);

@@ -1113,7 +1113,7 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     if (mi && !wv_target_has_mma(t, (wavec_mma_kind)p->mma))
       unsupported(&x, "wgmma (a warpgroup mma) needs --target sm_90a");
   }
-  bool warpgroup = p->mma >= 0 && wv_mma_is_warpgroup((wavec_mma_kind)p->mma);
+  bool warpgroup = wv_mma_is_warpgroup((wavec_mma_kind)p->mma);
   int64_t threads = p->block[0] * p->block[1] * p->block[2];
   if (p->lanes != 32 && !(p->lanes == 128 && warpgroup))
     unsupported(&x, "a wave must be a warp of 32 lanes, or a warpgroup of "

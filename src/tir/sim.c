@@ -69,12 +69,11 @@ typedef struct sim {
   uint32_t *groups;   /* per wave: groups of copies closed so far */
   uint32_t epoch;
   int64_t wg[3];
-  int (*mma_map)[3][2]; /* [role][lane*elems+e] -> (row, col) */
-  int (*wg_map)[2];     /* wgmma accumulator: [lane*(N/2)+e] -> (m, n) */
-  int (*wg_amap)[2];    /* wgmma lhs fragment: [lane*8+e] -> (m, k) */
-  int wg_n;             /* the N wg_map is for */
+  /* per mma role in registers: [lane*elems+e] -> its two coordinates */
+  int (*mma_map[WV_ROLE_COUNT])[2];
+  int map_n;            /* the N the maps are for (0: none yet) */
   VEC(uint32_t) *wpend; /* per wave: registers of wgmmas in flight */
-  int mma_elems[3];
+  int mma_elems[WV_ROLE_COUNT];
   val *tmp;
   double *A, *B, *C; /* mma scratch */
 } sim;
@@ -216,15 +215,15 @@ static void do_mma(sim *s, const tir_instr *in, uint32_t w) {
   const uint32_t *lst = in->list;
   for (int l = 0; l < s->lanes; l++) {
     for (int e = 0; e < na; e++) {
-      int *rc = s->mma_map[l * 32 + e][WV_LHS];
+      int *rc = s->mma_map[WV_LHS][l * na + e];
       A[rc[0] * K + rc[1]] = rd(s, in, w, lst[nc + e], l).f;
     }
     for (int e = 0; e < nb; e++) {
-      int *rc = s->mma_map[l * 32 + e][WV_RHS];
+      int *rc = s->mma_map[WV_RHS][l * nb + e];
       B[rc[0] * K + rc[1]] = rd(s, in, w, lst[nc + na + e], l).f;
     }
     for (int e = 0; e < nc; e++) {
-      int *rc = s->mma_map[l * 32 + e][WV_ACC];
+      int *rc = s->mma_map[WV_ACC][l * nc + e];
       C[rc[0] * N + rc[1]] = rd(s, in, w, lst[nc + na + nb + e], l).f;
     }
   }
@@ -237,7 +236,7 @@ static void do_mma(sim *s, const tir_instr *in, uint32_t w) {
     }
   for (int l = 0; l < s->lanes; l++)
     for (int e = 0; e < nc; e++) {
-      int *rc = s->mma_map[l * 32 + e][WV_ACC];
+      int *rc = s->mma_map[WV_ACC][l * nc + e];
       wr(s, w, lst[e], l, (val){.f = C[rc[0] * N + rc[1]]});
     }
 }
@@ -245,21 +244,24 @@ static void do_mma(sim *s, const tir_instr *in, uint32_t w) {
 static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
                          tir_ty ty, int64_t addr, const val *st);
 
-/* The maps of a wgmma of the given N, from the layout table: accumulator
- * [lane*(N/2)+e] -> (m, n), and the lhs fragment [lane*8+e] -> (m, k). */
-static void wgmma_map(sim *s, wavec_mma_kind kind, int N) {
-  if (s->wg_n == N)
+/* The maps of the mma's roles held in registers for a tile of N columns,
+ * from the layout table (kept until another N is asked for). */
+static void mma_maps(sim *s, wavec_mma_kind kind, int N) {
+  if (s->map_n == N)
     return;
   wavec_ctx *ctx = s->ctx;
   wavec_sym ls = wavec_symbol(ctx, "$lane"), es = wavec_symbol(ctx, "$E");
   uint32_t ns = ctx->sym_names.n;
   int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);
-  for (int r = 0; r < 2; r++) {
-    wv_role role = r ? WV_LHS : WV_ACC;
-    int ne = wv_mma_elems(kind, role, N);
+  for (int r = 0; r < WV_ROLE_COUNT; r++) {
+    if (wv_mma_role_in_shared(kind, (wv_role)r))
+      continue;
+    int ne = wv_mma_elems(kind, (wv_role)r, N);
+    s->mma_elems[r] = ne;
     int(*map)[2] = wv_alloc(ctx, (size_t)s->lanes * ne * sizeof *map);
     ex_t co[2];
-    wv_mma_layout(ctx, kind, role, N, ex_sym(ctx, ls), ex_sym(ctx, es), co);
+    wv_mma_layout(ctx, kind, (wv_role)r, N, ex_sym(ctx, ls), ex_sym(ctx, es),
+                  co);
     for (int l = 0; l < s->lanes; l++)
       for (int e = 0; e < ne; e++) {
         vals[ls] = l;
@@ -270,12 +272,9 @@ static void wgmma_map(sim *s, wavec_mma_kind kind, int N) {
           map[l * ne + e][j] = (int)v;
         }
       }
-    if (r)
-      s->wg_amap = map;
-    else
-      s->wg_map = map;
+    s->mma_map[r] = map;
   }
-  s->wg_n = N;
+  s->map_n = N;
 }
 
 /* The register that holds the same value in every lane of wave w. */
@@ -300,13 +299,13 @@ static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
   bool areg = in->imm & TIR_WG_A_REGS, bmn = in->imm & TIR_WG_B_MN;
   int na = areg ? 8 : 0, ne = (int)in->nlist - na;
   int M = mi->m, K = mi->k, N = 2 * ne;
-  wgmma_map(s, kind, N);
+  mma_maps(s, kind, N);
   int64_t b = uniform(s, in, w, in->b);
   double *A = s->A, *B = s->B;
   if (areg) {
     for (int l = 0; l < s->lanes; l++)
       for (int e = 0; e < na; e++) {
-        int *mk = s->wg_amap[l * na + e];
+        int *mk = s->mma_map[WV_LHS][l * na + e];
         A[mk[0] * K + mk[1]] = rd(s, in, w, in->list[ne + e], l).f;
       }
   } else {
@@ -328,7 +327,7 @@ static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
       if (RSET(s, w, r, l) == REG_UNSET)
         report(s, in, w, l, D_SIM_UNINIT,
                "register r%u is read before it is written", r);
-      int *mn = s->wg_map[l * ne + e];
+      int *mn = s->mma_map[WV_ACC][l * ne + e];
       double acc = R(s, w, r, l).f;
       for (int k = 0; k < K; k++)
         acc += A[mn[0] * K + k] * B[mn[1] * K + k];
@@ -847,36 +846,6 @@ static void run_workgroup(sim *s) {
   }
 }
 
-static void build_mma_map(sim *s) {
-  const tir_prog *p = s->p;
-  if (p->mma < 0 || wv_mma_is_warpgroup((wavec_mma_kind)p->mma))
-    return; /* a wgmma's map depends on its N: wgmma_map */
-  wavec_ctx *ctx = s->ctx;
-  wavec_mma_kind kind = (wavec_mma_kind)p->mma;
-  const wv_mma_info *mi = wv_mma_info_get(kind);
-  s->mma_map = wv_alloc(ctx, (size_t)s->lanes * 32 * sizeof *s->mma_map);
-  wavec_sym ls = wavec_symbol(ctx, "$lane"), es = wavec_symbol(ctx, "$E");
-  uint32_t ns = ctx->sym_names.n;
-  int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);
-  for (int r = 0; r < 3; r++) {
-    ex_t co[2];
-    wv_mma_layout(ctx, kind, (wv_role)r, mi->n, ex_sym(ctx, ls),
-                  ex_sym(ctx, es), co);
-    s->mma_elems[r] = wv_mma_elems(kind, (wv_role)r, mi->n);
-    wv_assert(ctx, s->mma_elems[r] <= 32);
-    for (int l = 0; l < s->lanes; l++)
-      for (int e = 0; e < s->mma_elems[r]; e++) {
-        vals[ls] = l;
-        vals[es] = e;
-        for (int j = 0; j < 2; j++) {
-          int64_t v;
-          wv_assert(ctx, ex_eval(ctx, co[j], vals, NULL, ns, &v));
-          s->mma_map[l * 32 + e][r][j] = (int)v;
-        }
-      }
-  }
-}
-
 static void simulate(wv_kernel *k, void *const *args) {
   wavec_ctx *ctx = k->ctx;
   const tir_prog *p = k->tir;
@@ -915,9 +884,10 @@ static void simulate(wv_kernel *k, void *const *args) {
     if (!p->args.v[a].written || read[a])
       memset(s.ginit[a], 1, (size_t)p->args.v[a].elems);
   }
-  build_mma_map(&s);
   if (p->mma >= 0) {
     const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)p->mma);
+    if (mi->n) /* a wgmma's maps depend on its N: made at its first use */
+      mma_maps(&s, (wavec_mma_kind)p->mma, mi->n);
     s.A = wv_alloc(ctx, (size_t)mi->m * mi->k * sizeof *s.A);
     s.B = wv_alloc(ctx, (size_t)(mi->n ? mi->n : 256) * mi->k * sizeof *s.B);
     s.C = wv_alloc(ctx, (size_t)mi->m * (mi->n ? mi->n : 256) * sizeof *s.C);

@@ -168,18 +168,25 @@ DQ_CONFIGS = [  # BLOCK_M, BLOCK_K2, WAVES, STAGES
     for s in (2, 3)]
 FWD_WG_CONFIGS = [  # BLOCK_M, BLOCK_K2, STAGES (warpgroups of 64 rows, sm_90a)
     (128, 64, 2), (128, 64, 3), (128, 128, 2), (64, 128, 2), (64, 64, 3)]
+DKDV_WG_CONFIGS = [  # BLOCK_K2, BLOCK_M, STAGES (warpgroups of 64 keys, sm_90a)
+    (128, 64, 2), (128, 64, 3), (128, 32, 2), (128, 32, 3), (64, 64, 2), (64, 128, 2)]
+DQ_WG_CONFIGS = [  # BLOCK_M, BLOCK_K2, STAGES (warpgroups of 64 queries, sm_90a)
+    (128, 64, 2), (128, 64, 3), (128, 32, 3), (64, 64, 2), (128, 128, 2), (64, 128, 2)]
 best_attn = {}
+WG_KINDS = ("fwd_wg", "dkdv_wg", "dq_wg")
 
 def attn_defs(kind, cfg):
-    if kind == "fwd_wg":
+    if kind in ("fwd_wg", "dq_wg"):
         bm, bk, s = cfg; return dict(BLOCK_M=bm, BLOCK_K2=bk), s
+    if kind == "dkdv_wg":
+        bk, bm, s = cfg; return dict(BLOCK_K2=bk, BLOCK_M=bm), s
     if kind == "fwd":
         bm, bk, w, s = cfg; return dict(BLOCK_M=bm, BLOCK_K2=bk, WAVES=w), s
     if kind == "dkdv":
         bk, bm, w, s = cfg; return dict(BLOCK_K2=bk, BLOCK_M=bm, WAVES=w), s
     bm, bk, w, s = cfg; return dict(BLOCK_M=bm, BLOCK_K2=bk, WAVES=w), s
 
-def attn_sweep(D, N=4096, kinds=("fwd", "dkdv", "dq", "fwd_wg")):
+def attn_sweep(D, N=4096, kinds=("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg")):
     B = max(1, 16384 // N); H = 2048 // D; BH = B * H
     q, kk, v, do = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(4))
     o = torch.empty(BH, N, D, dtype=torch.float32, device=dev); lse = torch.zeros(BH, N, dtype=torch.float32, device=dev)
@@ -190,7 +197,11 @@ def attn_sweep(D, N=4096, kinds=("fwd", "dkdv", "dq", "fwd_wg")):
              lambda k: k(q, kk, v, do, lse, Dt, dk, dv)),
             ("dq", DQ_CONFIGS, "examples/attention_bwd.wave", "attention_bwd_dq", lambda k: k(q, kk, v, do, lse, Dt, dq)),
             ("fwd_wg", FWD_WG_CONFIGS, "examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
-             lambda k: k(q, kk, v, o, lse)))
+             lambda k: k(q, kk, v, o, lse)),
+            ("dkdv_wg", DKDV_WG_CONFIGS, "examples/attention_bwd_wgmma.wave", "attention_bwd_dkdv_wgmma",
+             lambda k: k(q, kk, v, do, lse, Dt, dk, dv)),
+            ("dq_wg", DQ_WG_CONFIGS, "examples/attention_bwd_wgmma.wave", "attention_bwd_dq_wgmma",
+             lambda k: k(q, kk, v, do, lse, Dt, dq)))
     for kind, configs, wave, kname, call in plan:
         if kind not in kinds:
             continue
@@ -199,20 +210,21 @@ def attn_sweep(D, N=4096, kinds=("fwd", "dkdv", "dq", "fwd_wg")):
             defs, st = attn_defs(kind, cfg)
             try:
                 k, *_ = wavec_compile(wave, kname, dict(B=BH, M=N, K2=N, K1=D, N=D, **defs), stages_opt(st),
-                                      target="sm_90a" if kind == "fwd_wg" else "sm_90")
+                                      target="sm_90a" if kind in WG_KINDS else "sm_90")
                 ms = bench(lambda: call(k), warm=2, rep=5)
                 print(f"  sweep {kind} D={D} N={N} {cfg}: {ms:.3f} ms", flush=True)
                 if best is None or ms < best[0]:
                     best = (ms, cfg)
             except Exception as e:
                 print(f"  sweep {kind} D={D} {cfg}: failed {type(e).__name__}: {str(e)[:200]}", flush=True)
-        best_attn[(kind, D)] = best[1]
+        if best:
+            best_attn[(kind, D)] = best[1]
 
 def attn_kernel(kind, D, wave, kname, sizes):
     cfg = best_attn.get((kind, D))
     defs, st = attn_defs(kind, cfg) if cfg else ({}, None)
     return wavec_compile(wave, kname, dict(sizes, **defs), stages_opt(st) if st else (),
-                         target="sm_90a" if kind == "fwd_wg" else "sm_90"), cfg
+                         target="sm_90a" if kind in WG_KINDS else "sm_90"), cfg
 
 def attn_fwd(D, N, causal, kind="fwd"):
     B = max(1, 16384 // N); H = 2048 // D
@@ -242,17 +254,19 @@ def attn_fwd(D, N, causal, kind="fwd"):
         except Exception as e:
             print(f"attn fwd {peer} D={D} N={N}: peer failed {type(e).__name__}: {str(e)[:200]}", flush=True)
 
-def attn_bwd(D, N, causal):
+def attn_bwd(D, N, causal, wg=False):
     """The backward pass: wavec's D, dk/dv and dq kernels (times summed)
-    against SDPA's backward (autograd), same inputs, f16."""
+    against SDPA's backward (autograd), same inputs, f16; wg: the warpgroup
+    dk/dv and dq kernels of attention_bwd_wgmma.wave."""
     B = max(1, 16384 // N); H = 2048 // D; BH = B * H
     sfx = "_causal" if causal else ""
+    bwave, w = ("examples/attention_bwd_wgmma.wave", "_wg") if wg else ("examples/attention_bwd.wave", "")
     defs = dict(B=BH, M=N, K2=N, K1=D, N=D, SCALE=0.125)
     (fk, *_), _ = attn_kernel("fwd", D, "examples/attention_fwd.wave", "attention_fwd" + sfx,
                               dict(B=BH, M=N, K2=N, K1=D, N=D))
     dk_, *_ = wavec_compile("examples/attention_bwd.wave", "attention_bwd_D", dict(B=BH, M=N, N=D))
-    (kv, t1, c1, _), cfg1 = attn_kernel("dkdv", D, "examples/attention_bwd.wave", "attention_bwd_dkdv" + sfx, defs)
-    (kq, t2, c2, _), cfg2 = attn_kernel("dq", D, "examples/attention_bwd.wave", "attention_bwd_dq" + sfx, defs)
+    (kv, t1, c1, _), cfg1 = attn_kernel("dkdv" + w, D, bwave, "attention_bwd_dkdv" + ("_wgmma" if wg else "") + sfx, defs)
+    (kq, t2, c2, _), cfg2 = attn_kernel("dq" + w, D, bwave, "attention_bwd_dq" + ("_wgmma" if wg else "") + sfx, defs)
     q = torch.randn(B, H, N, D, dtype=torch.float16, device=dev, requires_grad=True)
     kk = torch.randn_like(q, requires_grad=True); v = torch.randn_like(q, requires_grad=True)
     do = torch.randn_like(q)
@@ -282,7 +296,7 @@ def attn_bwd(D, N, causal):
                     q.grad = kk.grad = v.grad = None
                     out.backward(do, retain_graph=True)
                 ms_p = bench(pb)
-            report(f"attn bwd f16 D={D} N={N} causal={int(causal)} cfg {cfg1} {cfg2}", peer, ms_w, ms_p, fl, err, (t1 + t2, c1 + c2))
+            report(f"attn bwd{' wgmma' if wg else ''} f16 D={D} N={N} causal={int(causal)} cfg {cfg1} {cfg2}", peer, ms_w, ms_p, fl, err, (t1 + t2, c1 + c2))
         except Exception as e:
             print(f"attn bwd {peer} D={D} N={N}: failed {type(e).__name__}: {str(e)[:300]}", flush=True)
 
@@ -325,8 +339,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
-    ap.add_argument("--only", choices=("gemm", "attn", "fwd"), help="one part of the benchmarks (fwd: the "
-                    "attention forward only, without the backward)")
+    ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd"), help="one part of the benchmarks (fwd: the "
+                    "attention forward only, without the backward; bwd: the backward only)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
@@ -341,16 +355,19 @@ def main():
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     for D in (64, 128) if a.only != "gemm" else ():
-        try: attn_sweep(D, kinds=("fwd", "fwd_wg") if a.only == "fwd" else ("fwd", "dkdv", "dq", "fwd_wg"))
+        kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg")}.get(
+            a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))
+        try: attn_sweep(D, kinds=kinds)
         except Exception as e: print(f"attn sweep D={D}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
         for N in ((4096,) if a.quick else (1024, 4096, 8192)):
             for causal in (False, True):
-                for kind in ("fwd_wg", "fwd"):
+                for kind in ("fwd_wg", "fwd") if a.only != "bwd" else ():
                     try: attn_fwd(D, N, causal, kind)
                     except Exception as e: print(f"attn {kind} D={D} N={N}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
                 if a.only == "fwd": continue
-                try: attn_bwd(D, N, causal)
-                except Exception as e: print(f"attn bwd D={D} N={N}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+                for wg in (True, False):
+                    try: attn_bwd(D, N, causal, wg)
+                    except Exception as e: print(f"attn bwd{' wgmma' if wg else ''} D={D} N={N}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     json.dump(rows, open(f"{a.out}/results.json", "w"), indent=1)
     with open(f"{a.out}/RESULTS.md", "w") as f:
         f.write(f"# wavec benchmarks\n\n{time.strftime('%Y-%m-%d')}, {torch.cuda.get_device_name()}, torch {torch.__version__}, "

@@ -5,7 +5,11 @@
  *    node (e.g. `lse_i [B, M]` against `[B, M, K2]`);
  *  - an operand whose layout differs from the one required (an accumulator
  *    used as an mma operand, a carried value yielded in another layout) gets
- *    a CONVERT node at its user's line (lowering remarks how it moves).
+ *    a CONVERT node at its user's line (lowering remarks how it moves) —
+ *    unless it is a read of memory the kernel never writes: that is read
+ *    again, in the layout its user wants (a tile staged in shared memory
+ *    serves both reads; attention's backward reads q as the rhs of
+ *    q kᵀ and of dsᵀ q).
  * The graph is rebuilt in one walk; the old one is dropped. */
 #include "passes/dist.h"
 
@@ -22,6 +26,7 @@ typedef struct rw {
   uint32_t *map; /* old id -> new id */
   VEC(const wv_layout *) lay; /* new id -> layout */
   VEC(conv) convs;
+  bool *written; /* old id of an ARG -> the kernel writes it */
 } rw;
 
 static const wv_layout *old_layout(rw *r, uint32_t id) {
@@ -60,7 +65,16 @@ static uint32_t reconcile(rw *r, uint32_t block, uint32_t uid, uint32_t i,
           wv_layout_eq(cv->layout, want))
         found = cv->id;
     }
-    if (!found) {
+    if (!found && o->op == WAVEC_OP_READ && !r->written[o->mem]) {
+      wv_node rn = *o;
+      rn.ops = wv_alloc(ctx, rn.nops * sizeof *rn.ops);
+      for (uint32_t j = 0; j < rn.nops; j++)
+        rn.ops[j] = r->map[o->ops[j]];
+      rn.mem = r->map[o->mem];
+      found = emit(r, block, &rn, want);
+      conv cv = {nop, block, want, found};
+      vec_push(ctx, &r->convs, cv);
+    } else if (!found) {
       wv_node cn = {.op = WAVEC_OP_CONVERT, .loc = u->loc, .nops = 1,
                     .ops = &nop, .type = o->type, .name = o->name};
       found = emit(r, block, &cn, want);
@@ -106,8 +120,12 @@ static void copy_block(rw *r, uint32_t oblock, uint32_t nblock) {
 
 wavec_status wv_pass_broadcast(wv_kernel *k) {
   wavec_ctx *ctx = k->ctx;
-  rw r = {k, k->g, wv_graph_new(ctx), k->index, NULL, {0}, {0}};
+  rw r = {k, k->g, wv_graph_new(ctx), k->index, NULL, {0}, {0}, NULL};
   r.map = wv_alloc(ctx, k->g->nodes.n * sizeof *r.map);
+  r.written = wv_alloc(ctx, k->g->nodes.n * sizeof *r.written);
+  for (uint32_t id = 1; id < k->g->nodes.n; id++)
+    if (wv_get(k->g, id)->op == WAVEC_OP_WRITE)
+      r.written[wv_get(k->g, id)->mem] = true;
   vec_push(ctx, &r.lay, NULL); /* node 0 */
   copy_block(&r, 0, 0);
   for (uint32_t i = 0; i < k->args.n; i++)

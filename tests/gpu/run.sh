@@ -63,6 +63,12 @@ cases=(
   "wgmma fwd B2 256/128 K2 tile 128|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 -D BLOCK_K2=128|sm_90a"
   "wgmma fwd_causal B2 256/128|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128|sm_90a"
   "wgmma fwd_causal B1 256/64 64 rows|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=1 -D M=256 -D K2=256 -D N=64 -D K1=64 -D BLOCK_M=64|sm_90a"
+  "wgmma dkdv B1 128/64|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dkdv_wgmma -D B=1 -D M=128 -D K2=128 -D N=64 -D K1=64|sm_90a"
+  "wgmma dq B1 128/64|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma -D B=1 -D M=128 -D K2=128 -D N=64 -D K1=64|sm_90a"
+  "wgmma dkdv B2 256/128 64 keys 32 rows 3 stages|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dkdv_wgmma -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 -D BLOCK_K2=64 -D BLOCK_M=32 --hardware stages=3|sm_90a"
+  "wgmma dq B2 256/128 K2 tile 128|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 -D BLOCK_K2=128|sm_90a"
+  "wgmma dkdv_causal B2 256/128|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dkdv_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128|sm_90a"
+  "wgmma dq_causal B2 256/128|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128|sm_90a"
 )
 if [ -e examples/attention_bwd.wave ]; then
   for k in attention_bwd_D attention_bwd_dkdv attention_bwd_dq attention_bwd_dkdv_causal attention_bwd_dq_causal; do

@@ -11,7 +11,8 @@
  * Sizes: B in {1, 2}, M = K2 in {32, 64, 128}, N = K1 in {16, 32, 64}, with
  * the kernels' default blocks on their own NVIDIA m16n8k16 hardware, plus
  * 64 x 64 blocks with four waves, plus the 64-lane AMD MFMA 16x16x16
- * layouts. Outputs start poisoned; the simulator fails a run that leaves
+ * layouts, plus the warpgroup (wgmma) kernels of attention_bwd_wgmma.wave.
+ * Outputs start poisoned; the simulator fails a run that leaves
  * any element unwritten. Each case prints its errors and simulator times.
  *
  * Thresholds (relative L2 error, ‖out − ref‖ / ‖ref‖):
@@ -115,12 +116,16 @@ static void to_f32(size_t n, double *x) {
 
 static const char *const BWD = "examples/attention_bwd.wave";
 
+static const char *const BWD_WG = "examples/attention_bwd_wgmma.wave";
+
 /* A configuration: the causal kernels or not, a hardware override of the
- * backward kernels (NULL: their own NVIDIA m16n8k16), block sizes. */
+ * backward kernels (NULL: their own NVIDIA m16n8k16), block sizes; wgmma:
+ * the dkdv and dq kernels of attention_bwd_wgmma.wave (warpgroups). */
 typedef struct cfg {
   bool causal;
   const kc_hw *hw;
   const char *blocks[4]; /* "SYM=V", NULL-terminated */
+  bool wgmma;
 } cfg;
 
 /* Runs attention_bwd_dkdv and attention_bwd_dq on the given lse and D and
@@ -132,10 +137,10 @@ static void backward(const cfg *g, const char *const *defs, double scale,
   static const char *const names[6] = {"q", "k", "v", "do", "lse", "D"};
   char kn[64];
   for (int which = 0; which < 2; which++) {
-    snprintf(kn, sizeof kn, "attention_bwd_%s%s", which ? "dq" : "dkdv",
-             g->causal ? "_causal" : "");
+    snprintf(kn, sizeof kn, "attention_bwd_%s%s%s", which ? "dq" : "dkdv",
+             g->wgmma ? "_wgmma" : "", g->causal ? "_causal" : "");
     kcase c;
-    if (open_case(&c, BWD, kn, g->hw, defs, scale)) {
+    if (open_case(&c, g->wgmma ? BWD_WG : BWD, kn, g->hw, defs, scale)) {
       for (int i = 0; i < 6; i++)
         kc_set(&c, names[i], in[i]);
       if (run(&c, &secs[which])) {
@@ -169,7 +174,8 @@ static void bwd_case(const cfg *g, int B, int MK, int NK, uint64_t *rng) {
   size_t nd = 5;
   int w =
       snprintf(what, sizeof what, "%s%s B=%d M=K2=%d N=K1=%d",
-               g->causal ? "causal" : "plain", g->hw ? " mfma" : "", B, MK, NK);
+               g->causal ? "causal" : "plain",
+               g->hw ? " mfma" : g->wgmma ? " wgmma" : "", B, MK, NK);
   for (size_t i = 0; g->blocks[i]; i++) {
     defs[nd++] = g->blocks[i];
     w += snprintf(what + w, sizeof what - (size_t)w, " %s", g->blocks[i]);
@@ -248,12 +254,12 @@ static void sizes(const cfg *g, uint64_t seed) {
 
 /* The kernels as shipped: default blocks (32 keys x 32 queries, 2 waves). */
 static void plain(void) {
-  cfg g = {false, NULL, {NULL}};
+  cfg g = {false, NULL, {NULL}, false};
   sizes(&g, 2024);
 }
 
 static void causal(void) {
-  cfg g = {true, NULL, {NULL}};
+  cfg g = {true, NULL, {NULL}, false};
   sizes(&g, 2025);
 }
 
@@ -262,16 +268,29 @@ static void large_blocks(void) {
   static const int ms[] = {64, 128}, ns[] = {16, 32, 64};
   uint64_t rng = 77;
   for (int causal_ = 0; causal_ < 2; causal_++) {
-    cfg g = {causal_, NULL, {"BLOCK_M=64", "BLOCK_K2=64", "WAVES=4"}};
+    cfg g = {causal_, NULL, {"BLOCK_M=64", "BLOCK_K2=64", "WAVES=4"}, false};
     for (size_t i = 0; i < 2; i++)
       for (size_t j = 0; j < 3; j++)
         bwd_case(&g, 2, ms[i], ns[j], &rng);
   }
 }
 
+/* The warpgroup kernels (128 keys x 64 queries for dk/dv, 128 queries x 64
+ * keys for dq; K1 = N a multiple of the 64-element swizzled rows). */
+static void wgmma(void) {
+  static const int ms[] = {128, 256}, ns[] = {64, 128};
+  uint64_t rng = 90;
+  for (int causal_ = 0; causal_ < 2; causal_++) {
+    cfg g = {causal_, NULL, {NULL}, true};
+    for (size_t i = 0; i < 2; i++)
+      for (size_t j = 0; j < 2; j++)
+        bwd_case(&g, 1 + (int)(i == j), ms[i], ns[j], &rng);
+  }
+}
+
 /* The same source on the 64-lane AMD MFMA 16x16x16 layouts. */
 static void mfma(void) {
-  cfg g = {false, &kc_mfma, {NULL}};
+  cfg g = {false, &kc_mfma, {NULL}, false};
   sizes(&g, 31);
 }
 
@@ -280,6 +299,7 @@ int main(void) {
   RUN(causal);
   RUN(large_blocks);
   RUN(mfma);
+  RUN(wgmma);
   printf("  %d simulated runs, %.1f s in the simulator\n", cases_run,
          sim_seconds);
   CHECK_EXIT();

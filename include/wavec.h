@@ -27,9 +27,9 @@ extern "C" {
 #endif
 
 #define WAVEC_VERSION_MAJOR 0
-#define WAVEC_VERSION_MINOR 3
+#define WAVEC_VERSION_MINOR 4
 #define WAVEC_VERSION_PATCH 0
-#define WAVEC_VERSION_STRING "0.3.0"
+#define WAVEC_VERSION_STRING "0.4.0"
 const char *wavec_version(void);
 
 /* ---- status -------------------------------------------------------------- */

@@ -14,13 +14,13 @@ static void row(const char *kernel, const char *size, const char *where,
                 const kcase *c, const char *what, double err, double tol) {
   bool ok = err < tol;
   failures += !ok;
-  printf("%-22s %-34s %-14s %8.2f ms  %-8s %9.2e  %s\n", kernel, size, where,
+  printf("%-31s %-24s %-10s %8.2f ms  %-8s %9.2e  %s\n", kernel, size, where,
          c->compile_ms, what, err, ok ? "ok" : "FAIL");
 }
 
 static void fail(const char *kernel, const char *size, const kcase *c) {
   failures++;
-  printf("%-22s %-34s FAILED\n%s\n", kernel, size, c->err);
+  printf("%-31s %-24s FAILED\n%s\n", kernel, size, c->err);
 }
 
 static void gemm_in(const char *file, const char *kernel, const char *where,
@@ -136,6 +136,66 @@ static void fwd_in(const char *file, const char *kernel, const char *where,
   kc_close(&c);
 }
 
+/* The backward's dk/dv and dq kernels of `file` (named attention_bwd_dkdv
+ * and _dq, plus `suffix`) on fresh q, k, v, do and the float64 forward's lse
+ * and D rounded to f32, against the float64 backward (tolerance: the f16
+ * roundings of p and ds, see tests/unit/test_attention_bwd.c). */
+static void bwd_in(const char *file, const char *suffix, const char *where,
+                   int causal, int B, int M, int N) {
+  char d[5][32], size[96], kn[2][64];
+  snprintf(d[0], 32, "B=%d", B);
+  snprintf(d[1], 32, "M=%d", M);
+  snprintf(d[2], 32, "K2=%d", M);
+  snprintf(d[3], 32, "N=%d", N);
+  snprintf(d[4], 32, "K1=%d", N);
+  snprintf(size, sizeof size, "B=%d M=K2=%d N=K1=%d", B, M, N);
+  snprintf(kn[0], 64, "attention_bwd_dkdv%s", suffix);
+  snprintf(kn[1], 64, "attention_bwd_dq%s", suffix);
+  const char *defs[] = {d[0], d[1], d[2], d[3], d[4], NULL};
+  const size_t b = (size_t)B, m = (size_t)M, n = (size_t)N;
+  uint64_t rng = 5;
+  double *x[4], *lse = malloc(b * m * sizeof *lse), *D = malloc(b * m * sizeof *D),
+         *o = malloc(b * m * n * sizeof *o), *g[3];
+  for (int i = 0; i < 4; i++) {
+    x[i] = malloc(b * m * n * sizeof *x[i]);
+    ref_rand_fill(&rng, b * m * n, -1, 1, REF_F16, x[i]);
+  }
+  for (int i = 0; i < 3; i++)
+    g[i] = malloc(b * m * n * sizeof *g[i]);
+  int flags = causal ? REF_CAUSAL : 0;
+  ref_attn_bwd(b, m, m, n, n, 0.125, flags, x[0], x[1], x[2], x[3], g[0], g[1],
+               g[2], D);
+  ref_attn_fwd(b, m, m, n, n, 0.125, flags, x[0], x[1], x[2], o, lse);
+  for (size_t i = 0; i < b * m; i++)
+    lse[i] = (float)lse[i], D[i] = (float)D[i];
+  static const char *const names[6] = {"q", "k", "v", "do", "lse", "D"};
+  double *in[6] = {x[0], x[1], x[2], x[3], lse, D};
+  for (int which = 0; which < 2; which++) {
+    kcase c;
+    if (!kc_open(&c, file, kn[which], NULL, defs)) {
+      fail(kn[which], size, &c);
+      kc_close(&c);
+      continue;
+    }
+    for (int i = 0; i < 6; i++)
+      kc_set(&c, names[i], in[i]);
+    if (!kc_simulate(&c))
+      fail(kn[which], size, &c);
+    else if (which)
+      row(kn[which], size, where, &c, "dq", kc_rel_err(&c, "dq", g[0]), 2e-3);
+    else {
+      row(kn[which], size, where, &c, "dk", kc_rel_err(&c, "dk", g[1]), 2e-3);
+      row("", "", "", &c, "dv", kc_rel_err(&c, "dv", g[2]), 2e-3);
+    }
+    kc_close(&c);
+  }
+  for (int i = 0; i < 4; i++)
+    free(x[i]);
+  for (int i = 0; i < 3; i++)
+    free(g[i]);
+  free(lse), free(D), free(o);
+}
+
 static void gemm(int M, int N, int K) {
   gemm_in("examples/gemm.wave", "gemm", "sim nvidia", M, N, K);
 }
@@ -148,7 +208,7 @@ int main(void) {
   printf("wavec %s — acceptance kernels (no GPU here: the simulator runs "
          "every thread)\n\n",
          wavec_version());
-  printf("%-22s %-34s %-14s %11s  %-8s %9s\n", "kernel", "size", "target",
+  printf("%-31s %-24s %-10s %11s  %-8s %9s\n", "kernel", "size", "target",
          "compile", "output", "rel err");
   gemm(256, 256, 128);
   for (int nk = 16; nk <= 64; nk *= 2) {
@@ -157,6 +217,9 @@ int main(void) {
   }
   fwd("attention_fwd", 0, 2, 128, 64);
   fwd("attention_fwd_causal", 1, 2, 128, 64);
+  bwd_in("examples/attention_bwd.wave", "", "sim nvidia", 0, 2, 128, 64);
+  bwd_in("examples/attention_bwd.wave", "_causal", "sim nvidia", 1, 2, 128,
+         64);
   /* Hopper's warpgroup mma (wgmma) */
   gemm_in("examples/gemm_wgmma.wave", "gemm_wgmma", "sim wgmma", 256, 256,
           128);
@@ -164,6 +227,10 @@ int main(void) {
          "sim wgmma", 0, 2, 128, 64);
   fwd_in("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
          "sim wgmma", 1, 2, 256, 128);
+  bwd_in("examples/attention_bwd_wgmma.wave", "_wgmma", "sim wgmma", 0, 2,
+         128, 64);
+  bwd_in("examples/attention_bwd_wgmma.wave", "_wgmma_causal", "sim wgmma", 1,
+         2, 256, 128);
   printf("\n%s\n", failures ? "SOME KERNELS FAILED" : "all kernels match "
                                                        "their references");
   return failures ? 1 : 0;

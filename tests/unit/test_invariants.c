@@ -356,6 +356,42 @@ static void bounded_walks(void) {
   }
 }
 
+/* A read that two mmas want in two layouts (the warpgroup dk/dv kernel's
+ * q_i: the K-major rhs of kᵀ qᵀ and the M-major rhs of dsᵀ q) is read
+ * twice, not converted: two reads of q and of do, no CONVERT of a read,
+ * a remark at each second use; and it simulates. */
+static void reread_not_converted(void) {
+  wavec_kernel *pk;
+  wavec_status st;
+  wavec_ctx *ctx = build("examples/attention_bwd_wgmma.wave",
+                         "attention_bwd_dkdv_wgmma", NULL, 64, 64, 128, 128,
+                         NULL, &pk, &st);
+  CHECKF(st == WAVEC_OK, "%s", wavec_errmsg(ctx));
+  if (st == WAVEC_OK) {
+    wv_graph *g = K(pk)->g;
+    int reads_q = 0, reads_do = 0, converted_reads = 0;
+    for (uint32_t id = 1; id < g->nodes.n; id++) {
+      wv_node *n = wv_get(g, id);
+      if (n->op == WAVEC_OP_READ && n->name) {
+        reads_q += !strcmp(n->name, "q_i");
+        reads_do += !strcmp(n->name, "do_i");
+      }
+      if (n->op == WAVEC_OP_CONVERT)
+        converted_reads += wv_get(g, n->ops[0])->op == WAVEC_OP_READ;
+    }
+    /* after expansion: one node per vector tile, so count at least 2 */
+    CHECKF(reads_q >= 2 && reads_do >= 2 && converted_reads == 0,
+           "reads of q %d, of do %d, converted reads %d", reads_q, reads_do,
+           converted_reads);
+    CHECK(has_remark(pk, ":43:18: remark: 'q_i' [B, M, K1] f16 is read again "
+                         "from 'q' in the layout this use wants"));
+    CHECK(has_remark(pk, ":40:16: remark: 'do_i' [B, M, N] f16 is read again "
+                         "from 'do'"));
+    CHECK(simulate(pk) == WAVEC_OK);
+  }
+  wavec_ctx_free(ctx);
+}
+
 int main(void) {
   RUN(cast_of_mma_has_own_dims);
   RUN(users_see_last_link);
@@ -365,5 +401,6 @@ int main(void) {
   RUN(ring_bugs_are_caught);
   RUN(bounded_walks);
   RUN(wgmma_waits_are_checked);
+  RUN(reread_not_converted);
   CHECK_EXIT();
 }

@@ -241,7 +241,8 @@ static void examples_print_and_assemble(void) {
 
 /* The warpgroup kernels: sm_90a PTX with the wgmma fence, mma, commit
  * and wait, the lhs from registers where it is computed and the rhs
- * transposed where it is N-contiguous, shared memory aligned for the
+ * transposed where it is N-contiguous (the backward reads q, do and k
+ * both ways from one staged tile), shared memory aligned for the
  * swizzle, assembled by ptxas; sm_80 and sm_90 refuse them, naming sm_90a. */
 static void wgmma_modules(void) {
   static const struct {
@@ -258,6 +259,12 @@ static void wgmma_modules(void) {
        1, 1},
       {{"bench/gemm.wave", "gemm_wgmma_bf16", {"M=256", "N=512", "K=128"}, 0,
         1, 1, {"stages", "4"}}, 0, 0},
+      {{"examples/attention_bwd_wgmma.wave", "attention_bwd_dkdv_wgmma",
+        {"B=2", "M=256", "K2=256", "N=128", "K1=128"}, 0, 1, 0, {NULL, NULL}},
+       1, 1},
+      {{"examples/attention_bwd_wgmma.wave", "attention_bwd_dq_wgmma_causal",
+        {"B=1", "M=256", "K2=256", "N=64", "K1=64"}, 0, 1, 0, {NULL, NULL}},
+       1, 1},
   };
   for (size_t i = 0; i < sizeof ws / sizeof *ws; i++) {
     const kcase *c = &ws[i].c;
@@ -285,6 +292,10 @@ static void wgmma_modules(void) {
                "%s: lhs form", c->kernel);
         CHECKF((strstr(ptx, ", 1, 1, 1;") != NULL) == ws[i].bmn,
                "%s: rhs transpose", c->kernel);
+        /* and every kernel has an mma reading both operands, K-major,
+         * from shared memory (q kᵀ; kᵀ qᵀ in dk/dv) */
+        CHECKF(strstr(ptx, ", 1, 1, 0, 0;") != NULL, "%s: no lhs from shared",
+               c->kernel);
         if (ptxas())
           assemble(ptx, len, "sm_90a", c->kernel);
       }

@@ -166,12 +166,13 @@ DKDV_CONFIGS = [  # BLOCK_K2, BLOCK_M, WAVES, STAGES
 DQ_CONFIGS = [  # BLOCK_M, BLOCK_K2, WAVES, STAGES
     (bm, bk, w, s) for (bm, bk, w) in [(64, 32, 4), (128, 32, 8), (128, 64, 8), (128, 32, 4), (64, 64, 4)]
     for s in (2, 3)]
-FWD_WG_CONFIGS = [  # BLOCK_M, BLOCK_K2, STAGES (warpgroups of 64 rows, sm_90a)
-    (128, 64, 2), (128, 64, 3), (128, 128, 2), (64, 128, 2), (64, 64, 3)]
+FWD_WG_CONFIGS = [  # BLOCK_M, BLOCK_K2, STAGES (warpgroups of 64 rows, sm_90a; 3 or more
+    # stages carry a group of wgmmas across iterations)
+    (128, 64, 2), (128, 64, 3), (128, 64, 4), (128, 128, 2), (128, 128, 3), (64, 128, 3), (64, 64, 3)]
 DKDV_WG_CONFIGS = [  # BLOCK_K2, BLOCK_M, STAGES (warpgroups of 64 keys, sm_90a)
-    (128, 64, 2), (128, 64, 3), (128, 32, 2), (128, 32, 3), (64, 64, 2), (64, 128, 2)]
+    (128, 64, 2), (128, 64, 3), (128, 32, 3), (128, 32, 4), (64, 64, 2), (64, 64, 3), (64, 64, 4), (64, 128, 3)]
 DQ_WG_CONFIGS = [  # BLOCK_M, BLOCK_K2, STAGES (warpgroups of 64 queries, sm_90a)
-    (128, 64, 2), (128, 64, 3), (128, 32, 3), (64, 64, 2), (128, 128, 2), (64, 128, 2)]
+    (128, 64, 2), (128, 64, 3), (128, 64, 4), (64, 64, 3), (128, 128, 2), (64, 128, 2), (64, 128, 3)]
 best_attn = {}
 WG_KINDS = ("fwd_wg", "dkdv_wg", "dq_wg")
 

@@ -85,6 +85,7 @@ typedef struct lw {
   /* registers a wgmma in flight writes (by register; see emit) */
   VEC(uint8_t) pend;
   uint32_t npend;
+  bool carry_group;      /* the ENDLOOP being emitted keeps a group in flight */
 } lw;
 
 static uint32_t reg(lw *w, tir_ty ty) {
@@ -99,13 +100,15 @@ static bool pending(const lw *w, uint32_t r) {
 /* Every instruction goes through here. While wgmmas are in flight, the
  * first other instruction that touches their registers, and any barrier
  * or loop boundary (the tiles they read must not be overwritten), is
- * preceded by a wait for all of them (tir.h). */
+ * preceded by a wait for all of them (tir.h) — except the end of a loop
+ * that carries its last group into the next iteration (carry_group). */
 static tir_instr *emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
                        uint32_t b, uint32_t c, int64_t imm) {
   /* planted bug for the tests: never wait */
   if (w->npend && op != T_WGMMA &&
       !(w->ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT) &&
-      (op == T_BAR || op == T_LOOP || op == T_ENDLOOP || pending(w, dst) ||
+      (op == T_BAR || op == T_LOOP || (op == T_ENDLOOP && !w->carry_group) ||
+       pending(w, dst) ||
        pending(w, a) || pending(w, b) || pending(w, c))) {
     tir_instr wait = {.op = T_WGWAIT, .ty = TY_PRED, .loc = w->loc};
     vec_push(w->ctx, &w->p->code, wait);
@@ -1345,6 +1348,33 @@ static void lower_wgmma(lw *w, uint32_t id) {
     wv_assert(ctx, list[e] == list[0] + e);
 }
 
+/* Can the wgmmas pending at the end of a loop body (code from `from` on,
+ * after the ring's refill) stay in flight into the next iteration? Only if
+ * that iteration waits for everything (a full T_WGWAIT) before it touches
+ * their registers other than by a wgmma (which accumulates in order: the
+ * same instructions, the same shapes) and before it copies into shared
+ * memory outside the ring, whose distance protects the slots they read;
+ * no nested loop either. */
+static bool carry_safe(const lw *w, uint32_t from) {
+  const tir_prog *p = w->p;
+  for (uint32_t i = from; i < p->code.n; i++) {
+    const tir_instr *in = &p->code.v[i];
+    if (in->op == T_WGWAIT && in->imm == 0)
+      return true;
+    if (in->op == T_WGMMA)
+      continue;
+    if (in->op == T_LOOP || in->op == T_ENDLOOP || in->op == T_CPA)
+      return false;
+    if (pending(w, in->dst) || pending(w, in->a) || pending(w, in->b) ||
+        pending(w, in->c))
+      return false;
+    for (uint32_t e = 0; e < in->nlist; e++)
+      if (pending(w, in->list[e]))
+        return false;
+  }
+  return true;
+}
+
 /* ---- nodes ------------------------------------------------------------------- */
 static void lower_block(lw *w, uint32_t block);
 
@@ -1539,10 +1569,21 @@ static void lower_node(lw *w, uint32_t id) {
     uint32_t rlast = bounded ? lower_expr(w, last) : 0;
     int64_t S = w->stages;
     ex_t lv = ex_sym(ctx, di->loopvar);
+    /* A wgmma loop with a ring of 3 or more slots may carry the last group
+     * of wgmmas of an iteration, in flight, into the next one (see
+     * carry_safe); the group of iteration i-1 may then still read the slot
+     * of tile i-1 when iteration i refills a slot, so the ring runs one
+     * tile less ahead: tile i+S-2 goes into the slot of tile i-2. */
+    bool carry = w->wgmma && piped.n && S >= 3 &&
+                 !(ctx->test_hooks & WV_HOOK_WGMMA_NO_CARRY);
+    int64_t ahead_n = carry ? S - 2 : S - 1;
+    if (ctx->test_hooks & WV_HOOK_WGMMA_CARRY_NEAR)
+      ahead_n = S - 1; /* planted bug for the tests: refill a read slot */
     if (piped.n && S > 1) {
-      /* tiles first .. first+S-2 in flight before the first iteration */
+      /* tiles first .. first+ahead_n-1 in flight before the first
+       * iteration */
       emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
-      for (int64_t t = 0; t < S - 1; t++) {
+      for (int64_t t = 0; t < ahead_n; t++) {
         ex_t tile = ex_add(ctx, first, ex_const(ctx, t));
         uint32_t in_range = 0;
         if (bounded) {
@@ -1558,20 +1599,20 @@ static void lower_node(lw *w, uint32_t id) {
     }
     uint32_t counter = reg(w, TY_I32);
     w->loopreg[di->loopvar] = counter;
-    uint32_t start = w->p->code.n;
-    emit(w, T_LOOP, TY_I32, counter, rfirst, rlast, 0, trips);
+    tir_instr *li = emit(w, T_LOOP, TY_I32, counter, rfirst, rlast, 0, trips);
+    uint32_t start = (uint32_t)(li - w->p->code.v);
     open_scope(w);
     if (piped.n && S > 1) {
-      /* tile i has landed; everyone is done with slot (i-1) mod S, which
-       * receives tile i+S-1 */
+      /* tile i has landed; everyone is done with the slot that receives
+       * tile i+ahead_n (of tile i-1, or i-2 when a group is carried) */
       /* planted bugs for the tests: a wait that leaves tile i in flight,
        * a missing barrier */
       bool early = ctx->test_hooks & WV_HOOK_RING_EARLY_READ;
-      emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, S - 2 + early);
+      emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, ahead_n - 1 + early);
       if (!(ctx->test_hooks & WV_HOOK_RING_NO_BARRIER))
         emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
-      if (trips > S - 1) {
-        ex_t ahead = ex_add(ctx, lv, ex_const(ctx, S - 1));
+      if (trips > ahead_n) {
+        ex_t ahead = ex_add(ctx, lv, ex_const(ctx, ahead_n));
         uint32_t more = reg(w, TY_PRED);
         emit(w, T_SETP, TY_I32, more, lower_expr(w, ahead),
              bounded ? rlast : iconst(w, trips), 0, TIR_CMP_LT);
@@ -1585,13 +1626,19 @@ static void lower_node(lw *w, uint32_t id) {
     }
     for (uint32_t i = 0; i < piped.n && S > 1; i++)
       piped.v[i]->at = slot_at(w, piped.v[i], S, lv);
+    uint32_t body_from = w->p->code.n;
     lower_block(w, n->body);
     w->loc = n->loc;
     for (uint32_t i = 0; i < piped.n; i++)
       piped.v[i]->at = 0;
     close_scope(w);
-    uint32_t end = w->p->code.n;
-    emit(w, T_ENDLOOP, TY_I32, counter, rfirst, rlast, 0, trips);
+    /* the last group stays in flight: wait for all but it */
+    w->carry_group = carry && w->npend && carry_safe(w, body_from);
+    if (w->carry_group)
+      emit(w, T_WGWAIT, TY_PRED, 0, 0, 0, 0, 1);
+    tir_instr *ei = emit(w, T_ENDLOOP, TY_I32, counter, rfirst, rlast, 0, trips);
+    uint32_t end = (uint32_t)(ei - w->p->code.v);
+    w->carry_group = false;
     w->p->code.v[start].match = end;
     w->p->code.v[end].match = start;
     w->loopreg[di->loopvar] = 0;
@@ -1600,12 +1647,18 @@ static void lower_node(lw *w, uint32_t id) {
   case WAVEC_OP_YIELD: {
     wv_node *it = wv_get(w->g, n->loop);
     wv_block *body = &w->g->blocks.v[it->body];
-    /* parallel copy: yielded values may be other carried registers */
+    /* parallel copy: yielded values may be other carried registers; a
+     * value already in its carried registers (an mma accumulated in
+     * place) is not copied */
     VEC(uint32_t) tmp = {0};
+    bool *same = wv_alloc(ctx, (n->nops ? n->nops : 1) * sizeof *same);
     for (uint32_t i = 0; i < n->nops; i++) {
       uint32_t cid = body->nodes.v[i];
       tir_ty ct = tir_ty_of(wv_get(w->g, cid)->type.dt);
-      for (uint32_t e = 0; e < nelem(w, cid); e++) {
+      same[i] = wv_get(w->g, n->ops[i])->op != WAVEC_OP_SCALAR;
+      for (uint32_t e = 0; e < nelem(w, cid) && same[i]; e++)
+        same[i] = elem(w, n->ops[i], e, ct) == w->vals[cid] + e;
+      for (uint32_t e = 0; e < nelem(w, cid) && !same[i]; e++) {
         uint32_t t = reg(w, ct);
         emit(w, T_MOV, ct, t, elem(w, n->ops[i], e, ct), 0, 0, 0);
         vec_push(ctx, &tmp, t);
@@ -1615,7 +1668,7 @@ static void lower_node(lw *w, uint32_t id) {
     for (uint32_t i = 0; i < n->nops; i++) {
       uint32_t cid = body->nodes.v[i];
       tir_ty ct = tir_ty_of(wv_get(w->g, cid)->type.dt);
-      for (uint32_t e = 0; e < nelem(w, cid); e++)
+      for (uint32_t e = 0; e < nelem(w, cid) && !same[i]; e++)
         emit(w, T_MOV, ct, w->vals[cid] + e, tmp.v[t++], 0, 0, 0);
     }
     return;

@@ -1015,7 +1015,7 @@ static void emit_instr(px *x, uint32_t idx) {
   case T_WGMMA: emit_wgmma(x, in); return;
   case T_WGWAIT:
     ins(x, "wgmma.commit_group.sync.aligned");
-    ins(x, "wgmma.wait_group.sync.aligned 0");
+    ins(x, "wgmma.wait_group.sync.aligned %lld", (long long)in->imm);
     return;
   case T_SWZ: {
     nm t = T(x, C_B32);

@@ -36,6 +36,7 @@ typedef struct sshared {
   uint32_t wepoch, rdepoch; /* epoch + 1 of the last write / read */
   int32_t writer, reader;   /* thread ids */
   uint16_t inflight;        /* asynchronous copies to it not yet retired */
+  uint16_t wgread;          /* reads by wgmmas not yet retired */
   bool multi;               /* read by several threads this epoch */
   bool init;
 } sshared;
@@ -50,6 +51,14 @@ typedef struct scopy {
   int64_t addr; /* first shared byte */
   uint16_t bits[8];
 } scopy;
+
+/* What a wgmma in flight holds until a wait retires its group: a register
+ * (accumulator or lhs fragment) or a shared granule it reads. */
+typedef struct spend {
+  int64_t at; /* register, or granule */
+  uint32_t group;
+  bool smem;
+} spend;
 
 typedef struct sim {
   wavec_ctx *ctx;
@@ -72,7 +81,8 @@ typedef struct sim {
   /* per mma role in registers: [lane*elems+e] -> its two coordinates */
   int (*mma_map[WV_ROLE_COUNT])[2];
   int map_n;            /* the N the maps are for (0: none yet) */
-  VEC(uint32_t) *wpend; /* per wave: registers of wgmmas in flight */
+  VEC(spend) *wpend;    /* per wave: what its wgmmas in flight hold */
+  uint32_t *wgroups;    /* per wave: groups of wgmmas closed so far */
   int mma_elems[WV_ROLE_COUNT];
   val *tmp;
   double *A, *B, *C; /* mma scratch */
@@ -287,6 +297,19 @@ static int64_t uniform(sim *s, const tir_instr *in, uint32_t w, uint32_t r) {
   return v;
 }
 
+/* An element a wgmma of wave w reads from shared memory (for lane l's
+ * race check); its granules stay marked read until the wgmma retires. */
+static double wgmma_read(sim *s, const tir_instr *in, uint32_t w, int l,
+                         tir_ty ty, int64_t addr) {
+  double v = shared_access(s, in, w, l, ty, addr, NULL).f;
+  for (int64_t g = addr / 2; g < (addr + tir_ty_bytes(ty)) / 2; g++) {
+    s->smem[g].wgread++;
+    spend p = {g, s->wgroups[w], true};
+    vec_push(s->ctx, &s->wpend[w], p);
+  }
+  return v;
+}
+
 /* T_WGMMA of wave w (a warpgroup), as tir.h says: the operands come from
  * registers or from shared memory through the 128-byte swizzle (each lhs
  * row read by the first lane of the warp whose accumulator rows it feeds,
@@ -312,14 +335,14 @@ static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
     int64_t a = uniform(s, in, w, in->a);
     for (int m = 0; m < M; m++)
       for (int k = 0; k < K; k++)
-        A[m * K + k] = shared_access(s, in, w, 32 * (m / 16), ity,
-                                     tir_swz128(a + 128 * m + 2 * k), NULL).f;
+        A[m * K + k] = wgmma_read(s, in, w, 32 * (m / 16), ity,
+                                  tir_swz128(a + 128 * m + 2 * k));
   }
   for (int n = 0; n < N; n++)
     for (int k = 0; k < K; k++) {
       int64_t at = bmn ? b + 128 * k + 2 * (n % 64) + in->imm2 * (n / 64)
                        : b + 128 * n + 2 * k;
-      B[n * K + k] = shared_access(s, in, w, 0, ity, tir_swz128(at), NULL).f;
+      B[n * K + k] = wgmma_read(s, in, w, 0, ity, tir_swz128(at));
     }
   for (int l = 0; l < s->lanes; l++) {
     for (int e = 0; e < ne; e++) {
@@ -337,16 +360,35 @@ static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
     for (int e = 0; e < na; e++)
       RSET(s, w, in->list[ne + e], l) = REG_WGMMA;
   }
-  for (uint32_t e = 0; e < in->nlist; e++)
-    vec_push(s->ctx, &s->wpend[w], in->list[e]);
+  for (uint32_t e = 0; e < in->nlist; e++) {
+    spend p = {in->list[e], s->wgroups[w], false};
+    vec_push(s->ctx, &s->wpend[w], p);
+  }
 }
 
-/* Wave w's wgmma wait: every wgmma it issued has retired. */
-static void wgmma_wait(sim *s, uint32_t w) {
-  for (uint32_t i = 0; i < s->wpend[w].n; i++)
-    for (int l = 0; l < s->lanes; l++)
-      RSET(s, w, s->wpend[w].v[i], l) = REG_SET;
-  s->wpend[w].n = 0;
+/* Wave w's wgmma wait: closes the group of its wgmmas since the last
+ * wait; all but the `keep` newest groups retire (their registers become
+ * readable, the shared bytes they read writable). */
+static void wgmma_wait(sim *s, uint32_t w, int64_t keep) {
+  s->wgroups[w]++;
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < s->wpend[w].n; i++) {
+    spend *p = &s->wpend[w].v[i];
+    if ((int64_t)p->group + keep >= (int64_t)s->wgroups[w]) {
+      s->wpend[w].v[kept++] = *p;
+    } else if (p->smem) {
+      s->smem[p->at].wgread--;
+    } else {
+      for (int l = 0; l < s->lanes; l++)
+        RSET(s, w, (uint32_t)p->at, l) = REG_SET;
+    }
+  }
+  s->wpend[w].n = kept;
+  /* a register an older group shared with a kept one stays in flight */
+  for (uint32_t i = 0; i < kept; i++)
+    if (!s->wpend[w].v[i].smem)
+      for (int l = 0; l < s->lanes; l++)
+        RSET(s, w, (uint32_t)s->wpend[w].v[i].at, l) = REG_WGMMA;
 }
 
 static int32_t global_thread(sim *s, uint32_t w, int l) {
@@ -452,6 +494,11 @@ static void check_write(sim *s, const tir_instr *in, uint32_t w, int l,
     report(s, in, w, l, D_SIM_RACE,
            "shared-memory race: byte %lld written while an asynchronous copy "
            "to it is in flight (no wait retired it)",
+           byte);
+  if (m->wgread)
+    report(s, in, w, l, D_SIM_ASYNC,
+           "shared byte %lld written while a wgmma that reads it is in flight "
+           "(no wait retired it)",
            byte);
   if (m->wepoch == ep && m->writer != me && !same)
     report(s, in, w, l, D_SIM_RACE,
@@ -590,6 +637,19 @@ static int64_t loop_bound(sim *s, const tir_instr *in, uint32_t w, uint32_t r) {
   return v;
 }
 
+/* No instruction but a wgmma writes a register a wgmma in flight holds
+ * (reads are checked by rd). */
+static void check_not_in_flight(sim *s, const tir_instr *in, uint32_t w) {
+  for (uint32_t e = 0; e <= in->nlist; e++) {
+    uint32_t r = e < in->nlist ? in->list[e] : in->dst;
+    if (r && RSET(s, w, r, 0) == REG_WGMMA)
+      report(s, in, w, 0, D_SIM_ASYNC,
+             "register r%u is written while a wgmma that uses it is in "
+             "flight (no wait retired it)",
+             r);
+  }
+}
+
 /* Runs wave w until a barrier or its end. */
 static void run_wave(sim *s, uint32_t w) {
   const tir_prog *p = s->p;
@@ -598,18 +658,17 @@ static void run_wave(sim *s, uint32_t w) {
   while (wv->pc < p->code.n) {
     const tir_instr *in = &p->code.v[wv->pc++];
     tir_ty ty = in->ty;
+    if (s->wpend[w].n && in->op != T_WGMMA)
+      check_not_in_flight(s, in, w);
     switch (in->op) {
     case T_BAR:
-      if (s->wpend[w].n)
-        report(s, in, w, 0, D_SIM_ASYNC, "barrier reached while a wgmma is "
-               "in flight (no wait retired it)");
       wv->at_barrier = true;
       return;
     case T_WGMMA:
       do_wgmma(s, in, w);
       continue;
     case T_WGWAIT:
-      wgmma_wait(s, w);
+      wgmma_wait(s, w, in->imm);
       continue;
     case T_CPCOMMIT:
       s->groups[w]++;
@@ -813,6 +872,7 @@ static void run_workgroup(sim *s) {
     s->waves[w] = (swave){0};
     s->groups[w] = 0;
     s->wpend[w].n = 0;
+    s->wgroups[w] = 0;
   }
   for (;;) {
     uint32_t done = 0, waiting = 0;
@@ -865,6 +925,7 @@ static void simulate(wv_kernel *k, void *const *args) {
   s.waves = wv_alloc(ctx, s.nwaves * sizeof *s.waves);
   s.groups = wv_alloc(ctx, s.nwaves * sizeof *s.groups);
   s.wpend = wv_alloc(ctx, s.nwaves * sizeof *s.wpend);
+  s.wgroups = wv_alloc(ctx, s.nwaves * sizeof *s.wgroups);
   s.smem = wv_alloc(ctx, (size_t)(s.ngran ? s.ngran : 1) * sizeof *s.smem);
   s.tmp = wv_alloc(ctx, (size_t)s.lanes * 8 * sizeof *s.tmp); /* ldsm x4 */
   s.ginit = wv_alloc(ctx, p->args.n * sizeof *s.ginit);

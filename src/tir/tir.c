@@ -61,6 +61,7 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
       wv_buf_printf(b, " %s", p->args.v[in->imm].name);
       break;
     case T_CPWAIT:
+    case T_WGWAIT:
       wv_buf_printf(b, " %lld", (long long)in->imm);
       break;
     case T_SHFL:
@@ -142,7 +143,7 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
     }
     if (in->op == T_SWZ && (p->regs.v[in->a] != TY_I32 || in->ty != TY_I32))
       bad = true;
-    if (in->op == T_CPWAIT && in->imm < 0)
+    if ((in->op == T_CPWAIT || in->op == T_WGWAIT) && (in->imm < 0 || in->imm > 7))
       bad = true;
     if ((in->op == T_LOOP || in->op == T_ENDLOOP) &&
         ((in->a && p->regs.v[in->a] != TY_I32) ||

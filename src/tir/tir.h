@@ -23,10 +23,12 @@
  *    bytes, and other threads see them only after a barrier that follows
  *    the wait.
  *  - A wgmma (T_WGMMA) reads shared memory and its accumulator registers
- *    while it runs: until a T_WGWAIT retires it, only other wgmmas touch
- *    those registers, and no barrier is reached (so no thread overwrites
- *    its operands). Its shared tiles hold rows of 128 bytes swizzled as
- *    T_SWZ says, from addresses that are multiples of 1024 apart from 0. */
+ *    while it runs: the wgmmas since the last T_WGWAIT form a group, which
+ *    that wait closes; until a wait retires the group, only other wgmmas
+ *    touch its registers (accumulating in order into the same registers
+ *    with the same shape) and no thread writes the shared bytes it reads.
+ *    Its shared tiles hold rows of 128 bytes swizzled as T_SWZ says, from
+ *    addresses that are multiples of 1024 apart from 0. */
 #ifndef WV_TIR_H
 #define WV_TIR_H
 
@@ -84,7 +86,8 @@ extern const char *const tir_ty_names[TY_COUNT];
                             /* aligned group of 8 rows moves to chunk   */    \
                             /* c ^ (r mod 8) (the 128-byte swizzle)     */    \
   X(T_WGMMA, "wgmma", 2)    /* acc (in place) += lhs . rhs^T: see below */    \
-  X(T_WGWAIT, "wgmma.wait", 0) /* every wgmma of the thread has retired */    \
+  X(T_WGWAIT, "wgmma.wait", 0) /* closes a group of wgmmas; all but the */    \
+                               /* imm newest groups have retired         */    \
   X(T_BAR, "bar", 0)        /* workgroup barrier                         */    \
   X(T_SHFL, "shfl", 1)      /* dst = a of lane (lane ^ imm)              */    \
   X(T_MMA, "mma", 0)        /* list: dst..., a..., b..., c...; imm kind  */    \

@@ -377,7 +377,7 @@ def main():
                 f"Attention: against SDPA on the same f16 inputs; backward: max over dq, dk, dv. Times: median of 20 after 3 warm-ups, "
                 f"CUDA events; the backward is wavec's D, dk/dv and dq kernels together.\n\n")
         if triton_ms:
-            f.write(f"Compile times: wavec's per kernel in the table (source to PTX by the wavec CLI, process start "
+            f.write(f"Compile times: wavec's per kernel in the table (backward rows: its dk/dv and dq kernels summed; source to PTX by the wavec CLI, process start "
                     f"included; PTX to cubin by ptxas); a cold Triton compile of a tiled matmul in this run: "
                     f"{triton_ms['matmul']:.0f} ms.\n\n")
         f.write("| workload | wavec TFLOP/s | peer | peer TFLOP/s | ratio | rel err | source->PTX ms | PTX->cubin ms |\n|---|---|---|---|---|---|---|---|\n")

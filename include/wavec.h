@@ -247,6 +247,10 @@ wavec_status wavec_wave(wavec_kernel *k, wavec_sym dim, wavec_expr tile,
                         wavec_loc loc);
 wavec_status wavec_tiling(wavec_kernel *k, wavec_sym dim, wavec_expr tile,
                           wavec_loc loc);
+/* Where the tile of the constraint just added is written: errors about the
+ * tile (no value, not positive, does not divide) point there; without it,
+ * at the constraint. */
+wavec_status wavec_constraint_tile_loc(wavec_kernel *k, wavec_loc loc);
 wavec_status wavec_threads_per_wave(wavec_kernel *k, wavec_expr n,
                                     wavec_loc loc);
 wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
@@ -255,7 +259,9 @@ wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  * greatest value. Unset, the compiler picks.
  *  - stages: shared-memory slots of the operand tiles an `iterate` streams;
  *    1 copies each tile where it is used, N >= 2 keeps N-1 tiles in flight
- *    ahead of the one being computed on (asynchronous copies on NVIDIA).
+ *    ahead of the one being computed on (asynchronous copies on NVIDIA);
+ *    with warpgroup mmas and N >= 3, N-2 tiles, and the last group of
+ *    wgmmas of an iteration runs on into the next one.
  *  - workgroups_per_sm: how many workgroups the code generator must let
  *    share a multiprocessor (NVIDIA: .minnctapersm; it caps registers). */
 #define WAVEC_HW_INTS(X)                                                       \

@@ -103,16 +103,30 @@ static void dkdv(const kc_hw *hw, int B, int M, int K2, int N, int K1) {
   kc_close(&c);
 }
 
+/* The sizes of an attention case with M = K2 and N = K1, as -D bindings
+ * and as the text of its row. */
+typedef struct attn_size {
+  char d[5][32], text[96];
+  const char *defs[6];
+} attn_size;
+
+static void attn_size_set(attn_size *a, int B, int M, int N) {
+  snprintf(a->d[0], 32, "B=%d", B);
+  snprintf(a->d[1], 32, "M=%d", M);
+  snprintf(a->d[2], 32, "K2=%d", M);
+  snprintf(a->d[3], 32, "N=%d", N);
+  snprintf(a->d[4], 32, "K1=%d", N);
+  snprintf(a->text, sizeof a->text, "B=%d M=K2=%d N=K1=%d", B, M, N);
+  for (int i = 0; i < 5; i++)
+    a->defs[i] = a->d[i];
+  a->defs[5] = NULL;
+}
+
 static void fwd_in(const char *file, const char *kernel, const char *where,
                    int causal, int B, int M, int N) {
-  char d[5][32], size[96];
-  snprintf(d[0], 32, "B=%d", B);
-  snprintf(d[1], 32, "M=%d", M);
-  snprintf(d[2], 32, "K2=%d", M);
-  snprintf(d[3], 32, "N=%d", N);
-  snprintf(d[4], 32, "K1=%d", N);
-  snprintf(size, sizeof size, "B=%d M=K2=%d N=K1=%d", B, M, N);
-  const char *defs[] = {d[0], d[1], d[2], d[3], d[4], NULL};
+  attn_size as;
+  attn_size_set(&as, B, M, N);
+  const char *size = as.text, *const *defs = as.defs;
   kcase c;
   uint64_t rng = 3;
   if (!kc_open(&c, file, kernel, NULL, defs)) {
@@ -142,16 +156,12 @@ static void fwd_in(const char *file, const char *kernel, const char *where,
  * roundings of p and ds, see tests/unit/test_attention_bwd.c). */
 static void bwd_in(const char *file, const char *suffix, const char *where,
                    int causal, int B, int M, int N) {
-  char d[5][32], size[96], kn[2][64];
-  snprintf(d[0], 32, "B=%d", B);
-  snprintf(d[1], 32, "M=%d", M);
-  snprintf(d[2], 32, "K2=%d", M);
-  snprintf(d[3], 32, "N=%d", N);
-  snprintf(d[4], 32, "K1=%d", N);
-  snprintf(size, sizeof size, "B=%d M=K2=%d N=K1=%d", B, M, N);
+  attn_size as;
+  attn_size_set(&as, B, M, N);
+  const char *size = as.text, *const *defs = as.defs;
+  char kn[2][64];
   snprintf(kn[0], 64, "attention_bwd_dkdv%s", suffix);
   snprintf(kn[1], 64, "attention_bwd_dq%s", suffix);
-  const char *defs[] = {d[0], d[1], d[2], d[3], d[4], NULL};
   const size_t b = (size_t)B, m = (size_t)M, n = (size_t)N;
   uint64_t rng = 5;
   double *x[4], *lse = malloc(b * m * sizeof *lse), *D = malloc(b * m * sizeof *D),

@@ -21,6 +21,10 @@ typedef struct cli_run_opts {
  * starts with `prog`. */
 int cli_define(wavec_ctx *ctx, const char *prog, const char *arg);
 int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg);
+/* The --hardware keys with their values, from the library's table. */
+#define CLI_HW_INT_TEXT(e, name, lo, hi) ", " name "=" #lo ".." #hi
+#define CLI_HW_KEYS                                                            \
+  "threads_per_wave=32|64|128, mma=NAME" WAVEC_HW_INTS(CLI_HW_INT_TEXT)
 
 /* Runs a compiled kernel in the simulator; 0 ok, 1 a kernel or data error,
  * 2 usage or I/O. */

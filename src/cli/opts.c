@@ -57,11 +57,8 @@ int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg) {
     *eq = 0;
     if (wavec_hardware_override(ctx, kv, eq + 1) != WAVEC_OK) {
       *eq = '=';
-      return usage(prog,
-                   "invalid --hardware entry '%s' (keys: "
-                   "threads_per_wave=32|64, mma=NAME, stages=1..8, "
-                   "workgroups_per_sm=1..32)",
-                   kv);
+      return usage(prog, "invalid --hardware entry '%s' (keys: " CLI_HW_KEYS
+                   ")", kv);
     }
   }
   return 0;

@@ -1163,8 +1163,7 @@ static void parse_hardware(parser *p) {
   expect(p, T_LPAREN, NULL);
   unsigned seen = 0;
   while (!at(p, T_RPAREN)) {
-    wv_tok *kt = expect(p, T_IDENT, "a hardware entry (threads_per_wave, "
-                                    "mma, vector_shapes, stages, ...)");
+    wv_tok *kt = expect(p, T_IDENT, "a hardware entry");
     int e = find_name(entries, WV_ARRAY_LEN(entries), kt->name);
     if (e == 3)
       e = 1; /* Wave's spelling */
@@ -1172,10 +1171,9 @@ static void parse_hardware(parser *p) {
       if (strcmp(kt->name, ints[i]) == 0)
         e = 4 + i;
     if (e < 0)
-      fail(p, kt, D_BAD_KWARG, "hardware has no entry %s (it takes "
-                               "threads_per_wave, mma, vector_shapes, stages "
-                               "and workgroups_per_sm)",
-           desc(p, kt));
+      fail(p, kt, D_BAD_KWARG, "hardware has no entry %s (it takes %s, %s)",
+           desc(p, kt), name_list(p, entries, 3),
+           name_list(p, ints, WAVEC_HW_INT_COUNT));
     if (seen & (1u << e))
       fail(p, kt, D_BAD_KWARG, "hardware entry %s is given twice",
            desc(p, kt));
@@ -1226,6 +1224,7 @@ static void parse_constraint(parser *p, void *ud) {
   expect(p, T_LPAREN, NULL);
   wavec_sym dim = parse_dim(p, D_CONSTRAINT_DIM, t->name);
   expect(p, T_COMMA, "',' and the tile size");
+  wavec_loc tile_at = loc_of(p, cur(p));
   wavec_expr tile = parse_iexpr(p);
   int axis = 0;
   if (wg) {
@@ -1247,6 +1246,7 @@ static void parse_constraint(parser *p, void *ud) {
     must_ok(p, wavec_wave(p->k, dim, tile, l));
   else
     must_ok(p, wavec_tiling(p->k, dim, tile, l));
+  must_ok(p, wavec_constraint_tile_loc(p->k, tile_at));
 }
 
 /* default = NAME '=' ['-'] (INT | FLOAT | 'inf')

@@ -296,7 +296,7 @@ static wavec_status constraint(wv_kernel *k, wv_cons_kind kind, wavec_sym dim,
               "grid axis %d is already used by '%s' (line %u)", axis,
               sym_name(k, c->dim), c->loc.line);
   }
-  wv_constraint c = {kind, dim, tile, axis, loc};
+  wv_constraint c = {kind, dim, tile, axis, loc, loc};
   vec_push(k->ctx, &k->constraints, c);
   return WAVEC_OK;
 }
@@ -316,6 +316,17 @@ wavec_status wavec_tiling(wavec_kernel *pk, wavec_sym dim, wavec_expr tile,
                           wavec_loc loc) {
   BUILD(pk, pk->k.ctx->status,
         constraint(&pk->k, WV_TILING, dim, tile, 0, loc));
+}
+
+static wavec_status tile_loc(wv_kernel *k, wavec_loc loc) {
+  if (!k->constraints.n)
+    wv_fail(k->ctx, D_INVALID, loc, "no constraint to give a tile location");
+  k->constraints.v[k->constraints.n - 1].tile_loc = loc;
+  return WAVEC_OK;
+}
+
+wavec_status wavec_constraint_tile_loc(wavec_kernel *pk, wavec_loc loc) {
+  BUILD(pk, pk->k.ctx->status, tile_loc(&pk->k, loc));
 }
 
 static wavec_status threads(wv_kernel *k, ex_t n, wavec_loc loc) {

@@ -81,6 +81,7 @@ typedef struct wv_constraint {
   ex_t tile;
   int axis; /* WORKGROUP */
   wavec_loc loc;
+  wavec_loc tile_loc; /* where its tile is written (the parser's), or loc */
 } wv_constraint;
 
 typedef struct wv_dimval {

@@ -128,9 +128,9 @@ wavec_status wv_pass_bind(wv_kernel *k) {
   static const char *const kinds[] = {"workgroup", "wave", "tiling"};
   for (uint32_t i = 0; i < k->constraints.n; i++) {
     wv_constraint *c = &k->constraints.v[i];
-    int64_t t = eval(k, c->tile, c->loc, "a constraint tile");
+    int64_t t = eval(k, c->tile, c->tile_loc, "a constraint tile");
     if (t <= 0)
-      wv_fail(ctx, D_TILE_POSITIVE, c->loc, "%s tile of '%s' is %lld",
+      wv_fail(ctx, D_TILE_POSITIVE, c->tile_loc, "%s tile of '%s' is %lld",
               kinds[c->kind], name(k, c->dim), (long long)t);
     /* A wave tile splits its workgroup tile; the others split the dim. */
     int64_t whole = dim_size(k, c->dim);
@@ -139,13 +139,13 @@ wavec_status wv_pass_bind(wv_kernel *k) {
       for (uint32_t j = 0; j < k->constraints.n; j++) {
         wv_constraint *w = &k->constraints.v[j];
         if (w->kind == WV_WORKGROUP && w->dim == c->dim) {
-          whole = eval(k, w->tile, w->loc, "a constraint tile");
+          whole = eval(k, w->tile, w->tile_loc, "a constraint tile");
           of = "workgroup tile";
         }
       }
     }
     if (whole % t != 0)
-      wv_fail(ctx, D_TILE_DIVIDE, c->loc,
+      wv_fail(ctx, D_TILE_DIVIDE, c->tile_loc,
               "%s tile %lld does not divide the %s %s = %lld", kinds[c->kind],
               (long long)t, of, name(k, c->dim), (long long)whole);
   }

@@ -1375,6 +1375,29 @@ static bool carry_safe(const lw *w, uint32_t from) {
   return true;
 }
 
+/* The registers an elementwise node may write in place: those of an
+ * operand that is a loop-carried value of the same type and layout, used
+ * by nothing else, in the same loop body (o_prev * corr in attention):
+ * its registers are rewritten by the yield anyway, and an mma that then
+ * accumulates into them in place leaves the yield nothing to copy. 0 if
+ * there is none. */
+static uint32_t in_place(lw *w, uint32_t id, uint32_t ne) {
+  const wv_node *n = wv_get(w->g, id);
+  char cls = wv_ops[n->op].cls;
+  if (cls != 'U' && cls != 'B')
+    return 0;
+  for (uint32_t i = 0; i < n->nops; i++) {
+    uint32_t o = n->ops[i];
+    const wv_node *c = wv_get(w->g, o);
+    if (c->op == WAVEC_OP_CARRIED && w->nuses[o] == 1 &&
+        c->block == n->block && c->type.dt == n->type.dt &&
+        nelem(w, o) == ne &&
+        wv_layout_eq(w->ix->info[o].layout, w->ix->info[id].layout))
+      return w->vals[o];
+  }
+  return 0;
+}
+
 /* ---- nodes ------------------------------------------------------------------- */
 static void lower_block(lw *w, uint32_t block);
 
@@ -1683,7 +1706,8 @@ static void lower_node(lw *w, uint32_t id) {
   }
   char cls = wv_ops[n->op].cls;
   uint32_t ne = nelem(w, id);
-  w->vals[id] = new_regs(w, ty, ne);
+  uint32_t into = in_place(w, id, ne);
+  w->vals[id] = into ? into : new_regs(w, ty, ne);
   if (cls == 'U') {
     for (uint32_t e = 0; e < ne; e++)
       emit(w, unary_ops[n->op], ty, w->vals[id] + e,

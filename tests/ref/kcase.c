@@ -36,7 +36,9 @@ bool kc_open(kcase *c, const char *file, const char *kernel, const kc_hw *hw,
     size_t n = (size_t)(eq - defs[i]);
     memcpy(name, defs[i], n);
     name[n] = 0;
-    if (strpbrk(eq + 1, ".eEn")) /* 0.125, 1e-3, inf, nan */
+    if (!strcmp(name, "stages") || !strcmp(name, "workgroups_per_sm"))
+      wavec_hardware_override(c->ctx, name, eq + 1); /* hardware entries */
+    else if (strpbrk(eq + 1, ".eEn")) /* 0.125, 1e-3, inf, nan */
       wavec_define_float(c->ctx, name, atof(eq + 1));
     else
       wavec_define_int(c->ctx, name, atoll(eq + 1));

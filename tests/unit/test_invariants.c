@@ -325,8 +325,10 @@ static bool tir_has(wavec_kernel *pk, const char *text) {
  * simulator runs it clean. Planted: the ring refilled as far ahead as
  * without the carried group, which overwrites a slot the carried group
  * still reads; the simulator reports it at the read's line. The GEMM (no
- * touch of the accumulator in the loop) and the dk/dv kernel (whose next
- * iteration waits for everything before it touches the carried dk). */
+ * touch of the accumulator in the loop), the dk/dv kernel (whose next
+ * iteration waits for everything before it touches the carried dk) and
+ * the forward (o_prev * corr written in place, so that p · v accumulates
+ * into the carried registers and the yield copies nothing). */
 static void wgmma_carried_group(void) {
   static const struct {
     const char *file, *kernel, *read_line;
@@ -334,7 +336,9 @@ static void wgmma_carried_group(void) {
   } ks[] = {{"examples/gemm_wgmma.wave", "gemm_wgmma", "gemm_wgmma.wave:1",
              128, 512, 128, 128},
             {"examples/attention_bwd_wgmma.wave", "attention_bwd_dkdv_wgmma",
-             "attention_bwd_wgmma.wave:", 64, 64, 512, 128}};
+             "attention_bwd_wgmma.wave:", 64, 64, 512, 128},
+            {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
+             "attention_fwd_wgmma.wave:", 64, 64, 128, 512}};
   static const char *const depths[] = {"2", "3", "4"};
   for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
     for (int d = 0; d < 3; d++)

@@ -85,6 +85,10 @@ static void gemm_wgmma(void) {
       {"M=256", "N=128", "K=256", NULL, NULL},
       {"M=128", "N=256", "K=192", "BLOCK_N=64", NULL},
       {"M=256", "N=256", "K=128", "BLOCK_M=64", "BLOCK_N=256"},
+      /* rings of 3 and 4 slots: the last wgmma group of an iteration runs
+       * on into the next */
+      {"M=128", "N=128", "K=512", "stages=3", NULL},
+      {"M=256", "N=256", "K=768", "BLOCK_N=128", "stages=4"},
   };
   uint64_t rng = 12;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -216,14 +220,16 @@ static void fwd_case(const char *kernel, int causal, int B, int M, int N,
 
 /* The warpgroup forward: s = q kᵀ from shared memory, p · v with p in
  * registers and v N-contiguous; one and two 64-column panels (D = 64,
- * 128), K2 tiles of 64 and 128, one and several of them. */
+ * 128), K2 tiles of 64 and 128, one and several of them, and a ring of 4
+ * slots (a wgmma group carried across iterations). */
 static void attention_fwd_wgmma(void) {
   uint64_t rng = 6;
   static const struct {
     int B, M, N;
     const char *extra;
   } cs[] = {{1, 128, 64, NULL}, {2, 256, 64, "BLOCK_K2=128"},
-            {1, 256, 128, NULL}, {1, 128, 128, "BLOCK_M=64"}};
+            {1, 256, 128, NULL}, {1, 128, 128, "BLOCK_M=64"},
+            {1, 128, 64, "stages=4"}};
   for (int causal = 0; causal < 2; causal++)
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
       fwd_case_in("examples/attention_fwd_wgmma.wave",

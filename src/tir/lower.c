@@ -86,6 +86,9 @@ typedef struct lw {
   VEC(uint8_t) pend;
   uint32_t npend;
   bool carry_group;      /* the ENDLOOP being emitted keeps a group in flight */
+  /* elem_reps, by layout */
+  VEC(const wv_layout *) rep_layouts;
+  VEC(const uint32_t *) rep_tables;
 } lw;
 
 static uint32_t reg(lw *w, tir_ty ty) {
@@ -408,6 +411,37 @@ static void frag_at(lw *w, const wv_layout *l, int lane, uint32_t e,
     if (!ex_eval(ctx, l->d[i].frag, vals, known, ns, &out[i]))
       wv_fail(ctx, D_INTERNAL, w->loc, "a layout depends on more than the "
               "lane and the element number");
+}
+
+/* For each element e of layout l, the first element with the same
+ * coordinates in every lane (e itself when none comes before it): a value
+ * whose type lacks a dim the layout's elements range over (a row maximum
+ * in the accumulator's layout) holds each of its values several times.
+ * Coordinates are compared as simplified expressions in the lane, so a
+ * sharing the simplifier cannot prove is missed, never invented.
+ * Memoized. */
+static const uint32_t *elem_reps(lw *w, const wv_layout *l) {
+  wavec_ctx *ctx = w->ctx;
+  for (uint32_t i = 0; i < w->rep_layouts.n; i++)
+    if (w->rep_layouts.v[i] == l || wv_layout_eq(w->rep_layouts.v[i], l))
+      return w->rep_tables.v[i];
+  uint32_t ne = l->nelem, nd = l->n;
+  uint32_t *rep = wv_alloc(ctx, (ne ? ne : 1) * sizeof *rep);
+  /* the coordinates of each element, in the lane only (hash-consed: equal
+   * expressions are the same handle) */
+  ex_t *co = wv_alloc(ctx, ((size_t)ne * nd + 1) * sizeof *co);
+  for (uint32_t e = 0; e < ne; e++)
+    for (uint32_t d = 0; d < nd; d++)
+      co[(size_t)e * nd + d] = concrete(w, l->d[d].frag, e);
+  for (uint32_t e = 0; e < ne; e++) {
+    rep[e] = e;
+    for (uint32_t f = 0; f < e && rep[e] == e; f++)
+      if (!memcmp(co + (size_t)f * nd, co + (size_t)e * nd, nd * sizeof *co))
+        rep[e] = f;
+  }
+  vec_push(ctx, &w->rep_layouts, l);
+  vec_push(ctx, &w->rep_tables, rep);
+  return rep;
 }
 
 /* ---- staging mma operands through shared memory ------------------------------
@@ -1708,20 +1742,34 @@ static void lower_node(lw *w, uint32_t id) {
   uint32_t ne = nelem(w, id);
   uint32_t into = in_place(w, id, ne);
   w->vals[id] = into ? into : new_regs(w, ty, ne);
+  /* each distinct element is computed once, its repeats copied */
+  const uint32_t *rep = cls == 'U' || cls == 'B' || cls == 'C'
+                            ? elem_reps(w, w->ix->info[id].layout)
+                            : NULL;
+  uint32_t d0 = w->vals[id];
   if (cls == 'U') {
     for (uint32_t e = 0; e < ne; e++)
-      emit(w, unary_ops[n->op], ty, w->vals[id] + e,
-           elem(w, n->ops[0], e, ty), 0, 0, 0);
+      if (rep[e] != e)
+        emit(w, T_MOV, ty, d0 + e, d0 + rep[e], 0, 0, 0);
+      else
+        emit(w, unary_ops[n->op], ty, d0 + e, elem(w, n->ops[0], e, ty), 0,
+             0, 0);
   } else if (cls == 'B') {
     for (uint32_t e = 0; e < ne; e++)
-      emit(w, unary_ops[n->op], ty, w->vals[id] + e,
-           elem(w, n->ops[0], e, ty), elem(w, n->ops[1], e, ty), 0, 0);
+      if (rep[e] != e)
+        emit(w, T_MOV, ty, d0 + e, d0 + rep[e], 0, 0, 0);
+      else
+        emit(w, unary_ops[n->op], ty, d0 + e, elem(w, n->ops[0], e, ty),
+             elem(w, n->ops[1], e, ty), 0, 0);
   } else if (cls == 'C') {
     wv_node *a = wv_get(w->g, n->ops[0]), *b = wv_get(w->g, n->ops[1]);
     tir_ty ot = tir_ty_of((a->op == WAVEC_OP_SCALAR ? b : a)->type.dt);
     for (uint32_t e = 0; e < ne; e++)
-      emit(w, T_SETP, ot, w->vals[id] + e, elem(w, n->ops[0], e, ot),
-           elem(w, n->ops[1], e, ot), 0, cmp_of[n->op]);
+      if (rep[e] != e)
+        emit(w, T_MOV, TY_PRED, d0 + e, d0 + rep[e], 0, 0, 0);
+      else
+        emit(w, T_SETP, ot, d0 + e, elem(w, n->ops[0], e, ot),
+             elem(w, n->ops[1], e, ot), 0, cmp_of[n->op]);
   } else {
     wv_fail(ctx, D_INTERNAL, n->loc, "no lowering for %s", wv_ops[n->op].name);
   }

@@ -371,6 +371,35 @@ static void wgmma_carried_group(void) {
   stages = NULL;
 }
 
+/* A value whose type lacks a dim its layout's elements range over (the
+ * forward's row maximum, its correction exp2(m_prev - m_new)) holds each
+ * value several times in a lane; each distinct one is computed once. The
+ * warpgroup forward with its 64-row warpgroups and 64-key tiles: a lane
+ * holds 32 scores of 2 rows, so an iteration takes 32 exp2 for p and 2 for
+ * the correction (it took 64 when every copy was computed), and it
+ * simulates clean. */
+static void repeated_elements_computed_once(void) {
+  wavec_kernel *pk;
+  wavec_status st;
+  wavec_ctx *ctx = build("examples/attention_fwd_wgmma.wave",
+                         "attention_fwd_wgmma", NULL, 64, 64, 128, 256, NULL,
+                         &pk, &st);
+  CHECKF(st == WAVEC_OK, "%s", wavec_errmsg(ctx));
+  if (st == WAVEC_OK) {
+    const tir_prog *p = wv_kernel_tir(K(pk));
+    int in_loop = 0, exp2s = 0;
+    for (uint32_t i = 0; i < p->code.n; i++) {
+      tir_op op = p->code.v[i].op;
+      in_loop += op == T_LOOP;
+      in_loop -= op == T_ENDLOOP;
+      exp2s += in_loop && op == T_EXP2;
+    }
+    CHECKF(exp2s == 34, "exp2 per iteration: %d, want 32 + 2", exp2s);
+    CHECK(simulate(pk) == WAVEC_OK);
+  }
+  wavec_ctx_free(ctx);
+}
+
 /* A bounded iterate walks exactly the tiles its relation leaves: at
  * M = K2 = 128, the causal forward's workgroups of 64 queries walk 2 and 4
  * of the 4 key tiles of 32; the backward's dk/dv workgroups of 32 keys walk
@@ -464,5 +493,6 @@ int main(void) {
   RUN(wgmma_waits_are_checked);
   RUN(wgmma_carried_group);
   RUN(reread_not_converted);
+  RUN(repeated_elements_computed_once);
   CHECK_EXIT();
 }

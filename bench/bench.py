@@ -99,7 +99,7 @@ GEMM_CONFIGS = {
     "wgmma": [  # BLOCK_M, BLOCK_N, 64, WAVES_M, 1, STAGES, WORKGROUPS_PER_SM
         (128, 256, 64, 2, 1, 3, 0), (128, 256, 64, 2, 1, 4, 0), (128, 128, 64, 2, 1, 3, 2),
         (128, 128, 64, 2, 1, 4, 0), (128, 128, 64, 1, 1, 4, 0), (256, 128, 64, 2, 1, 3, 0),
-        (256, 128, 64, 2, 1, 4, 0)]}
+        (256, 128, 64, 2, 1, 4, 0), (256, 128, 64, 4, 1, 3, 0), (256, 128, 64, 4, 1, 4, 0)]}
 GEMM_KERNELS = {("mma", torch.float16): "gemm_f16", ("mma", torch.bfloat16): "gemm_bf16",
                 ("wgmma", torch.float16): "gemm_wgmma_f16", ("wgmma", torch.bfloat16): "gemm_wgmma_bf16"}
 best_gemm = {}

@@ -1388,25 +1388,33 @@ static void lower_wgmma(lw *w, uint32_t id) {
  * their registers other than by a wgmma (which accumulates in order: the
  * same instructions, the same shapes) and before it copies into shared
  * memory outside the ring, whose distance protects the slots they read;
- * no nested loop either. */
-static bool carry_safe(const lw *w, uint32_t from) {
+ * no nested loop either. NULL if they can, else the first instruction in
+ * the way. */
+static const tir_instr *carry_blocker(const lw *w, uint32_t from) {
   const tir_prog *p = w->p;
   for (uint32_t i = from; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
     if (in->op == T_WGWAIT && in->imm == 0)
-      return true;
+      return NULL;
     if (in->op == T_WGMMA)
       continue;
     if (in->op == T_LOOP || in->op == T_ENDLOOP || in->op == T_CPA)
-      return false;
+      return in;
     if (pending(w, in->dst) || pending(w, in->a) || pending(w, in->b) ||
         pending(w, in->c))
-      return false;
+      return in;
     for (uint32_t e = 0; e < in->nlist; e++)
       if (pending(w, in->list[e]))
-        return false;
+        return in;
   }
-  return true;
+  return NULL;
+}
+
+/* Does a loop streaming through a ring of S slots carry its last wgmma
+ * group into the next iteration when it can (see carry_blocker)? */
+static bool ring_carries(const lw *w, int64_t S) {
+  return w->wgmma && S >= 3 &&
+         !(w->ctx->test_hooks & WV_HOOK_WGMMA_NO_CARRY);
 }
 
 /* The registers an elementwise node may write in place: those of an
@@ -1430,6 +1438,24 @@ static uint32_t in_place(lw *w, uint32_t id, uint32_t ne) {
       return w->vals[o];
   }
   return 0;
+}
+
+/* Whether loop n carries its last group of wgmmas into the next
+ * iteration, and if not, the line that stops it. */
+static void remark_carry(lw *w, const wv_node *n, const tir_instr *blocker) {
+  wv_buf b;
+  remark_start(w, n->loc, &b);
+  wv_buf_printf(&b, "iterate over '%s': ", wavec_symbol_name(w->ctx, n->sym));
+  if (!blocker)
+    wv_buf_printf(&b, "the last wgmmas of an iteration run on into the next "
+                      "one (waited for where their registers are next "
+                      "touched)");
+  else
+    wv_buf_printf(&b, "the last wgmmas of an iteration are waited for at its "
+                      "end: line %u touches their registers before the next "
+                      "iteration waits for its own",
+                  blocker->loc.line);
+  vec_push(w->ctx, &w->k->remarks, wv_buf_str(&b));
 }
 
 /* ---- nodes ------------------------------------------------------------------- */
@@ -1631,8 +1657,7 @@ static void lower_node(lw *w, uint32_t id) {
      * carry_safe); the group of iteration i-1 may then still read the slot
      * of tile i-1 when iteration i refills a slot, so the ring runs one
      * tile less ahead: tile i+S-2 goes into the slot of tile i-2. */
-    bool carry = w->wgmma && piped.n && S >= 3 &&
-                 !(ctx->test_hooks & WV_HOOK_WGMMA_NO_CARRY);
+    bool carry = piped.n && ring_carries(w, S);
     int64_t ahead_n = carry ? S - 2 : S - 1;
     if (ctx->test_hooks & WV_HOOK_WGMMA_CARRY_NEAR)
       ahead_n = S - 1; /* planted bug for the tests: refill a read slot */
@@ -1690,9 +1715,13 @@ static void lower_node(lw *w, uint32_t id) {
       piped.v[i]->at = 0;
     close_scope(w);
     /* the last group stays in flight: wait for all but it */
-    w->carry_group = carry && w->npend && carry_safe(w, body_from);
+    const tir_instr *blocker = carry && w->npend ? carry_blocker(w, body_from)
+                                                 : NULL;
+    w->carry_group = carry && w->npend && !blocker;
     if (w->carry_group)
       emit(w, T_WGWAIT, TY_PRED, 0, 0, 0, 0, 1);
+    if (carry && w->npend)
+      remark_carry(w, n, blocker);
     tir_instr *ei = emit(w, T_ENDLOOP, TY_I32, counter, rfirst, rlast, 0, trips);
     uint32_t end = (uint32_t)(ei - w->p->code.v);
     w->carry_group = false;
@@ -1797,11 +1826,12 @@ static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot) {
       sep = ", ";
     }
   }
+  int64_t ahead = ring_carries(w, S) ? S - 2 : S - 1;
   if (S > 1)
     wv_buf_printf(&b, " through shared memory in %lld stages of %lld bytes "
                       "(asynchronous copies, %lld tile%s ahead)",
-                  (long long)S, (long long)slot, (long long)(S - 1),
-                  S == 2 ? "" : "s");
+                  (long long)S, (long long)slot, (long long)ahead,
+                  ahead == 1 ? "" : "s");
   else
     wv_buf_printf(&b, " through shared memory, one tile of %lld bytes "
                       "copied at the top of each iteration (stages = 1)",

@@ -310,6 +310,8 @@ static void wgmma_waits_are_checked(void) {
     }
 }
 
+static bool has_remark(wavec_kernel *k, const char *text);
+
 /* Does the thread program hold an instruction whose printed form
  * contains `text`? */
 static bool tir_has(wavec_kernel *pk, const char *text) {
@@ -354,6 +356,9 @@ static void wgmma_carried_group(void) {
           bool carried = d > 0; /* a ring of 3 slots or more */
           CHECKF(tir_has(pk, "wgmma.wait.pred 1 ") == carried,
                  "%s stages %s: carried %d", ks[i].kernel, stages, carried);
+          CHECKF(has_remark(pk, "the last wgmmas of an iteration run on into "
+                                "the next one") == carried,
+                 "%s stages %s: remark", ks[i].kernel, stages);
           wavec_status sim = simulate(pk);
           const char *msg = wavec_errmsg(ctx);
           if (!h || !carried)
@@ -368,6 +373,22 @@ static void wgmma_carried_group(void) {
         }
         wavec_ctx_free(ctx);
       }
+  /* a loop that touches the carried accumulator first does not carry, and
+   * says which line stops it */
+  stages = "4";
+  wavec_kernel *pk;
+  wavec_status st;
+  wavec_ctx *ctx = build("tests/kernels/regress.wave", "decayed_gemm_wgmma",
+                         NULL, 128, 256, 64, 64, NULL, &pk, &st);
+  CHECKF(st == WAVEC_OK, "%s", wavec_errmsg(ctx));
+  if (st == WAVEC_OK) {
+    CHECK(!tir_has(pk, "wgmma.wait.pred 1 "));
+    CHECK(has_remark(pk, "regress.wave:43:11: remark: iterate over 'K': the "
+                         "last wgmmas of an iteration are waited for at its "
+                         "end: line 44 touches their registers"));
+    CHECK(simulate(pk) == WAVEC_OK);
+  }
+  wavec_ctx_free(ctx);
   stages = NULL;
 }
 

@@ -3,7 +3,8 @@
  *    instead of its input's, and dropped rows;
  *  - ints: integer constants (literals, i32 Register fills) became 0;
  * and a reduction whose dimension the waves split (partials meet in shared
- * memory). */
+ * memory); a warpgroup loop that touches its carried accumulator before
+ * any wait (its wgmmas must not run on into the next iteration). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -57,8 +58,48 @@ static void integer_constants(void) {
   kc_close(&c);
 }
 
+/* decayed_gemm_wgmma: acc = 0.5 acc + a_t b_tᵀ per K tile t, so c = sum
+ * over the T tiles of 0.5^(T-1-t) a_t b_tᵀ, with rings of 1 to 4 slots; at 3 and 4 slots the loop could
+ * carry its wgmmas into the next iteration, but it touches the carried
+ * accumulator first, so it must not. */
+static void decayed_accumulator(void) {
+  static const char *const depths[] = {"stages=1", "stages=2", "stages=3",
+                                       "stages=4"};
+  enum { M = 64, N = 128, K = 256, T = K / 64 };
+  for (int d = 0; d < 4; d++) {
+    const char *defs[] = {"M=64", "N=128", "K=256", depths[d], NULL};
+    kcase c;
+    bool ok = kc_open(&c, "tests/kernels/regress.wave", "decayed_gemm_wgmma",
+                      NULL, defs);
+    CHECKF(ok, "%s", c.err);
+    uint64_t rng = 9;
+    if (ok) {
+      double *a = kc_input(&c, "a", &rng), *b = kc_input(&c, "b", &rng);
+      double *ref = calloc((size_t)M * N, sizeof *ref);
+      for (int t = 0; t < T; t++) {
+        double w = ldexp(1.0, -(T - 1 - t));
+        for (int i = 0; i < M; i++)
+          for (int j = 0; j < N; j++) {
+            double x = 0;
+            for (int k = 64 * t; k < 64 * (t + 1); k++)
+              x += a[i * K + k] * b[j * K + k];
+            ref[i * N + j] = ref[i * N + j] + w * x;
+          }
+      }
+      ok = kc_simulate(&c);
+      CHECKF(ok, "%s: %s", depths[d], c.err);
+      if (ok)
+        CHECKF(kc_rel_err(&c, "c", ref) < 1e-5, "%s: rel err %g", depths[d],
+               kc_rel_err(&c, "c", ref));
+      free(a), free(b), free(ref);
+    }
+    kc_close(&c);
+  }
+}
+
 int main(void) {
   RUN(carried_sum_keeps_rows);
   RUN(integer_constants);
+  RUN(decayed_accumulator);
   CHECK_EXIT();
 }

@@ -243,7 +243,8 @@ struct wavec_ctx {
   X(WV_HOOK_RING_NO_BARRIER, "ring-no-barrier")                                \
   X(WV_HOOK_WGMMA_NO_WAIT, "wgmma-no-wait")                                    \
   X(WV_HOOK_WGMMA_NO_CARRY, "wgmma-no-carry")                                  \
-  X(WV_HOOK_WGMMA_CARRY_NEAR, "wgmma-carry-near")
+  X(WV_HOOK_WGMMA_CARRY_NEAR, "wgmma-carry-near")                              \
+  X(WV_HOOK_NO_MASK_SPLIT, "no-mask-split")
 
 enum {
 #define X(e, name) e##_BIT,

@@ -86,6 +86,8 @@ typedef struct lw {
   VEC(uint8_t) pend;
   uint32_t npend;
   bool carry_group;      /* the ENDLOOP being emitted keeps a group in flight */
+  bool *unmask_cand;     /* by node: a causal mask of its loop (mask_split) */
+  bool unmasking;        /* lowering the tiles the masks leave whole */
   /* elem_reps, by layout */
   VEC(const wv_layout *) rep_layouts;
   VEC(const uint32_t *) rep_tables;
@@ -1475,6 +1477,169 @@ static void close_scope(lw *w) {
   w->scope_open[w->scopes.v[--w->scopes.n]] = 0;
 }
 
+/* The dim of the self index `id` stands for (through broadcasts and
+ * conversions), or 0. */
+static wavec_sym index_dim(lw *w, uint32_t id) {
+  wv_node *x = wv_get(w->g, id);
+  while (x->op == WAVEC_OP_BROADCAST || x->op == WAVEC_OP_CONVERT)
+    x = wv_get(w->g, x->ops[0]);
+  return x->op == WAVEC_OP_SELF_INDEX ? x->sym : 0;
+}
+
+/* A causal mask of loop n: a select whose condition compares the self
+ * indices of the loop's dim D and of its bound's dim E. Returns the
+ * comparison as D REL E, or WAVEC_REL_NONE. */
+static wavec_rel mask_rel(lw *w, const wv_node *n, uint32_t sel) {
+  static const wavec_rel rel_of[WAVEC_OP_COUNT] = {
+      [WAVEC_OP_LT] = WAVEC_REL_LT, [WAVEC_OP_LE] = WAVEC_REL_LE,
+      [WAVEC_OP_GT] = WAVEC_REL_GT, [WAVEC_OP_GE] = WAVEC_REL_GE};
+  static const wavec_rel flip[] = {
+      [WAVEC_REL_NONE] = WAVEC_REL_NONE, [WAVEC_REL_LT] = WAVEC_REL_GT,
+      [WAVEC_REL_LE] = WAVEC_REL_GE, [WAVEC_REL_GT] = WAVEC_REL_LT,
+      [WAVEC_REL_GE] = WAVEC_REL_LE};
+  wv_node *s = wv_get(w->g, sel);
+  if (s->op != WAVEC_OP_SELECT)
+    return WAVEC_REL_NONE;
+  wv_node *c = wv_get(w->g, s->ops[0]);
+  while (c->op == WAVEC_OP_BROADCAST || c->op == WAVEC_OP_CONVERT)
+    c = wv_get(w->g, c->ops[0]);
+  wavec_rel r = rel_of[c->op];
+  if (!r)
+    return WAVEC_REL_NONE;
+  wavec_sym a = index_dim(w, c->ops[0]), b = index_dim(w, c->ops[1]);
+  if (a == n->sym && b == n->rel_dim)
+    return r;
+  if (a == n->rel_dim && b == n->sym)
+    return flip[r];
+  return WAVEC_REL_NONE;
+}
+
+/* Loop n (a bounded walk [first, last) over the tiles of D, T wide, for the
+ * workgroup's tile [e0, e1] of E) whose body masks with one relation
+ * D REL E: the tiles where the mask holds for every d and e, which are a
+ * prefix of the walk for < and <= (tiles below floor((e0+1)/T) for <=,
+ * floor(e0/T) for <) and a suffix for > and >= (from ceil((e1+1)/T),
+ * ceil(e1/T)). Sets *mid to where the whole tiles end (or begin), clamped
+ * to the walk, marks the masks (unmask_cand) and returns the relation;
+ * WAVEC_REL_NONE (nothing to split) otherwise. */
+static wavec_rel mask_split(lw *w, const wv_node *n, ex_t first, ex_t last,
+                            ex_t *mid) {
+  wavec_ctx *ctx = w->ctx;
+  if (!n->rel || (ctx->test_hooks & WV_HOOK_NO_MASK_SPLIT))
+    return WAVEC_REL_NONE;
+  wv_block *body = &w->g->blocks.v[n->body];
+  wavec_rel rel = WAVEC_REL_NONE;
+  for (uint32_t i = 0; i < body->nodes.n; i++) {
+    wavec_rel r = mask_rel(w, n, body->nodes.v[i]);
+    if (r && rel && r != rel)
+      return WAVEC_REL_NONE;
+    rel = r ? r : rel;
+  }
+  if (!rel)
+    return WAVEC_REL_NONE;
+  for (uint32_t i = 0; i < body->nodes.n; i++)
+    w->unmask_cand[body->nodes.v[i]] = mask_rel(w, n, body->nodes.v[i]) != 0;
+  wv_diminfo *di = &w->d->dim[n->sym], *ei = &w->d->dim[n->rel_dim];
+  ex_t T = ex_const(ctx, di->tile);
+  ex_t e0 = ex_mul(ctx, ex_sym(ctx, w->d->WG[ei->wg_axis]),
+                   ex_const(ctx, ei->wg_tile));
+  ex_t e1 = ex_add(ctx, e0, ex_const(ctx, ei->wg_tile - 1));
+  int64_t add[] = {[WAVEC_REL_LT] = 0, [WAVEC_REL_LE] = 1,
+                   [WAVEC_REL_GT] = di->tile, [WAVEC_REL_GE] = di->tile - 1};
+  ex_t base = rel == WAVEC_REL_LT || rel == WAVEC_REL_LE ? e0 : e1;
+  ex_t m = ex_floordiv(ctx, ex_add(ctx, base, ex_const(ctx, add[rel])), T);
+  *mid = concrete(w, ex_max(ctx, first, ex_min(ctx, m, last)), 0);
+  wv_buf b;
+  remark_start(w, n->loc, &b);
+  wv_buf_printf(&b, "iterate over '%s': the mask compares '%s' with '%s'; "
+                    "the tiles it leaves whole are walked %s, without it",
+                wavec_symbol_name(ctx, n->sym), wavec_symbol_name(ctx, n->sym),
+                wavec_symbol_name(ctx, n->rel_dim),
+                rel == WAVEC_REL_LT || rel == WAVEC_REL_LE ? "first" : "last");
+  vec_push(ctx, &w->k->remarks, wv_buf_str(&b));
+  return rel;
+}
+
+/* What the parts of one loop's walk share (see lower_loop_part). */
+typedef struct loop_part {
+  uint32_t id;       /* the ITERATE */
+  stage **piped;     /* the tiles its ring streams */
+  uint32_t npiped;
+  int64_t S, ahead_n; /* ring slots, tiles issued ahead */
+  bool carry;        /* may carry its last wgmma group into the next */
+  int64_t trips;     /* the most tiles */
+  uint32_t last;     /* register: the end of the whole walk */
+} loop_part;
+
+/* One loop over tiles [rfirst, rlast) of the walk (registers; 0: 0 and
+ * all trips) with the ring already primed: each iteration waits for its
+ * tile, refills the ring, runs the body. `unmasked`: the tiles a causal
+ * mask leaves whole, whose masks (see mask_split) take their value. */
+static void lower_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
+                            uint32_t rlast, bool unmasked) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, lp->id);
+  wv_diminfo *di = &w->d->dim[n->sym];
+  ex_t lv = ex_sym(ctx, di->loopvar);
+  stage **piped_v = lp->piped;
+  uint32_t piped_n = lp->npiped;
+  int64_t S = lp->S, ahead_n = lp->ahead_n, trips = lp->trips;
+  bool carry = lp->carry;
+  uint32_t counter = reg(w, TY_I32);
+  w->loopreg[di->loopvar] = counter;
+  bool was_unmasking = w->unmasking;
+  w->unmasking = unmasked;
+  tir_instr *li = emit(w, T_LOOP, TY_I32, counter, rfirst, rlast, 0, trips);
+  uint32_t start = (uint32_t)(li - w->p->code.v);
+  open_scope(w);
+  if (piped_n && S > 1) {
+    /* tile i has landed; everyone is done with the slot that receives
+     * tile i+ahead_n (of tile i-1, or i-2 when a group is carried) */
+    /* planted bugs for the tests: a wait that leaves tile i in flight,
+     * a missing barrier */
+    bool early = ctx->test_hooks & WV_HOOK_RING_EARLY_READ;
+    emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, ahead_n - 1 + early);
+    if (!(ctx->test_hooks & WV_HOOK_RING_NO_BARRIER))
+      emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+    if (trips > ahead_n) {
+      ex_t ahead = ex_add(ctx, lv, ex_const(ctx, ahead_n));
+      uint32_t more = reg(w, TY_PRED);
+      emit(w, T_SETP, TY_I32, more, lower_expr(w, ahead), lp->last, 0,
+           TIR_CMP_LT);
+      for (uint32_t i = 0; i < piped_n; i++)
+        stage_issue(w, piped_v[i], ahead, slot_at(w, piped_v[i], S, ahead),
+                    more);
+    }
+    emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
+  } else if (piped_n) {
+    stage_copy(w, piped_v, piped_n);
+  }
+  for (uint32_t i = 0; i < piped_n && S > 1; i++)
+    piped_v[i]->at = slot_at(w, piped_v[i], S, lv);
+  uint32_t body_from = w->p->code.n;
+  lower_block(w, n->body);
+  w->loc = n->loc;
+  for (uint32_t i = 0; i < piped_n; i++)
+    piped_v[i]->at = 0;
+  close_scope(w);
+  /* the last group stays in flight: wait for all but it */
+  const tir_instr *blocker = carry && w->npend ? carry_blocker(w, body_from)
+                                               : NULL;
+  w->carry_group = carry && w->npend && !blocker;
+  if (w->carry_group)
+    emit(w, T_WGWAIT, TY_PRED, 0, 0, 0, 0, 1);
+  if (carry && w->npend)
+    remark_carry(w, n, blocker);
+  tir_instr *ei = emit(w, T_ENDLOOP, TY_I32, counter, rfirst, rlast, 0, trips);
+  uint32_t end = (uint32_t)(ei - w->p->code.v);
+  w->carry_group = false;
+  w->p->code.v[start].match = end;
+  w->p->code.v[end].match = start;
+  w->loopreg[di->loopvar] = 0;
+  w->unmasking = was_unmasking;
+}
+
+
 static void lower_node(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
@@ -1566,6 +1731,12 @@ static void lower_node(lw *w, uint32_t id) {
   }
   case WAVEC_OP_SELECT: {
     uint32_t ne = nelem(w, id);
+    wv_node *x = wv_get(w->g, n->ops[1]);
+    if (w->unmasking && w->unmask_cand[id] && x->op != WAVEC_OP_SCALAR &&
+        x->op != WAVEC_OP_READ) {
+      w->vals[id] = w->vals[n->ops[1]]; /* a whole tile: the value itself */
+      return;
+    }
     w->vals[id] = new_regs(w, ty, ne);
     for (uint32_t e = 0; e < ne; e++)
       emit(w, T_SELP, ty, w->vals[id] + e, elem(w, n->ops[0], e, TY_PRED),
@@ -1651,10 +1822,9 @@ static void lower_node(lw *w, uint32_t id) {
     uint32_t rfirst = bounded ? lower_expr(w, first) : 0;
     uint32_t rlast = bounded ? lower_expr(w, last) : 0;
     int64_t S = w->stages;
-    ex_t lv = ex_sym(ctx, di->loopvar);
     /* A wgmma loop with a ring of 3 or more slots may carry the last group
      * of wgmmas of an iteration, in flight, into the next one (see
-     * carry_safe); the group of iteration i-1 may then still read the slot
+     * carry_blocker); the group of iteration i-1 may then still read the slot
      * of tile i-1 when iteration i refills a slot, so the ring runs one
      * tile less ahead: tile i+S-2 goes into the slot of tile i-2. */
     bool carry = piped.n && ring_carries(w, S);
@@ -1679,55 +1849,21 @@ static void lower_node(lw *w, uint32_t id) {
         emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
       }
     }
-    uint32_t counter = reg(w, TY_I32);
-    w->loopreg[di->loopvar] = counter;
-    tir_instr *li = emit(w, T_LOOP, TY_I32, counter, rfirst, rlast, 0, trips);
-    uint32_t start = (uint32_t)(li - w->p->code.v);
-    open_scope(w);
-    if (piped.n && S > 1) {
-      /* tile i has landed; everyone is done with the slot that receives
-       * tile i+ahead_n (of tile i-1, or i-2 when a group is carried) */
-      /* planted bugs for the tests: a wait that leaves tile i in flight,
-       * a missing barrier */
-      bool early = ctx->test_hooks & WV_HOOK_RING_EARLY_READ;
-      emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, ahead_n - 1 + early);
-      if (!(ctx->test_hooks & WV_HOOK_RING_NO_BARRIER))
-        emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
-      if (trips > ahead_n) {
-        ex_t ahead = ex_add(ctx, lv, ex_const(ctx, ahead_n));
-        uint32_t more = reg(w, TY_PRED);
-        emit(w, T_SETP, TY_I32, more, lower_expr(w, ahead),
-             bounded ? rlast : iconst(w, trips), 0, TIR_CMP_LT);
-        for (uint32_t i = 0; i < piped.n; i++)
-          stage_issue(w, piped.v[i], ahead, slot_at(w, piped.v[i], S, ahead),
-                      more);
-      }
-      emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
-    } else if (piped.n) {
-      stage_copy(w, piped.v, piped.n);
+    loop_part lp = {id, piped.v, piped.n, S, ahead_n, carry, trips,
+                    bounded ? rlast : iconst(w, trips)};
+    /* a causal mask splits the walk: the tiles it leaves whole first (or
+     * last), without it */
+    ex_t mid;
+    int mrel = mask_split(w, n, first, last, &mid);
+    if (!mrel) {
+      lower_loop_part(w, &lp, rfirst, rlast, false);
+      return;
     }
-    for (uint32_t i = 0; i < piped.n && S > 1; i++)
-      piped.v[i]->at = slot_at(w, piped.v[i], S, lv);
-    uint32_t body_from = w->p->code.n;
-    lower_block(w, n->body);
-    w->loc = n->loc;
-    for (uint32_t i = 0; i < piped.n; i++)
-      piped.v[i]->at = 0;
-    close_scope(w);
-    /* the last group stays in flight: wait for all but it */
-    const tir_instr *blocker = carry && w->npend ? carry_blocker(w, body_from)
-                                                 : NULL;
-    w->carry_group = carry && w->npend && !blocker;
-    if (w->carry_group)
-      emit(w, T_WGWAIT, TY_PRED, 0, 0, 0, 0, 1);
-    if (carry && w->npend)
-      remark_carry(w, n, blocker);
-    tir_instr *ei = emit(w, T_ENDLOOP, TY_I32, counter, rfirst, rlast, 0, trips);
-    uint32_t end = (uint32_t)(ei - w->p->code.v);
-    w->carry_group = false;
-    w->p->code.v[start].match = end;
-    w->p->code.v[end].match = start;
-    w->loopreg[di->loopvar] = 0;
+    uint32_t rmid = lower_expr(w, mid);
+    uint32_t ra = bounded ? rfirst : iconst(w, 0);
+    bool whole_first = mrel == WAVEC_REL_LE || mrel == WAVEC_REL_LT;
+    lower_loop_part(w, &lp, ra, rmid, whole_first);
+    lower_loop_part(w, &lp, rmid, lp.last, !whole_first);
     return;
   }
   case WAVEC_OP_YIELD: {
@@ -1960,6 +2096,7 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   w.mma_only = wv_alloc(ctx, nn * sizeof *w.mma_only);
   w.written = wv_alloc(ctx, nn * sizeof *w.written);
   w.hoisted = wv_alloc(ctx, nn * sizeof *w.hoisted);
+  w.unmask_cand = wv_alloc(ctx, nn * sizeof *w.unmask_cand);
   w.lazy_scope = wv_alloc(ctx, nn * sizeof *w.lazy_scope);
   for (uint32_t id = 1; id < nn; id++) {
     w.mma_only[id] = true;

@@ -421,6 +421,49 @@ static void repeated_elements_computed_once(void) {
   wavec_ctx_free(ctx);
 }
 
+/* A causal mask splits its loop: the tiles it leaves whole (all keys of
+ * the tile at or below every query of the workgroup) are walked without
+ * it, first for the forward and dq (K2 <= M), last for dk/dv (M >= K2).
+ * Two loops, the whole part without a select; with the split planted
+ * away, one loop. Both simulate clean (their numbers are checked in
+ * test_numerics and test_attention_bwd). */
+static void causal_mask_splits_loop(void) {
+  static const struct {
+    const char *file, *kernel;
+    bool whole_first;
+  } ks[] = {{"examples/attention_fwd.wave", "attention_fwd_causal", true},
+            {"examples/attention_bwd.wave", "attention_bwd_dkdv_causal", false},
+            {"examples/attention_bwd_wgmma.wave",
+             "attention_bwd_dq_wgmma_causal", true}};
+  for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
+    for (int h = 0; h < 2; h++) {
+      wavec_kernel *pk;
+      wavec_status st;
+      wavec_ctx *ctx = build(ks[i].file, ks[i].kernel, NULL, 64, 64, 256, 256,
+                             h ? "no-mask-split" : NULL, &pk, &st);
+      CHECKF(st == WAVEC_OK, "%s: %s", ks[i].kernel, wavec_errmsg(ctx));
+      if (st == WAVEC_OK) {
+        const tir_prog *p = wv_kernel_tir(K(pk));
+        int loops = 0, selp[2] = {0, 0};
+        for (uint32_t j = 0; j < p->code.n; j++) {
+          loops += p->code.v[j].op == T_LOOP;
+          if (loops && loops <= 2 && p->code.v[j].op == T_SELP)
+            selp[loops - 1]++;
+        }
+        CHECKF(loops == (h ? 1 : 2), "%s%s: %d loops", ks[i].kernel,
+               h ? " unsplit" : "", loops);
+        if (!h)
+          CHECKF(!selp[ks[i].whole_first ? 0 : 1] &&
+                     selp[ks[i].whole_first ? 1 : 0],
+                 "%s: selects %d, %d", ks[i].kernel, selp[0], selp[1]);
+        CHECK(has_remark(pk, "the tiles it leaves whole are walked") == !h);
+        CHECKF(simulate(pk) == WAVEC_OK, "%s: %s", ks[i].kernel,
+               wavec_errmsg(ctx));
+      }
+      wavec_ctx_free(ctx);
+    }
+}
+
 /* A bounded iterate walks exactly the tiles its relation leaves: at
  * M = K2 = 128, the causal forward's workgroups of 64 queries walk 2 and 4
  * of the 4 key tiles of 32; the backward's dk/dv workgroups of 32 keys walk
@@ -515,5 +558,6 @@ int main(void) {
   RUN(wgmma_carried_group);
   RUN(reread_not_converted);
   RUN(repeated_elements_computed_once);
+  RUN(causal_mask_splits_loop);
   CHECK_EXIT();
 }

@@ -40,6 +40,15 @@ typedef struct load_ent {
   uint32_t reg, scope;
 } load_ent;
 
+/* An ldmatrix decision: for these fragment addresses, the address each
+ * lane supplies (0: no ldmatrix) and whether it is the transposed one. */
+typedef struct ldsm_memo {
+  uint32_t ne;
+  ex_t addr[8];
+  ex_t e;
+  bool tr;
+} ldsm_memo;
+
 typedef struct lw {
   wv_kernel *k;
   wavec_ctx *ctx;
@@ -86,6 +95,12 @@ typedef struct lw {
   VEC(uint8_t) pend;
   uint32_t npend;
   bool carry_group;      /* the ENDLOOP being emitted keeps a group in flight */
+  int64_t *frag_vals;    /* frag_at's scratch */
+  bool *frag_known;
+  /* frag_table, by layout */
+  VEC(const wv_layout *) ft_layouts;
+  VEC(const int64_t *) ft_tables;
+  VEC(ldsm_memo) ldsm_memos; /* try_ldmatrix's decisions */
   bool *unmask_cand;     /* by node: a causal mask of its loop (mask_split) */
   bool unmasking;        /* lowering the tiles the masks leave whole */
   /* elem_reps, by layout */
@@ -403,8 +418,12 @@ static void frag_at(lw *w, const wv_layout *l, int lane, uint32_t e,
                     int64_t *out) {
   wavec_ctx *ctx = w->ctx;
   uint32_t ns = ctx->sym_names.n;
-  int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);
-  bool *known = wv_alloc(ctx, ns * sizeof *known);
+  if (!w->frag_vals) { /* scratch, shared by every call */
+    w->frag_vals = wv_alloc(ctx, ns * sizeof *w->frag_vals);
+    w->frag_known = wv_alloc(ctx, ns * sizeof *w->frag_known);
+  }
+  int64_t *vals = w->frag_vals;
+  bool *known = w->frag_known;
   vals[w->d->T[0]] = lane;
   known[w->d->T[0]] = true;
   vals[w->d->E] = e;
@@ -413,6 +432,23 @@ static void frag_at(lw *w, const wv_layout *l, int lane, uint32_t e,
     if (!ex_eval(ctx, l->d[i].frag, vals, known, ns, &out[i]))
       wv_fail(ctx, D_INTERNAL, w->loc, "a layout depends on more than the "
               "lane and the element number");
+}
+
+/* The coordinates of every element of layout l in every lane, by
+ * [lane][element][dim of l] (frag_at for all of them). Memoized. */
+static const int64_t *frag_table(lw *w, const wv_layout *l) {
+  for (uint32_t i = 0; i < w->ft_layouts.n; i++)
+    if (w->ft_layouts.v[i] == l || wv_layout_eq(w->ft_layouts.v[i], l))
+      return w->ft_tables.v[i];
+  int lanes = w->d->lanes;
+  size_t per = (size_t)l->nelem * l->n;
+  int64_t *t = wv_alloc(w->ctx, ((size_t)lanes * per + 1) * sizeof *t);
+  for (int ln = 0; ln < lanes; ln++)
+    for (uint32_t e = 0; e < l->nelem; e++)
+      frag_at(w, l, ln, e, t + ln * per + (size_t)e * l->n);
+  vec_push(w->ctx, &w->ft_layouts, l);
+  vec_push(w->ctx, &w->ft_tables, t);
+  return t;
 }
 
 /* For each element e of layout l, the first element with the same
@@ -803,27 +839,40 @@ static bool try_ldmatrix(lw *w, uint32_t id, const ex_t *addr, uint32_t ne,
   if (d->lanes != 32 || ne % 2 || np < 1 || np > 4 || np == 3 ||
       tir_ty_bytes(ty) != 2 || (ctx->test_hooks & WV_HOOK_NO_LDMATRIX))
     return false;
-  int64_t n = d->block[0] * d->block[1] * d->block[2];
-  int64_t *v[8];
-  for (uint32_t e = 0; e < ne; e++) {
-    v[e] = wv_alloc(ctx, (size_t)n * sizeof *v[e]);
-    if (!eval_threads(w, addr[e], v[e]))
-      return false;
+  /* the same fragment addresses (a loop lowered in parts) decide the same */
+  ldsm_memo *memo = NULL;
+  for (uint32_t i = 0; i < w->ldsm_memos.n && !memo; i++) {
+    ldsm_memo *m = &w->ldsm_memos.v[i];
+    if (m->ne == ne && !memcmp(m->addr, addr, ne * sizeof *addr))
+      memo = m;
   }
-  for (int tr = 0; tr < 2; tr++) {
-    ex_t e = ldmatrix_addr(w, addr, v, np, n, tr != 0);
-    if (!e)
-      continue;
-    uint32_t *regs = wv_alloc(ctx, ne * sizeof *regs);
-    for (uint32_t k = 0; k < ne; k++)
-      regs[k] = w->vals[id] + k;
-    tir_instr *in = emit(w, tr ? T_LDSMT : T_LDSM, ty, 0, smem_addr(w, e, at),
-                         0, 0, np);
-    in->list = regs;
-    in->nlist = ne;
-    return true;
+  if (!memo) {
+    ldsm_memo m = {.ne = ne};
+    memcpy(m.addr, addr, ne * sizeof *addr);
+    int64_t n = d->block[0] * d->block[1] * d->block[2];
+    int64_t *v[8];
+    bool ok = true;
+    for (uint32_t e = 0; e < ne && ok; e++) {
+      v[e] = wv_alloc(ctx, (size_t)n * sizeof *v[e]);
+      ok = eval_threads(w, addr[e], v[e]);
+    }
+    for (int tr = 0; tr < 2 && ok && !m.e; tr++) {
+      m.e = ldmatrix_addr(w, addr, v, np, n, tr != 0);
+      m.tr = tr != 0;
+    }
+    vec_push(ctx, &w->ldsm_memos, m);
+    memo = &w->ldsm_memos.v[w->ldsm_memos.n - 1];
   }
-  return false;
+  if (!memo->e)
+    return false;
+  uint32_t *regs = wv_alloc(ctx, ne * sizeof *regs);
+  for (uint32_t k = 0; k < ne; k++)
+    regs[k] = w->vals[id] + k;
+  tir_instr *in = emit(w, memo->tr ? T_LDSMT : T_LDSM, ty, 0,
+                       smem_addr(w, memo->e, at), 0, 0, np);
+  in->list = regs;
+  in->nlist = ne;
+  return true;
 }
 
 /* The shared byte address (before any swizzle, without the ring slot's
@@ -1095,18 +1144,21 @@ static bool in_register(lw *w, uint32_t id, uint32_t *src) {
   wv_nodeinfo *in = &w->ix->info[id];
   const wv_layout *lr = in->layout;
   int lanes = w->d->lanes;
-  int64_t want[WV_MAX_DIMS], have[WV_MAX_DIMS];
+  const int64_t *tw = frag_table(w, lr);
+  size_t pw = (size_t)lr->nelem * lr->n;
   for (uint32_t e = 0; e < lr->nelem; e++) {
     src[e] = 0;
     for (uint32_t j = 0; j < n->nops && !src[e]; j++) {
       uint32_t o = n->ops[j];
       wv_nodeinfo *oi = &w->ix->info[o];
       wv_node *on = wv_get(w->g, o);
+      const int64_t *th = frag_table(w, oi->layout);
+      size_t ph = (size_t)oi->layout->nelem * oi->layout->n;
       for (uint32_t f = 0; f < oi->layout->nelem && !src[e]; f++) {
         bool all = true;
         for (int l = 0; l < lanes && all; l++) {
-          frag_at(w, lr, l, e, want);
-          frag_at(w, oi->layout, l, f, have);
+          const int64_t *want = tw + l * pw + (size_t)e * lr->n;
+          const int64_t *have = th + l * ph + (size_t)f * oi->layout->n;
           for (uint32_t i = 0; i < n->type.n && all; i++) {
             wavec_sym dim = n->type.dims[i];
             const wv_ldim *rd = &lr->d[i];

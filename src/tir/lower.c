@@ -1620,7 +1620,7 @@ typedef struct loop_part {
   int64_t S, ahead_n; /* ring slots, tiles issued ahead */
   bool carry;        /* may carry its last wgmma group into the next */
   int64_t trips;     /* the most tiles */
-  uint32_t last;     /* register: the end of the whole walk */
+  uint32_t last;     /* register: the end of the whole walk (0: trips) */
 } loop_part;
 
 /* One loop over tiles [rfirst, rlast) of the walk (registers; 0: 0 and
@@ -1656,8 +1656,8 @@ static void lower_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
     if (trips > ahead_n) {
       ex_t ahead = ex_add(ctx, lv, ex_const(ctx, ahead_n));
       uint32_t more = reg(w, TY_PRED);
-      emit(w, T_SETP, TY_I32, more, lower_expr(w, ahead), lp->last, 0,
-           TIR_CMP_LT);
+      emit(w, T_SETP, TY_I32, more, lower_expr(w, ahead),
+           lp->last ? lp->last : iconst(w, trips), 0, TIR_CMP_LT);
       for (uint32_t i = 0; i < piped_n; i++)
         stage_issue(w, piped_v[i], ahead, slot_at(w, piped_v[i], S, ahead),
                     more);
@@ -1902,7 +1902,7 @@ static void lower_node(lw *w, uint32_t id) {
       }
     }
     loop_part lp = {id, piped.v, piped.n, S, ahead_n, carry, trips,
-                    bounded ? rlast : iconst(w, trips)};
+                    rlast};
     /* a causal mask splits the walk: the tiles it leaves whole first (or
      * last), without it */
     ex_t mid;
@@ -1913,6 +1913,8 @@ static void lower_node(lw *w, uint32_t id) {
     }
     uint32_t rmid = lower_expr(w, mid);
     uint32_t ra = bounded ? rfirst : iconst(w, 0);
+    if (!bounded)
+      lp.last = iconst(w, trips);
     bool whole_first = mrel == WAVEC_REL_LE || mrel == WAVEC_REL_LT;
     lower_loop_part(w, &lp, ra, rmid, whole_first);
     lower_loop_part(w, &lp, rmid, lp.last, !whole_first);

@@ -87,6 +87,39 @@ static void builder_errors_propagate(void) {
   wavec_ctx_free(ctx);
 }
 
+/* A builder can say where a constraint's tile is written; errors about
+ * the tile point there, else at the constraint. */
+static void constraint_tile_location(void) {
+  for (int given = 0; given < 2; given++) {
+    wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+    wavec_loc here = {"b.c", 30, 9}, tile_at = {"b.c", 30, 22};
+    wavec_sym M = wavec_symbol(ctx, "M");
+    CHECK(wavec_define_int(ctx, "M", 64) == WAVEC_OK);
+    wavec_kernel *k = wavec_kernel_begin(ctx, "k", here);
+    /* before any constraint: nothing to locate */
+    CHECK(wavec_constraint_tile_loc(k, here) == WAVEC_ERR_INVALID);
+    wavec_ctx_free(ctx);
+    ctx = wavec_ctx_new(NULL, NULL);
+    M = wavec_symbol(ctx, "M");
+    CHECK(wavec_define_int(ctx, "M", 64) == WAVEC_OK);
+    k = wavec_kernel_begin(ctx, "k", here);
+    wavec_value a = wavec_arg(k, "a", 1, &M, WAVEC_F32, 0, here);
+    wavec_value b = wavec_arg(k, "b", 1, &M, WAVEC_F32, 0, here);
+    CHECK(wavec_write(k, wavec_read(k, a, 0, 0, here), b, 0, 0, here) != 0);
+    CHECK(wavec_workgroup(k, M, wavec_expr_int(k, 48), 0, here) == WAVEC_OK);
+    if (given)
+      CHECK(wavec_constraint_tile_loc(k, tile_at) == WAVEC_OK);
+    CHECK(wavec_kernel_end(k) == WAVEC_OK);
+    CHECK(wavec_compile(k, NULL) != WAVEC_OK);
+    const char *msg = wavec_errmsg(ctx);
+    CHECKF(strncmp(msg, given ? "b.c:30:22: error[E0405]: workgroup tile 48"
+                              : "b.c:30:9: error[E0405]: workgroup tile 48",
+                   given ? 42 : 41) == 0,
+           "got: %s", msg);
+    wavec_ctx_free(ctx);
+  }
+}
+
 static void invalid_handles(void) {
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
   wavec_loc here = {0};
@@ -165,6 +198,7 @@ static void allocation_failures(void) {
 }
 
 int main(void) {
+  RUN(constraint_tile_location);
   RUN(status_strings);
   RUN(error_has_location_and_caret);
   RUN(builder_errors_propagate);

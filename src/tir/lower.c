@@ -49,6 +49,13 @@ typedef struct ldsm_memo {
   bool tr;
 } ldsm_memo;
 
+/* What the lowering works out once per layout (see facts_of). */
+typedef struct layout_facts {
+  const wv_layout *l;
+  const int64_t *frag; /* frag_table, or NULL until asked for */
+  const uint32_t *rep; /* elem_reps, or NULL until asked for */
+} layout_facts;
+
 typedef struct lw {
   wv_kernel *k;
   wavec_ctx *ctx;
@@ -97,15 +104,10 @@ typedef struct lw {
   bool carry_group;      /* the ENDLOOP being emitted keeps a group in flight */
   int64_t *frag_vals;    /* frag_at's scratch */
   bool *frag_known;
-  /* frag_table, by layout */
-  VEC(const wv_layout *) ft_layouts;
-  VEC(const int64_t *) ft_tables;
+  VEC(layout_facts) facts; /* frag_table and elem_reps, by layout */
   VEC(ldsm_memo) ldsm_memos; /* try_ldmatrix's decisions */
   bool *unmask_cand;     /* by node: a causal mask of its loop (mask_split) */
   bool unmasking;        /* lowering the tiles the masks leave whole */
-  /* elem_reps, by layout */
-  VEC(const wv_layout *) rep_layouts;
-  VEC(const uint32_t *) rep_tables;
 } lw;
 
 static uint32_t reg(lw *w, tir_ty ty) {
@@ -434,21 +436,29 @@ static void frag_at(lw *w, const wv_layout *l, int lane, uint32_t e,
               "lane and the element number");
 }
 
+/* The memo entry of layout l (one per distinct layout). */
+static layout_facts *facts_of(lw *w, const wv_layout *l) {
+  for (uint32_t i = 0; i < w->facts.n; i++)
+    if (w->facts.v[i].l == l || wv_layout_eq(w->facts.v[i].l, l))
+      return &w->facts.v[i];
+  layout_facts f = {l, NULL, NULL};
+  vec_push(w->ctx, &w->facts, f);
+  return &w->facts.v[w->facts.n - 1];
+}
+
 /* The coordinates of every element of layout l in every lane, by
  * [lane][element][dim of l] (frag_at for all of them). Memoized. */
 static const int64_t *frag_table(lw *w, const wv_layout *l) {
-  for (uint32_t i = 0; i < w->ft_layouts.n; i++)
-    if (w->ft_layouts.v[i] == l || wv_layout_eq(w->ft_layouts.v[i], l))
-      return w->ft_tables.v[i];
+  layout_facts *f = facts_of(w, l);
+  if (f->frag)
+    return f->frag;
   int lanes = w->d->lanes;
   size_t per = (size_t)l->nelem * l->n;
   int64_t *t = wv_alloc(w->ctx, ((size_t)lanes * per + 1) * sizeof *t);
   for (int ln = 0; ln < lanes; ln++)
     for (uint32_t e = 0; e < l->nelem; e++)
       frag_at(w, l, ln, e, t + ln * per + (size_t)e * l->n);
-  vec_push(w->ctx, &w->ft_layouts, l);
-  vec_push(w->ctx, &w->ft_tables, t);
-  return t;
+  return f->frag = t;
 }
 
 /* For each element e of layout l, the first element with the same
@@ -460,9 +470,9 @@ static const int64_t *frag_table(lw *w, const wv_layout *l) {
  * Memoized. */
 static const uint32_t *elem_reps(lw *w, const wv_layout *l) {
   wavec_ctx *ctx = w->ctx;
-  for (uint32_t i = 0; i < w->rep_layouts.n; i++)
-    if (w->rep_layouts.v[i] == l || wv_layout_eq(w->rep_layouts.v[i], l))
-      return w->rep_tables.v[i];
+  layout_facts *f = facts_of(w, l);
+  if (f->rep)
+    return f->rep;
   uint32_t ne = l->nelem, nd = l->n;
   uint32_t *rep = wv_alloc(ctx, (ne ? ne : 1) * sizeof *rep);
   /* the coordinates of each element, in the lane only (hash-consed: equal
@@ -473,13 +483,11 @@ static const uint32_t *elem_reps(lw *w, const wv_layout *l) {
       co[(size_t)e * nd + d] = concrete(w, l->d[d].frag, e);
   for (uint32_t e = 0; e < ne; e++) {
     rep[e] = e;
-    for (uint32_t f = 0; f < e && rep[e] == e; f++)
-      if (!memcmp(co + (size_t)f * nd, co + (size_t)e * nd, nd * sizeof *co))
-        rep[e] = f;
+    for (uint32_t g = 0; g < e && rep[e] == e; g++)
+      if (!memcmp(co + (size_t)g * nd, co + (size_t)e * nd, nd * sizeof *co))
+        rep[e] = g;
   }
-  vec_push(ctx, &w->rep_layouts, l);
-  vec_push(ctx, &w->rep_tables, rep);
-  return rep;
+  return f->rep = rep;
 }
 
 /* ---- staging mma operands through shared memory ------------------------------
@@ -1471,6 +1479,13 @@ static bool ring_carries(const lw *w, int64_t S) {
          !(w->ctx->test_hooks & WV_HOOK_WGMMA_NO_CARRY);
 }
 
+/* How many tiles a ring of S slots keeps in flight ahead of the one being
+ * computed on: S-1, or S-2 when the loop carries a wgmma group (which may
+ * still read the previous tile's slot). */
+static int64_t ring_ahead(const lw *w, int64_t S) {
+  return ring_carries(w, S) ? S - 2 : S - 1;
+}
+
 /* The registers an elementwise node may write in place: those of an
  * operand that is a loop-carried value of the same type and layout, used
  * by nothing else, in the same loop body (o_prev * corr in attention):
@@ -1529,12 +1544,17 @@ static void close_scope(lw *w) {
   w->scope_open[w->scopes.v[--w->scopes.n]] = 0;
 }
 
-/* The dim of the self index `id` stands for (through broadcasts and
- * conversions), or 0. */
-static wavec_sym index_dim(lw *w, uint32_t id) {
-  wv_node *x = wv_get(w->g, id);
+/* The node `id` shows, through broadcasts and layout conversions. */
+static const wv_node *through_views(lw *w, uint32_t id) {
+  const wv_node *x = wv_get(w->g, id);
   while (x->op == WAVEC_OP_BROADCAST || x->op == WAVEC_OP_CONVERT)
     x = wv_get(w->g, x->ops[0]);
+  return x;
+}
+
+/* The dim of the self index `id` stands for, or 0. */
+static wavec_sym index_dim(lw *w, uint32_t id) {
+  const wv_node *x = through_views(w, id);
   return x->op == WAVEC_OP_SELF_INDEX ? x->sym : 0;
 }
 
@@ -1552,9 +1572,7 @@ static wavec_rel mask_rel(lw *w, const wv_node *n, uint32_t sel) {
   wv_node *s = wv_get(w->g, sel);
   if (s->op != WAVEC_OP_SELECT)
     return WAVEC_REL_NONE;
-  wv_node *c = wv_get(w->g, s->ops[0]);
-  while (c->op == WAVEC_OP_BROADCAST || c->op == WAVEC_OP_CONVERT)
-    c = wv_get(w->g, c->ops[0]);
+  const wv_node *c = through_views(w, s->ops[0]);
   wavec_rel r = rel_of[c->op];
   if (!r)
     return WAVEC_REL_NONE;
@@ -1584,13 +1602,12 @@ static wavec_rel mask_split(lw *w, const wv_node *n, ex_t first, ex_t last,
   for (uint32_t i = 0; i < body->nodes.n; i++) {
     wavec_rel r = mask_rel(w, n, body->nodes.v[i]);
     if (r && rel && r != rel)
-      return WAVEC_REL_NONE;
+      return WAVEC_REL_NONE; /* (the marks stay unread: no split) */
+    w->unmask_cand[body->nodes.v[i]] = r != WAVEC_REL_NONE;
     rel = r ? r : rel;
   }
   if (!rel)
     return WAVEC_REL_NONE;
-  for (uint32_t i = 0; i < body->nodes.n; i++)
-    w->unmask_cand[body->nodes.v[i]] = mask_rel(w, n, body->nodes.v[i]) != 0;
   wv_diminfo *di = &w->d->dim[n->sym], *ei = &w->d->dim[n->rel_dim];
   ex_t T = ex_const(ctx, di->tile);
   ex_t e0 = ex_mul(ctx, ex_sym(ctx, w->d->WG[ei->wg_axis]),
@@ -1675,13 +1692,13 @@ static void lower_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
     piped_v[i]->at = 0;
   close_scope(w);
   /* the last group stays in flight: wait for all but it */
-  const tir_instr *blocker = carry && w->npend ? carry_blocker(w, body_from)
-                                               : NULL;
-  w->carry_group = carry && w->npend && !blocker;
+  if (carry && w->npend) {
+    const tir_instr *blocker = carry_blocker(w, body_from);
+    remark_carry(w, n, blocker);
+    w->carry_group = !blocker;
+  }
   if (w->carry_group)
     emit(w, T_WGWAIT, TY_PRED, 0, 0, 0, 0, 1);
-  if (carry && w->npend)
-    remark_carry(w, n, blocker);
   tir_instr *ei = emit(w, T_ENDLOOP, TY_I32, counter, rfirst, rlast, 0, trips);
   uint32_t end = (uint32_t)(ei - w->p->code.v);
   w->carry_group = false;
@@ -1880,7 +1897,7 @@ static void lower_node(lw *w, uint32_t id) {
      * of tile i-1 when iteration i refills a slot, so the ring runs one
      * tile less ahead: tile i+S-2 goes into the slot of tile i-2. */
     bool carry = piped.n && ring_carries(w, S);
-    int64_t ahead_n = carry ? S - 2 : S - 1;
+    int64_t ahead_n = ring_ahead(w, S);
     if (ctx->test_hooks & WV_HOOK_WGMMA_CARRY_NEAR)
       ahead_n = S - 1; /* planted bug for the tests: refill a read slot */
     if (piped.n && S > 1) {
@@ -1965,32 +1982,30 @@ static void lower_node(lw *w, uint32_t id) {
   const uint32_t *rep = cls == 'U' || cls == 'B' || cls == 'C'
                             ? elem_reps(w, w->ix->info[id].layout)
                             : NULL;
-  uint32_t d0 = w->vals[id];
-  if (cls == 'U') {
-    for (uint32_t e = 0; e < ne; e++)
-      if (rep[e] != e)
-        emit(w, T_MOV, ty, d0 + e, d0 + rep[e], 0, 0, 0);
-      else
-        emit(w, unary_ops[n->op], ty, d0 + e, elem(w, n->ops[0], e, ty), 0,
-             0, 0);
-  } else if (cls == 'B') {
-    for (uint32_t e = 0; e < ne; e++)
-      if (rep[e] != e)
-        emit(w, T_MOV, ty, d0 + e, d0 + rep[e], 0, 0, 0);
-      else
-        emit(w, unary_ops[n->op], ty, d0 + e, elem(w, n->ops[0], e, ty),
-             elem(w, n->ops[1], e, ty), 0, 0);
-  } else if (cls == 'C') {
-    wv_node *a = wv_get(w->g, n->ops[0]), *b = wv_get(w->g, n->ops[1]);
-    tir_ty ot = tir_ty_of((a->op == WAVEC_OP_SCALAR ? b : a)->type.dt);
-    for (uint32_t e = 0; e < ne; e++)
-      if (rep[e] != e)
-        emit(w, T_MOV, TY_PRED, d0 + e, d0 + rep[e], 0, 0, 0);
-      else
-        emit(w, T_SETP, ot, d0 + e, elem(w, n->ops[0], e, ot),
-             elem(w, n->ops[1], e, ot), 0, cmp_of[n->op]);
-  } else {
+  if (!rep)
     wv_fail(ctx, D_INTERNAL, n->loc, "no lowering for %s", wv_ops[n->op].name);
+  uint32_t d0 = w->vals[id];
+  for (uint32_t e = 0; e < ne; e++) {
+    if (rep[e] != e) { /* a repeat (a compare's result is a predicate) */
+      emit(w, T_MOV, ty, d0 + e, d0 + rep[e], 0, 0, 0);
+      continue;
+    }
+    switch (cls) {
+    case 'U':
+      emit(w, unary_ops[n->op], ty, d0 + e, elem(w, n->ops[0], e, ty), 0, 0,
+           0);
+      break;
+    case 'B':
+      emit(w, unary_ops[n->op], ty, d0 + e, elem(w, n->ops[0], e, ty),
+           elem(w, n->ops[1], e, ty), 0, 0);
+      break;
+    default: { /* 'C' */
+      wv_node *a = wv_get(w->g, n->ops[0]), *b = wv_get(w->g, n->ops[1]);
+      tir_ty ot = tir_ty_of((a->op == WAVEC_OP_SCALAR ? b : a)->type.dt);
+      emit(w, T_SETP, ot, d0 + e, elem(w, n->ops[0], e, ot),
+           elem(w, n->ops[1], e, ot), 0, cmp_of[n->op]);
+    }
+    }
   }
 }
 
@@ -2016,7 +2031,7 @@ static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot) {
       sep = ", ";
     }
   }
-  int64_t ahead = ring_carries(w, S) ? S - 2 : S - 1;
+  int64_t ahead = ring_ahead(w, S);
   if (S > 1)
     wv_buf_printf(&b, " through shared memory in %lld stages of %lld bytes "
                       "(asynchronous copies, %lld tile%s ahead)",

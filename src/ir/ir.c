@@ -106,6 +106,17 @@ void wv_type_print(wavec_ctx *ctx, wv_buf *b, const wv_type *t) {
   wv_buf_printf(b, "] %s", wv_dtypes[t->dt].name);
 }
 
+void wv_remark_start(wv_kernel *k, wavec_loc loc, wv_buf *b) {
+  wv_buf_init(b, k->ctx);
+  if (loc.file)
+    wv_buf_printf(b, "%s:", loc.file);
+  wv_buf_printf(b, "%u:%u: remark: ", loc.line, loc.col);
+}
+
+void wv_remark_end(wv_kernel *k, wv_buf *b) {
+  vec_push(k->ctx, &k->remarks, wv_buf_str(b));
+}
+
 const char *wavec_dtype_name(wavec_dtype dt) {
   return (unsigned)dt < WAVEC_DTYPE_COUNT ? wv_dtypes[dt].name : "?";
 }

@@ -186,6 +186,10 @@ bool wv_type_eq(const wv_type *a, const wv_type *b);
 bool wv_dims_subset(const wv_type *small, const wv_type *big);
 /* "[B, M, K2] f32" */
 void wv_type_print(wavec_ctx *ctx, wv_buf *b, const wv_type *t);
+/* Starts a remark at loc in b ("file:line:col: remark: ", which the
+ * caller continues); wv_remark_end adds it to k's remarks. */
+void wv_remark_start(wv_kernel *k, wavec_loc loc, wv_buf *b);
+void wv_remark_end(wv_kernel *k, wv_buf *b);
 
 /* Deterministic dump of the kernel (header, constraints, graph). */
 void wv_print_kernel(wv_kernel *k, wv_buf *b);

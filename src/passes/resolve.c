@@ -75,16 +75,13 @@ static uint32_t reconcile(rw *r, uint32_t block, uint32_t uid, uint32_t i,
       conv cv = {nop, block, want, found};
       vec_push(ctx, &r->convs, cv);
       wv_buf b;
-      wv_buf_init(&b, ctx);
-      if (u->loc.file)
-        wv_buf_printf(&b, "%s:", u->loc.file);
-      wv_buf_printf(&b, "%u:%u: remark: '%s' ", u->loc.line, u->loc.col,
-                    o->name ? o->name : "read");
+      wv_remark_start(r->k, u->loc, &b);
+      wv_buf_printf(&b, "'%s' ", o->name ? o->name : "read");
       wv_type_print(ctx, &b, &o->type);
       wv_buf_printf(&b, " is read again from '%s' in the layout this use "
                         "wants, not converted ('%s' is never written)",
                     wv_get(r->old, o->mem)->name, wv_get(r->old, o->mem)->name);
-      vec_push(ctx, &r->k->remarks, wv_buf_str(&b));
+      wv_remark_end(r->k, &b);
     } else if (!found) {
       wv_node cn = {.op = WAVEC_OP_CONVERT, .loc = u->loc, .nops = 1,
                     .ops = &nop, .type = o->type, .name = o->name};

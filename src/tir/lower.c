@@ -1189,14 +1189,6 @@ static bool in_register(lw *w, uint32_t id, uint32_t *src) {
   return true;
 }
 
-/* Starts a remark at loc in b: "file:line:col: remark: ". */
-static void remark_start(lw *w, wavec_loc loc, wv_buf *b) {
-  wv_buf_init(b, w->ctx);
-  if (loc.file)
-    wv_buf_printf(b, "%s:", loc.file);
-  wv_buf_printf(b, "%u:%u: remark: ", loc.line, loc.col);
-}
-
 /* One remark per converted value: where, what, and how it moves. */
 static void remark_convert(lw *w, uint32_t id, const char *how) {
   wv_nodeinfo *in = &w->ix->info[id];
@@ -1205,12 +1197,12 @@ static void remark_convert(lw *w, uint32_t id, const char *how) {
   w->remarked[in->origin] = true;
   wv_node *n = wv_get(w->g, id);
   wv_buf b;
-  remark_start(w, n->loc, &b);
+  wv_remark_start(w->k, n->loc, &b);
   wv_buf_printf(&b, "layout conversion of '%s' ",
                 n->name ? n->name : wv_ops[wv_get(w->g, n->ops[0])->op].name);
   wv_type_print(w->ctx, &b, &n->type);
   wv_buf_printf(&b, " %s", how);
-  vec_push(w->ctx, &w->k->remarks, wv_buf_str(&b));
+  wv_remark_end(w->k, &b);
 }
 
 static void lower_convert(lw *w, uint32_t id) {
@@ -1345,7 +1337,7 @@ static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
     sum += t;
   }
   wv_buf b;
-  remark_start(w, n->loc, &b);
+  wv_remark_start(w->k, n->loc, &b);
   wv_buf_printf(&b, "iterate over '%s' %s '%s': a workgroup "
                     "walks %lld to %lld of the %lld tiles, %.1f on average "
                     "(%.0f%% of the unbounded walk)",
@@ -1354,7 +1346,7 @@ static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
                 (long long)lo, (long long)hi, (long long)trips,
                 (double)sum / (double)nwg,
                 100.0 * (double)sum / (double)(nwg * trips));
-  vec_push(ctx, &w->k->remarks, wv_buf_str(&b));
+  wv_remark_end(w->k, &b);
 }
 
 /* ---- wgmma ------------------------------------------------------------------- */
@@ -1513,7 +1505,7 @@ static uint32_t in_place(lw *w, uint32_t id, uint32_t ne) {
  * iteration, and if not, the line that stops it. */
 static void remark_carry(lw *w, const wv_node *n, const tir_instr *blocker) {
   wv_buf b;
-  remark_start(w, n->loc, &b);
+  wv_remark_start(w->k, n->loc, &b);
   wv_buf_printf(&b, "iterate over '%s': ", wavec_symbol_name(w->ctx, n->sym));
   if (!blocker)
     wv_buf_printf(&b, "the last wgmmas of an iteration run on into the next "
@@ -1524,7 +1516,7 @@ static void remark_carry(lw *w, const wv_node *n, const tir_instr *blocker) {
                       "end: line %u touches their registers before the next "
                       "iteration waits for its own",
                   blocker->loc.line);
-  vec_push(w->ctx, &w->k->remarks, wv_buf_str(&b));
+  wv_remark_end(w->k, &b);
 }
 
 /* ---- nodes ------------------------------------------------------------------- */
@@ -1619,13 +1611,13 @@ static wavec_rel mask_split(lw *w, const wv_node *n, ex_t first, ex_t last,
   ex_t m = ex_floordiv(ctx, ex_add(ctx, base, ex_const(ctx, add[rel])), T);
   *mid = concrete(w, ex_max(ctx, first, ex_min(ctx, m, last)), 0);
   wv_buf b;
-  remark_start(w, n->loc, &b);
+  wv_remark_start(w->k, n->loc, &b);
   wv_buf_printf(&b, "iterate over '%s': the mask compares '%s' with '%s'; "
                     "the tiles it leaves whole are walked %s, without it",
                 wavec_symbol_name(ctx, n->sym), wavec_symbol_name(ctx, n->sym),
                 wavec_symbol_name(ctx, n->rel_dim),
                 rel == WAVEC_REL_LT || rel == WAVEC_REL_LE ? "first" : "last");
-  vec_push(ctx, &w->k->remarks, wv_buf_str(&b));
+  wv_remark_end(w->k, &b);
   return rel;
 }
 
@@ -2020,7 +2012,7 @@ static void lower_block(lw *w, uint32_t block) {
 static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot) {
   wv_node *n = wv_get(w->g, loop);
   wv_buf b;
-  remark_start(w, n->loc, &b);
+  wv_remark_start(w->k, n->loc, &b);
   wv_buf_printf(&b, "iterate over '%s' streams",
                 wavec_symbol_name(w->ctx, n->sym));
   const char *sep = " ";
@@ -2041,7 +2033,7 @@ static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot) {
     wv_buf_printf(&b, " through shared memory, one tile of %lld bytes "
                       "copied at the top of each iteration (stages = 1)",
                   (long long)slot);
-  vec_push(w->ctx, &w->k->remarks, wv_buf_str(&b));
+  wv_remark_end(w->k, &b);
 }
 
 /* Decides which reads are staged and which loops stream them through a

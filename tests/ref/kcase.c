@@ -36,8 +36,16 @@ bool kc_open(kcase *c, const char *file, const char *kernel, const kc_hw *hw,
     size_t n = (size_t)(eq - defs[i]);
     memcpy(name, defs[i], n);
     name[n] = 0;
-    if (!strcmp(name, "stages") || !strcmp(name, "workgroups_per_sm"))
-      wavec_hardware_override(c->ctx, name, eq + 1); /* hardware entries */
+    static const char *const hw_ints[] = {
+#define X(e, hw_name, lo, hi) hw_name,
+        WAVEC_HW_INTS(X)
+#undef X
+    };
+    bool hw_int = false;
+    for (size_t j = 0; j < sizeof hw_ints / sizeof *hw_ints; j++)
+      hw_int |= !strcmp(name, hw_ints[j]);
+    if (hw_int) /* a hardware entry: stages=, workgroups_per_sm=, ... */
+      wavec_hardware_override(c->ctx, name, eq + 1);
     else if (strpbrk(eq + 1, ".eEn")) /* 0.125, 1e-3, inf, nan */
       wavec_define_float(c->ctx, name, atof(eq + 1));
     else

@@ -27,8 +27,8 @@ typedef struct kcase {
 } kcase;
 
 /* Compiles `kernel` of `file` with defines "SYM=V" (NULL-terminated; V with
- * a '.', an exponent or inf is a float; stages= and workgroups_per_sm= are
- * hardware entries) and
+ * a '.', an exponent or inf is a float; the names of WAVEC_HW_INTS, such as
+ * stages=, are hardware entries) and
  * hardware hw (NULL: the kernel's own). false (with c->err) on failure. */
 bool kc_open(kcase *c, const char *file, const char *kernel, const kc_hw *hw,
              const char *const *defs);

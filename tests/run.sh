@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite. Usage: tests/run.sh [GROUP...]
-# Groups: unit golden diag builder fuzz valgrind (default: all).
+# Groups: unit golden diag cli builder fuzz valgrind (default: all).
 # Expects `make MODE=asan all` and `make MODE=release all` to have run
 # (`make test` does both). Prints one line per test and, last,
 # "N passed, N failed"; the exit status is 0 only when nothing failed.
@@ -19,6 +19,11 @@
 #                           must be 1 and stderr must start with
 #                           "NAME.wave:LINE:COL: error[Ennnn]: " (a code of
 #                           WV_DIAGS in src/support/base.h) and show a caret.
+#   tests/cli/NAME.sh       a bash script run with WAVEC (the sanitizer
+#                           build of wavec) and T (an empty directory of its
+#                           own) in the environment, in the repository root;
+#                           exit 0 passes, anything else fails and shows
+#                           its output.
 set -u
 cd "$(dirname "$0")/.."
 ASAN=build/asan
@@ -52,7 +57,7 @@ else
   limit() { "$@"; }
 fi
 
-ALL_GROUPS=(unit golden diag builder fuzz valgrind)
+ALL_GROUPS=(unit golden diag cli builder fuzz valgrind)
 GROUPS_=("$@")
 [ ${#GROUPS_[@]} -eq 0 ] && GROUPS_=("${ALL_GROUPS[@]}")
 for g in "${GROUPS_[@]}"; do
@@ -153,6 +158,21 @@ if want diag && have "$WAVEC"; then
     else bad "$name (stderr differs from $exp)" "$d"; fi
   done
   [ $n -eq 0 ] && bad "diag (no tests in tests/diag)"
+fi
+
+# ---- the command line: tests/cli/NAME.sh ------------------------------------
+if want cli && have "$WAVEC"; then
+  n=0
+  for t in tests/cli/*.sh; do
+    [ -e "$t" ] || continue
+    n=$((n + 1))
+    name=cli/$(basename "$t" .sh)
+    rm -rf "$tmp/cli" && mkdir "$tmp/cli"
+    WAVEC=$WAVEC T=$tmp/cli limit bash "$t" >"$tmp/out" 2>&1; rc=$?
+    if [ $rc -eq 0 ]; then ok "$name"
+    else bad "$name (exit $rc)" "$(cat "$tmp/out")"; fi
+  done
+  [ $n -eq 0 ] && bad "cli (no tests in tests/cli)"
 fi
 
 # ---- the builder examples build the same graph as the parser ----------------

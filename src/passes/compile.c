@@ -114,7 +114,7 @@ wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
   if (strcmp(key, "threads_per_wave") == 0) {
     char *end;
     long v = strtol(value, &end, 10);
-    if (*value && !*end && (v == 32 || v == 64)) {
+    if (*value && !*end && (v == 32 || v == 64 || v == 128)) {
       ctx->hw_threads = v;
       return WAVEC_OK;
     }

@@ -290,18 +290,51 @@ static const wv_layout *demand(solver *s, uint32_t uid, uint32_t id) {
                                 : wv_layout_project(s->k->ctx, lu, &n->type);
 }
 
-static const wv_layout *backward(solver *s, uint32_t id) {
+/* The first demand of pass `pass` (0: mma users, 1: the others) on node
+ * `of` from its users. */
+static const wv_layout *first_demand(solver *s, uint32_t of, int pass) {
+  wv_ids *us = &s->users.v[of];
+  for (uint32_t i = 0; i < us->n; i++) {
+    bool is_mma = wv_get(s->k->g, us->v[i])->op == WAVEC_OP_MMA;
+    if (is_mma != (pass == 0))
+      continue;
+    const wv_layout *l = demand(s, us->v[i], of);
+    if (l)
+      return l;
+  }
+  return NULL;
+}
+
+/* Does the loop body only pass carried value `id` on to its yield? */
+static bool only_yielded(solver *s, uint32_t id) {
   wv_ids *us = &s->users.v[id];
+  for (uint32_t i = 0; i < us->n; i++)
+    if (wv_get(s->k->g, us->v[i])->op != WAVEC_OP_YIELD)
+      return false;
+  return true;
+}
+
+/* A loop result never takes a demand: it is its carried value, whose
+ * layout the loop keeps from start to end (a user wanting another one gets
+ * a conversion after the loop). A carried value that the body only passes
+ * on takes the demands on its result: an mma after the loop then reads the
+ * loop's registers as they are. (One the body computes with takes the
+ * body's demands, so that conversions, if any, stay out of the loop.) */
+static const wv_layout *backward(solver *s, uint32_t id) {
+  wv_graph *g = s->k->g;
+  wv_node *n = wv_get(g, id);
+  if (n->op == WAVEC_OP_RESULT)
+    return NULL;
+  uint32_t result = n->op == WAVEC_OP_CARRIED && only_yielded(s, id)
+                        ? wv_get(g, n->loop)->index + n->index
+                        : 0;
   /* mma demands first: they are the ones worth not converting */
   for (int pass = 0; pass < 2; pass++) {
-    for (uint32_t i = 0; i < us->n; i++) {
-      bool is_mma = wv_get(s->k->g, us->v[i])->op == WAVEC_OP_MMA;
-      if (is_mma != (pass == 0))
-        continue;
-      const wv_layout *l = demand(s, us->v[i], id);
-      if (l)
-        return l;
-    }
+    const wv_layout *l = first_demand(s, id, pass);
+    if (!l && result)
+      l = first_demand(s, result, pass);
+    if (l)
+      return l;
   }
   return NULL;
 }
@@ -441,6 +474,15 @@ wavec_status wv_verify_index(wv_kernel *k, bool resolved) {
                 "verifier: the index of reduction %%%u is not its input's "
                 "without the reduced dimension",
                 id);
+    }
+    if (n->op == WAVEC_OP_RESULT && !ix->expanded) {
+      wv_node *it = wv_get(g, n->loop);
+      uint32_t carried = g->blocks.v[it->body].nodes.v[n->index];
+      if (!wv_layout_eq(l, ix->info[carried].layout))
+        wv_fail(ctx, D_INTERNAL, n->loc,
+                "verifier: loop result %%%u has another index than its "
+                "carried value %%%u",
+                id, carried);
     }
     if (!resolved || ix->expanded)
       continue;

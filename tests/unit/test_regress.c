@@ -7,6 +7,7 @@
  * any wait (its wgmmas must not run on into the next iteration). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../ref/kcase.c"
 #include "../ref/ref.c"
@@ -97,9 +98,100 @@ static void decayed_accumulator(void) {
   }
 }
 
+/* f16 values of x (rounded in place). */
+static void round_f16(size_t n, double *x) {
+  uint16_t *h = malloc(n * sizeof *h);
+  ref_pack(n, x, REF_F16, h);
+  ref_unpack(n, h, REF_F16, x);
+  free(h);
+}
+
+/* Loop results as mma operands after the loop (once E0999 in expand): the
+ * result of a loop that only carries a tile, as lhs and as rhs; the K-tiled
+ * GEMM chain (a · bᵀ) · dᵀ; a carried row sum cast to f16. */
+static void loop_results_as_mma_operands(void) {
+  static const struct {
+    const char *kernel;
+    const char *defs[6]; /* NULL-terminated */
+  } cs[] = {
+      {"loop_result_lhs", {NULL}},
+      {"loop_result_lhs", {"M=64", "K=32", "P=32", "T=16"}},
+      {"loop_result_rhs", {NULL}},
+      {"loop_result_rhs", {"M=64", "K=64", "P=48", "T=48"}},
+      {"gemm_chain", {"M=64", "N=32", "K=96", "P=16"}},
+      {"gemm_chain", {"M=128", "N=64", "K=64", "P=32", "WAVES=1"}},
+      {"loop_sum_lhs", {NULL}},
+      {"loop_sum_lhs", {"M=32", "K=16", "P=32", "T=10"}},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+    for (int h = 0; h < 2; h++) {
+      /* the chain also on the 64-lane MFMA layouts */
+      if (h && strcmp(cs[i].kernel, "gemm_chain"))
+        continue;
+      kcase c;
+      bool ok = kc_open(&c, "tests/kernels/regress.wave", cs[i].kernel,
+                        h ? &kc_mfma : NULL, cs[i].defs);
+      CHECKF(ok, "%s", c.err);
+      if (!ok) {
+        kc_close(&c);
+        continue;
+      }
+      const wavec_arg_info *e = &c.info[kc_arg(&c, "e")];
+      size_t rows = e->shape[0], cols = e->shape[1];
+      uint64_t rng = 21 + i;
+      double *ref = malloc(rows * cols * sizeof *ref), *x = NULL, *y = NULL;
+      double tol = 1e-5;
+      if (!strcmp(cs[i].kernel, "loop_sum_lhs")) {
+        const wavec_arg_info *z = &c.info[kc_arg(&c, "z")];
+        size_t T = z->shape[0], M = z->shape[1], K = z->shape[2];
+        y = kc_input(&c, "z", &rng);
+        x = calloc(M * K, sizeof *x);
+        for (size_t t = 0; t < T; t++)
+          for (size_t j = 0; j < M * K; j++)
+            x[j] += y[t * M * K + j];
+        round_f16(M * K, x);
+        free(y);
+        y = kc_input(&c, "d", &rng);
+        ref_gemm(M, cols, K, x, y, ref);
+        tol = 1e-3; /* the f32 sum and the f64 one may round apart */
+      } else if (!strcmp(cs[i].kernel, "gemm_chain")) {
+        const wavec_arg_info *b = &c.info[kc_arg(&c, "b")];
+        size_t M = rows, N = b->shape[0], K = b->shape[1];
+        double *a = kc_input(&c, "a", &rng), *d;
+        y = kc_input(&c, "b", &rng);
+        d = kc_input(&c, "d", &rng);
+        x = malloc(M * N * sizeof *x);
+        ref_gemm(M, N, K, a, y, x);
+        round_f16(M * N, x);
+        ref_gemm(M, cols, N, x, d, ref);
+        free(a), free(d);
+        tol = 1e-3;
+      } else {
+        size_t K = c.info[kc_arg(&c, "a")].shape[1];
+        x = kc_input(&c, "a", &rng);
+        y = kc_input(&c, "d", &rng);
+        if (!strcmp(cs[i].kernel, "loop_result_lhs"))
+          ref_gemm(rows, cols, K, x, y, ref);
+        else
+          ref_gemm(rows, cols, K, y, x, ref);
+      }
+      ok = kc_simulate(&c);
+      CHECKF(ok, "%s: %s", cs[i].kernel, c.err);
+      if (ok) {
+        double err = kc_rel_err(&c, "e", ref);
+        CHECKF(err < tol, "%s %s (%zu x %zu): rel err %g", cs[i].kernel,
+               h ? "mfma" : "nvidia", rows, cols, err);
+      }
+      free(x), free(y), free(ref);
+      kc_close(&c);
+    }
+  }
+}
+
 int main(void) {
   RUN(carried_sum_keeps_rows);
   RUN(integer_constants);
   RUN(decayed_accumulator);
+  RUN(loop_results_as_mma_operands);
   CHECK_EXIT();
 }

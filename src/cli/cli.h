@@ -31,7 +31,7 @@ int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg);
 int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o);
 
 /* `compile --emit=ptx`: writes the kernel's PTX for target to `out`
- * (replaced atomically; NULL or "-": stdout). 0 ok, 1 a kernel error, 2 I/O. */
+ * (support/outfile.h; NULL or "-": stdout). 0 ok, 1 a kernel error, 2 I/O. */
 int cli_emit_ptx(wavec_kernel *k, const char *target, const char *out);
 /* The PTX assembled by ptxas into `out` (required), printing ptxas's
  * resource report; 2 when ptxas is missing or fails. */

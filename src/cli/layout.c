@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "support/outfile.h"
 #include "wavec.h"
 
 int wv_cli_layout(int argc, char **argv);
@@ -51,43 +52,14 @@ static int layout_usage_error(const char *fmt, const char *arg) {
   return 2;
 }
 
-/* Writes text to path through path.tmp and a rename, so that a reader never
- * sees a half-written file and a failure leaves none behind. */
-static int write_atomic(const char *path, const char *text) {
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 5);
-  if (!tmp) {
-    fprintf(stderr, "wavec layout: out of memory\n");
+/* Writes text to path (support/outfile.h: never a partial file). */
+static int write_out(const char *path, const char *text) {
+  char err[512];
+  wv_span part = {text, strlen(text)};
+  if (wv_write_file(path, &part, 1, err, sizeof err) != 0) {
+    fprintf(stderr, "wavec layout: %s\n", err);
     return 2;
   }
-  memcpy(tmp, path, n);
-  memcpy(tmp + n, ".tmp", 5);
-  FILE *f = fopen(tmp, "wb");
-  if (!f) {
-    fprintf(stderr, "wavec layout: cannot write '%s': %s\n", tmp,
-            strerror(errno));
-    free(tmp);
-    return 2;
-  }
-  size_t len = strlen(text);
-  int bad = fwrite(text, 1, len, f) != len;
-  int err = errno;
-  if (fclose(f) != 0 && !bad) {
-    bad = 1;
-    err = errno;
-  }
-  if (!bad && rename(tmp, path) != 0) {
-    bad = 1;
-    err = errno;
-  }
-  if (bad) {
-    fprintf(stderr, "wavec layout: cannot write '%s': %s\n", path,
-            strerror(err));
-    remove(tmp);
-    free(tmp);
-    return 2;
-  }
-  free(tmp);
   return 0;
 }
 
@@ -130,7 +102,7 @@ static int ends_with(const char *s, const char *suffix) {
 /* Prints the picture or writes it to svg. */
 static int emit(const char *svg, const char *out) {
   if (svg)
-    return write_atomic(svg, out);
+    return write_out(svg, out);
   fputs(out, stdout);
   return fflush(stdout) != 0 ? 2 : 0;
 }

@@ -1,7 +1,7 @@
 /* `wavec run`: fills the arguments (from .npy files or seeded random data),
  * runs the compiled kernel in the simulator or on the GPU (and, with
  * --compare sim, in both, comparing every output), writes the requested
- * outputs. `wavec compile --emit=ptx`: writes the PTX. */
+ * outputs. `wavec compile --emit=ptx|cubin`: writes the PTX or the cubin. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -14,8 +14,7 @@
 #include "cli/cli.h"
 #include "support/half.h"
 #include "support/npy.h"
-
-#include <unistd.h>
+#include "support/outfile.h"
 
 static const char *npy_descr(wavec_dtype dt) {
   switch (dt) {
@@ -120,6 +119,18 @@ static int compare(const char *kname, const wavec_arg_info *a, const void *g,
   return ok ? 0 : 1;
 }
 
+/* Writes len bytes to out (support/outfile.h: never a partial file); 0, or
+ * 2 after a message. */
+static int write_out(const char *out, const void *p, size_t len) {
+  char err[512];
+  wv_span part = {p, len};
+  if (wv_write_file(out, &part, 1, err, sizeof err) != 0) {
+    fprintf(stderr, "wavec: %s\n", err);
+    return 2;
+  }
+  return 0;
+}
+
 int cli_emit_ptx(wavec_kernel *k, const char *target, const char *out) {
   const char *ptx;
   size_t len;
@@ -128,57 +139,78 @@ int cli_emit_ptx(wavec_kernel *k, const char *target, const char *out) {
     return 1;
   }
   if (!out || strcmp(out, "-") == 0)
-    return fwrite(ptx, 1, len, stdout) == len ? 0 : 2;
-  /* a temporary beside the target, renamed over it: readers never see a
-   * partial file */
-  size_t n = strlen(out) + 32;
-  char *tmp = malloc(n);
-  if (!tmp)
-    return 2;
-  snprintf(tmp, n, "%s.tmp.%ld", out, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  bool ok = f && fwrite(ptx, 1, len, f) == len;
-  if (f && fclose(f) != 0)
-    ok = false;
-  if (ok && rename(tmp, out) != 0)
-    ok = false;
-  if (!ok) {
-    fprintf(stderr, "wavec: cannot write '%s': %s\n", out, strerror(errno));
-    remove(tmp);
-  }
-  free(tmp);
-  return ok ? 0 : 2;
+    return fwrite(ptx, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : 2;
+  return write_out(out, ptx, len);
 }
 
+/* The whole file at path (malloc'ed), or NULL. */
+static char *read_all(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap)
+      break;
+    char *nb = realloc(buf, cap *= 2);
+    if (!nb)
+      free(buf);
+    buf = nb;
+  }
+  if (buf && ferror(f)) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  *len = n;
+  return buf;
+}
+
+/* ptxas reads the PTX from and writes the cubin into a private directory;
+ * the cubin then goes to out like every output file. */
 int cli_emit_cubin(wavec_kernel *k, const char *target, const char *out) {
   if (!out || strcmp(out, "-") == 0) {
     fprintf(stderr, "wavec: --emit=cubin needs -o FILE\n");
     return 2;
   }
-  size_t n = strlen(out) + 32;
-  char *ptx = malloc(n), *tmp = malloc(n);
-  if (!ptx || !tmp) {
-    free(ptx), free(tmp);
+  const char *ptx_text;
+  size_t ptx_len;
+  if (wavec_emit_ptx(k, target, &ptx_text, &ptx_len) != WAVEC_OK) {
+    fputs(wavec_errmsg(wavec_kernel_ctx(k)), stderr);
+    return 1;
+  }
+  const char *tmpdir = getenv("TMPDIR");
+  char dir[4096], ptx[4200], cubin[4200];
+  snprintf(dir, sizeof dir, "%s/wavec-XXXXXX",
+           tmpdir && *tmpdir ? tmpdir : "/tmp");
+  if (!mkdtemp(dir)) {
+    fprintf(stderr, "wavec: cannot make a temporary directory '%s': %s\n",
+            dir, strerror(errno));
     return 2;
   }
-  snprintf(ptx, n, "%s.%ld.ptx", out, (long)getpid());
-  snprintf(tmp, n, "%s.tmp.%ld", out, (long)getpid());
-  int rc = cli_emit_ptx(k, target, ptx);
+  snprintf(ptx, sizeof ptx, "%s/kernel.ptx", dir);
+  snprintf(cubin, sizeof cubin, "%s/kernel.cubin", dir);
+  int rc = write_out(ptx, ptx_text, ptx_len);
   if (rc == 0) {
     const char *home = getenv("CUDA_HOME");
     char ptxas[4096];
     snprintf(ptxas, sizeof ptxas, "%s/bin/ptxas", home ? home : "/usr/local/cuda");
     if (access(ptxas, X_OK) != 0)
       snprintf(ptxas, sizeof ptxas, "ptxas");
+    fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
       char arch[32];
       snprintf(arch, sizeof arch, "-arch=%s", target);
-      execlp(ptxas, ptxas, arch, "-O3", "-v", "-lineinfo", ptx, "-o", tmp,
+      execlp(ptxas, ptxas, arch, "-O3", "-v", "-lineinfo", ptx, "-o", cubin,
              (char *)NULL);
       _exit(127);
     }
     int status = 0;
+    size_t len = 0;
+    char *bin = NULL;
     if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
         WEXITSTATUS(status) != 0) {
       fprintf(stderr, "wavec: ptxas failed%s\n",
@@ -187,14 +219,18 @@ int cli_emit_cubin(wavec_kernel *k, const char *target, const char *out) {
                     "CUDA_HOME)"
                   : "");
       rc = 2;
-    } else if (rename(tmp, out) != 0) {
-      fprintf(stderr, "wavec: cannot write '%s': %s\n", out, strerror(errno));
+    } else if (!(bin = read_all(cubin, &len))) {
+      fprintf(stderr, "wavec: cannot read ptxas's output '%s': %s\n", cubin,
+              strerror(errno));
       rc = 2;
+    } else {
+      rc = write_out(out, bin, len);
     }
+    free(bin);
   }
   remove(ptx);
-  remove(tmp);
-  free(ptx), free(tmp);
+  remove(cubin);
+  rmdir(dir);
   return rc;
 }
 

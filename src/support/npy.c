@@ -8,6 +8,8 @@
  * of 64, then the raw data. */
 #include "support/npy.h"
 
+#include "support/outfile.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -418,33 +420,6 @@ int wv_npy_write(const char *path, const char *descr, int ndim,
   head[8] = (char)(hlen & 0xff);
   head[9] = (char)(hlen >> 8);
 
-  size_t plen = strlen(path);
-  char *tmp = malloc(plen + 5);
-  if (!tmp)
-    return fail(err, errlen, "%s: out of memory", path);
-  memcpy(tmp, path, plen);
-  memcpy(tmp + plen, ".tmp", 5);
-  FILE *f = fopen(tmp, "wb");
-  if (!f) {
-    fail(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
-    free(tmp);
-    return -1;
-  }
-  bool ok = fwrite(head, 1, total, f) == total &&
-            (nbytes == 0 || fwrite(data, 1, nbytes, f) == nbytes);
-  int saved = errno;
-  if (fclose(f) != 0 && ok) {
-    ok = false;
-    saved = errno;
-  }
-  if (ok && rename(tmp, path) != 0) {
-    ok = false;
-    saved = errno;
-  }
-  if (!ok) {
-    remove(tmp);
-    fail(err, errlen, "%s: cannot write: %s", path, strerror(saved));
-  }
-  free(tmp);
-  return ok ? 0 : -1;
+  wv_span parts[2] = {{head, total}, {data, nbytes}};
+  return wv_write_file(path, parts, nbytes ? 2 : 1, err, errlen);
 }

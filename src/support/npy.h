@@ -47,9 +47,8 @@ int wv_npy_parse_header(const void *buf, size_t len, wv_npy *out,
                         size_t *data_offset, char *err, size_t errlen);
 
 /* Writes data (count * itemsize bytes, C order) with the given descr and
- * shape, atomically: to "PATH.tmp", then renamed over path, so that path is
- * either the old file or the whole new one; on failure the .tmp is removed.
- * Two writers of one path at once are not supported. */
+ * shape through wv_write_file (support/outfile.h): a regular file is
+ * replaced whole or not at all, a device or FIFO is written through. */
 int wv_npy_write(const char *path, const char *descr, int ndim,
                  const int64_t *shape, const void *data, char *err,
                  size_t errlen);

@@ -481,8 +481,10 @@ wavec_status wavec_layout_render_node(wavec_kernel *k, const char *node,
  * bytes. *ptx (NUL-terminated; *len its length without the NUL, len may be
  * NULL) stays valid until the context is freed. WAVEC_ERR_INVALID for an
  * unknown target or a kernel not compiled; WAVEC_ERR_UNSUPPORTED, with a
- * diagnostic, for what NVIDIA GPUs cannot run (AMD MFMA mma types and
- * other 64-lane waves) or the printer does not print yet (wgmma). */
+ * diagnostic, for what the target cannot run: AMD MFMA mma types and
+ * other 64-lane waves, wgmma (a warpgroup mma) on a target other than
+ * sm_90a, arithmetic on i1 values, tensors of more than 2^31 elements,
+ * more threads or shared memory than a block can have. */
 wavec_status wavec_emit_ptx(wavec_kernel *k, const char *target,
                             const char **ptx, size_t *len);
 

@@ -166,10 +166,12 @@ int tir_ty_bytes(tir_ty ty); /* 2 for f16/bf16, 4 for f32/i32, 1 pred */
 
 /* The PTX printer (ptx.c): appends to `out` one PTX module holding the
  * program as the `.entry` `name` for target t (sm_80, sm_90, sm_90a).
- * Unwinds with D_UNSUPPORTED (WAVEC_ERR_UNSUPPORTED) for what NVIDIA GPUs
- * cannot run: waves of other than 32 lanes, AMD MFMA mma kinds, wgmma (not
- * printed yet), 32-bit index overflow, too many threads or too much shared
- * memory; `loc` (the kernel's) is where program-wide diagnostics point. */
+ * Unwinds with D_UNSUPPORTED (WAVEC_ERR_UNSUPPORTED) for what the target
+ * cannot run: waves other than 32-lane warps (or 128-lane warpgroups for
+ * wgmma), AMD MFMA mma kinds, wgmma on a target other than sm_90a, a
+ * shuffle across the warps of a warpgroup, arithmetic on predicates,
+ * 32-bit index overflow, too many threads or too much shared memory; `loc`
+ * (the kernel's) is where program-wide diagnostics point. */
 struct wv_target;
 void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
                   wavec_loc loc, const struct wv_target *t, wv_buf *out);

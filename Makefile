@@ -3,9 +3,14 @@
 # whole test suite (tests/run.sh); `make demo` is the main job.
 CC      ?= cc
 STD     := -std=c17 -D_POSIX_C_SOURCE=200809L
-# -Wno-clobbered: public entry points set a longjmp guard (support/base.h);
-# on the failure path they only return a constant or the context's status.
-WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-clobbered -Wshadow -Wstrict-prototypes
+# A flag only some compilers know, when $(CC) takes it (e.g. clang has no
+# -Wclobbered): `make CC=clang` and `make CC=gcc` both build with -Werror.
+cc_flag = $(shell $(CC) -Werror $(1) -x c -c /dev/null -o /dev/null 2>/dev/null && echo $(1))
+# -Wno-clobbered (GCC): public entry points set a longjmp guard
+# (support/base.h); on the failure path they only return a constant or the
+# context's status.
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
+           $(call cc_flag,-Wno-clobbered)
 CFLAGS_COMMON := $(STD) $(WARN) -Iinclude -Isrc -MMD -MP
 MODE    ?= release
 ifeq ($(MODE),release)
@@ -18,7 +23,8 @@ else ifeq ($(MODE),debug)
   CFLAGS_MODE := -O0 -g -DWV_DEBUG=1
   LDFLAGS_MODE :=
 endif
-B       := build/$(MODE)
+BUILD   ?= build
+B       := $(BUILD)/$(MODE)
 LIB_SRC := $(sort $(wildcard src/support/*.c src/expr/*.c src/front/*.c src/ir/*.c src/passes/*.c src/target/*.c src/tir/*.c src/runtime/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
@@ -82,4 +88,7 @@ format:
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+# Header dependencies (-MMD): of every object, and of every program built
+# straight from its source (tests, tools, examples: their .d is named after
+# the program).
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(addsuffix .d,$(UNIT_BIN) $(TOOL_BIN) $(EX_C_BIN))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite. Usage: tests/run.sh [GROUP...]
-# Groups: unit golden diag cli builder fuzz valgrind (default: all).
+# Groups: unit golden diag cli builder build fuzz valgrind (default: all).
 # Expects `make MODE=asan all` and `make MODE=release all` to have run
 # (`make test` does both). Prints one line per test and, last,
 # "N passed, N failed"; the exit status is 0 only when nothing failed.
@@ -64,7 +64,7 @@ else
   limit() { "$@"; }
 fi
 
-ALL_GROUPS=(unit golden diag cli builder fuzz valgrind)
+ALL_GROUPS=(unit golden diag cli builder build fuzz valgrind)
 GROUPS_=("$@")
 [ ${#GROUPS_[@]} -eq 0 ] && GROUPS_=("${ALL_GROUPS[@]}")
 for g in "${GROUPS_[@]}"; do
@@ -201,6 +201,57 @@ if want builder && have "$WAVEC"; then
     else bad "builder/$base (the builder's graph differs from the parser's)" "$d"; fi
   done
   [ $n -eq 0 ] && bad "builder (no examples/*_builder.c)"
+fi
+
+# ---- the build itself: the other compiler, header dependencies --------------
+# make runs here without the make that may have started this script.
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make "$@"; }
+if want build; then
+  # clang builds everything with the project's flags (-Werror) too; its
+  # release wavec gives the golden output (a different compiler's code for
+  # the same source).
+  if ! command -v clang >/dev/null; then
+    skip "build/clang (clang is not installed; the group builds with it: apt-get install clang)"
+  elif ! mk -j"$(nproc 2>/dev/null || echo 2)" CC=clang BUILD=build/clang MODE=release all >"$tmp/out" 2>&1; then
+    bad "build/clang (make CC=clang failed)" "$(grep -E 'error|warning' "$tmp/out" | head -n 20)"
+  else
+    n=0; nbad=0; gout=""
+    for t in tests/golden/*.test; do
+      [ -e "$t" ] || continue
+      n=$((n + 1))
+      read -ra args <"$t"
+      if ! limit build/clang/release/wavec "${args[@]}" 2>&1 | cmp -s - "${t%.test}.out"; then
+        nbad=$((nbad + 1)); gout+="$t"$'\n'
+      fi
+    done
+    if [ $nbad -eq 0 ]; then ok "build/clang (make CC=clang all; $n golden outputs the same)"
+    else bad "build/clang ($nbad of $n golden outputs differ)" "$gout"; fi
+  fi
+  # Every file that includes a header is rebuilt when the header changes:
+  # `make -n -W HEADER` (as if HEADER were edited) must rebuild each object
+  # or program whose source includes it, directly.
+  if have "$WAVEC"; then
+    n=0; miss=""
+    for h in src/*/*.h include/wavec.h tests/unit/check.h; do
+      case $h in
+      src/*) inc=${h#src/} ;;
+      *) inc=$(basename "$h") ;;
+      esac
+      plan=$(mk -n -W "$h" MODE=asan all 2>/dev/null)
+      for f in $(grep -l -F "#include \"$inc\"" src/*/*.c tests/unit/*.c tools/*.c examples/*.c 2>/dev/null); do
+        case $f in
+        src/*) prod=$ASAN/${f%.c}.o ;;
+        tests/unit/*) prod=$ASAN/tests/$(basename "$f" .c) ;;
+        *) prod=$ASAN/${f%.c} ;;
+        esac
+        n=$((n + 1))
+        grep -qF -- "-o $prod" <<<"$plan" || miss+="$h: $prod is not rebuilt"$'\n'
+      done
+    done
+    if [ $n -eq 0 ]; then bad "build/depend (no includes found)"
+    elif [ -z "$miss" ]; then ok "build/depend ($n header inclusions tracked)"
+    else bad "build/depend (a header change rebuilds too little)" "$miss"; fi
+  fi
 fi
 
 # ---- fuzzing the front end for a bounded time -------------------------------

@@ -130,7 +130,7 @@ enum { FAM_M16N8K16, FAM_MFMA16, FAM_MFMA32, FAM_WGMMA, FAM_COUNT };
 
 static const lfamily families[FAM_COUNT] = {
     /* [PTX-16816], g = lane // 4 (lane < 32), t = lane mod 4. */
-    [FAM_M16N8K16] = {{
+    [FAM_M16N8K16] = {.r = {
         /* lhs (m, k): m = g + 8*((i//2) mod 2), k = 2t + i mod 2 + 8*(i//4) */
         [WV_LHS] = {8,
                     {{2, {L(4, 0, 1), E(2, 2, 8)}},
@@ -145,7 +145,7 @@ static const lfamily families[FAM_COUNT] = {
                      {2, {L(1, 4, 2), E(1, 2, 1)}}}},
     }},
     /* [MFMA] v_mfma_f32_16x16x16f16, 64 lanes. */
-    [FAM_MFMA16] = {{
+    [FAM_MFMA16] = {.r = {
         /* lhs (m, k): m = l mod 16, k = 4*(l//16) + i */
         [WV_LHS] = {4, {{1, {L(1, 16, 1)}}, {2, {L(16, 0, 4), E(1, 0, 1)}}}},
         /* rhs (n, k): n = l mod 16, k = 4*(l//16) + i */
@@ -154,7 +154,7 @@ static const lfamily families[FAM_COUNT] = {
         [WV_ACC] = {4, {{2, {L(16, 0, 4), E(1, 0, 1)}}, {1, {L(1, 16, 1)}}}},
     }},
     /* [MFMA] v_mfma_f32_32x32x8f16, 64 lanes. */
-    [FAM_MFMA32] = {{
+    [FAM_MFMA32] = {.r = {
         /* lhs (m, k): m = l mod 32, k = 4*(l//32) + i */
         [WV_LHS] = {4, {{1, {L(1, 32, 1)}}, {2, {L(32, 0, 4), E(1, 0, 1)}}}},
         /* rhs (n, k): n = l mod 32, k = 4*(l//32) + i */
@@ -165,7 +165,7 @@ static const lfamily families[FAM_COUNT] = {
                      {1, {L(1, 32, 1)}}}},
     }},
     /* [PTX-WGMMA], 128 lanes; warp w = lane//32, g = (lane//4) mod 8. */
-    [FAM_WGMMA] = {{
+    [FAM_WGMMA] = {.r = {
         /* lhs (m, k): the m16n8k16 A fragment, rows offset by 16w */
         [WV_LHS] = {8,
                     {{3, {L(32, 0, 16), L(4, 8, 1), E(2, 2, 8)}},

@@ -356,7 +356,9 @@ static void staged_read(lw *w, uint32_t id, struct stage *st);
 
 /* Register of element e of operand `op` as type ty (scalars are made; a
  * staged read is loaded from shared memory into registers at its first use
- * in each scope, see lazy_scope). */
+ * in each scope, see lazy_scope). It may emit code: two calls in one
+ * argument list would leave the order of that code to the C compiler, so
+ * callers take the operands into variables, last operand first. */
 static uint32_t elem(lw *w, uint32_t op, uint32_t e, tir_ty ty) {
   wv_node *n = wv_get(w->g, op);
   struct stage *st = n->op == WAVEC_OP_READ
@@ -1665,8 +1667,11 @@ static void lower_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
     if (trips > ahead_n) {
       ex_t ahead = ex_add(ctx, lv, ex_const(ctx, ahead_n));
       uint32_t more = reg(w, TY_PRED);
-      emit(w, T_SETP, TY_I32, more, lower_expr(w, ahead),
-           lp->last ? lp->last : iconst(w, trips), 0, TIR_CMP_LT);
+      /* one statement each: the order of the code they emit must not be
+       * left to the C compiler's order of evaluating arguments */
+      uint32_t end = lp->last ? lp->last : iconst(w, trips);
+      uint32_t at = lower_expr(w, ahead);
+      emit(w, T_SETP, TY_I32, more, at, end, 0, TIR_CMP_LT);
       for (uint32_t i = 0; i < piped_n; i++)
         stage_issue(w, piped_v[i], ahead, slot_at(w, piped_v[i], S, ahead),
                     more);
@@ -1768,7 +1773,8 @@ static void lower_node(lw *w, uint32_t id) {
         uint32_t is5 = reg(w, TY_PRED);
         emit(w, T_SETP, TY_PRED, is5, lane, iconst(w, 5), 0, TIR_CMP_EQ);
         uint32_t sh = reg(w, TY_I32);
-        emit(w, T_SELP, TY_I32, sh, is5, iconst(w, 1), iconst(w, 0), 0);
+        uint32_t zero = iconst(w, 0), one = iconst(w, 1);
+        emit(w, T_SELP, TY_I32, sh, is5, one, zero, 0);
         off = op2(w, T_ADD, TY_I32, off, sh);
       }
       emit(w, T_STG, vt, 0, off, w->vals[v] + e, mask, mem->index);
@@ -1799,9 +1805,11 @@ static void lower_node(lw *w, uint32_t id) {
       return;
     }
     w->vals[id] = new_regs(w, ty, ne);
-    for (uint32_t e = 0; e < ne; e++)
-      emit(w, T_SELP, ty, w->vals[id] + e, elem(w, n->ops[0], e, TY_PRED),
-           elem(w, n->ops[1], e, ty), elem(w, n->ops[2], e, ty), 0);
+    for (uint32_t e = 0; e < ne; e++) { /* operands last to first */
+      uint32_t b = elem(w, n->ops[2], e, ty), a = elem(w, n->ops[1], e, ty);
+      emit(w, T_SELP, ty, w->vals[id] + e, elem(w, n->ops[0], e, TY_PRED), a,
+           b, 0);
+    }
     return;
   }
   case WAVEC_OP_SELF_INDEX: {
@@ -1987,15 +1995,18 @@ static void lower_node(lw *w, uint32_t id) {
       emit(w, unary_ops[n->op], ty, d0 + e, elem(w, n->ops[0], e, ty), 0, 0,
            0);
       break;
-    case 'B':
-      emit(w, unary_ops[n->op], ty, d0 + e, elem(w, n->ops[0], e, ty),
-           elem(w, n->ops[1], e, ty), 0, 0);
+    case 'B': { /* operands last to first */
+      uint32_t b = elem(w, n->ops[1], e, ty);
+      emit(w, unary_ops[n->op], ty, d0 + e, elem(w, n->ops[0], e, ty), b, 0,
+           0);
       break;
+    }
     default: { /* 'C' */
       wv_node *a = wv_get(w->g, n->ops[0]), *b = wv_get(w->g, n->ops[1]);
       tir_ty ot = tir_ty_of((a->op == WAVEC_OP_SCALAR ? b : a)->type.dt);
-      emit(w, T_SETP, ot, d0 + e, elem(w, n->ops[0], e, ot),
-           elem(w, n->ops[1], e, ot), 0, cmp_of[n->op]);
+      uint32_t rb = elem(w, n->ops[1], e, ot); /* operands last to first */
+      emit(w, T_SETP, ot, d0 + e, elem(w, n->ops[0], e, ot), rb, 0,
+           cmp_of[n->op]);
     }
     }
   }

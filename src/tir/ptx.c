@@ -52,6 +52,9 @@
  *  - Every instruction is preceded by .loc of its source line when that
  *    changes, with .file for each source, so that profilers and ptxas
  *    -lineinfo map SASS back to .wave lines.
+ * Ops whose PTX is a fixed pattern are printed from the format strings of
+ * the op table (tir.h, TIR_OPS; put_form), the others by a function each
+ * (emit_code, f32_routine, emit_divmod).
  * The output depends on nothing but the program, the name and the target,
  * so it is deterministic. */
 #include <math.h>
@@ -144,6 +147,68 @@ static _Noreturn void unsupported(px *x, const char *what) {
 
 static bool is_float(tir_ty t) {
   return t == TY_F16 || t == TY_BF16 || t == TY_F32;
+}
+
+/* ---- formats -------------------------------------------------------------------- */
+/* The PTX of each op as format strings (tir.h, TIR_OPS). */
+static const struct {
+  const char *ptx, *fptx;
+} forms[T__COUNT] = {
+#define X(e, name, n, ptx, fptx) [e] = {ptx, fptx},
+    TIR_OPS(X)
+#undef X
+};
+
+static const char *const sreg_ptx[] = {"%tid.x",   "%tid.y",   "%tid.z",
+                                       "%ctaid.x", "%ctaid.y", "%ctaid.z"};
+/* The type of a move (and of a register-to-register copy) per type. */
+static const char *const move_type[TY_COUNT] = {"pred", "b32", "b16", "b16",
+                                                "f32"};
+
+/* Appends the instructions of format f (tir.h) for `in`: dst, a, b, c are
+ * the names in f32[0..3] (a float form) or, without f32, in's registers;
+ * the temporary %t is taken at its first use, an .f32 for a float form,
+ * else a .b32. */
+static void put_form(px *x, const tir_instr *in, const char *f,
+                     const nm *f32) {
+  wv_buf *b = &x->body;
+  const uint32_t regs[4] = {in->dst, in->a, in->b, in->c};
+  nm t = {{0}};
+  wv_buf_puts(b, "\t");
+  for (;;) {
+    size_t n = strcspn(f, "%;");
+    wv_buf_add(b, f, n);
+    f += n;
+    if (!*f)
+      break;
+    if (*f == ';') { /* "; " between instructions */
+      wv_buf_puts(b, ";\n\t");
+      f += f[1] == ' ' ? 2 : 1;
+      continue;
+    }
+    char e = f[1];
+    f += 2;
+    switch (e) {
+    case '=':
+    case '0':
+    case '1':
+    case '2': {
+      int i = e == '=' ? 0 : e - '0' + 1;
+      wv_buf_puts(b, f32 ? f32[i].s : R(x, regs[i]).s);
+      break;
+    }
+    case 'i': wv_buf_printf(b, "%lld", (long long)in->imm); break;
+    case 't':
+      if (!t.s[0])
+        t = T(x, f32 ? C_F32 : C_B32);
+      wv_buf_puts(b, t.s);
+      break;
+    case 's': wv_buf_puts(b, sreg_ptx[in->imm]); break;
+    case 'T': wv_buf_puts(b, move_type[in->ty]); break;
+    default: wv_assert(x->ctx, 0);
+    }
+  }
+  wv_buf_puts(b, ";\n");
 }
 
 /* ---- analyses ----------------------------------------------------------------- */
@@ -287,14 +352,6 @@ static nm pred_as_i32(px *x, uint32_t r) {
 }
 
 /* ---- float operations ------------------------------------------------------------ */
-static const char *const fbinary[T__COUNT] = {
-    [T_ADD] = "add.rn.f32", [T_SUB] = "sub.rn.f32", [T_MUL] = "mul.rn.f32",
-    [T_DIV] = "div.rn.f32", [T_MIN] = "min.NaN.f32", [T_MAX] = "max.NaN.f32"};
-static const char *const funary[T__COUNT] = {
-    [T_NEG] = "neg.f32",         [T_ABS] = "abs.f32",
-    [T_EXP2] = "ex2.approx.ftz.f32", [T_RCP] = "rcp.rn.f32",
-    [T_SQRT] = "sqrt.rn.f32"};
-
 /* o = e^v, about 2 ulp: v = n ln2 + r with ln 2 in two parts (the high part
  * has trailing zeros, so n * hi is exact), e^r = 2^(r log2 e), and 2^n
  * applied in two halves so that e^88.7 does not overflow on the way. The
@@ -392,37 +449,26 @@ static void emit_log2(px *x, nm o, nm v) {
   ins(x, "selp.f32 %s, %s, %s, %s", o.s, s.s, sp.s, ok.s);
 }
 
+/* The float ops whose form is a routine rather than a format: o = op(v),
+ * both f32. */
+static void (*const f32_routine[T__COUNT])(px *, nm o, nm v) = {
+    [T_EXP] = emit_exp, [T_LOG2] = emit_log2, [T_TANH] = emit_tanh};
+
 static void emit_float_op(px *x, const tir_instr *in) {
-  nm a = as_f32(x, in->a);
-  nm b = in->b ? as_f32(x, in->b) : a;
-  nm o = fdst(x, in->dst);
-  if (fbinary[in->op]) {
-    ins(x, "%s %s, %s, %s", fbinary[in->op], o.s, a.s, b.s);
-  } else if (funary[in->op]) {
-    ins(x, "%s %s, %s", funary[in->op], o.s, a.s);
-  } else if (in->op == T_EXP) {
-    emit_exp(x, o, a);
-  } else if (in->op == T_LOG2) {
-    emit_log2(x, o, a);
-  } else if (in->op == T_TANH) {
-    emit_tanh(x, o, a);
-  } else if (in->op == T_RSQRT) {
-    nm t = T(x, C_F32);
-    ins(x, "sqrt.rn.f32 %s, %s", t.s, a.s);
-    ins(x, "rcp.rn.f32 %s, %s", o.s, t.s);
-  } else {
+  nm v[4] = {{{0}}}; /* dst, a, b in f32 */
+  v[1] = as_f32(x, in->a);
+  v[2] = in->b ? as_f32(x, in->b) : v[1];
+  v[0] = fdst(x, in->dst);
+  if (forms[in->op].fptx)
+    put_form(x, in, forms[in->op].fptx, v);
+  else if (f32_routine[in->op])
+    f32_routine[in->op](x, v[0], v[1]);
+  else
     unsupported(x, "a float operation the printer does not know");
-  }
-  fin(x, in->dst, o);
+  fin(x, in->dst, v[0]);
 }
 
 /* ---- integer operations ------------------------------------------------------------ */
-static const char *const ibinary[T__COUNT] = {
-    [T_ADD] = "add.s32", [T_SUB] = "sub.s32", [T_MUL] = "mul.lo.s32",
-    [T_MIN] = "min.s32", [T_MAX] = "max.s32"};
-static const char *const iunary[T__COUNT] = {[T_NEG] = "neg.s32",
-                                             [T_ABS] = "abs.s32"};
-
 /* Floor division and modulus (tir.h). */
 static void emit_divmod(px *x, const tir_instr *in) {
   bool mod = in->op == T_MOD;
@@ -474,16 +520,18 @@ static void emit_divmod(px *x, const tir_instr *in) {
 }
 
 static void emit_int_op(px *x, const tir_instr *in) {
-  if (in->op == T_DIV || in->op == T_MOD) {
+  if (in->op == T_DIV || in->op == T_MOD)
     emit_divmod(x, in);
-  } else if (ibinary[in->op]) {
-    ins(x, "%s %s, %s, %s", ibinary[in->op], R(x, in->dst).s, R(x, in->a).s,
-        R(x, in->b).s);
-  } else if (iunary[in->op]) {
-    ins(x, "%s %s, %s", iunary[in->op], R(x, in->dst).s, R(x, in->a).s);
-  } else {
+  else if (forms[in->op].ptx)
+    put_form(x, in, forms[in->op].ptx, NULL);
+  else
     unsupported(x, "an integer operation the printer does not know");
-  }
+}
+
+/* Arithmetic ops take the form of their register type: a float form, an
+ * i32 one; none on predicates. */
+static bool arithmetic(tir_op op) {
+  return forms[op].fptx || f32_routine[op] || op == T_DIV || op == T_MOD;
 }
 
 /* ---- comparisons, selection, conversion ------------------------------------------- */
@@ -592,19 +640,13 @@ static const char *zero_of(tir_ty t) {
   }
 }
 
-static const char *mov_of(tir_ty t) {
-  static const char *const m[TY_COUNT] = {"mov.pred", "mov.b32", "mov.b16",
-                                          "mov.b16", "mov.f32"};
-  return m[t];
-}
-
 /* Moves a value of type `from` held in `v` into register d (the load and
  * store paths when the register and element types differ). */
 static void convert_into(px *x, uint32_t d, tir_ty from, nm v) {
   tir_ty to = ty(x, d);
   nm dn = R(x, d);
   if (from == to) {
-    ins(x, "%s %s, %s", mov_of(to), dn.s, v.s);
+    ins(x, "mov.%s %s, %s", move_type[to], dn.s, v.s);
   } else if (is_float(to)) {
     nm f = v;
     if (from == TY_F16) {
@@ -636,7 +678,7 @@ static void emit_ldg(px *x, const tir_instr *in) {
   nm addr = global_addr(x, in->imm, in->a);
   char guard[32] = "";
   if (in->b) {
-    ins(x, "%s %s, %s", mov_of(mt), v.s, zero_of(mt));
+    ins(x, "mov.%s %s, %s", move_type[mt], v.s, zero_of(mt));
     snprintf(guard, sizeof guard, "@%s ", R(x, in->b).s);
   }
   ins(x, "%sld.global%s.%s %s, [%s]", guard,
@@ -950,9 +992,6 @@ static void emit_const(px *x, const tir_instr *in) {
   }
 }
 
-static const char *const sreg_ptx[] = {"%tid.x",   "%tid.y",   "%tid.z",
-                                       "%ctaid.x", "%ctaid.y", "%ctaid.z"};
-
 static void emit_loc(px *x, const tir_instr *in) {
   if (!in->loc.line || !in->loc.file)
     return;
@@ -971,8 +1010,54 @@ static void emit_loc(px *x, const tir_instr *in) {
   x->lcol = in->loc.col;
 }
 
-static void emit_instr(px *x, uint32_t idx) {
-  const tir_instr *in = &x->p->code.v[idx];
+static void emit_and(px *x, const tir_instr *in) {
+  if (in->ty != TY_PRED)
+    unsupported(x, "'and' of non-predicates");
+  put_form(x, in, forms[T_AND].ptx, NULL);
+}
+
+/* Loops: a counter, a label and a uniform branch; bounds in registers are
+ * uniform across the workgroup (tir.h). Labels are numbered by the
+ * instruction. */
+static void emit_loop(px *x, const tir_instr *in) {
+  nm c = R(x, in->dst);
+  if (in->a)
+    ins(x, "mov.b32 %s, %s", c.s, R(x, in->a).s);
+  else
+    ins(x, "mov.b32 %s, 0", c.s);
+  if (in->b) {
+    nm p = T(x, C_PRED);
+    ins(x, "setp.ge.s32 %s, %s, %s", p.s, c.s, R(x, in->b).s);
+    ins(x, "@%s bra.uni $Lwv_end%u", p.s, in->match);
+  } else if (in->imm <= 0) {
+    ins(x, "bra.uni $Lwv_end%u", in->match);
+  }
+  wv_buf_printf(&x->body, "$Lwv_loop%u:\n", (uint32_t)(in - x->p->code.v));
+}
+
+static void emit_endloop(px *x, const tir_instr *in) {
+  nm p = T(x, C_PRED), c = R(x, in->dst);
+  ins(x, "add.s32 %s, %s, 1", c.s, c.s);
+  if (in->b)
+    ins(x, "setp.lt.s32 %s, %s, %s", p.s, c.s, R(x, in->b).s);
+  else
+    ins(x, "setp.lt.s32 %s, %s, %lld", p.s, c.s, (long long)in->imm);
+  ins(x, "@%s bra.uni $Lwv_loop%u", p.s, in->match);
+  wv_buf_printf(&x->body, "$Lwv_end%u:\n", (uint32_t)(in - x->p->code.v));
+}
+
+/* The ops printed by code of their own; the others by their format
+ * (tir.h), arithmetic ones by register type (emit_float_op, emit_int_op). */
+static void (*const emit_code[T__COUNT])(px *, const tir_instr *) = {
+    [T_CONST] = emit_const,   [T_SETP] = emit_setp,   [T_AND] = emit_and,
+    [T_SELP] = emit_selp,     [T_CVT] = emit_cvt,     [T_LDG] = emit_ldg,
+    [T_STG] = emit_stg,       [T_LDS] = emit_lds,     [T_STS] = emit_sts,
+    [T_LDSM] = emit_ldsm,     [T_LDSMT] = emit_ldsm,  [T_LDGV] = emit_vector,
+    [T_LDSV] = emit_vector,   [T_STSV] = emit_vector, [T_CPA] = emit_cpa,
+    [T_SHFL] = emit_shfl,     [T_MMA] = emit_mma,     [T_WGMMA] = emit_wgmma,
+    [T_LOOP] = emit_loop,     [T_ENDLOOP] = emit_endloop};
+
+static void emit_instr(px *x, const tir_instr *in) {
   x->in = in;
   memset(x->ntmp, 0, sizeof x->ntmp);
   emit_loc(x, in);
@@ -980,82 +1065,11 @@ static void emit_instr(px *x, uint32_t idx) {
   if (in->op == T_LOOP || in->op == T_ENDLOOP || in->op == T_WGWAIT ||
       (in->op != T_WGMMA && in->dst && ty(x, in->dst) == TY_F32))
     x->fenced = false;
-  switch (in->op) {
-  case T_CONST: emit_const(x, in); return;
-  case T_SREG:
-    ins(x, "mov.u32 %s, %s", R(x, in->dst).s, sreg_ptx[in->imm]);
-    return;
-  case T_MOV:
-    ins(x, "%s %s, %s", mov_of(in->ty), R(x, in->dst).s, R(x, in->a).s);
-    return;
-  case T_SETP: emit_setp(x, in); return;
-  case T_AND:
-    if (in->ty != TY_PRED)
-      unsupported(x, "'and' of non-predicates");
-    ins(x, "and.pred %s, %s, %s", R(x, in->dst).s, R(x, in->a).s,
-        R(x, in->b).s);
-    return;
-  case T_SELP: emit_selp(x, in); return;
-  case T_CVT: emit_cvt(x, in); return;
-  case T_LDG: emit_ldg(x, in); return;
-  case T_STG: emit_stg(x, in); return;
-  case T_LDS: emit_lds(x, in); return;
-  case T_STS: emit_sts(x, in); return;
-  case T_LDSM:
-  case T_LDSMT: emit_ldsm(x, in); return;
-  case T_LDGV:
-  case T_LDSV:
-  case T_STSV: emit_vector(x, in); return;
-  case T_BAR: ins(x, "bar.sync 0"); return;
-  case T_CPA: emit_cpa(x, in); return;
-  case T_CPCOMMIT: ins(x, "cp.async.commit_group"); return;
-  case T_CPWAIT: ins(x, "cp.async.wait_group %lld", (long long)in->imm); return;
-  case T_SHFL: emit_shfl(x, in); return;
-  case T_MMA: emit_mma(x, in); return;
-  case T_WGMMA: emit_wgmma(x, in); return;
-  case T_WGWAIT:
-    ins(x, "wgmma.commit_group.sync.aligned");
-    ins(x, "wgmma.wait_group.sync.aligned %lld", (long long)in->imm);
-    return;
-  case T_SWZ: {
-    nm t = T(x, C_B32);
-    ins(x, "shr.u32 %s, %s, 3", t.s, R(x, in->a).s);
-    ins(x, "and.b32 %s, %s, 0x70", t.s, t.s);
-    ins(x, "xor.b32 %s, %s, %s", R(x, in->dst).s, R(x, in->a).s, t.s);
-    return;
-  }
-  case T_LOOP: {
-    /* bounds in registers are uniform across the workgroup (tir.h) */
-    nm c = R(x, in->dst);
-    if (in->a)
-      ins(x, "mov.b32 %s, %s", c.s, R(x, in->a).s);
-    else
-      ins(x, "mov.b32 %s, 0", c.s);
-    if (in->b) {
-      nm p = T(x, C_PRED);
-      ins(x, "setp.ge.s32 %s, %s, %s", p.s, c.s, R(x, in->b).s);
-      ins(x, "@%s bra.uni $Lwv_end%u", p.s, in->match);
-    } else if (in->imm <= 0) {
-      ins(x, "bra.uni $Lwv_end%u", in->match);
-    }
-    wv_buf_printf(&x->body, "$Lwv_loop%u:\n", idx);
-    return;
-  }
-  case T_ENDLOOP: {
-    nm p = T(x, C_PRED), c = R(x, in->dst);
-    ins(x, "add.s32 %s, %s, 1", c.s, c.s);
-    if (in->b)
-      ins(x, "setp.lt.s32 %s, %s, %s", p.s, c.s, R(x, in->b).s);
-    else
-      ins(x, "setp.lt.s32 %s, %s, %lld", p.s, c.s, (long long)in->imm);
-    ins(x, "@%s bra.uni $Lwv_loop%u", p.s, in->match);
-    wv_buf_printf(&x->body, "$Lwv_end%u:\n", idx);
-    return;
-  }
-  default:
-    break;
-  }
-  if (is_float(in->ty))
+  if (emit_code[in->op])
+    emit_code[in->op](x, in);
+  else if (!arithmetic(in->op))
+    put_form(x, in, forms[in->op].ptx, NULL);
+  else if (is_float(in->ty))
     emit_float_op(x, in);
   else if (in->ty == TY_I32)
     emit_int_op(x, in);
@@ -1139,7 +1153,7 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
       x.maxreg[c] = r + 1;
   }
   for (uint32_t i = 0; i < p->code.n; i++)
-    emit_instr(&x, i);
+    emit_instr(&x, &p->code.v[i]);
   x.in = NULL;
 
   /* header */

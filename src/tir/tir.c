@@ -7,7 +7,7 @@ static const struct {
   const char *name;
   int nops;
 } tir_ops[T__COUNT] = {
-#define X(e, name, n) [e] = {name, n},
+#define X(e, name, n, ptx, fptx) [e] = {name, n},
     TIR_OPS(X)
 #undef X
 };

@@ -37,64 +37,101 @@
 typedef enum tir_ty { TY_PRED, TY_I32, TY_F16, TY_BF16, TY_F32, TY_COUNT } tir_ty;
 extern const char *const tir_ty_names[TY_COUNT];
 
-/* Every op, declared once: enum, name, number of register operands
- * (a, b, c). */
+/* Every op, declared once: enum, name, number of register operands (a, b,
+ * c), and how the PTX printer (ptx.c) writes it, as format strings (0: by
+ * code of its own in ptx.c):
+ *  - ptx: the instruction on its registers as they are; for an arithmetic
+ *    op (one with a float form, or floor division and modulus) its form on
+ *    i32 registers;
+ *  - fptx: an arithmetic op on float registers (f16, bf16, f32), computed
+ *    in f32: the operands widened to f32 (exact), the result rounded once
+ *    to the register's type (compute exactly, round once).
+ * In a format "; " separates instructions; %= is dst, %0 %1 %2 are a, b, c
+ * (in fptx their f32 values), %i is imm, %t one temporary (.b32; in fptx
+ * .f32), %s the special register imm names, %T the move type of ty (pred,
+ * b32, b16, f32). */
 #define TIR_OPS(X)                                                             \
-  X(T_CONST, "const", 0)    /* dst = imm (ival or fval)                  */    \
-  X(T_SREG, "sreg", 0)      /* dst = special register imm (TIR_SREG_*)   */    \
-  X(T_MOV, "mov", 1)                                                           \
-  X(T_ADD, "add", 2)                                                           \
-  X(T_SUB, "sub", 2)                                                           \
-  X(T_MUL, "mul", 2)                                                           \
-  X(T_DIV, "div", 2)        /* ints: floor division                      */    \
-  X(T_MOD, "mod", 2)        /* ints: floor modulus                       */    \
-  X(T_MIN, "min", 2)                                                           \
-  X(T_MAX, "max", 2)                                                           \
-  X(T_NEG, "neg", 1)                                                           \
-  X(T_ABS, "abs", 1)                                                           \
-  X(T_EXP2, "exp2", 1)      /* results below 2^-126 are 0 (flushed)      */    \
-  X(T_EXP, "exp", 1)                                                           \
-  X(T_LOG2, "log2", 1)                                                         \
-  X(T_RCP, "rcp", 1)                                                           \
-  X(T_SQRT, "sqrt", 1)                                                         \
-  X(T_RSQRT, "rsqrt", 1)                                                       \
-  X(T_TANH, "tanh", 1)                                                         \
-  X(T_SETP, "setp", 2)      /* dst(pred) = a CMP b, CMP = imm (TIR_CMP_*) */   \
-  X(T_AND, "and", 2)        /* preds                                     */    \
-  X(T_SELP, "selp", 3)      /* dst = a ? b : c                           */    \
-  X(T_CVT, "cvt", 1)        /* dst(ty) = a converted (RNE)               */    \
-  X(T_LDG, "ldg", 2)        /* dst = arg[imm][a] if b (b may be 0: true) */    \
-  X(T_STG, "stg", 3)        /* arg[imm][a] = b if c                      */    \
-  X(T_LDS, "lds", 1)        /* dst = shared[byte a]                      */    \
-  X(T_STS, "sts", 3)        /* shared[byte a] = b if c                   */    \
-  X(T_LDGV, "ldg.v", 2)     /* list = arg[imm][a .. a+n) if b; aligned   */    \
-  X(T_LDSV, "lds.v", 1)     /* list = shared[byte a ..]; aligned         */    \
-  X(T_STSV, "sts.v", 2)     /* shared[byte a ..] = list if b; aligned    */    \
-  X(T_LDSM, "ldsm", 1)      /* imm 8x8 16-bit matrices: lane 8j+r gives  */    \
-                            /* the row r address a of matrix j; lane l   */    \
-                            /* gets list[2j..2j+1] = its row l/4, cols   */    \
-                            /* 2(l%4), +1 (PTX ldmatrix .x1/.x2/.x4)     */    \
-  X(T_LDSMT, "ldsm.t", 1)   /* the same, transposed: lane l gets rows    */    \
-                            /* 2(l%4), +1 of column l/4 (.trans)         */    \
-  X(T_CPA, "cp.async", 3)   /* shared[byte a .. +16) = arg[imm][b ..] if */    \
-                            /* c, arriving at a later T_CPWAIT; aligned  */    \
-  X(T_CPCOMMIT, "cp.commit", 0) /* closes the thread's group of copies   */    \
-  X(T_CPWAIT, "cp.wait", 0) /* waits until at most imm of the thread's   */    \
-                            /* closed groups are in flight               */    \
-  X(T_SWZ, "swz128", 1)     /* dst = a ^ ((a >> 3) & 0x70): the 16-byte */    \
-                            /* chunk c of 128-byte row r of a 1024-byte */    \
-                            /* aligned group of 8 rows moves to chunk   */    \
-                            /* c ^ (r mod 8) (the 128-byte swizzle)     */    \
-  X(T_WGMMA, "wgmma", 2)    /* acc (in place) += lhs . rhs^T: see below */    \
-  X(T_WGWAIT, "wgmma.wait", 0) /* closes a group of wgmmas; all but the */    \
-                               /* imm newest groups have retired         */    \
-  X(T_BAR, "bar", 0)        /* workgroup barrier                         */    \
-  X(T_SHFL, "shfl", 1)      /* dst = a of lane (lane ^ imm)              */    \
-  X(T_MMA, "mma", 0)        /* list: dst..., a..., b..., c...; imm kind  */    \
-  X(T_LOOP, "loop", 2)      /* dst = counter from a (0: 0) while below b */    \
-                            /* (0: imm), imm the most trips; the body to */    \
-                            /* ENDLOOP, which has the same a, b          */    \
-  X(T_ENDLOOP, "endloop", 2)
+  /* dst = imm (ival or fval) */                                               \
+  X(T_CONST, "const", 0, 0, 0)                                                 \
+  /* dst = special register imm (TIR_SREG_*) */                                \
+  X(T_SREG, "sreg", 0, "mov.u32 %=, %s", 0)                                    \
+  X(T_MOV, "mov", 1, "mov.%T %=, %0", 0)                                       \
+  X(T_ADD, "add", 2, "add.s32 %=, %0, %1", "add.rn.f32 %=, %0, %1")            \
+  X(T_SUB, "sub", 2, "sub.s32 %=, %0, %1", "sub.rn.f32 %=, %0, %1")            \
+  X(T_MUL, "mul", 2, "mul.lo.s32 %=, %0, %1", "mul.rn.f32 %=, %0, %1")         \
+  /* ints: floor division */                                                   \
+  X(T_DIV, "div", 2, 0, "div.rn.f32 %=, %0, %1")                               \
+  /* ints: floor modulus */                                                    \
+  X(T_MOD, "mod", 2, 0, 0)                                                     \
+  /* NaN if either is */                                                       \
+  X(T_MIN, "min", 2, "min.s32 %=, %0, %1", "min.NaN.f32 %=, %0, %1")           \
+  X(T_MAX, "max", 2, "max.s32 %=, %0, %1", "max.NaN.f32 %=, %0, %1")           \
+  X(T_NEG, "neg", 1, "neg.s32 %=, %0", "neg.f32 %=, %0")                       \
+  X(T_ABS, "abs", 1, "abs.s32 %=, %0", "abs.f32 %=, %0")                       \
+  /* results below 2^-126 are 0 (flushed) */                                   \
+  X(T_EXP2, "exp2", 1, 0, "ex2.approx.ftz.f32 %=, %0")                         \
+  X(T_EXP, "exp", 1, 0, 0)                                                     \
+  X(T_LOG2, "log2", 1, 0, 0)                                                   \
+  X(T_RCP, "rcp", 1, 0, "rcp.rn.f32 %=, %0")                                   \
+  X(T_SQRT, "sqrt", 1, 0, "sqrt.rn.f32 %=, %0")                                \
+  X(T_RSQRT, "rsqrt", 1, 0, "sqrt.rn.f32 %t, %0; rcp.rn.f32 %=, %t")           \
+  X(T_TANH, "tanh", 1, 0, 0)                                                   \
+  /* dst(pred) = a CMP b, CMP = imm (TIR_CMP_*) */                             \
+  X(T_SETP, "setp", 2, 0, 0)                                                   \
+  /* preds */                                                                  \
+  X(T_AND, "and", 2, "and.pred %=, %0, %1", 0)                                 \
+  /* dst = a ? b : c */                                                        \
+  X(T_SELP, "selp", 3, 0, 0)                                                   \
+  /* dst(ty) = a converted (RNE) */                                            \
+  X(T_CVT, "cvt", 1, 0, 0)                                                     \
+  /* dst = arg[imm][a] if b (b may be 0: true) */                              \
+  X(T_LDG, "ldg", 2, 0, 0)                                                     \
+  /* arg[imm][a] = b if c */                                                   \
+  X(T_STG, "stg", 3, 0, 0)                                                     \
+  /* dst = shared[byte a] */                                                   \
+  X(T_LDS, "lds", 1, 0, 0)                                                     \
+  /* shared[byte a] = b if c */                                                \
+  X(T_STS, "sts", 3, 0, 0)                                                     \
+  /* list = arg[imm][a .. a+n) if b; aligned */                                \
+  X(T_LDGV, "ldg.v", 2, 0, 0)                                                  \
+  /* list = shared[byte a ..]; aligned */                                      \
+  X(T_LDSV, "lds.v", 1, 0, 0)                                                  \
+  /* shared[byte a ..] = list if b; aligned */                                 \
+  X(T_STSV, "sts.v", 2, 0, 0)                                                  \
+  /* imm 8x8 16-bit matrices: lane 8j+r gives the row r address a of matrix    \
+   * j; lane l gets list[2j..2j+1] = its row l/4, cols 2(l%4), +1 (PTX         \
+   * ldmatrix .x1/.x2/.x4) */                                                  \
+  X(T_LDSM, "ldsm", 1, 0, 0)                                                   \
+  /* the same, transposed: lane l gets rows 2(l%4), +1 of column l/4           \
+   * (.trans) */                                                               \
+  X(T_LDSMT, "ldsm.t", 1, 0, 0)                                                \
+  /* shared[byte a .. +16) = arg[imm][b ..] if c, arriving at a later          \
+   * T_CPWAIT; aligned */                                                      \
+  X(T_CPA, "cp.async", 3, 0, 0)                                                \
+  /* closes the thread's group of copies */                                    \
+  X(T_CPCOMMIT, "cp.commit", 0, "cp.async.commit_group", 0)                    \
+  /* waits until at most imm of the thread's closed groups are in flight */    \
+  X(T_CPWAIT, "cp.wait", 0, "cp.async.wait_group %i", 0)                       \
+  /* dst = a ^ ((a >> 3) & 0x70): the 16-byte chunk c of 128-byte row r of     \
+   * a 1024-byte aligned group of 8 rows moves to chunk c ^ (r mod 8) (the     \
+   * 128-byte swizzle) */                                                      \
+  X(T_SWZ, "swz128", 1,                                                        \
+    "shr.u32 %t, %0, 3; and.b32 %t, %t, 0x70; xor.b32 %=, %0, %t", 0)          \
+  /* acc (in place) += lhs . rhs^T: see below */                               \
+  X(T_WGMMA, "wgmma", 2, 0, 0)                                                 \
+  /* closes a group of wgmmas; all but the imm newest groups have retired */   \
+  X(T_WGWAIT, "wgmma.wait", 0,                                                 \
+    "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned %i", 0)    \
+  /* workgroup barrier */                                                      \
+  X(T_BAR, "bar", 0, "bar.sync 0", 0)                                          \
+  /* dst = a of lane (lane ^ imm) */                                           \
+  X(T_SHFL, "shfl", 1, 0, 0)                                                   \
+  /* list: dst..., a..., b..., c...; imm kind */                               \
+  X(T_MMA, "mma", 0, 0, 0)                                                     \
+  /* dst = counter from a (0: 0) while below b (0: imm), imm the most          \
+   * trips; the body to ENDLOOP, which has the same a, b */                    \
+  X(T_LOOP, "loop", 2, 0, 0)                                                   \
+  X(T_ENDLOOP, "endloop", 2, 0, 0)
 
 /* T_WGMMA, issued by a warpgroup (a 128-lane wave), asynchronous: until a
  * T_WGWAIT no other instruction touches its list registers. imm is the mma
@@ -108,7 +145,7 @@ extern const char *const tir_ty_names[TY_COUNT];
 enum { TIR_WG_KIND = 0xff, TIR_WG_A_REGS = 0x100, TIR_WG_B_MN = 0x200 };
 
 typedef enum tir_op {
-#define X(e, name, n) e,
+#define X(e, name, n, ptx, fptx) e,
   TIR_OPS(X)
 #undef X
       T__COUNT

@@ -1,17 +1,20 @@
-# wavec build. `make` builds the release CLI and library; `make test` builds
+# wavec build. `make` builds the release CLI and libraries; `make test` builds
 # everything under AddressSanitizer + UndefinedBehaviorSanitizer and runs the
-# whole test suite (tests/run.sh); `make demo` is the main job.
+# whole test suite (tests/run.sh); `make demo` is the main job; `make install
+# PREFIX=DIR` installs the CLI, include/wavec.h, libwavec.a and libwavec.so.
 CC      ?= cc
 STD     := -std=c17 -D_POSIX_C_SOURCE=200809L
 # A flag only some compilers know, when $(CC) takes it (e.g. clang has no
 # -Wclobbered): `make CC=clang` and `make CC=gcc` both build with -Werror.
-cc_flag = $(shell $(CC) -Werror $(1) -x c -c /dev/null -o /dev/null 2>/dev/null && echo $(1))
+cc_flag = $(shell $(CC) -Werror $(1) -fsyntax-only -x c /dev/null 2>/dev/null && echo $(1))
 # -Wno-clobbered (GCC): public entry points set a longjmp guard
 # (support/base.h); on the failure path they only return a constant or the
 # context's status.
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
            $(call cc_flag,-Wno-clobbered)
-CFLAGS_COMMON := $(STD) $(WARN) -Iinclude -Isrc -MMD -MP
+# -fPIC: one set of objects for the shared library and everything else;
+# -fvisibility=hidden: only WAVEC_API (include/wavec.h) is exported.
+CFLAGS_COMMON := $(STD) $(WARN) -fPIC -fvisibility=hidden -Iinclude -Isrc -MMD -MP
 MODE    ?= release
 ifeq ($(MODE),release)
   CFLAGS_MODE := -O2 -g
@@ -36,35 +39,74 @@ TOOL_BIN := $(TOOL_SRC:tools/%.c=$(B)/tools/%)
 EX_C_SRC := $(sort $(wildcard examples/*.c))
 EX_C_BIN := $(EX_C_SRC:examples/%.c=$(B)/examples/%)
 LIBS    := -lm -ldl
+OBJCOPY ?= objcopy
+# The version of include/wavec.h: libwavec.so.MAJOR is the soname.
+VERSION := $(shell sed -n 's/^\#define WAVEC_VERSION_STRING "\(.*\)"/\1/p' include/wavec.h)
+VMAJOR  := $(firstword $(subst ., ,$(VERSION)))
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+# The tree's own programs (CLI, tests, tools, examples) link every object,
+# internal names included; libwavec.a and libwavec.so are for users.
+INTERNAL := $(B)/wavec-internal.a
 
-.PHONY: all lib test asan demo clean fuzz format golden-update
-all: $(B)/wavec $(B)/libwavec.a $(UNIT_BIN) $(EX_C_BIN) $(TOOL_BIN)
+.PHONY: all lib install test asan demo clean fuzz format golden-update FORCE
+all: $(B)/wavec lib $(UNIT_BIN) $(EX_C_BIN) $(TOOL_BIN)
+lib: $(B)/libwavec.a $(B)/libwavec.so
 
-$(B)/%.o: %.c
+# The compiler and flags a build was made with: when they change (CC=,
+# CFLAGS=, or this Makefile's flags), everything is compiled again.
+FLAGS_NOW := $(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) | $(LDFLAGS_MODE)
+$(B)/flags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' >$@
+
+$(B)/%.o: %.c $(B)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) -c $< -o $@
 
-$(B)/libwavec.a: $(LIB_OBJ)
+$(INTERNAL): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/wavec: $(CLI_OBJ) $(B)/libwavec.a
-	$(CC) $(LDFLAGS_MODE) $(CLI_OBJ) $(B)/libwavec.a $(LIBS) -o $@
+# The static library: every object linked into one, whose hidden (internal)
+# symbols are then made local, so that only wavec_* names are global.
+$(B)/libwavec.a: $(LIB_OBJ)
+	$(CC) -r -nostdlib $^ -o $(B)/libwavec.o
+	$(OBJCOPY) --localize-hidden $(B)/libwavec.o
+	rm -f $@ && ar rcs $@ $(B)/libwavec.o
 
-$(B)/tests/%: tests/unit/%.c $(wildcard tests/ref/*) $(B)/libwavec.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) $< $(B)/libwavec.a $(LDFLAGS_MODE) $(LIBS) -o $@
+$(B)/libwavec.so: $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libwavec.so.$(VMAJOR) $(LDFLAGS_MODE) $^ $(LIBS) -o $@
 
-$(B)/tools/%: tools/%.c tests/ref/ref.c tests/ref/kcase.c $(B)/libwavec.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) $< $(B)/libwavec.a $(LDFLAGS_MODE) $(LIBS) -o $@
+$(B)/wavec: $(CLI_OBJ) $(INTERNAL)
+	$(CC) $(LDFLAGS_MODE) $(CLI_OBJ) $(INTERNAL) $(LIBS) -o $@
 
-$(B)/examples/%: examples/%.c $(B)/libwavec.a
+$(B)/tests/%: tests/unit/%.c $(wildcard tests/ref/*) $(INTERNAL) $(B)/flags
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) $< $(B)/libwavec.a $(LDFLAGS_MODE) $(LIBS) -o $@
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) $< $(INTERNAL) $(LDFLAGS_MODE) $(LIBS) -o $@
+
+$(B)/tools/%: tools/%.c tests/ref/ref.c tests/ref/kcase.c $(INTERNAL) $(B)/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) $< $(INTERNAL) $(LDFLAGS_MODE) $(LIBS) -o $@
+
+$(B)/examples/%: examples/%.c $(INTERNAL) $(B)/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) $< $(INTERNAL) $(LDFLAGS_MODE) $(LIBS) -o $@
 
 asan:
 	$(MAKE) MODE=asan all
+
+# DESTDIR stages the install for packaging.
+install: $(B)/wavec $(B)/libwavec.a $(B)/libwavec.so
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)
+	install -m 755 $(B)/wavec $(DESTDIR)$(BINDIR)/wavec
+	install -m 644 include/wavec.h $(DESTDIR)$(INCDIR)/wavec.h
+	install -m 644 $(B)/libwavec.a $(DESTDIR)$(LIBDIR)/libwavec.a
+	install -m 755 $(B)/libwavec.so $(DESTDIR)$(LIBDIR)/libwavec.so.$(VERSION)
+	ln -sf libwavec.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libwavec.so.$(VMAJOR)
+	ln -sf libwavec.so.$(VMAJOR) $(DESTDIR)$(LIBDIR)/libwavec.so
 
 # The test command of the README: sanitizer build, then every test.
 test:

@@ -26,11 +26,19 @@
 extern "C" {
 #endif
 
+/* Marks the library's API: the only names a shared libwavec exports (it is
+ * built with hidden visibility by default). */
+#if defined(__GNUC__) || defined(__clang__)
+#define WAVEC_API __attribute__((visibility("default")))
+#else
+#define WAVEC_API
+#endif
+
 #define WAVEC_VERSION_MAJOR 0
 #define WAVEC_VERSION_MINOR 4
 #define WAVEC_VERSION_PATCH 0
 #define WAVEC_VERSION_STRING "0.4.0"
-const char *wavec_version(void);
+WAVEC_API const char *wavec_version(void);
 
 /* ---- status -------------------------------------------------------------- */
 #define WAVEC_STATUSES(X)                                                      \
@@ -51,7 +59,7 @@ typedef enum wavec_status {
 #undef X
 } wavec_status;
 
-const char *wavec_status_string(wavec_status s);
+WAVEC_API const char *wavec_status_string(wavec_status s);
 
 /* ---- context ------------------------------------------------------------- */
 typedef struct wavec_ctx wavec_ctx;
@@ -61,16 +69,17 @@ typedef struct wavec_ctx wavec_ctx;
 typedef void *(*wavec_alloc_fn)(void *ud, void *ptr, size_t osize,
                                 size_t nsize);
 
-wavec_ctx *wavec_ctx_new(wavec_alloc_fn alloc, void *ud); /* alloc may be NULL */
-void wavec_ctx_free(wavec_ctx *ctx);
+WAVEC_API wavec_ctx *wavec_ctx_new(wavec_alloc_fn alloc,
+                                   void *ud); /* alloc may be NULL */
+WAVEC_API void wavec_ctx_free(wavec_ctx *ctx);
 
 /* The first error's diagnostic, formatted; "" when there is none. Valid until
  * the next call on ctx. */
-const char *wavec_errmsg(wavec_ctx *ctx);
-wavec_status wavec_errcode(wavec_ctx *ctx);
+WAVEC_API const char *wavec_errmsg(wavec_ctx *ctx);
+WAVEC_API wavec_status wavec_errcode(wavec_ctx *ctx);
 
 typedef struct wavec_loc {
-  const char *file; /* may be NULL */
+  const char *file;   /* may be NULL */
   uint32_t line, col; /* 1-based; 0 when unknown */
 } wavec_loc;
 
@@ -79,26 +88,29 @@ typedef struct wavec_diag_info {
   int code;            /* stable number, printed as E%04d */
   const char *message; /* without location or code */
   wavec_loc loc;
-  size_t offset;       /* byte offset into the source, or SIZE_MAX */
+  size_t offset; /* byte offset into the source, or SIZE_MAX */
 } wavec_diag_info;
 
 /* Number of diagnostics (errors and notes) kept, and one of them. */
-size_t wavec_diag_count(wavec_ctx *ctx);
-int wavec_diag(wavec_ctx *ctx, size_t i, wavec_diag_info *out);
+WAVEC_API size_t wavec_diag_count(wavec_ctx *ctx);
+WAVEC_API int wavec_diag(wavec_ctx *ctx, size_t i, wavec_diag_info *out);
 
 /* Hyperparameter overrides (what `-D SYM=VALUE` sets). They apply to every
  * kernel of the context and win over a kernel's `defaults { }`. */
-wavec_status wavec_define_int(wavec_ctx *ctx, const char *name, int64_t v);
-wavec_status wavec_define_float(wavec_ctx *ctx, const char *name, double v);
+WAVEC_API wavec_status wavec_define_int(wavec_ctx *ctx, const char *name,
+                                        int64_t v);
+WAVEC_API wavec_status wavec_define_float(wavec_ctx *ctx, const char *name,
+                                          double v);
 /* The i-th definition whose name no kernel parsed into ctx has as a
  * symbol (usually a misspelling), or NULL past the last one. */
-const char *wavec_unused_define(wavec_ctx *ctx, size_t i);
+WAVEC_API const char *wavec_unused_define(wavec_ctx *ctx, size_t i);
 
 /* Hardware overrides (what `--hardware KEY=VALUE,...` sets), applied to every
  * kernel compiled in ctx: `threads_per_wave` (an integer), `mma` (an mma
- * type name) and the integer entries of WAVEC_HW_INTS. WAVEC_ERR_INVALID for an unknown key or a bad value. */
-wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
-                                     const char *value);
+ * type name) and the integer entries of WAVEC_HW_INTS. WAVEC_ERR_INVALID for an
+ * unknown key or a bad value. */
+WAVEC_API wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
+                                               const char *value);
 
 /* ---- element types ------------------------------------------------------- */
 #define WAVEC_DTYPES(X)                                                        \
@@ -115,7 +127,7 @@ typedef enum wavec_dtype {
       WAVEC_DTYPE_COUNT
 } wavec_dtype;
 
-const char *wavec_dtype_name(wavec_dtype dt);
+WAVEC_API const char *wavec_dtype_name(wavec_dtype dt);
 
 /* ---- mma types (ACC_MxNxK_INPUT) ---------------------------------------- */
 #define WAVEC_MMAS(X)                                                          \
@@ -190,27 +202,27 @@ typedef enum wavec_op {
 #define WAVEC_MAX_DIMS 8 /* dimensions of one tensor type */
 
 typedef struct wavec_kernel wavec_kernel;
-typedef uint32_t wavec_sym;     /* a named symbol: dimension or hyperparameter */
-typedef uint32_t wavec_expr;    /* an integer expression over symbols */
-typedef uint32_t wavec_value;   /* a node of the kernel graph */
+typedef uint32_t wavec_sym;   /* a named symbol: dimension or hyperparameter */
+typedef uint32_t wavec_expr;  /* an integer expression over symbols */
+typedef uint32_t wavec_value; /* a node of the kernel graph */
 typedef uint32_t wavec_mapping; /* an index mapping */
 typedef uint32_t wavec_loop;    /* an iterate under construction */
 
 /* Makes a new kernel in ctx; NULL on error (see wavec_errmsg). */
-wavec_kernel *wavec_kernel_begin(wavec_ctx *ctx, const char *name,
-                                 wavec_loc loc);
+WAVEC_API wavec_kernel *wavec_kernel_begin(wavec_ctx *ctx, const char *name,
+                                           wavec_loc loc);
 /* Ends the body: checks that every loop is closed and verifies the graph. */
-wavec_status wavec_kernel_end(wavec_kernel *k);
-wavec_ctx *wavec_kernel_ctx(wavec_kernel *k);
-const char *wavec_kernel_name(wavec_kernel *k);
+WAVEC_API wavec_status wavec_kernel_end(wavec_kernel *k);
+WAVEC_API wavec_ctx *wavec_kernel_ctx(wavec_kernel *k);
+WAVEC_API const char *wavec_kernel_name(wavec_kernel *k);
 /* Kernels of the context, in creation order. */
-size_t wavec_kernel_count(wavec_ctx *ctx);
-wavec_kernel *wavec_kernel_get(wavec_ctx *ctx, size_t i);
-wavec_kernel *wavec_kernel_find(wavec_ctx *ctx, const char *name);
+WAVEC_API size_t wavec_kernel_count(wavec_ctx *ctx);
+WAVEC_API wavec_kernel *wavec_kernel_get(wavec_ctx *ctx, size_t i);
+WAVEC_API wavec_kernel *wavec_kernel_find(wavec_ctx *ctx, const char *name);
 
 /* Symbols are named once per context: the same name is the same symbol. */
-wavec_sym wavec_symbol(wavec_ctx *ctx, const char *name);
-const char *wavec_symbol_name(wavec_ctx *ctx, wavec_sym s);
+WAVEC_API wavec_sym wavec_symbol(wavec_ctx *ctx, const char *name);
+WAVEC_API const char *wavec_symbol_name(wavec_ctx *ctx, wavec_sym s);
 
 /* Integer expressions. `/` (WAVEC_EXPR_DIV) is exact division: when the
  * operands are bound and it does not divide, binding fails at loc. */
@@ -225,36 +237,40 @@ typedef enum wavec_expr_op {
   WAVEC_EXPR_MIN,
   WAVEC_EXPR_MAX
 } wavec_expr_op;
-wavec_expr wavec_expr_int(wavec_kernel *k, int64_t v);
-wavec_expr wavec_expr_sym(wavec_kernel *k, wavec_sym s);
-wavec_expr wavec_expr_binary(wavec_kernel *k, wavec_expr_op op, wavec_expr a,
-                             wavec_expr b, wavec_loc loc);
+WAVEC_API wavec_expr wavec_expr_int(wavec_kernel *k, int64_t v);
+WAVEC_API wavec_expr wavec_expr_sym(wavec_kernel *k, wavec_sym s);
+WAVEC_API wavec_expr wavec_expr_binary(wavec_kernel *k, wavec_expr_op op,
+                                       wavec_expr a, wavec_expr b,
+                                       wavec_loc loc);
 
 /* Arguments: dense row-major tensors, last dimension contiguous. */
 #define WAVEC_ARG_SHARED 1u /* stage through shared memory */
-wavec_value wavec_arg(wavec_kernel *k, const char *name, size_t ndims,
-                      const wavec_sym *dims, wavec_dtype dt, unsigned flags,
-                      wavec_loc loc);
+WAVEC_API wavec_value wavec_arg(wavec_kernel *k, const char *name, size_t ndims,
+                                const wavec_sym *dims, wavec_dtype dt,
+                                unsigned flags, wavec_loc loc);
 /* Where dimension `dim` is first written in an argument's type: errors
  * about the dimension itself (no value, not positive) point there. The
  * first call for a symbol wins; without one they point at the argument. */
-wavec_status wavec_dim_loc(wavec_kernel *k, wavec_sym dim, wavec_loc loc);
+WAVEC_API wavec_status wavec_dim_loc(wavec_kernel *k, wavec_sym dim,
+                                     wavec_loc loc);
 
 /* Constraints. axis in 0..2. */
-wavec_status wavec_workgroup(wavec_kernel *k, wavec_sym dim, wavec_expr tile,
-                             int axis, wavec_loc loc);
-wavec_status wavec_wave(wavec_kernel *k, wavec_sym dim, wavec_expr tile,
-                        wavec_loc loc);
-wavec_status wavec_tiling(wavec_kernel *k, wavec_sym dim, wavec_expr tile,
-                          wavec_loc loc);
+WAVEC_API wavec_status wavec_workgroup(wavec_kernel *k, wavec_sym dim,
+                                       wavec_expr tile, int axis,
+                                       wavec_loc loc);
+WAVEC_API wavec_status wavec_wave(wavec_kernel *k, wavec_sym dim,
+                                  wavec_expr tile, wavec_loc loc);
+WAVEC_API wavec_status wavec_tiling(wavec_kernel *k, wavec_sym dim,
+                                    wavec_expr tile, wavec_loc loc);
 /* Where the tile of the constraint just added is written: errors about the
  * tile (no value, not positive, does not divide) point there; without it,
  * at the constraint. */
-wavec_status wavec_constraint_tile_loc(wavec_kernel *k, wavec_loc loc);
-wavec_status wavec_threads_per_wave(wavec_kernel *k, wavec_expr n,
-                                    wavec_loc loc);
-wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
-                                wavec_loc loc);
+WAVEC_API wavec_status wavec_constraint_tile_loc(wavec_kernel *k,
+                                                 wavec_loc loc);
+WAVEC_API wavec_status wavec_threads_per_wave(wavec_kernel *k, wavec_expr n,
+                                              wavec_loc loc);
+WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
+                                          wavec_loc loc);
 /* Integer hardware entries, `hardware(NAME = N)`: enum, name, least and
  * greatest value. Unset, the compiler picks.
  *  - stages: shared-memory slots of the operand tiles an `iterate` streams;
@@ -275,68 +291,78 @@ typedef enum wavec_hw_int {
       WAVEC_HW_INT_COUNT
 } wavec_hw_int;
 
-wavec_status wavec_hardware_int(wavec_kernel *k, wavec_hw_int which,
-                                wavec_expr n, wavec_loc loc);
-wavec_status wavec_vector_shape(wavec_kernel *k, wavec_sym dim, wavec_expr n,
-                                wavec_loc loc);
+WAVEC_API wavec_status wavec_hardware_int(wavec_kernel *k, wavec_hw_int which,
+                                          wavec_expr n, wavec_loc loc);
+WAVEC_API wavec_status wavec_vector_shape(wavec_kernel *k, wavec_sym dim,
+                                          wavec_expr n, wavec_loc loc);
 /* `defaults { SYM = VALUE }` */
-wavec_status wavec_default_int(wavec_kernel *k, wavec_sym s, int64_t v,
-                               wavec_loc loc);
-wavec_status wavec_default_float(wavec_kernel *k, wavec_sym s, double v,
-                                 wavec_loc loc);
+WAVEC_API wavec_status wavec_default_int(wavec_kernel *k, wavec_sym s,
+                                         int64_t v, wavec_loc loc);
+WAVEC_API wavec_status wavec_default_float(wavec_kernel *k, wavec_sym s,
+                                           double v, wavec_loc loc);
 
 /* Mappings: iterators are fresh symbols local to the mapping. Inputs give the
  * memory coordinate of each memory dimension; outputs the register coordinate
  * of each register dimension, in register-dimension order. */
-wavec_mapping wavec_mapping_begin(wavec_kernel *k, const char *name,
-                                  wavec_loc loc);
-wavec_sym wavec_mapping_iter(wavec_kernel *k, wavec_mapping m,
-                             const char *name, wavec_loc loc);
-wavec_status wavec_mapping_input(wavec_kernel *k, wavec_mapping m,
-                                 wavec_sym dim, wavec_expr e, wavec_loc loc);
-wavec_status wavec_mapping_output(wavec_kernel *k, wavec_mapping m,
-                                  wavec_sym dim, wavec_expr e, wavec_loc loc);
-wavec_status wavec_mapping_end(wavec_kernel *k, wavec_mapping m,
-                               wavec_loc loc);
+WAVEC_API wavec_mapping wavec_mapping_begin(wavec_kernel *k, const char *name,
+                                            wavec_loc loc);
+WAVEC_API wavec_sym wavec_mapping_iter(wavec_kernel *k, wavec_mapping m,
+                                       const char *name, wavec_loc loc);
+WAVEC_API wavec_status wavec_mapping_input(wavec_kernel *k, wavec_mapping m,
+                                           wavec_sym dim, wavec_expr e,
+                                           wavec_loc loc);
+WAVEC_API wavec_status wavec_mapping_output(wavec_kernel *k, wavec_mapping m,
+                                            wavec_sym dim, wavec_expr e,
+                                            wavec_loc loc);
+WAVEC_API wavec_status wavec_mapping_end(wavec_kernel *k, wavec_mapping m,
+                                         wavec_loc loc);
 
 /* Values. `ept` (elements per thread) and `mapping` may be 0. */
-wavec_value wavec_scalar(wavec_kernel *k, double v, wavec_loc loc);
-wavec_value wavec_scalar_sym(wavec_kernel *k, wavec_sym s, wavec_loc loc);
-wavec_value wavec_register(wavec_kernel *k, size_t ndims,
-                           const wavec_sym *dims, wavec_dtype dt,
-                           wavec_value init, wavec_loc loc);
-wavec_value wavec_read(wavec_kernel *k, wavec_value mem, wavec_expr ept,
-                       wavec_mapping mapping, wavec_loc loc);
-wavec_value wavec_write(wavec_kernel *k, wavec_value v, wavec_value mem,
-                        wavec_expr ept, wavec_mapping mapping, wavec_loc loc);
-wavec_value wavec_mma(wavec_kernel *k, wavec_value lhs, wavec_value rhs,
-                      wavec_value acc, wavec_loc loc);
-wavec_value wavec_unary(wavec_kernel *k, wavec_op op, wavec_value x,
-                        wavec_loc loc);
+WAVEC_API wavec_value wavec_scalar(wavec_kernel *k, double v, wavec_loc loc);
+WAVEC_API wavec_value wavec_scalar_sym(wavec_kernel *k, wavec_sym s,
+                                       wavec_loc loc);
+WAVEC_API wavec_value wavec_register(wavec_kernel *k, size_t ndims,
+                                     const wavec_sym *dims, wavec_dtype dt,
+                                     wavec_value init, wavec_loc loc);
+WAVEC_API wavec_value wavec_read(wavec_kernel *k, wavec_value mem,
+                                 wavec_expr ept, wavec_mapping mapping,
+                                 wavec_loc loc);
+WAVEC_API wavec_value wavec_write(wavec_kernel *k, wavec_value v,
+                                  wavec_value mem, wavec_expr ept,
+                                  wavec_mapping mapping, wavec_loc loc);
+WAVEC_API wavec_value wavec_mma(wavec_kernel *k, wavec_value lhs,
+                                wavec_value rhs, wavec_value acc,
+                                wavec_loc loc);
+WAVEC_API wavec_value wavec_unary(wavec_kernel *k, wavec_op op, wavec_value x,
+                                  wavec_loc loc);
 /* Binary and comparison ops; a scalar or a value whose dims are a subset of
  * the other's is broadcast. */
-wavec_value wavec_binary(wavec_kernel *k, wavec_op op, wavec_value a,
-                         wavec_value b, wavec_loc loc);
-wavec_value wavec_select(wavec_kernel *k, wavec_value cond, wavec_value a,
-                         wavec_value b, wavec_loc loc);
-wavec_value wavec_cast(wavec_kernel *k, wavec_value x, wavec_dtype dt,
-                       wavec_loc loc);
-wavec_value wavec_permute(wavec_kernel *k, wavec_value x, size_t ndims,
-                          const wavec_sym *dims, wavec_loc loc);
-wavec_value wavec_broadcast(wavec_kernel *k, wavec_value x, size_t ndims,
-                            const wavec_sym *dims, wavec_loc loc);
+WAVEC_API wavec_value wavec_binary(wavec_kernel *k, wavec_op op, wavec_value a,
+                                   wavec_value b, wavec_loc loc);
+WAVEC_API wavec_value wavec_select(wavec_kernel *k, wavec_value cond,
+                                   wavec_value a, wavec_value b, wavec_loc loc);
+WAVEC_API wavec_value wavec_cast(wavec_kernel *k, wavec_value x, wavec_dtype dt,
+                                 wavec_loc loc);
+WAVEC_API wavec_value wavec_permute(wavec_kernel *k, wavec_value x,
+                                    size_t ndims, const wavec_sym *dims,
+                                    wavec_loc loc);
+WAVEC_API wavec_value wavec_broadcast(wavec_kernel *k, wavec_value x,
+                                      size_t ndims, const wavec_sym *dims,
+                                      wavec_loc loc);
 /* op is WAVEC_OP_MAX or WAVEC_OP_SUM; acc may be 0. */
-wavec_value wavec_reduce(wavec_kernel *k, wavec_op op, wavec_value x,
-                         wavec_value acc, wavec_sym dim, wavec_loc loc);
-wavec_value wavec_self_index(wavec_kernel *k, wavec_sym dim, wavec_dtype dt,
-                             wavec_loc loc);
+WAVEC_API wavec_value wavec_reduce(wavec_kernel *k, wavec_op op, wavec_value x,
+                                   wavec_value acc, wavec_sym dim,
+                                   wavec_loc loc);
+WAVEC_API wavec_value wavec_self_index(wavec_kernel *k, wavec_sym dim,
+                                       wavec_dtype dt, wavec_loc loc);
 
 /* iterate(DIM, c0 = init0, ...) { body; yield ... }. Between begin and yield
  * the builder appends to the loop body; wavec_loop_carried() is the value of
  * carried i inside the body, wavec_loop_result() the loop's result i. */
-wavec_loop wavec_loop_begin(wavec_kernel *k, wavec_sym dim, size_t n,
-                            const wavec_value *init, wavec_loc loc);
-wavec_value wavec_loop_carried(wavec_kernel *k, wavec_loop l, size_t i);
+WAVEC_API wavec_loop wavec_loop_begin(wavec_kernel *k, wavec_sym dim, size_t n,
+                                      const wavec_value *init, wavec_loc loc);
+WAVEC_API wavec_value wavec_loop_carried(wavec_kernel *k, wavec_loop l,
+                                         size_t i);
 /* iterate(D REL E, ...): walk only the tiles of D holding a coordinate d
  * with d REL e for some e in the workgroup's tile of E (a dimension split
  * over workgroups): under a causal mask, the tiles of keys a block of
@@ -344,21 +370,28 @@ wavec_value wavec_loop_carried(wavec_kernel *k, wavec_loop l, size_t i);
  * (M >= K2). The body still masks the tiles the diagonal crosses. Call
  * right after wavec_loop_begin. */
 typedef enum wavec_rel {
-  WAVEC_REL_NONE, WAVEC_REL_LT, WAVEC_REL_LE, WAVEC_REL_GT, WAVEC_REL_GE
+  WAVEC_REL_NONE,
+  WAVEC_REL_LT,
+  WAVEC_REL_LE,
+  WAVEC_REL_GT,
+  WAVEC_REL_GE
 } wavec_rel;
-wavec_status wavec_loop_bound(wavec_kernel *k, wavec_loop l, wavec_rel rel,
-                              wavec_sym dim, wavec_loc loc);
-wavec_status wavec_loop_yield(wavec_kernel *k, wavec_loop l, size_t n,
-                              const wavec_value *next, wavec_loc loc);
-wavec_value wavec_loop_result(wavec_kernel *k, wavec_loop l, size_t i);
+WAVEC_API wavec_status wavec_loop_bound(wavec_kernel *k, wavec_loop l,
+                                        wavec_rel rel, wavec_sym dim,
+                                        wavec_loc loc);
+WAVEC_API wavec_status wavec_loop_yield(wavec_kernel *k, wavec_loop l, size_t n,
+                                        const wavec_value *next, wavec_loc loc);
+WAVEC_API wavec_value wavec_loop_result(wavec_kernel *k, wavec_loop l,
+                                        size_t i);
 
 /* A name for dumps and diagnostics (the parser passes the source variable). */
-void wavec_value_name(wavec_kernel *k, wavec_value v, const char *name);
+WAVEC_API void wavec_value_name(wavec_kernel *k, wavec_value v,
+                                const char *name);
 
 /* ---- front end ----------------------------------------------------------- */
 /* Parses `.wave` source text into kernels of ctx. The text is copied. */
-wavec_status wavec_parse(wavec_ctx *ctx, const char *filename,
-                         const char *src, size_t len);
+WAVEC_API wavec_status wavec_parse(wavec_ctx *ctx, const char *filename,
+                                   const char *src, size_t len);
 
 /* ---- compilation --------------------------------------------------------- */
 /* Pass names, in pipeline order. */
@@ -377,8 +410,8 @@ typedef enum wavec_pass {
 #undef X
       WAVEC_PASS_COUNT
 } wavec_pass;
-const char *wavec_pass_name(wavec_pass p);
-int wavec_pass_lookup(const char *name); /* -1 when unknown */
+WAVEC_API const char *wavec_pass_name(wavec_pass p);
+WAVEC_API int wavec_pass_lookup(const char *name); /* -1 when unknown */
 
 /* Dump callback: called after each pass whose bit is set in the options with
  * the pass and the printed graph. */
@@ -386,24 +419,24 @@ typedef void (*wavec_dump_fn)(void *ud, wavec_pass pass, const char *text,
                               size_t len);
 
 typedef struct wavec_options {
-  uint32_t print_after;   /* bit (1u << pass) */
-  wavec_dump_fn dump;     /* called for print_after */
+  uint32_t print_after; /* bit (1u << pass) */
+  wavec_dump_fn dump;   /* called for print_after */
   void *dump_ud;
-  int check_only;         /* stop after `check` */
+  int check_only; /* stop after `check` */
 } wavec_options;
 
 /* Runs the pipeline on kernel k as far as it exists. */
-wavec_status wavec_compile(wavec_kernel *k, const wavec_options *opt);
+WAVEC_API wavec_status wavec_compile(wavec_kernel *k, const wavec_options *opt);
 
 /* Per-pass wall time of the last wavec_parse/wavec_compile on ctx, in
  * nanoseconds: index 0 is parsing, 1 + pass for each pass. */
-size_t wavec_time_count(wavec_ctx *ctx);
-int wavec_time_get(wavec_ctx *ctx, size_t i, const char **name,
-                   uint64_t *ns);
+WAVEC_API size_t wavec_time_count(wavec_ctx *ctx);
+WAVEC_API int wavec_time_get(wavec_ctx *ctx, size_t i, const char **name,
+                             uint64_t *ns);
 
 /* The kernel graph printed after its latest pass (deterministic). Valid until
  * the next call on the context. */
-const char *wavec_kernel_dump(wavec_kernel *k);
+WAVEC_API const char *wavec_kernel_dump(wavec_kernel *k);
 
 /* ---- running ------------------------------------------------------------- */
 /* A kernel argument after compilation: shape from the bound sizes. Buffers
@@ -417,27 +450,29 @@ typedef struct wavec_arg_info {
   size_t elems, bytes;
   int is_output;
 } wavec_arg_info;
-size_t wavec_arg_count(wavec_kernel *k);
-int wavec_arg_info_get(wavec_kernel *k, size_t i, wavec_arg_info *out);
+WAVEC_API size_t wavec_arg_count(wavec_kernel *k);
+WAVEC_API int wavec_arg_info_get(wavec_kernel *k, size_t i,
+                                 wavec_arg_info *out);
 
 /* Runs the compiled kernel in the simulator on host buffers args[i] (one per
  * argument, in declaration order). Every thread of every workgroup runs;
  * out-of-bounds accesses, reads of unwritten memory, shared-memory races,
  * conflicting writes, unmatched barriers and outputs not fully written are
  * errors (WAVEC_ERR_RUNTIME) at the source line responsible. */
-wavec_status wavec_simulate(wavec_kernel *k, void *const *args);
+WAVEC_API wavec_status wavec_simulate(wavec_kernel *k, void *const *args);
 
 /* Performance remarks of the last compile (each "file:line:col: remark: ...",
  * e.g. a layout conversion and the line that caused it). */
-size_t wavec_remark_count(wavec_kernel *k);
-const char *wavec_remark(wavec_kernel *k, size_t i);
+WAVEC_API size_t wavec_remark_count(wavec_kernel *k);
+WAVEC_API const char *wavec_remark(wavec_kernel *k, size_t i);
 
 /* Testing only: plants a named bug (e.g. "expand-lookup": expansion ignores
  * the coordinate when it looks up an operand's clone) so that tests can show
  * the verifier catches it. WAVEC_ERR_INVALID for an unknown name. */
-wavec_status wavec_test_hook(wavec_ctx *ctx, const char *name);
+WAVEC_API wavec_status wavec_test_hook(wavec_ctx *ctx, const char *name);
 
-/* ---- layout view ------------------------------------------------------------ */
+/* ---- layout view ------------------------------------------------------------
+ */
 /* Renders which lane holds which element of one operand of an mma type: the
  * tile of role "lhs" (M x K), "rhs" (N x K) or "acc" (M x N; role NULL means
  * "acc"), every cell "lane:elem". The picture is computed from the very
@@ -451,9 +486,9 @@ wavec_status wavec_test_hook(wavec_ctx *ctx, const char *name);
  * has no per-lane fragment: every cell shows "shared". *out (valid until the
  * context is freed) is set on success. WAVEC_ERR_INVALID, with a diagnostic
  * naming the valid choices, for an unknown mma type or role or a bad n. */
-wavec_status wavec_layout_render(wavec_ctx *ctx, const char *mma_name,
-                                 const char *role, int n, int svg,
-                                 const char **out);
+WAVEC_API wavec_status wavec_layout_render(wavec_ctx *ctx, const char *mma_name,
+                                           const char *role, int n, int svg,
+                                           const char **out);
 
 /* The same picture for a value of a compiled kernel (after wavec_compile):
  * one wave's tile of the value over its last two dims (the other dims at
@@ -468,10 +503,12 @@ wavec_status wavec_layout_render(wavec_ctx *ctx, const char *mma_name,
  * on that source line. WAVEC_ERR_INVALID, with a diagnostic listing valid
  * names, for an unknown node or a kernel not compiled; WAVEC_ERR_INTERNAL
  * when the clones overlap or leave a cell empty. */
-wavec_status wavec_layout_render_node(wavec_kernel *k, const char *node,
-                                      int svg, const char **out);
+WAVEC_API wavec_status wavec_layout_render_node(wavec_kernel *k,
+                                                const char *node, int svg,
+                                                const char **out);
 
-/* ---- NVIDIA back end ------------------------------------------------------ */
+/* ---- NVIDIA back end ------------------------------------------------------
+ */
 /* PTX for the compiled kernel k (after wavec_compile), for target "sm_80",
  * "sm_90" or "sm_90a": one module (.version 8.0) with one `.entry` named
  * after the kernel, taking one `.param .u64` per argument in declaration
@@ -485,14 +522,14 @@ wavec_status wavec_layout_render_node(wavec_kernel *k, const char *node,
  * other 64-lane waves, wgmma (a warpgroup mma) on a target other than
  * sm_90a, arithmetic on i1 values, tensors of more than 2^31 elements,
  * more threads or shared memory than a block can have. */
-wavec_status wavec_emit_ptx(wavec_kernel *k, const char *target,
-                            const char **ptx, size_t *len);
+WAVEC_API wavec_status wavec_emit_ptx(wavec_kernel *k, const char *target,
+                                      const char **ptx, size_t *len);
 
 /* Launch shape of the compiled kernel: grid and block in threads (x, y, z)
  * and the bytes of shared memory it uses (above 48 KiB: dynamic shared
  * memory, which the launch must pass and allow). */
-wavec_status wavec_launch_dims(wavec_kernel *k, uint32_t grid[3],
-                               uint32_t block[3], size_t *smem_bytes);
+WAVEC_API wavec_status wavec_launch_dims(wavec_kernel *k, uint32_t grid[3],
+                                         uint32_t block[3], size_t *smem_bytes);
 
 /* Runs the compiled kernel once on the first CUDA GPU, through the driver
  * API loaded at run time (dlopen "libcuda.so.1"; nothing links against
@@ -507,8 +544,8 @@ wavec_status wavec_launch_dims(wavec_kernel *k, uint32_t grid[3],
  * error and the step that failed, when there is no driver ("no CUDA driver
  * (libcuda.so.1 not found)"), no device, or the JIT, launch or kernel
  * fails. */
-wavec_status wavec_gpu_run(wavec_kernel *k, void *const *host_args,
-                           double *ms);
+WAVEC_API wavec_status wavec_gpu_run(wavec_kernel *k, void *const *host_args,
+                                     double *ms);
 
 #ifdef __cplusplus
 }

@@ -203,7 +203,8 @@ if want builder && have "$WAVEC"; then
   [ $n -eq 0 ] && bad "builder (no examples/*_builder.c)"
 fi
 
-# ---- the build itself: the other compiler, header dependencies --------------
+# ---- the build itself: the other compiler, header dependencies, the
+# libraries' exported names, make install --------------------------------------
 # make runs here without the make that may have started this script.
 mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make "$@"; }
 if want build; then
@@ -251,6 +252,52 @@ if want build; then
     if [ $n -eq 0 ]; then bad "build/depend (no includes found)"
     elif [ -z "$miss" ]; then ok "build/depend ($n header inclusions tracked)"
     else bad "build/depend (a header change rebuilds too little)" "$miss"; fi
+  fi
+  # The libraries export the API and nothing else: the defined global
+  # symbols of libwavec.so and libwavec.a are exactly the functions
+  # include/wavec.h declares with WAVEC_API.
+  api=$(sed -nE 's/^WAVEC_API .*[ *](wavec_[a-z0-9_]+)\(.*/\1/p' include/wavec.h | sort)
+  if [ ! -e "$REL/libwavec.so" ] || [ ! -e "$REL/libwavec.a" ]; then
+    bad "build/lib ($REL/libwavec.so or .a is not built: run make test, or make MODE=release all)"
+  else
+    so=$(nm -D --defined-only "$REL/libwavec.so" | awk 'NF == 3 {print $3}' | sort)
+    ar=$(nm -g --defined-only "$REL/libwavec.a" | awk 'NF == 3 {print $3}' | sort)
+    n=$(grep -c . <<<"$api")
+    if [ "$n" -lt 50 ]; then bad "build/lib (only $n WAVEC_API functions found in include/wavec.h)"
+    elif [ "$so" != "$api" ]; then bad "build/lib (libwavec.so exports other names than WAVEC_API)" "$(diff <(echo "$api") <(echo "$so"))"
+    elif [ "$ar" != "$api" ]; then bad "build/lib (libwavec.a defines other global names than WAVEC_API)" "$(diff <(echo "$api") <(echo "$ar"))"
+    else ok "build/lib (libwavec.so and libwavec.a: the $n WAVEC_API functions only)"; fi
+  fi
+  # make install into a fresh prefix; a user's program (tests/install)
+  # built against the installed header with -lwavec (shared) and against
+  # libwavec.a (static) runs; the header also compiles as C99 -pedantic.
+  pre=$tmp/prefix
+  if ! mk MODE=release install PREFIX="$pre" >"$tmp/out" 2>&1; then
+    bad "build/install (make install failed)" "$(tail -n 20 "$tmp/out")"
+  else
+    why=""
+    for f in bin/wavec include/wavec.h lib/libwavec.a lib/libwavec.so; do
+      [ -e "$pre/$f" ] || why+="$f is not installed; "
+    done
+    use=tests/install/use_wavec.c
+    if [ -n "$why" ]; then :
+    elif ! cc -std=c99 -pedantic -Wall -Wextra -Werror -I"$pre/include" "$use" \
+           -L"$pre/lib" -lwavec -o "$tmp/use_so" >"$tmp/out" 2>&1; then
+      why="linking against the installed libwavec.so failed: $(head -n 5 "$tmp/out")"
+    elif ! LD_LIBRARY_PATH=$pre/lib limit "$tmp/use_so" >"$tmp/out" 2>&1; then
+      why="the program linked against libwavec.so: $(cat "$tmp/out")"
+    elif ! LD_LIBRARY_PATH=$pre/lib ldd "$tmp/use_so" | grep -qF "$pre/lib/libwavec.so"; then
+      why="the program did not load the installed libwavec.so"
+    elif ! cc -std=c99 -I"$pre/include" "$use" "$pre/lib/libwavec.a" -lm -ldl \
+           -o "$tmp/use_a" >"$tmp/out" 2>&1; then
+      why="linking against the installed libwavec.a failed: $(head -n 5 "$tmp/out")"
+    elif ! limit "$tmp/use_a" >"$tmp/out" 2>&1; then
+      why="the program linked against libwavec.a: $(cat "$tmp/out")"
+    elif ! "$pre/bin/wavec" check examples/gemm.wave >"$tmp/out" 2>&1; then
+      why="the installed wavec: $(head -n 5 "$tmp/out")"
+    fi
+    if [ -z "$why" ]; then ok "build/install (make install; a program against the installed header, .so and .a)"
+    else bad "build/install ($why)"; fi
   fi
 fi
 

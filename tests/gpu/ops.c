@@ -14,7 +14,8 @@
  * row matches, 1 when some row does not, 2 when the GPU run could not be
  * made (no driver or device: the message says which).
  *
- * Built and run by tests/gpu/run.sh: cc tests/gpu/ops.c libwavec.a.
+ * Built and run by tests/gpu/run.sh: cc tests/gpu/ops.c wavec-internal.a
+ * (the build's archive of every object, internal names included).
  * `ops --ptx FILE` also writes the program's PTX (for ptxas). */
 #include <math.h>
 #include <stdio.h>

@@ -34,7 +34,7 @@ if ! make MODE=release -j"$(nproc)" >"$LOG/build.log" 2>&1; then
   tail -30 "$LOG/build.log"; echo "build failed"; exit 1
 fi
 cc -std=c17 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Iinclude -Isrc -O2 \
-  tests/gpu/ops.c build/release/libwavec.a -lm -ldl -o build/release/gpu_ops \
+  tests/gpu/ops.c build/release/wavec-internal.a -lm -ldl -o build/release/gpu_ops \
   >>"$LOG/build.log" 2>&1 || { tail -30 "$LOG/build.log"; echo "ops build failed"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 

@@ -9,8 +9,9 @@
  * deterministic. Outputs must not alias inputs.
  *
  * Not part of the library: tests compile ref.c into themselves. It uses
- * support/half.h and the two f64 conversions of support/half.c (in
- * libwavec.a). Scratch memory comes from malloc; failure aborts. */
+ * support/half.h and the two f64 conversions of support/half.c (in the
+ * build's wavec-internal.a). Scratch memory comes from malloc; failure
+ * aborts. */
 #ifndef WV_TESTS_REF_H
 #define WV_TESTS_REF_H
 

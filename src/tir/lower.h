@@ -1,0 +1,234 @@
+/* The lowering's private interface: the state one run of the lowering
+ * shares across its files, and the functions they call in each other.
+ *
+ * The files, by job:
+ *   lower.c             the driver: the pass, the node dispatch, emit()
+ *   lower_expr.c        index expressions -> integer code (hash-consed CSE)
+ *   lower_layout.c      what a layout puts in which lane (memoized tables)
+ *   lower_mem.c         global reads and writes, fragment loads from shared
+ *   lower_ldmatrix.c    choosing ldmatrix for fragment loads
+ *   lower_elementwise.c elementwise ops and their tables
+ *   lower_mma.c         mma.sync and wgmma
+ *   lower_reduce.c      reductions: in a thread, across lanes and waves
+ *   lower_convert.c     layout conversions: in registers or through shared
+ *   lower_copy.c        copies of staged tiles: where they stand, rings
+ *   lower_loop.c        loops: walks, the causal mask split, wgmma carries
+ *   promote.c           which reads are staged in shared memory, ring depth
+ */
+#ifndef WV_LOWER_H
+#define WV_LOWER_H
+
+#include "passes/dist.h"
+#include "tir/tir.h"
+
+typedef struct memo_ent {
+  ex_t e;
+  uint32_t reg;
+  uint32_t scope;
+} memo_ent;
+
+/* A global load in scope: what it loaded (argument, offset and mask
+ * registers, type) into which register. */
+typedef struct load_ent {
+  int64_t arg;
+  uint32_t off, mask;
+  tir_ty ty;
+  uint32_t reg, scope;
+} load_ent;
+
+/* An ldmatrix decision: for these fragment addresses, the address each
+ * lane supplies (0: no ldmatrix) and whether it is the transposed one. */
+typedef struct ldsm_memo {
+  uint32_t ne;
+  ex_t addr[8];
+  ex_t e;
+  bool tr;
+} ldsm_memo;
+
+/* What the lowering works out once per layout (see facts_of). */
+typedef struct layout_facts {
+  const wv_layout *l;
+  const int64_t *frag; /* frag_table, or NULL until asked for */
+  const uint32_t *rep; /* elem_reps, or NULL until asked for */
+} layout_facts;
+
+/* ---- staging mma operands through shared memory
+ * ------------------------------ A read whose every use is an mma operand,
+ * inside a loop, is staged: the whole workgroup tile of its memory is copied to
+ * shared memory by all threads with 16-byte asynchronous copies (coalesced),
+ * then each lane loads its fragment elements from there. Rows are padded by 16
+ * bytes against bank conflicts.
+ *
+ * A tile that moves with the loop around it streams through a ring of S
+ * slots (hardware `stages`): before the loop tiles 0..S-2 are issued; at
+ * the top of iteration i the thread waits for tile i's copies, a barrier
+ * makes them visible (and ends every reader of iteration i-1), tile i+S-1
+ * is issued into the slot iteration i-1 used, and the body computes on
+ * slot i mod S. One barrier per iteration; S-1 tiles in flight. With S = 1
+ * (and for tiles that do not move with their loop) the copy stands where
+ * the tile is used: barrier, copy, wait, barrier. */
+typedef struct stage {
+  uint32_t mem;                 /* the ARG node */
+  wavec_sym loopvar;            /* the loop counter its tile moves with */
+  uint32_t loop;                /* ITERATE whose ring streams it, or 0 */
+  int64_t base;                 /* byte offset in shared memory (slot 0) */
+  int64_t bytes;                /* one tile, padded, a multiple of 16 */
+  int64_t slot;                 /* bytes between the slots of its ring */
+  ex_t at;                      /* byte offset of the slot in use, or 0 */
+  int64_t ext[WV_MAX_DIMS];     /* tile extent per memory dim */
+  int64_t sstride[WV_MAX_DIMS]; /* shared stride (elements) per memory dim */
+  ex_t start[WV_MAX_DIMS];      /* the workgroup tile's first coordinate */
+  uint32_t done_scope;          /* scope whose iteration copied it, +1 */
+  bool swz;                     /* a wgmma operand: 128-byte rows, swizzled */
+} stage;
+
+enum { STAGE_VEC = 8, STAGE_PAD = 8 }; /* elements of 16 bits */
+/* A wgmma operand tile [rows, cols] (the last two memory dims; any dims
+ * before them of extent 1): column panels of 64 elements of 16 bits, each
+ * panel rows x 128 bytes, one after the other; each group of 8 rows is
+ * 1024 bytes and 1024-aligned, its 16-byte chunks swizzled (T_SWZ) as the
+ * matrix descriptor's 128-byte mode expects. */
+enum { SWZ_ROW = 64, SWZ_ALIGN = 1024 };
+
+typedef struct lw {
+  wv_kernel *k;
+  wavec_ctx *ctx;
+  wv_dist *d;
+  wv_index *ix;
+  wv_graph *g;
+  tir_prog *p;
+  uint32_t *vals; /* node id -> first register of its elements */
+  memo_ent *memo; /* open addressing by ex_t */
+  uint32_t memo_cap, memo_used;
+  VEC(uint32_t) scopes; /* open scopes, innermost last */
+  uint8_t *scope_open;  /* by scope id */
+  uint32_t nscopes;
+  uint32_t *loopreg;    /* by symbol: the counter register of $ARGD */
+  VEC(wavec_sym) bsyms; /* bound user symbols and their values */
+  VEC(ex_t) bvals;
+  ex_range *ranges;
+  uint32_t nranges;
+  wavec_loc loc;
+  int64_t convert_bytes; /* shared memory of the widest conversion */
+  int64_t stage_bytes;   /* shared memory of staged operands, before it */
+  int64_t stages;        /* slots of each loop's ring of staged tiles */
+  bool *mma_only;        /* by node: every use is an mma lhs or rhs */
+  bool *written;         /* by ARG node: some write stores to it */
+  bool *hoisted;         /* by node: lowered before its loop */
+  /* by staged read: the fragments of a staged read are loaded at each use
+   * instead of at the read, once per scope; 1 + the scope whose registers
+   * hold them, 0 if none. That keeps a large operand that a loop reuses
+   * (attention's q, the backward's k and v) in shared memory instead of
+   * registers, and puts fragment loads next to the mma that takes them. */
+  uint32_t *lazy_scope;
+  /* global loads of arguments the kernel does not write, for reuse: the
+   * elements a lane holds of a broadcast operand often repeat (attention's
+   * lse and D per row, read for every column) */
+  VEC(load_ent) loads;
+  bool *remarked;          /* by origin: conversion remark given */
+  bool *red_more;          /* by reduction link: a later link follows it */
+  uint32_t *red_init;      /* by deferred link: the chain's initial value */
+  struct stage **stage_of; /* by origin (pre-expansion node): its staging */
+  VEC(struct stage *) stages_all; /* every staged tile, once */
+  uint32_t *nuses;                /* by node: operands that name it */
+  bool wgmma;                     /* the kernel's mma is a warpgroup one */
+  /* registers a wgmma in flight writes (by register; see emit) */
+  VEC(uint8_t) pend;
+  uint32_t npend;
+  bool carry_group;   /* the ENDLOOP being emitted keeps a group in flight */
+  int64_t *frag_vals; /* frag_at's scratch */
+  bool *frag_known;
+  VEC(layout_facts) facts;   /* frag_table and elem_reps, by layout */
+  VEC(ldsm_memo) ldsm_memos; /* try_ldmatrix's decisions */
+  bool *unmask_cand; /* by node: a causal mask of its loop (mask_split) */
+  bool unmasking;    /* lowering the tiles the masks leave whole */
+} lw;
+
+/* What the parts of one loop's walk share (see lower_loop_part). */
+typedef struct loop_part {
+  uint32_t id;   /* the ITERATE */
+  stage **piped; /* the tiles its ring streams */
+  uint32_t npiped;
+  int64_t S, ahead_n; /* ring slots, tiles issued ahead */
+  bool carry;         /* may carry its last wgmma group into the next */
+  int64_t trips;      /* the most tiles */
+  uint32_t last;      /* register: the end of the whole walk (0: trips) */
+} loop_part;
+
+/* lower.c */
+uint32_t lw_reg(lw *w, tir_ty ty);
+bool lw_pending(const lw *w, uint32_t r);
+tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
+                   uint32_t b, uint32_t c, int64_t imm);
+uint32_t lw_op2(lw *w, tir_op op, tir_ty ty, uint32_t a, uint32_t b);
+uint32_t lw_iconst(lw *w, int64_t v);
+void lw_const_into(lw *w, tir_ty ty, uint32_t d, double v);
+uint32_t lw_nelem(lw *w, uint32_t id);
+uint32_t lw_elem(lw *w, uint32_t op, uint32_t e, tir_ty ty);
+uint32_t lw_new_regs(lw *w, tir_ty ty, uint32_t n);
+void lw_open_scope(lw *w);
+void lw_close_scope(lw *w);
+tir_ty lw_node_ty(const wv_node *n);
+void lw_node(lw *w, uint32_t id);
+void lw_block(lw *w, uint32_t block);
+
+/* lower_expr.c */
+uint32_t lw_expr(lw *w, ex_t e);
+ex_t lw_concrete(lw *w, ex_t e, uint32_t elem);
+ex_t lw_index_of(lw *w, uint32_t id, wavec_sym dim);
+ex_t lw_linear_tid(lw *w);
+ex_t lw_wave_id(lw *w);
+uint32_t lw_smem_addr(lw *w, ex_t e, ex_t at);
+bool lw_eval_threads(lw *w, ex_t e, int64_t *out);
+
+/* lower_layout.c */
+void lw_frag_at(lw *w, const wv_layout *l, int lane, uint32_t e, int64_t *out);
+const int64_t *lw_frag_table(lw *w, const wv_layout *l);
+const uint32_t *lw_elem_reps(lw *w, const wv_layout *l);
+
+/* lower_mem.c */
+void lw_read(lw *w, uint32_t id);
+void lw_write(lw *w, uint32_t id);
+void lw_bound_check(lw *w, ex_t c, int64_t size, uint32_t *mask);
+ex_t lw_staged_addr(lw *w, uint32_t id, const stage *st, uint32_t e);
+void lw_staged_read(lw *w, uint32_t id, stage *st);
+
+/* lower_ldmatrix.c */
+bool lw_try_ldmatrix(lw *w, uint32_t id, const ex_t *addr, uint32_t ne,
+                     tir_ty ty, ex_t at);
+
+/* lower_elementwise.c */
+void lw_register(lw *w, uint32_t id);
+void lw_cast(lw *w, uint32_t id);
+void lw_select(lw *w, uint32_t id);
+void lw_self_index(lw *w, uint32_t id);
+extern const tir_op lw_unary_ops[WAVEC_OP_COUNT];
+void lw_elementwise(lw *w, uint32_t id);
+
+/* promote.c */
+ex_t lw_stage_elem_off(wavec_ctx *ctx, const stage *st, uint32_t nd,
+                       const ex_t *local);
+bool lw_loop_invariant(lw *w, const wv_node *r, const wv_node *it);
+void lw_place_stages(lw *w);
+
+/* lower_copy.c */
+void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra);
+void lw_stage_copy(lw *w, stage *const *sts, uint32_t n);
+ex_t lw_slot_at(lw *w, const stage *st, int64_t S, ex_t tile);
+bool lw_ring_carries(const lw *w, int64_t S);
+int64_t lw_ring_ahead(const lw *w, int64_t S);
+
+/* lower_mma.c */
+void lw_mma(lw *w, uint32_t id);
+
+/* lower_reduce.c */
+void lw_reduce(lw *w, uint32_t id);
+
+/* lower_convert.c */
+void lw_convert(lw *w, uint32_t id);
+
+/* lower_loop.c */
+void lw_iterate(lw *w, uint32_t id);
+void lw_yield(lw *w, uint32_t id);
+
+#endif

@@ -1,0 +1,144 @@
+/* The lowering: layout conversions, in registers where each lane already
+ * holds its elements, else through shared memory between barriers. */
+#include "tir/lower.h"
+
+/* A conversion in which every lane already holds each element it needs in
+ * some register of some operand clone (FlashAttention's reuse of two n8
+ * accumulator tiles as one k16 operand is one): register moves only. Fills
+ * src[e] with the register of element e; false if some element must come
+ * from another lane. Decided by evaluating every lane and element. */
+static bool in_register(lw *w, uint32_t id, uint32_t *src) {
+  wv_node *n = wv_get(w->g, id);
+  wv_nodeinfo *in = &w->ix->info[id];
+  const wv_layout *lr = in->layout;
+  int lanes = w->d->lanes;
+  const int64_t *tw = lw_frag_table(w, lr);
+  size_t pw = (size_t)lr->nelem * lr->n;
+  for (uint32_t e = 0; e < lr->nelem; e++) {
+    src[e] = 0;
+    for (uint32_t j = 0; j < n->nops && !src[e]; j++) {
+      uint32_t o = n->ops[j];
+      wv_nodeinfo *oi = &w->ix->info[o];
+      wv_node *on = wv_get(w->g, o);
+      const int64_t *th = lw_frag_table(w, oi->layout);
+      size_t ph = (size_t)oi->layout->nelem * oi->layout->n;
+      for (uint32_t f = 0; f < oi->layout->nelem && !src[e]; f++) {
+        bool all = true;
+        for (int l = 0; l < lanes && all; l++) {
+          const int64_t *want = tw + l * pw + (size_t)e * lr->n;
+          const int64_t *have = th + l * ph + (size_t)f * oi->layout->n;
+          for (uint32_t i = 0; i < n->type.n && all; i++) {
+            wavec_sym dim = n->type.dims[i];
+            const wv_ldim *rd = &lr->d[i];
+            int64_t mine = in->coord[i] * rd->v + want[i];
+            for (uint32_t t = 0; t < on->type.n; t++)
+              if (on->type.dims[t] == dim) {
+                const wv_ldim *od = wv_layout_dim(oi->layout, dim);
+                uint32_t k = (uint32_t)(od - oi->layout->d);
+                all = oi->coord[t] * od->v + have[k] == mine;
+              }
+          }
+        }
+        if (all)
+          src[e] = w->vals[o] + f;
+      }
+    }
+    if (!src[e])
+      return false;
+  }
+  return true;
+}
+
+/* One remark per converted value: where, what, and how it moves. */
+static void remark_convert(lw *w, uint32_t id, const char *how) {
+  wv_nodeinfo *in = &w->ix->info[id];
+  if (w->remarked[in->origin])
+    return;
+  w->remarked[in->origin] = true;
+  wv_node *n = wv_get(w->g, id);
+  wv_buf b;
+  wv_remark_start(w->k, n->loc, &b);
+  wv_buf_printf(&b, "layout conversion of '%s' ",
+                n->name ? n->name : wv_ops[wv_get(w->g, n->ops[0])->op].name);
+  wv_type_print(w->ctx, &b, &n->type);
+  wv_buf_printf(&b, " %s", how);
+  wv_remark_end(w->k, &b);
+}
+
+void lw_convert(lw *w, uint32_t id) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  wv_nodeinfo *in = &w->ix->info[id];
+  const wv_layout *lr = in->layout;
+  tir_ty ty = tir_ty_of(n->type.dt);
+  uint32_t *src = wv_alloc(ctx, lr->nelem * sizeof *src);
+  if (in_register(w, id, src)) {
+    remark_convert(w, id, "in registers (each lane holds what it needs)");
+    uint32_t first = lw_new_regs(w, ty, lr->nelem);
+    for (uint32_t e = 0; e < lr->nelem; e++)
+      lw_emit(w, T_MOV, ty, first + e, src[e], 0, 0, 0);
+    w->vals[id] = first;
+    return;
+  }
+  int64_t elems = 1, stride[WV_MAX_DIMS];
+  for (int i = (int)n->type.n - 1; i >= 0; i--) {
+    stride[i] = elems;
+    elems *= wv_layout_dim(lr, n->type.dims[i])->v;
+  }
+  remark_convert(w, id, "through shared memory (a round trip with two "
+                        "barriers)");
+  int64_t nwaves = w->d->waves[0] * w->d->waves[1] * w->d->waves[2];
+  int64_t esize = tir_ty_bytes(ty);
+  /* one region per wave at the start of shared memory (conversions are
+   * separated by barriers, so they share it) */
+  int64_t bytes = (elems * nwaves * esize + 15) / 16 * 16;
+  if (bytes > w->convert_bytes)
+    w->convert_bytes = bytes;
+  /* addresses in elements below, in bytes when lowered; the region follows
+   * the staged operands */
+  ex_t base = ex_add(ctx, ex_const(ctx, w->stage_bytes / esize),
+                     ex_mul(ctx, lw_wave_id(w), ex_const(ctx, elems)));
+  lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  for (uint32_t j = 0; j < n->nops; j++) {
+    uint32_t o = n->ops[j];
+    wv_node *on = wv_get(w->g, o);
+    wv_nodeinfo *oi = &w->ix->info[o];
+    for (uint32_t e = 0; e < oi->layout->nelem; e++) {
+      ex_t off = base;
+      uint32_t mask = 0;
+      for (uint32_t i = 0; i < on->type.n; i++) {
+        wavec_sym dim = on->type.dims[i];
+        const wv_ldim *od = wv_layout_dim(oi->layout, dim);
+        const wv_ldim *rd = wv_layout_dim(lr, dim);
+        int32_t rc = 0;
+        uint32_t ri = 0;
+        for (uint32_t t = 0; t < n->type.n; t++)
+          if (n->type.dims[t] == dim)
+            rc = in->coord[t], ri = t;
+        ex_t local = ex_add(ctx, ex_const(ctx, oi->coord[i] * od->v - rc * rd->v),
+                            od->frag);
+        local = lw_concrete(w, local, e);
+        lw_bound_check(w, local, rd->v, &mask);
+        off = ex_add(ctx, off, ex_mul(ctx, local, ex_const(ctx, stride[ri])));
+      }
+      off = ex_mul(ctx, off, ex_const(ctx, esize));
+      uint32_t a = lw_expr(w, lw_concrete(w, off, e));
+      lw_emit(w, T_STS, ty, 0, a, lw_elem(w, o, e, ty), mask, 0);
+    }
+  }
+  /* planted bug for the tests: lanes read what others have not written */
+  if (!(w->ctx->test_hooks & WV_HOOK_DROP_BARRIER))
+    lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  uint32_t first = lw_new_regs(w, ty, lr->nelem);
+  for (uint32_t e = 0; e < lr->nelem; e++) {
+    ex_t off = base;
+    for (uint32_t i = 0; i < n->type.n; i++) {
+      const wv_ldim *rd = wv_layout_dim(lr, n->type.dims[i]);
+      off = ex_add(ctx, off, ex_mul(ctx, rd->frag, ex_const(ctx, stride[i])));
+    }
+    off = ex_mul(ctx, off, ex_const(ctx, esize));
+    lw_emit(w, T_LDS, ty, first + e, lw_expr(w, lw_concrete(w, off, e)), 0, 0,
+            0);
+  }
+  w->vals[id] = first;
+}

@@ -1,0 +1,86 @@
+/* The lowering: the asynchronous copies of staged tiles into shared
+ * memory, where they stand or through a loop's ring. */
+#include "tir/lower.h"
+
+/* Issues the asynchronous copies of st's workgroup tile, 16 bytes each,
+ * all threads together, into the slot at byte offset `at` (0: slot 0); the
+ * loop counter (if any) replaced by `shift` (0: as is), each copy also
+ * predicated by `extra` (0: none). */
+void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *mem = wv_get(w->g, st->mem);
+  tir_ty ty = tir_ty_of(mem->type.dt);
+  uint32_t nd = mem->type.n;
+  int64_t total = 1;
+  for (uint32_t i = 0; i < nd; i++)
+    total *= st->ext[i];
+  int64_t nvec = total / STAGE_VEC;
+  int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
+  int64_t iters = (nvec + threads - 1) / threads;
+  ex_t tid = lw_linear_tid(w);
+  for (int64_t it = 0; it < iters; it++) {
+    ex_t v = ex_add(ctx, tid, ex_const(ctx, it * threads));
+    uint32_t mask = 0;
+    if (nvec % threads)
+      lw_bound_check(w, lw_concrete(w, v, 0), nvec, &mask);
+    /* local coordinates of the vector's first element, row-major */
+    ex_t rest = ex_mul(ctx, v, ex_const(ctx, STAGE_VEC));
+    ex_t goff = ex_const(ctx, 0), local[WV_MAX_DIMS];
+    int64_t gstride = 1;
+    for (int i = (int)nd - 1; i >= 0; i--) {
+      ex_t c = i > 0 ? ex_mod(ctx, rest, ex_const(ctx, st->ext[i])) : rest;
+      rest = ex_floordiv(ctx, rest, ex_const(ctx, st->ext[i]));
+      goff = ex_add(ctx, goff,
+                    ex_mul(ctx, ex_add(ctx, st->start[i], c),
+                           ex_const(ctx, gstride)));
+      local[i] = c;
+      gstride *= w->k->bind.ival[mem->type.dims[i]];
+    }
+    ex_t soff = lw_stage_elem_off(ctx, st, nd, local);
+    if (shift && st->loopvar)
+      goff = ex_subst(ctx, goff, 1, &st->loopvar, &shift);
+    soff = ex_add(ctx, ex_const(ctx, st->base),
+                  ex_mul(ctx, soff, ex_const(ctx, 2)));
+    uint32_t m = mask;
+    if (extra)
+      m = mask ? lw_op2(w, T_AND, TY_PRED, mask, extra) : extra;
+    uint32_t sa = lw_smem_addr(w, lw_concrete(w, soff, 0), at);
+    if (st->swz)
+      sa = lw_op2(w, T_SWZ, TY_I32, sa, 0);
+    lw_emit(w, T_CPA, ty, 0, sa, lw_expr(w, lw_concrete(w, goff, 0)), m,
+            mem->index);
+  }
+}
+
+/* The whole copy of n tiles, where it stands: barrier, copy, wait,
+ * barrier. */
+void lw_stage_copy(lw *w, stage *const *sts, uint32_t n) {
+  lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  for (uint32_t i = 0; i < n; i++)
+    lw_stage_issue(w, sts[i], 0, 0, 0);
+  lw_emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
+  lw_emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, 0);
+  lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+}
+
+/* The byte offset of the ring slot that holds tile `tile` of st (of S). */
+ex_t lw_slot_at(lw *w, const stage *st, int64_t S, ex_t tile) {
+  wavec_ctx *ctx = w->ctx;
+  return lw_concrete(
+      w,
+      ex_mul(ctx, ex_mod(ctx, tile, ex_const(ctx, S)), ex_const(ctx, st->slot)),
+      0);
+}
+
+/* Does a loop streaming through a ring of S slots carry its last wgmma
+ * group into the next iteration when it can (see carry_blocker)? */
+bool lw_ring_carries(const lw *w, int64_t S) {
+  return w->wgmma && S >= 3 && !(w->ctx->test_hooks & WV_HOOK_WGMMA_NO_CARRY);
+}
+
+/* How many tiles a ring of S slots keeps in flight ahead of the one being
+ * computed on: S-1, or S-2 when the loop carries a wgmma group (which may
+ * still read the previous tile's slot). */
+int64_t lw_ring_ahead(const lw *w, int64_t S) {
+  return lw_ring_carries(w, S) ? S - 2 : S - 1;
+}

@@ -1,0 +1,78 @@
+/* The lowering: what a layout puts in which lane, evaluated once per
+ * layout (frag_table, elem_reps). */
+#include "tir/lower.h"
+
+/* Coordinates (relative to the vector tile) of element e of `lane` under
+ * layout l, evaluated numerically; out[i] for l->d[i]. */
+void lw_frag_at(lw *w, const wv_layout *l, int lane, uint32_t e, int64_t *out) {
+  wavec_ctx *ctx = w->ctx;
+  uint32_t ns = ctx->sym_names.n;
+  if (!w->frag_vals) { /* scratch, shared by every call */
+    w->frag_vals = wv_alloc(ctx, ns * sizeof *w->frag_vals);
+    w->frag_known = wv_alloc(ctx, ns * sizeof *w->frag_known);
+  }
+  int64_t *vals = w->frag_vals;
+  bool *known = w->frag_known;
+  vals[w->d->T[0]] = lane;
+  known[w->d->T[0]] = true;
+  vals[w->d->E] = e;
+  known[w->d->E] = true;
+  for (uint32_t i = 0; i < l->n; i++)
+    if (!ex_eval(ctx, l->d[i].frag, vals, known, ns, &out[i]))
+      wv_fail(ctx, D_INTERNAL, w->loc, "a layout depends on more than the "
+              "lane and the element number");
+}
+
+/* The memo entry of layout l (one per distinct layout). */
+static layout_facts *facts_of(lw *w, const wv_layout *l) {
+  for (uint32_t i = 0; i < w->facts.n; i++)
+    if (w->facts.v[i].l == l || wv_layout_eq(w->facts.v[i].l, l))
+      return &w->facts.v[i];
+  layout_facts f = {l, NULL, NULL};
+  vec_push(w->ctx, &w->facts, f);
+  return &w->facts.v[w->facts.n - 1];
+}
+
+/* The coordinates of every element of layout l in every lane, by
+ * [lane][element][dim of l] (frag_at for all of them). Memoized. */
+const int64_t *lw_frag_table(lw *w, const wv_layout *l) {
+  layout_facts *f = facts_of(w, l);
+  if (f->frag)
+    return f->frag;
+  int lanes = w->d->lanes;
+  size_t per = (size_t)l->nelem * l->n;
+  int64_t *t = wv_alloc(w->ctx, ((size_t)lanes * per + 1) * sizeof *t);
+  for (int ln = 0; ln < lanes; ln++)
+    for (uint32_t e = 0; e < l->nelem; e++)
+      lw_frag_at(w, l, ln, e, t + ln * per + (size_t)e * l->n);
+  return f->frag = t;
+}
+
+/* For each element e of layout l, the first element with the same
+ * coordinates in every lane (e itself when none comes before it): a value
+ * whose type lacks a dim the layout's elements range over (a row maximum
+ * in the accumulator's layout) holds each of its values several times.
+ * Coordinates are compared as simplified expressions in the lane, so a
+ * sharing the simplifier cannot prove is missed, never invented.
+ * Memoized. */
+const uint32_t *lw_elem_reps(lw *w, const wv_layout *l) {
+  wavec_ctx *ctx = w->ctx;
+  layout_facts *f = facts_of(w, l);
+  if (f->rep)
+    return f->rep;
+  uint32_t ne = l->nelem, nd = l->n;
+  uint32_t *rep = wv_alloc(ctx, (ne ? ne : 1) * sizeof *rep);
+  /* the coordinates of each element, in the lane only (hash-consed: equal
+   * expressions are the same handle) */
+  ex_t *co = wv_alloc(ctx, ((size_t)ne * nd + 1) * sizeof *co);
+  for (uint32_t e = 0; e < ne; e++)
+    for (uint32_t d = 0; d < nd; d++)
+      co[(size_t)e * nd + d] = lw_concrete(w, l->d[d].frag, e);
+  for (uint32_t e = 0; e < ne; e++) {
+    rep[e] = e;
+    for (uint32_t g = 0; g < e && rep[e] == e; g++)
+      if (!memcmp(co + (size_t)g * nd, co + (size_t)e * nd, nd * sizeof *co))
+        rep[e] = g;
+  }
+  return f->rep = rep;
+}

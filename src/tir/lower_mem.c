@@ -1,0 +1,226 @@
+/* The lowering: global memory accesses (offsets, bounds masks, reuse of
+ * loads) and the fragment loads of staged reads from shared memory. */
+#include "tir/lower.h"
+
+/* Offset (in elements) of element e of clone `id` (a READ, or the value a
+ * WRITE stores) in memory `mem`, through the mapping if any; *mask gets a
+ * predicate register, or 0 when the access is provably in bounds. */
+/* The memory coordinate along each memory dim (out[i] for mem dim i) of
+ * element e of clone `id` (a READ, or the value a WRITE stores), through the
+ * mapping if any, as concrete expressions. */
+static void mem_coords(lw *w, uint32_t id, uint32_t mapping,
+                       const wv_node *mem, uint32_t e, ex_t *out) {
+  wavec_ctx *ctx = w->ctx;
+  wv_kernel *k = w->k;
+  wv_mapping *m = mapping ? &k->mappings.v[mapping - 1] : NULL;
+  ex_t iterval[WV_MAX_DIMS];
+  if (m) {
+    /* outputs bind each iterator to a register coordinate */
+    for (uint32_t j = 0; j < m->iters.n; j++)
+      iterval[j] = 0;
+    for (uint32_t o = 0; o < m->outputs.n; o++) {
+      ex_t oe = m->outputs.v[o].e;
+      wavec_sym it = ex_sym_of(ctx, oe);
+      uint32_t j = 0;
+      while (j < m->iters.n && m->iters.v[j] != it)
+        j++;
+      if (!it || j == m->iters.n)
+        wv_fail(ctx, D_MAPPING, m->outputs.v[o].loc,
+                "mapping '%s': an output must be one of its iterators",
+                m->name);
+      iterval[j] = lw_index_of(w, id, m->outputs.v[o].dim);
+    }
+  }
+  for (uint32_t i = 0; i < mem->type.n; i++) {
+    wavec_sym dim = mem->type.dims[i];
+    ex_t coord = 0;
+    if (m) {
+      for (uint32_t j = 0; j < m->inputs.n; j++)
+        if (m->inputs.v[j].dim == dim)
+          coord = ex_subst(ctx, m->inputs.v[j].e, m->iters.n, m->iters.v,
+                           iterval);
+    } else {
+      coord = lw_index_of(w, id, dim);
+    }
+    out[i] = lw_concrete(w, coord, e);
+  }
+}
+
+/* A predicate that 0 <= c < size, ANDed into *mask; nothing when the
+ * bounds prove it. */
+void lw_bound_check(lw *w, ex_t c, int64_t size, uint32_t *mask) {
+  int64_t lo, hi;
+  if (ex_bounds(w->ctx, c, w->ranges, w->nranges, &lo, &hi) && lo >= 0 &&
+      hi < size)
+    return;
+  uint32_t r = lw_expr(w, c);
+  uint32_t p1 = lw_reg(w, TY_PRED), p2 = lw_reg(w, TY_PRED);
+  lw_emit(w, T_SETP, TY_I32, p1, r, lw_iconst(w, 0), 0, TIR_CMP_GE);
+  lw_emit(w, T_SETP, TY_I32, p2, r, lw_iconst(w, size), 0, TIR_CMP_LT);
+  uint32_t both = lw_op2(w, T_AND, TY_PRED, p1, p2);
+  *mask = *mask ? lw_op2(w, T_AND, TY_PRED, *mask, both) : both;
+}
+
+/* Offset (in elements) of element e of clone `id` in memory `mem`; *mask
+ * gets a predicate register, or 0 when the access is provably in bounds. */
+static uint32_t mem_offset(lw *w, uint32_t id, uint32_t mapping,
+                           const wv_node *mem, uint32_t e, uint32_t *mask) {
+  wavec_ctx *ctx = w->ctx;
+  ex_t coord[WV_MAX_DIMS];
+  mem_coords(w, id, mapping, mem, e, coord);
+  ex_t off = ex_const(ctx, 0);
+  *mask = 0;
+  int64_t stride = 1;
+  for (int i = (int)mem->type.n - 1; i >= 0; i--) {
+    int64_t size = w->k->bind.ival[mem->type.dims[i]];
+    lw_bound_check(w, coord[i], size, mask);
+    off = ex_add(ctx, off, ex_mul(ctx, coord[i], ex_const(ctx, stride)));
+    stride *= size;
+  }
+  return lw_expr(w, ex_simplify(ctx, off, w->ranges, w->nranges));
+}
+
+/* The register an earlier load in an open scope put the same element in,
+ * or 0. */
+static uint32_t loaded(lw *w, int64_t arg, uint32_t off, uint32_t mask,
+                       tir_ty ty) {
+  for (uint32_t i = w->loads.n; i-- > 0;) {
+    load_ent *l = &w->loads.v[i];
+    if (l->arg == arg && l->off == off && l->mask == mask && l->ty == ty &&
+        w->scope_open[l->scope])
+      return l->reg;
+  }
+  return 0;
+}
+
+/* The shared byte address (before any swizzle, without the ring slot's
+ * offset) of element e of clone `id` in its staged tile st. */
+ex_t lw_staged_addr(lw *w, uint32_t id, const stage *st, uint32_t e) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  wv_node *mem = wv_get(w->g, n->mem);
+  ex_t coord[WV_MAX_DIMS];
+  mem_coords(w, id, n->mapping, mem, e, coord);
+  for (uint32_t i = 0; i < mem->type.n; i++)
+    coord[i] = ex_sub(ctx, coord[i], lw_concrete(w, st->start[i], 0));
+  ex_t off = lw_stage_elem_off(ctx, st, mem->type.n, coord);
+  off =
+      ex_add(ctx, ex_const(ctx, st->base), ex_mul(ctx, off, ex_const(ctx, 2)));
+  return ex_simplify(ctx, off, w->ranges, w->nranges);
+}
+
+/* Loads clone `id`'s elements from its staged tile. Runs of elements at
+ * consecutive, suitably aligned addresses (a fragment's pairs along k) are
+ * loaded with one vector access. */
+void lw_staged_read(lw *w, uint32_t id, stage *st) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  wv_node *mem = wv_get(w->g, n->mem);
+  tir_ty ty = tir_ty_of(mem->type.dt);
+  int64_t esize = tir_ty_bytes(ty);
+  uint32_t ne = lw_nelem(w, id);
+  wv_assert(ctx, !st->swz); /* wgmma operands are read by the wgmma */
+  w->vals[id] = lw_new_regs(w, ty, ne);
+  ex_t *addr = wv_alloc(ctx, ne * sizeof *addr);
+  for (uint32_t e = 0; e < ne; e++)
+    addr[e] = lw_staged_addr(w, id, st, e);
+  if (lw_try_ldmatrix(w, id, addr, ne, ty, st->at))
+    return;
+  for (uint32_t e = 0; e < ne;) {
+    /* the longest run of 4 or 2 that is contiguous and aligned */
+    uint32_t run = 1;
+    for (uint32_t len = 4; len >= 2 && run == 1; len /= 2) {
+      if (e % len || e + len > ne)
+        continue;
+      bool ok = true;
+      for (uint32_t j = 1; j < len && ok; j++) {
+        int64_t d;
+        ok = ex_is_const(ctx, ex_sub(ctx, addr[e + j], addr[e]), &d) &&
+             d == (int64_t)j * esize;
+      }
+      int64_t m;
+      ok = ok && ex_is_const(ctx,
+                             ex_simplify(ctx, ex_mod(ctx, addr[e],
+                                                     ex_const(ctx, len * esize)),
+                                         w->ranges, w->nranges),
+                             &m) &&
+           m == 0;
+      if (ok)
+        run = len;
+    }
+    uint32_t a = lw_smem_addr(w, addr[e], st->at);
+    if (run == 1) {
+      lw_emit(w, T_LDS, ty, w->vals[id] + e, a, 0, 0, 0);
+    } else {
+      uint32_t *regs = wv_alloc(ctx, run * sizeof *regs);
+      for (uint32_t j = 0; j < run; j++)
+        regs[j] = w->vals[id] + e + j;
+      tir_instr *in = lw_emit(w, T_LDSV, ty, 0, a, 0, 0, 0);
+      in->list = regs;
+      in->nlist = run;
+    }
+    e += run;
+  }
+}
+
+void lw_read(lw *w, uint32_t id) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  tir_ty ty = lw_node_ty(n);
+  stage *st = w->stage_of[w->ix->info[id].origin];
+  if (st) {
+    /* streamed by its loop's ring, or copied here; either way its
+     * fragments are loaded where they are used */
+    uint32_t scope = w->scopes.v[w->scopes.n - 1] + 1;
+    if (!st->loop && st->done_scope != scope) {
+      lw_stage_copy(w, &st, 1);
+      st->done_scope = scope;
+    }
+    return;
+  }
+  uint32_t ne = lw_nelem(w, id);
+  w->vals[id] = lw_new_regs(w, ty, ne);
+  wv_node *mem = wv_get(w->g, n->mem);
+  for (uint32_t e = 0; e < ne; e++) {
+    uint32_t mask;
+    uint32_t off = mem_offset(w, id, n->mapping, mem, e, &mask);
+    uint32_t seen = w->written[n->mem] ? 0 : loaded(w, mem->index, off,
+                                                    mask, ty);
+    if (seen) {
+      lw_emit(w, T_MOV, ty, w->vals[id] + e, seen, 0, 0, 0);
+      continue;
+    }
+    lw_emit(w, T_LDG, ty, w->vals[id] + e, off, mask, 0, mem->index);
+    load_ent le = {mem->index,
+                   off,
+                   mask,
+                   ty,
+                   w->vals[id] + e,
+                   w->scopes.v[w->scopes.n - 1]};
+    vec_push(ctx, &w->loads, le);
+  }
+}
+
+void lw_write(lw *w, uint32_t id) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  uint32_t v = n->ops[0];
+  wv_node *mem = wv_get(w->g, n->mem);
+  tir_ty vt = tir_ty_of(wv_get(w->g, v)->type.dt);
+  w->p->args.v[mem->index].written = true;
+  for (uint32_t e = 0; e < lw_nelem(w, v); e++) {
+    uint32_t mask;
+    uint32_t off = mem_offset(w, v, n->mapping, mem, e, &mask);
+    if ((ctx->test_hooks & WV_HOOK_SHIFT_LANE) && e == 0) {
+      /* planted bug: lane 5 writes one element further */
+      uint32_t lane = lw_expr(w, lw_concrete(w, w->d->lane, 0));
+      uint32_t is5 = lw_reg(w, TY_PRED);
+      lw_emit(w, T_SETP, TY_PRED, is5, lane, lw_iconst(w, 5), 0, TIR_CMP_EQ);
+      uint32_t sh = lw_reg(w, TY_I32);
+      uint32_t zero = lw_iconst(w, 0), one = lw_iconst(w, 1);
+      lw_emit(w, T_SELP, TY_I32, sh, is5, one, zero, 0);
+      off = lw_op2(w, T_ADD, TY_I32, off, sh);
+    }
+    lw_emit(w, T_STG, vt, 0, off, w->vals[v] + e, mask, mem->index);
+  }
+}

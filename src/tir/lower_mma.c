@@ -1,0 +1,114 @@
+/* The lowering: mma.sync and the warpgroup mma (wgmma). */
+#include "tir/lower.h"
+
+/* The staged, swizzled tile of mma operand r of node n for a wgmma, and
+ * whether it is stored N-contiguous (the rhs of p · v: memory [K, N]); an
+ * error at the mma's line when the operand cannot be read by a wgmma. */
+static stage *wgmma_tile(lw *w, wv_node *n, int r, bool *mn) {
+  wavec_ctx *ctx = w->ctx;
+  uint32_t op = n->ops[r];
+  wv_node *o = wv_get(w->g, op);
+  stage *st = o->op == WAVEC_OP_READ ? w->stage_of[w->ix->info[op].origin]
+                                     : NULL;
+  wavec_sym last = 0;
+  if (st) {
+    const wv_type *mt = &wv_get(w->g, st->mem)->type;
+    last = mt->dims[mt->n - 1];
+  }
+  *mn = st && last != n->sym;
+  if (!st || !st->swz || (*mn && (r == 0 || last != n->type.dims[n->type.n - 1])))
+    wv_fail(ctx, D_UNSUPPORTED, n->loc,
+            "wgmma reads its %s from shared memory: it must be a read of "
+            "a 16-bit memory tensor whose last dimension is %s, in tiles of "
+            "a multiple of %d elements (128-byte rows) and of 8 rows, "
+            "without a mapping",
+            r ? "rhs" : "lhs", r ? "K or N" : "K", SWZ_ROW);
+  return st;
+}
+
+/* A warpgroup mma (T_WGMMA): the rhs, and the lhs when it is a read, are
+ * read by the wgmma itself from their staged, swizzled tiles (their first
+ * element's address is all it needs); an lhs computed in registers (p in
+ * p · v) is passed as its fragment. It accumulates in place: into the
+ * accumulator operand's registers when nothing else reads them, else into
+ * a copy. It runs asynchronously; lw_emit() waits for it where its registers
+ * are next touched. */
+void lw_wgmma(lw *w, uint32_t id) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)w->d->mma);
+  int64_t flags = w->d->mma, lbo = 0;
+  uint32_t addr[2] = {0, 0};
+  uint32_t na = lw_nelem(w, n->ops[0]);
+  for (int r = 0; r < 2; r++) {
+    if (r == 0 && na) {
+      flags |= TIR_WG_A_REGS;
+      continue;
+    }
+    bool mn;
+    stage *st = wgmma_tile(w, n, r, &mn);
+    if (mn) {
+      uint32_t nd = wv_get(w->g, st->mem)->type.n;
+      int64_t N = 2 * (int64_t)lw_nelem(w, n->ops[2]);
+      if (N > SWZ_ROW ? N % SWZ_ROW : SWZ_ROW % N)
+        wv_fail(ctx, D_UNSUPPORTED, n->loc,
+                "wgmma reads an N-contiguous rhs in 64-column panels: its N "
+                "tile (%lld) must divide 64 or be a multiple of it",
+                (long long)N);
+      flags |= TIR_WG_B_MN;
+      lbo = st->ext[nd - 2] * 2 * SWZ_ROW;
+    }
+    addr[r] = lw_smem_addr(w, lw_staged_addr(w, n->ops[r], st, 0), st->at);
+  }
+  uint32_t acc = n->ops[2], nc = lw_nelem(w, acc);
+  uint32_t *list = wv_alloc(ctx, (nc + na) * sizeof *list);
+  bool own = w->nuses[acc] == 1 && wv_get(w->g, acc)->op != WAVEC_OP_SCALAR;
+  uint32_t first = own ? 0 : lw_new_regs(w, TY_F32, nc);
+  for (uint32_t e = 0; e < nc; e++) {
+    uint32_t r = lw_elem(w, acc, e, TY_F32);
+    if (!own)
+      lw_emit(w, T_MOV, TY_F32, first + e, r, 0, 0, 0);
+    list[e] = own ? r : first + e;
+  }
+  for (uint32_t e = 0; e < na; e++)
+    list[nc + e] = lw_elem(w, n->ops[0], e, tir_ty_of(mi->in));
+  tir_instr *in = lw_emit(w, T_WGMMA, TY_F32, 0, addr[0], addr[1], 0, flags);
+  in->imm2 = lbo;
+  in->list = list;
+  in->nlist = nc + na;
+  for (uint32_t e = 0; e < nc + na; e++) {
+    while (w->pend.n <= list[e])
+      vec_push(ctx, &w->pend, 0);
+    w->npend += !w->pend.v[list[e]];
+    w->pend.v[list[e]] = 1;
+  }
+  w->vals[id] = list[0];
+  for (uint32_t e = 1; e < nc; e++)
+    wv_assert(ctx, list[e] == list[0] + e);
+}
+
+void lw_mma(lw *w, uint32_t id) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  if (w->wgmma) {
+    lw_wgmma(w, id);
+    return;
+  }
+  const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)w->d->mma);
+  uint32_t na = lw_nelem(w, n->ops[0]), nb = lw_nelem(w, n->ops[1]),
+           nc = lw_nelem(w, n->ops[2]);
+  w->vals[id] = lw_new_regs(w, TY_F32, nc);
+  uint32_t *list = wv_alloc(ctx, (nc * 2 + na + nb) * sizeof *list);
+  uint32_t t = 0;
+  for (uint32_t e = 0; e < nc; e++)
+    list[t++] = w->vals[id] + e;
+  for (uint32_t e = 0; e < na; e++)
+    list[t++] = lw_elem(w, n->ops[0], e, tir_ty_of(mi->in));
+  for (uint32_t e = 0; e < nb; e++)
+    list[t++] = lw_elem(w, n->ops[1], e, tir_ty_of(mi->in));
+  for (uint32_t e = 0; e < nc; e++)
+    list[t++] = lw_elem(w, n->ops[2], e, TY_F32);
+  tir_instr *in = lw_emit(w, T_MMA, TY_F32, 0, 0, 0, 0, w->d->mma);
+  in->list = list;
+  in->nlist = t;
+}

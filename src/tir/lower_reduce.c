@@ -1,0 +1,181 @@
+/* The lowering: reductions, within a thread, then across lanes with xor
+ * shuffles, then across waves through shared memory, then along the
+ * chain. */
+#include "tir/lower.h"
+
+void lw_reduce(lw *w, uint32_t id) {
+  wv_node *n = wv_get(w->g, id);
+  uint32_t x = n->ops[0];
+  const wv_layout *lx = w->ix->info[x].layout;
+  tir_ty ty = tir_ty_of(n->type.dt);
+  tir_op op = lw_unary_ops[n->op];
+  uint32_t ne = lx->nelem;
+  int lanes = w->d->lanes;
+  int di = -1;
+  for (uint32_t i = 0; i < lx->n; i++)
+    if (lx->d[i].dim == n->sym)
+      di = (int)i;
+  wv_assert(w->ctx, di >= 0);
+  wv_diminfo *dinfo = &w->d->dim[n->sym];
+  if (dinfo->wg_axis >= 0 && w->d->grid[dinfo->wg_axis] > 1)
+    wv_fail(w->ctx, D_HARDWARE, n->loc,
+            "reducing '%s', which is split over workgroups, is not supported "
+            "yet (it needs a second kernel or atomics); keep it in one "
+            "workgroup's tile",
+            wavec_symbol_name(w->ctx, n->sym));
+  /* coordinates of every (lane, element) */
+  int64_t(*co)[WV_MAX_DIMS] = wv_alloc(w->ctx, (size_t)lanes * ne *
+                                                   sizeof *co);
+  for (int l = 0; l < lanes; l++)
+    for (uint32_t e = 0; e < ne; e++)
+      lw_frag_at(w, lx, l, e, co[(size_t)l * ne + e]);
+#define CO(l, e) co[(size_t)(l)*ne + (e)]
+  /* Elements of one row (the same coordinates but along D, in every lane)
+   * share one result: it is computed for the row's first element, its
+   * representative, and copied to the others at the end. */
+  uint32_t *rep = wv_alloc(w->ctx, ne * sizeof *rep);
+  for (uint32_t e = 0; e < ne; e++) {
+    rep[e] = e;
+    for (uint32_t f = 0; f < e; f++) {
+      bool row_all = true, row_any = false;
+      for (int l = 0; l < lanes; l++) {
+        bool row = true;
+        for (uint32_t i = 0; i < lx->n; i++)
+          if ((int)i != di && CO(l, e)[i] != CO(l, f)[i])
+            row = false;
+        row_all &= row;
+        row_any |= row;
+      }
+      if (row_any != row_all)
+        wv_fail(w->ctx, D_INTERNAL, n->loc,
+                "reduction: the element rows differ between lanes");
+      if (row_all && rep[e] == e)
+        rep[e] = rep[f];
+    }
+  }
+  /* A link followed by another one only reduces within the thread; the
+   * next link folds in its partials, and the last one goes across lanes
+   * and waves and then folds in the chain's initial value. */
+  uint32_t init = n->nops > 1 ? n->ops[1] : 0, prev = 0;
+  if (init && w->red_more[init]) {
+    prev = init;
+    init = w->red_init[prev];
+  }
+  uint32_t first = lw_new_regs(w, ty, ne);
+  for (uint32_t e = 0; e < ne; e++) {
+    if (rep[e] != e)
+      continue;
+    /* within the thread: elements of the same row with other D coords */
+    uint32_t acc = lw_elem(w, x, e, ty);
+    if (prev)
+      acc = lw_op2(w, op, ty, w->vals[prev] + e, acc);
+    for (uint32_t f = 0; f < ne; f++) {
+      if (f == e || rep[f] != e)
+        continue;
+      /* f counts once per distinct D coordinate: the first such f */
+      bool newd_all = true;
+      for (int l = 0; l < lanes; l++) {
+        bool dup = CO(l, f)[di] == CO(l, e)[di];
+        for (uint32_t g = 0; g < f && !dup; g++)
+          dup = g != e && rep[g] == e && CO(l, g)[di] == CO(l, f)[di];
+        newd_all &= !dup;
+      }
+      if (newd_all)
+        acc = lw_op2(w, op, ty, acc, lw_elem(w, x, f, ty));
+    }
+    lw_emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
+  }
+  if (w->red_more[id]) {
+    w->red_init[id] = init;
+    w->vals[id] = first;
+    return;
+  }
+  /* across lanes: each lane bit that changes only D */
+  for (int bit = 1; bit < lanes; bit <<= 1) {
+    int kind = -1; /* 0: other rows, 1: reduce, 2: copies */
+    for (int l = 0; l < lanes; l++) {
+      for (uint32_t e = 0; e < ne; e++) {
+        bool row = true;
+        for (uint32_t i = 0; i < lx->n; i++)
+          if ((int)i != di && CO(l, e)[i] != CO(l ^ bit, e)[i])
+            row = false;
+        int kk = !row ? 0 : CO(l, e)[di] != CO(l ^ bit, e)[di] ? 1 : 2;
+        if (kind >= 0 && kind != kk)
+          wv_fail(w->ctx, D_INTERNAL, n->loc,
+                  "reduction: lane bit %d mixes rows and reduced coordinates",
+                  bit);
+        kind = kk;
+      }
+    }
+    if (kind != 1)
+      continue;
+    for (uint32_t e = 0; e < ne; e++) {
+      if (rep[e] != e)
+        continue;
+      uint32_t s = lw_reg(w, ty);
+      lw_emit(w, T_SHFL, ty, s, first + e, 0, 0, bit);
+      lw_emit(w, op, ty, first + e, first + e, s, 0, 0);
+    }
+  }
+#undef CO
+  /* across waves: when the waves of the workgroup split D, each stores its
+   * partials, and every wave combines all of them in wave order (so every
+   * wave gets the same bits) */
+  int axis = dinfo->wg_axis;
+  if (axis >= 0 && w->d->waves[axis] > 1) {
+    wavec_ctx *ctx = w->ctx;
+    wv_dist *d = w->d;
+    int64_t nw = d->waves[0] * d->waves[1] * d->waves[2];
+    int64_t esize = tir_ty_bytes(ty);
+    int64_t bytes = (nw * lanes * ne * esize + 15) / 16 * 16;
+    if (bytes > w->convert_bytes)
+      w->convert_bytes = bytes;
+    int64_t stride = axis == 0 ? 1 : axis == 1 ? d->waves[0]
+                                               : d->waves[0] * d->waves[1];
+    ex_t wid = lw_wave_id(w);
+    ex_t coord =
+        axis == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, lanes))
+                  : ex_sym(ctx, d->T[axis]);
+    ex_t others = ex_sub(ctx, wid, ex_mul(ctx, coord, ex_const(ctx, stride)));
+    /* slot of (wave, element, lane), in bytes after the staged tiles */
+    ex_t lane = d->lane;
+    lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+    for (uint32_t e = 0; e < ne; e++) {
+      if (rep[e] != e)
+        continue;
+      ex_t slot = ex_add(ctx, ex_mul(ctx, wid, ex_const(ctx, lanes * ne)),
+                         ex_add(ctx, ex_const(ctx, e * lanes), lane));
+      ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
+                         ex_mul(ctx, slot, ex_const(ctx, esize)));
+      lw_emit(w, T_STS, ty, 0, lw_expr(w, lw_concrete(w, addr, e)), first + e,
+              0, 0);
+    }
+    lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+    for (uint32_t e = 0; e < ne; e++) {
+      if (rep[e] != e)
+        continue;
+      uint32_t acc = 0;
+      for (int64_t j = 0; j < d->waves[axis]; j++) {
+        ex_t wj = ex_add(ctx, others, ex_const(ctx, j * stride));
+        ex_t slot = ex_add(ctx, ex_mul(ctx, wj, ex_const(ctx, lanes * ne)),
+                           ex_add(ctx, ex_const(ctx, e * lanes), lane));
+        ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
+                           ex_mul(ctx, slot, ex_const(ctx, esize)));
+        uint32_t v = lw_reg(w, ty);
+        lw_emit(w, T_LDS, ty, v, lw_expr(w, lw_concrete(w, addr, e)), 0, 0, 0);
+        acc = acc ? lw_op2(w, op, ty, acc, v) : v;
+      }
+      lw_emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
+    }
+  }
+  if (init)
+    for (uint32_t e = 0; e < ne; e++)
+      if (rep[e] == e)
+        lw_emit(w, op, ty, first + e, first + e, lw_elem(w, init, e, ty), 0, 0);
+  for (uint32_t e = 0; e < ne; e++)
+    if (rep[e] != e)
+      lw_emit(w, T_MOV, ty, first + e, first + rep[e], 0, 0, 0);
+  w->vals[id] = first;
+}
+
+/* ---- layout conversion through shared memory -------------------------------- */

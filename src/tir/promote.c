@@ -1,0 +1,207 @@
+/* Staging (DESIGN.md's `promote`): which mma operand reads are staged in
+ * shared memory, which loops stream them through a ring, the ring depth,
+ * and where every tile lies in shared memory. */
+#include "tir/lower.h"
+
+/* The element offset in st's tile of the element at local coordinates
+ * `local` (one per memory dim). */
+ex_t lw_stage_elem_off(wavec_ctx *ctx, const stage *st, uint32_t nd,
+                       const ex_t *local) {
+  if (st->swz) {
+    ex_t c = local[nd - 1], r = local[nd - 2], w64 = ex_const(ctx, SWZ_ROW);
+    ex_t panel = ex_mul(ctx, ex_floordiv(ctx, c, w64),
+                        ex_const(ctx, st->ext[nd - 2] * SWZ_ROW));
+    return ex_add(ctx, panel, ex_add(ctx, ex_mul(ctx, r, w64),
+                                     ex_mod(ctx, c, w64)));
+  }
+  ex_t off = ex_const(ctx, 0);
+  for (uint32_t i = 0; i < nd; i++)
+    off = ex_add(ctx, off, ex_mul(ctx, local[i], ex_const(ctx, st->sstride[i])));
+  return off;
+}
+
+/* With stages unset: the deepest ring of up to 3 slots whose staged tiles
+ * fit in this many bytes (two workgroups per 228 KiB multiprocessor). */
+enum { AUTO_STAGES = 3, AUTO_STAGE_BYTES = 112 * 1024 };
+
+/* The first coordinate of the workgroup's tile along dim d: the workgroup
+ * offset for split dims, the loop's for tiled ones, else 0. */
+static ex_t wg_start(lw *w, wavec_sym d, int64_t *ext) {
+  wavec_ctx *ctx = w->ctx;
+  wv_diminfo *di = &w->d->dim[d];
+  if (di->wg_axis >= 0) {
+    *ext = di->wg_tile;
+    return ex_mul(ctx, ex_sym(ctx, w->d->WG[di->wg_axis]),
+                  ex_const(ctx, di->wg_tile));
+  }
+  if (di->tile) {
+    *ext = di->tile;
+    return ex_mul(ctx, ex_sym(ctx, di->loopvar), ex_const(ctx, di->tile));
+  }
+  *ext = di->size;
+  return ex_const(ctx, 0);
+}
+
+/* Can read clone `id` be staged? Fills *st (without base) when it can. */
+static bool stageable(lw *w, uint32_t id, stage *st) {
+  wv_node *n = wv_get(w->g, id);
+  if (n->op != WAVEC_OP_READ || !w->mma_only[id] ||
+      (w->ctx->test_hooks & WV_HOOK_NO_STAGING))
+    return false;
+  wv_node *mem = wv_get(w->g, n->mem);
+  if (tir_ty_bytes(tir_ty_of(mem->type.dt)) != 2)
+    return false;
+  if (n->mapping) {
+    /* a pure permutation: every input an iterator */
+    wv_mapping *m = &w->k->mappings.v[n->mapping - 1];
+    for (uint32_t j = 0; j < m->inputs.n; j++)
+      if (!ex_sym_of(w->ctx, m->inputs.v[j].e))
+        return false;
+  }
+  uint32_t nd = mem->type.n;
+  st->mem = n->mem;
+  for (uint32_t i = 0; i < nd; i++) {
+    st->start[i] = wg_start(w, mem->type.dims[i], &st->ext[i]);
+    wv_diminfo *di = &w->d->dim[mem->type.dims[i]];
+    if (di->tile && di->wg_axis < 0)
+      st->loopvar = di->loopvar;
+  }
+  int64_t last = w->k->bind.ival[mem->type.dims[nd - 1]];
+  if (st->ext[nd - 1] % STAGE_VEC || last % STAGE_VEC)
+    return false;
+  if (w->wgmma) {
+    /* [.., rows, cols] in 64-column panels of 128-byte swizzled rows */
+    if (nd < 2 || n->mapping || st->ext[nd - 1] % SWZ_ROW ||
+        st->ext[nd - 2] % 8)
+      return false;
+    for (uint32_t i = 0; i + 2 < nd; i++)
+      if (st->ext[i] != 1)
+        return false;
+    st->swz = true;
+    st->bytes = st->ext[nd - 2] * st->ext[nd - 1] * 2; /* 1024 | bytes */
+    return st->bytes <= 96 * 1024;
+  }
+  int64_t s = 1;
+  for (int i = (int)nd - 1; i >= 0; i--) {
+    st->sstride[i] = s;
+    s *= st->ext[i] + (i == (int)nd - 1 ? STAGE_PAD : 0);
+  }
+  st->bytes = (s * 2 + 15) / 16 * 16;
+  return s * 2 <= 96 * 1024;
+}
+
+/* Does read r give the same values in every iteration of loop `it` (the
+ * loop's dim is not its, and nothing the kernel writes is read)? Such a
+ * read is hoisted out of the loop. */
+bool lw_loop_invariant(lw *w, const wv_node *r, const wv_node *it) {
+  return !wv_type_has(&r->type, it->sym) && !w->written[r->mem];
+}
+
+/* The loop that streams staged read `id` through a ring: the iterate whose
+ * body holds it, when the tile moves with that loop's counter and the read
+ * is not hoisted out of it; else 0. */
+static uint32_t ring_loop(lw *w, uint32_t id, const stage *st) {
+  wv_node *n = wv_get(w->g, id);
+  uint32_t owner = w->g->blocks.v[n->block].owner;
+  if (!owner || !st->loopvar || (w->ctx->test_hooks & WV_HOOK_NO_PIPELINE))
+    return 0;
+  wv_node *it = wv_get(w->g, owner);
+  if (w->d->dim[it->sym].loopvar != st->loopvar || lw_loop_invariant(w, n, it))
+    return 0;
+  return owner;
+}
+
+/* One remark per ring: which loop, how many slots, what streams. */
+static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot) {
+  wv_node *n = wv_get(w->g, loop);
+  wv_buf b;
+  wv_remark_start(w->k, n->loc, &b);
+  wv_buf_printf(&b, "iterate over '%s' streams",
+                wavec_symbol_name(w->ctx, n->sym));
+  const char *sep = " ";
+  for (uint32_t i = 0; i < w->stages_all.n; i++) {
+    stage *st = w->stages_all.v[i];
+    if (st->loop == loop) {
+      wv_buf_printf(&b, "%s'%s'", sep, wv_get(w->g, st->mem)->name);
+      sep = ", ";
+    }
+  }
+  int64_t ahead = lw_ring_ahead(w, S);
+  if (S > 1)
+    wv_buf_printf(&b,
+                  " through shared memory in %lld stages of %lld bytes "
+                  "(asynchronous copies, %lld tile%s ahead)",
+                  (long long)S, (long long)slot, (long long)ahead,
+                  ahead == 1 ? "" : "s");
+  else
+    wv_buf_printf(&b, " through shared memory, one tile of %lld bytes "
+                      "copied at the top of each iteration (stages = 1)",
+                  (long long)slot);
+  wv_remark_end(w->k, &b);
+}
+
+/* Decides which reads are staged and which loops stream them through a
+ * ring, picks the number of slots, and places every tile in shared memory:
+ * tiles copied where they stand first, then each loop's ring, slot by
+ * slot (a slot holds one tile of each read the loop streams). */
+void lw_place_stages(lw *w) {
+  wavec_ctx *ctx = w->ctx;
+  uint32_t nn = w->g->nodes.n;
+  for (uint32_t id = 1; id < nn; id++) {
+    uint32_t o = w->ix->info[id].origin;
+    stage st = {0};
+    if (w->stage_of[o] || !stageable(w, id, &st))
+      continue;
+    st.loop = ring_loop(w, id, &st);
+    /* reads of the same tile of one memory share its copy, whatever
+     * their mappings: a mapping only changes which elements a lane takes
+     * from the tile (attention's backward reads q and do both ways) */
+    for (uint32_t i = 0; i < w->stages_all.n && !w->stage_of[o]; i++) {
+      stage *s = w->stages_all.v[i];
+      bool same = s->mem == st.mem && s->loop == st.loop &&
+                  s->loopvar == st.loopvar;
+      uint32_t nd = wv_get(w->g, st.mem)->type.n;
+      for (uint32_t d = 0; d < nd && same; d++)
+        same = s->ext[d] == st.ext[d] && s->start[d] == st.start[d];
+      if (same)
+        w->stage_of[o] = s;
+    }
+    if (w->stage_of[o])
+      continue;
+    w->stage_of[o] = wv_dup(ctx, &st, sizeof st);
+    vec_push(ctx, &w->stages_all, w->stage_of[o]);
+  }
+  stage *const *all = w->stages_all.v;
+  uint32_t n = w->stages_all.n;
+  int64_t fixed = 0, ring = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (all[i]->loop)
+      ring += all[i]->bytes;
+    else
+      all[i]->base = fixed, fixed += all[i]->bytes;
+  }
+  int64_t S = w->d->hw[WAVEC_HW_STAGES];
+  if (!S)
+    for (S = AUTO_STAGES; S > 2 && fixed + S * ring > AUTO_STAGE_BYTES; S--)
+      ;
+  w->stages = S;
+  w->stage_bytes = fixed;
+  for (uint32_t i = 0; i < n; i++) /* swizzled rows need 1024-byte groups */
+    wv_assert(ctx, !all[i]->swz || (all[i]->base % SWZ_ALIGN == 0 &&
+                                     all[i]->bytes % SWZ_ALIGN == 0));
+  /* rings, in the order of their loops */
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t loop = all[i]->loop;
+    if (!loop || all[i]->slot)
+      continue;
+    int64_t slot = 0;
+    for (uint32_t j = i; j < n; j++)
+      if (all[j]->loop == loop)
+        all[j]->base = w->stage_bytes + slot, slot += all[j]->bytes;
+    for (uint32_t j = i; j < n; j++)
+      if (all[j]->loop == loop)
+        all[j]->slot = slot;
+    w->stage_bytes += S * slot;
+    remark_ring(w, loop, S, slot);
+  }
+}

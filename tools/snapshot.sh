@@ -106,6 +106,17 @@ test_cases() {
   for s in 1 2 3 4; do
     echo "tests/kernels/regress.wave decayed_gemm_wgmma stages=$s -D M=64 -D N=128 -D K=256"
   done
+  local r=tests/kernels/regress.wave
+  echo "$r loop_result_lhs -"
+  echo "$r loop_result_lhs - -D M=64 -D K=32 -D P=32 -D T=16"
+  echo "$r loop_result_rhs -"
+  echo "$r loop_result_rhs - -D M=64 -D K=64 -D P=48 -D T=48"
+  for hw in - $MF; do
+    echo "$r gemm_chain $hw -D M=64 -D N=32 -D K=96 -D P=16"
+    echo "$r gemm_chain $hw -D M=128 -D N=64 -D K=64 -D P=32 -D WAVES=1"
+  done
+  echo "$r loop_sum_lhs -"
+  echo "$r loop_sum_lhs - -D M=32 -D K=16 -D P=32 -D T=10"
 }
 
 # bench/bench.py: the GEMM tile sweeps at 4096 and 8192, the attention
@@ -204,7 +215,8 @@ case_args() { # FILE KERNEL HW DEFS...
   shift 3
   printf '%s\n' "$f" --kernel "$k"
   [ "$hw" != - ] && printf '%s\n' --hardware "$hw"
-  printf '%s\n' "$@"
+  [ $# -gt 0 ] && printf '%s\n' "$@"
+  return 0
 }
 
 # A file name for a case: its words joined by '_', '/' and ',' made '+'.

@@ -29,20 +29,45 @@ def ck(r, what):
 
 torch.zeros(1, device=dev)  # the primary context, current on this thread
 
+# CUtensorMapDataType by torch dtype (cuda.h): FLOAT16 6, FLOAT32 7, BFLOAT16 9
+TMAP_DTYPE = {torch.float16: 6, torch.float32: 7, torch.bfloat16: 9}
+
+def encode_tmap(t, box, swz):
+    """The 128-byte CUtensorMap of tensor t (dense, row-major) with the box
+    `box` (t's dim order), as wavec_tensor_map_info says."""
+    buf = (ctypes.c_uint8 * 256)()  # the driver wants the map 64-aligned
+    m = (ctypes.c_uint64 * 16).from_buffer(buf, -ctypes.addressof(buf) % 128)
+    m._buf = buf
+    r = t.dim()
+    dims = (ctypes.c_uint64 * r)(*[t.shape[r - 1 - j] for j in range(r)])
+    strides = (ctypes.c_uint64 * max(r - 1, 1))(*[t.stride(r - 1 - j) * t.element_size() for j in range(1, r)])
+    boxd = (ctypes.c_uint32 * r)(*[box[r - 1 - j] for j in range(r)])
+    es = (ctypes.c_uint32 * r)(*([1] * r))
+    # no interleave, swizzle 128B (3) or none, L2 promotion 256B (3), OOB zeros
+    ck(cuda.cuTensorMapEncodeTiled(ctypes.byref(m), TMAP_DTYPE[t.dtype], r, ctypes.c_void_p(t.data_ptr()), dims,
+                                   strides, boxd, es, 0, 3 if swz else 0, 3, 0), "cuTensorMapEncodeTiled")
+    return m
+
 class Kernel:
-    def __init__(self, ptx: bytes, name: str, grid, block, smem):
+    def __init__(self, ptx: bytes, name: str, grid, block, smem, tmaps=()):
         self.mod = ctypes.c_void_p()
         ck(cuda.cuModuleLoadData(ctypes.byref(self.mod), ctypes.c_char_p(ptx + b"\0")), "cuModuleLoadData")
         self.fn = ctypes.c_void_p()
         ck(cuda.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, name.encode()), "cuModuleGetFunction")
         self.grid, self.block, self.smem = grid, block, smem
+        self.tmaps, self.maps = list(tmaps), {}  # (arg, box, swizzle); encoded maps by data pointers
         if smem > 48 * 1024:
             # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
             ck(cuda.cuFuncSetAttribute(self.fn, 8, smem), "cuFuncSetAttribute")
 
     def __call__(self, *tensors):
         ptrs = [ctypes.c_uint64(t.data_ptr()) for t in tensors]
-        params = (ctypes.c_void_p * len(ptrs))(*[ctypes.cast(ctypes.byref(p), ctypes.c_void_p) for p in ptrs])
+        key = tuple(p.value for p in ptrs)
+        if self.tmaps and key not in self.maps:
+            self.maps[key] = [encode_tmap(tensors[a], box, swz) for a, box, swz in self.tmaps]
+        refs = [ctypes.cast(ctypes.byref(p), ctypes.c_void_p) for p in ptrs]
+        refs += [ctypes.cast(ctypes.byref(m), ctypes.c_void_p) for m in self.maps.get(key, [])]
+        params = (ctypes.c_void_p * len(refs))(*refs)
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         dyn = self.smem if self.dynamic else 0
         ck(cuda.cuLaunchKernel(self.fn, *self.grid, *self.block, dyn, stream, params, None), "cuLaunchKernel")
@@ -51,7 +76,11 @@ def wavec_compile(wave, kernel, defs, extra=(), target="sm_90"):
     """Returns (Kernel, ms source->PTX, ms PTX->cubin, info)."""
     args = [WAVEC, "compile", wave, "--kernel", kernel] + [f"-D{k}={v}" for k, v in defs.items()] + list(extra)
     t = time.perf_counter()
-    tir = subprocess.run(args, check=True, capture_output=True, text=True).stdout.splitlines()[0]
+    lines = subprocess.run(args, check=True, capture_output=True, text=True).stdout.splitlines()
+    tir = lines[0]
+    argi = {m.group(2): int(m.group(1)) for m in (re.match(r"  arg (\d+) (\S+) ", l) for l in lines) if m}
+    tmaps = [(argi[m.group(1)], [int(x) for x in m.group(2).split(", ")], bool(m.group(3)))
+             for m in (re.match(r"  tmap \d+ (\S+) box \[([\d, ]+)\]( swizzle 128)?", l) for l in lines) if m]
     m = re.match(r"tir grid \[(\d+), (\d+), (\d+)\] block \[(\d+), (\d+), (\d+)\] lanes \d+ shared (\d+) bytes", tir)
     grid = tuple(int(x) for x in m.group(1, 2, 3)); block = tuple(int(x) for x in m.group(4, 5, 6)); smem = int(m.group(7))
     t = time.perf_counter()
@@ -63,7 +92,7 @@ def wavec_compile(wave, kernel, defs, extra=(), target="sm_90"):
         r = subprocess.run(["ptxas", f"-arch={target}", "-O3", "-v", f"{d}/k.ptx", "-o", f"{d}/k.cubin"], check=True,
                            capture_output=True, text=True)
         ms_cubin = 1e3 * (time.perf_counter() - t)
-    k = Kernel(ptx, kernel, grid, block, smem)
+    k = Kernel(ptx, kernel, grid, block, smem, tmaps)
     k.dynamic = b".extern .shared" in ptx
     regs = re.search(r"Used (\d+) registers", r.stderr); spill = re.search(r"(\d+) bytes spill stores", r.stderr)
     return k, ms_ptx, ms_cubin, dict(grid=grid, block=block, smem=smem, regs=int(regs.group(1)) if regs else 0,
@@ -303,6 +332,62 @@ def attn_bwd(D, N, causal, wg=False):
 
 triton_ms = {}
 
+def tma_ab(quick=False):
+    """Tensor copies into mbarrier rings (copies=2, the default on sm_90a)
+    against cp.async rings (copies=1), same kernels and tiles, the peers in
+    the same process: the GEMM (bf16 8192^3) and the warpgroup forward,
+    dk/dv and dq at D=128 N=8192."""
+    n = 4096 if quick else 8192
+    a = torch.randn(n, n, dtype=torch.bfloat16, device=dev); b = torch.randn(n, n, dtype=torch.bfloat16, device=dev)
+    c = torch.empty(n, n, dtype=torch.bfloat16, device=dev)
+    ref = a @ b.T
+    ms_p = bench(lambda: a @ b.T)
+    for bm, bn, wm, st in ((128, 256, 2, 4), (128, 256, 2, 3), (256, 128, 4, 4), (128, 128, 2, 4)):
+        for cp in (1, 2):
+            try:
+                k, t1, t2, info = wavec_compile("bench/gemm.wave", "gemm_wgmma_bf16", dict(M=n, N=n, K=n, BLOCK_M=bm, BLOCK_N=bn,
+                                                WAVES_M=wm), ["--hardware", f"stages={st},copies={cp}"], target="sm_90a")
+                c.fill_(float("nan")); k(a, b, c); torch.cuda.synchronize()
+                err = rel_err(c, ref)
+                ms_w = bench(lambda: k(a, b, c))
+                report(f"tma A/B gemm bf16 {n}^3 {bm}x{bn} wg {wm} stages {st} copies={cp} ({info['regs']} regs)", "cuBLAS",
+                       ms_w, ms_p, 2 * n**3, err, (t1, t2))
+            except Exception as e:
+                print(f"tma A/B gemm {bm}x{bn} st{st} copies={cp}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+    D, N = 128, (4096 if quick else 8192)
+    B = max(1, 16384 // N); H = 2048 // D; BH = B * H
+    q, kk, v, do = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(4))
+    o = torch.empty(BH, N, D, dtype=torch.float32, device=dev); lse = torch.zeros(BH, N, dtype=torch.float32, device=dev)
+    Dt = torch.zeros(BH, N, dtype=torch.float32, device=dev)
+    dq, dk, dv = (torch.empty(BH, N, D, dtype=torch.float32, device=dev) for _ in range(3))
+    qq, kq, vq = (t.reshape(B, H, N, D) for t in (q, kk, v))
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        ref = F.scaled_dot_product_attention(qq, kq, vq, scale=0.125)
+        ms_f = bench(lambda: F.scaled_dot_product_attention(qq, kq, vq, scale=0.125))
+    fl = 4 * BH * N * N * D
+    plan = (("fwd", "examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma", dict(BLOCK_M=128, BLOCK_K2=64),
+             lambda k: k(q, kk, v, o, lse), (2, 3)),
+            ("dkdv", "examples/attention_bwd_wgmma.wave", "attention_bwd_dkdv_wgmma", dict(BLOCK_K2=64, BLOCK_M=64),
+             lambda k: k(q, kk, v, do, lse, Dt, dk, dv), (2, 3)),
+            ("dq", "examples/attention_bwd_wgmma.wave", "attention_bwd_dq_wgmma", dict(BLOCK_M=128, BLOCK_K2=64),
+             lambda k: k(q, kk, v, do, lse, Dt, dq), (2, 3)))
+    for kind, wave, kname, defs, call, depths in plan:
+        for st in depths:
+            for cp in (1, 2):
+                try:
+                    k, t1, t2, info = wavec_compile(wave, kname, dict(B=BH, M=N, K2=N, K1=D, N=D, **defs),
+                                                    ["--hardware", f"stages={st},copies={cp}"], target="sm_90a")
+                    call(k); torch.cuda.synchronize()
+                    err = rel_err(o.reshape(B, H, N, D), ref) if kind == "fwd" else 0.0
+                    ms_w = bench(lambda: call(k))
+                    # FLOPs: 2 N^2 D per mma per head; the forward has 2 mmas, dk/dv 4, dq 3 (the
+                    # peer is cuDNN's forward: for the backward kernels only the A/B pairs compare)
+                    report(f"tma A/B {kind} D={D} N={N} {defs} stages {st} copies={cp} ({info['regs']} regs)",
+                           "SDPA-cuDNN fwd", ms_w, ms_f, fl * {"fwd": 1, "dkdv": 2, "dq": 1.5}[kind], err, (t1, t2))
+                except Exception as e:
+                    print(f"tma A/B {kind} st{st} copies={cp}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+
 def triton_cold_compile():
     """Time of a cold Triton compile of a tiled matmul (a fresh cache
     directory, first launch minus a warm launch), the peer for wavec's
@@ -340,13 +425,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
-    ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd"), help="one part of the benchmarks (fwd: the "
-                    "attention forward only, without the backward; bwd: the backward only)")
+    ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "tma"), help="one part of the benchmarks (fwd: the "
+                    "attention forward only, without the backward; bwd: the backward only; tma: tensor-copy rings "
+                    "against cp.async rings, same tiles)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
-    try: triton_cold_compile()
-    except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+    if a.only in (None, "tma"):
+        tma_ab(a.quick)
+    if a.only != "tma":
+        try: triton_cold_compile()
+        except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
     # they run the same instructions
     for fam in ("wgmma", "mma") if a.only in (None, "gemm") else ():
@@ -355,7 +444,7 @@ def main():
             for dt in (torch.bfloat16, torch.float16):
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
-    for D in (64, 128) if a.only != "gemm" else ():
+    for D in (64, 128) if a.only not in ("gemm", "tma") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))
         try: attn_sweep(D, kinds=kinds)

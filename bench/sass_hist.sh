@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Instruction histogram of the hottest loop of a wavec kernel's SASS (the
 # device machine has cuobjdump). Usage: bench/sass_hist.sh FILE.wave KERNEL [wavec args...]
+# ARCH=sm_90a for the warpgroup kernels (default sm_90).
 set -eu
 W=build/release/wavec
+ARCH=${ARCH:-sm_90}
 f=$1; k=$2; shift 2
 d=$(mktemp -d)
-$W compile "$f" --kernel "$k" "$@" --emit=ptx -o "$d/k.ptx"
-ptxas -arch=sm_90 -O3 -v "$d/k.ptx" -o "$d/k.cubin" 2>&1 | grep -E "registers|spill" || true
+$W compile "$f" --kernel "$k" "$@" --emit=ptx --target=$ARCH -o "$d/k.ptx"
+ptxas -arch=$ARCH -O3 -v "$d/k.ptx" -o "$d/k.cubin" 2>&1 | grep -E "registers|spill" || true
+echo "whole kernel: $(grep -c UTMALDG <(cuobjdump -sass "$d/k.cubin") || true) UTMALDG, $(grep -c HGMMA <(cuobjdump -sass "$d/k.cubin") || true) HGMMA, $(grep -c LDGSTS <(cuobjdump -sass "$d/k.cubin") || true) LDGSTS"
 cuobjdump -sass "$d/k.cubin" > "$d/k.sass"
 # the longest backward branch's body: from its target label to the branch
 python3 - "$d/k.sass" <<'PY'

@@ -279,10 +279,15 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    with warpgroup mmas and N >= 3, N-2 tiles, and the last group of
  *    wgmmas of an iteration runs on into the next one.
  *  - workgroups_per_sm: how many workgroups the code generator must let
- *    share a multiprocessor (NVIDIA: .minnctapersm; it caps registers). */
+ *    share a multiprocessor (NVIDIA: .minnctapersm; it caps registers).
+ *  - copies: how a ring's tiles reach shared memory: 1, asynchronous copies
+ *    by every thread (cp.async); 2, tensor copies issued by one thread into
+ *    an mbarrier ring (TMA: warpgroup mmas, sm_90a), which is what the
+ *    compiler picks where it can. */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, "stages", 1, 8)                                           \
-  X(WAVEC_HW_WORKGROUPS_PER_SM, "workgroups_per_sm", 1, 32)
+  X(WAVEC_HW_WORKGROUPS_PER_SM, "workgroups_per_sm", 1, 32)                    \
+  X(WAVEC_HW_COPIES, "copies", 1, 2)
 
 typedef enum wavec_hw_int {
 #define X(e, name, lo, hi) e,
@@ -512,7 +517,8 @@ WAVEC_API wavec_status wavec_layout_render_node(wavec_kernel *k,
 /* PTX for the compiled kernel k (after wavec_compile), for target "sm_80",
  * "sm_90" or "sm_90a": one module (.version 8.0) with one `.entry` named
  * after the kernel, taking one `.param .u64` per argument in declaration
- * order (device pointers to dense row-major tensors), `.reqntid` the block
+ * order (device pointers to dense row-major tensors), then one 128-byte
+ * tensor map per wavec_tensor_map_info (sm_90a rings), `.reqntid` the block
  * of wavec_launch_dims, and .file/.loc line information pointing at the
  * .wave source. Deterministic: the same kernel and options give the same
  * bytes. *ptx (NUL-terminated; *len its length without the NUL, len may be
@@ -530,6 +536,23 @@ WAVEC_API wavec_status wavec_emit_ptx(wavec_kernel *k, const char *target,
  * memory, which the launch must pass and allow). */
 WAVEC_API wavec_status wavec_launch_dims(wavec_kernel *k, uint32_t grid[3],
                                          uint32_t block[3], size_t *smem_bytes);
+
+/* Tensor maps (CUtensorMap) the compiled kernel takes after its argument
+ * pointers, one `.param .align 64 .b8 NAME_tmap_I[128]` each, in order: the
+ * launcher builds map i with cuTensorMapEncodeTiled over argument `arg`
+ * (its dims innermost first, byte strides of a dense row-major tensor),
+ * box dims `box` (the argument's dim order, outermost first, as `shape`),
+ * element strides 1, no interleave, swizzle 128B when swizzle_128b (else
+ * none), L2 promotion 256B, out-of-bounds fill with zeros. */
+typedef struct wavec_tensor_map_info {
+  size_t arg;
+  size_t ndims;
+  uint32_t box[8];
+  int swizzle_128b;
+} wavec_tensor_map_info;
+WAVEC_API size_t wavec_tensor_map_count(wavec_kernel *k);
+WAVEC_API int wavec_tensor_map_info_get(wavec_kernel *k, size_t i,
+                              wavec_tensor_map_info *out);
 
 /* Runs the compiled kernel once on the first CUDA GPU, through the driver
  * API loaded at run time (dlopen "libcuda.so.1"; nothing links against

@@ -36,7 +36,7 @@ static const char layout_usage[] =
     "                     (default 16)\n"
     "  -D SYM=VALUE       .wave: bind a hyperparameter (overrides defaults)\n"
     "  --hardware K=V,... .wave: override threads_per_wave=N, mma=NAME,\n"
-    "                     stages=N\n"
+    "                     stages=N, copies=N, ...\n"
     "  --kernel NAME      .wave: the kernel (needed when the file has several)\n"
     "  --svg FILE         write an SVG picture to FILE instead of printing text\n"
     "  -h, --help         this text\n"

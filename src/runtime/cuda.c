@@ -74,6 +74,13 @@ struct wv_cuda {
   /* cuEventElapsedTime_v2 where the driver has it (CUDA 12.8 and later),
    * else cuEventElapsedTime: the same signature */
   CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+  /* cuTensorMapEncodeTiled (CUDA 12.0 and later), NULL where the driver
+   * lacks it: needed only by kernels with tensor maps */
+  CUresult (*TensorMapEncodeTiled)(void *, int, unsigned, void *,
+                                   const unsigned long long *,
+                                   const unsigned long long *,
+                                   const unsigned *, const unsigned *, int,
+                                   int, int, int);
 };
 
 /* "cuXxx: CUDA_ERROR_NAME (description)" */
@@ -122,6 +129,8 @@ wv_cuda *wv_cuda_open(wavec_ctx *ctx, wavec_loc loc) {
   if (!et && !missing)
     missing = "cuEventElapsedTime";
   memcpy(&cu->EventElapsedTime, &et, sizeof et);
+  void *tm = sym(lib, "cuTensorMapEncodeTiled");
+  memcpy(&cu->TensorMapEncodeTiled, &tm, sizeof tm);
   if (missing) {
     wv_error(ctx, D_GPU, loc, "the CUDA driver (libcuda.so.1) has no %s",
              missing);
@@ -189,6 +198,45 @@ static bool emit(wv_kernel *k, const wv_target *t, wv_buf *out) {
   return true;
 }
 
+/* The CUtensorMap of tensor map m over argument a (wavec.h,
+ * wavec_tensor_map_info) at device address dptr, into out (128 bytes,
+ * 64-aligned). */
+static CUresult encode_tmap(wv_cuda *cu, const wavec_tensor_map_info *m,
+                            const wavec_arg_info *a, unsigned long long dptr,
+                            void *out) {
+  /* CUtensorMapDataType: FLOAT16 6, FLOAT32 7, BFLOAT16 9, INT32 3 */
+  static const int cu_dtype[WAVEC_DTYPE_COUNT] = {
+      [WAVEC_F16] = 6, [WAVEC_BF16] = 9, [WAVEC_F32] = 7, [WAVEC_I32] = 3};
+  unsigned long long dim[5], stride[4];
+  unsigned box[5], estride[5];
+  unsigned long long bytes = (unsigned long long)tir_ty_bytes(tir_ty_of(a->dtype));
+  size_t r = m->ndims;
+  for (size_t j = 0; j < r; j++) { /* innermost first */
+    dim[j] = (unsigned long long)a->shape[r - 1 - j];
+    box[j] = m->box[r - 1 - j];
+    estride[j] = 1;
+    if (j)
+      stride[j - 1] = bytes;
+    bytes *= dim[j];
+  }
+  /* no interleave; swizzle 128B (3) or none; L2 promotion 256B (3); out of
+   * bounds elements are zeros (fill none) */
+  return cu->TensorMapEncodeTiled(out, cu_dtype[a->dtype], (unsigned)r,
+                                  (void *)(uintptr_t)dptr, dim, stride, box,
+                                  estride, 0, m->swizzle_128b ? 3 : 0, 3, 0);
+}
+
+wavec_status wv_cuda_tensor_map(wv_cuda *cu, wavec_loc loc,
+                                const wavec_tensor_map_info *m,
+                                const wavec_arg_info *a,
+                                unsigned long long dptr, void *out) {
+  if (!cu->TensorMapEncodeTiled)
+    return wv_error(cu->ctx, D_GPU, loc, "the CUDA driver (libcuda.so.1) has "
+                    "no cuTensorMapEncodeTiled, which tensor copies need");
+  CUresult r = encode_tmap(cu, m, a, dptr, out);
+  return r ? cu_error(cu, loc, "cuTensorMapEncodeTiled", r, NULL) : WAVEC_OK;
+}
+
 #define CU(call, what)                                                         \
   do {                                                                         \
     CUresult r_ = (call);                                                      \
@@ -198,7 +246,8 @@ static bool emit(wv_kernel *k, const wv_target *t, wv_buf *out) {
     }                                                                          \
   } while (0)
 
-static wavec_status gpu_run(wv_kernel *k, void *const *host, double *ms) {
+static wavec_status gpu_run(wavec_kernel *pk, void *const *host, double *ms) {
+  wv_kernel *k = &pk->k;
   wavec_ctx *ctx = k->ctx;
   const tir_prog *p = k->tir;
   wavec_status st = WAVEC_OK;
@@ -213,7 +262,7 @@ static wavec_status gpu_run(wv_kernel *k, void *const *host, double *ms) {
   CUevent ev[2] = {NULL, NULL};
   uint32_t n = p->args.n;
   CUdeviceptr *dptr = wv_alloc(ctx, (n + 1) * sizeof *dptr);
-  void **params = wv_alloc(ctx, (n + 1) * sizeof *params);
+  void **params = wv_alloc(ctx, (n + p->tmaps.n + 1) * sizeof *params);
   size_t *bytes = wv_alloc(ctx, (n + 1) * sizeof *bytes);
 
   bool wg = wv_mma_is_warpgroup((wavec_mma_kind)p->mma);
@@ -261,6 +310,21 @@ static wavec_status gpu_run(wv_kernel *k, void *const *host, double *ms) {
     CU(cu->MemAlloc(&dptr[i], bytes[i] ? bytes[i] : 16), "cuMemAlloc");
     params[i] = &dptr[i];
     CU(cu->MemcpyHtoD(dptr[i], host[i], bytes[i]), "cuMemcpyHtoD");
+  }
+  if (p->tmaps.n) {
+    /* CUtensorMap is 128 bytes, 64-aligned */
+    char *maps = wv_alloc(ctx, p->tmaps.n * 128 + 128);
+    maps += (128 - (uintptr_t)maps % 128) % 128;
+    for (uint32_t i = 0; i < p->tmaps.n; i++) {
+      wavec_tensor_map_info m;
+      wavec_arg_info ai;
+      wavec_tensor_map_info_get(pk, i, &m);
+      wavec_arg_info_get(pk, m.arg, &ai);
+      if ((st = wv_cuda_tensor_map(cu, k->loc, &m, &ai, dptr[m.arg],
+                                   maps + 128 * i)) != WAVEC_OK)
+        goto done;
+      params[n + i] = maps + 128 * i;
+    }
   }
   unsigned g[3], b[3];
   for (int d = 0; d < 3; d++) {
@@ -325,7 +389,7 @@ wavec_status wavec_gpu_run(wavec_kernel *pk, void *const *host_args,
     wv_fail(ctx, D_INVALID, k->loc,
             "kernel '%s' is not compiled (call wavec_compile first)",
             k->name);
-  wavec_status st = gpu_run(k, host_args, ms);
+  wavec_status st = gpu_run(pk, host_args, ms);
   WV_UNGUARD(ctx);
   return st;
 }

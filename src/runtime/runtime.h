@@ -26,5 +26,14 @@ int wv_cuda_sm(const wv_cuda *cu);
  * 9.0 device and NULL elsewhere (architecture-specific PTX runs on that
  * architecture only). */
 const char *wv_cuda_ptx_target(int sm, bool needs_90a);
+/* Builds tensor map m (wavec_tensor_map_info) of argument a (its
+ * wavec_arg_info) over device memory at dptr into out, 128 bytes aligned
+ * to 64, through cuTensorMapEncodeTiled; a D_GPU diagnostic at loc when the
+ * driver lacks it or refuses. Every launcher of a kernel with tensor maps
+ * passes them after the argument pointers. */
+wavec_status wv_cuda_tensor_map(wv_cuda *cu, wavec_loc loc,
+                                const wavec_tensor_map_info *m,
+                                const wavec_arg_info *a,
+                                unsigned long long dptr, void *out);
 
 #endif

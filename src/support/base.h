@@ -118,7 +118,6 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_DIV_ZERO, 503, WAVEC_ERR_BIND, "division by zero")                       \
   X(D_FLOAT_SHAPE, 504, WAVEC_ERR_BIND, "float hyperparameter used as a size") \
   X(D_BAD_DEFINE, 505, WAVEC_ERR_BIND, "invalid definition")                   \
-  X(D_TOO_LARGE, 506, WAVEC_ERR_BIND, "tensor too large")                      \
   X(D_SIM_OOB, 601, WAVEC_ERR_RUNTIME, "out-of-bounds access")                 \
   X(D_SIM_UNINIT, 602, WAVEC_ERR_RUNTIME, "read of unwritten memory")         \
   X(D_SIM_RACE, 603, WAVEC_ERR_RUNTIME, "shared-memory race")                 \
@@ -127,6 +126,8 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_SIM_UNWRITTEN, 606, WAVEC_ERR_RUNTIME, "output not fully written")      \
   X(D_GPU, 607, WAVEC_ERR_RUNTIME, "GPU runtime error")                        \
   X(D_SIM_ASYNC, 608, WAVEC_ERR_RUNTIME, "asynchronous copy not waited for")   \
+  X(D_SIM_DEADLOCK, 609, WAVEC_ERR_RUNTIME, "a wait that can never complete") \
+  X(D_SIM_MBARRIER, 610, WAVEC_ERR_RUNTIME, "mbarrier misuse")                 \
   X(D_UNSUPPORTED, 701, WAVEC_ERR_UNSUPPORTED, "not supported by the target")  \
   X(D_INVALID, 901, WAVEC_ERR_INVALID, "invalid argument")                     \
   X(D_NOMEM, 902, WAVEC_ERR_NOMEM, "out of memory")                            \
@@ -245,7 +246,12 @@ struct wavec_ctx {
   X(WV_HOOK_WGMMA_NO_WAIT, "wgmma-no-wait")                                    \
   X(WV_HOOK_WGMMA_NO_CARRY, "wgmma-no-carry")                                  \
   X(WV_HOOK_WGMMA_CARRY_NEAR, "wgmma-carry-near")                              \
-  X(WV_HOOK_NO_MASK_SPLIT, "no-mask-split")
+  X(WV_HOOK_NO_MASK_SPLIT, "no-mask-split")                                    \
+  X(WV_HOOK_NO_TMA, "no-tma")                                                  \
+  X(WV_HOOK_TMA_EARLY_READ, "tma-early-read")                                  \
+  X(WV_HOOK_TMA_EARLY_RELEASE, "tma-early-release")                            \
+  X(WV_HOOK_TMA_DEADLOCK, "tma-deadlock")                                      \
+  X(WV_HOOK_TMA_TX_SHORT, "tma-tx-short")
 
 enum {
 #define X(e, name) e##_BIT,

@@ -35,14 +35,16 @@ bool lw_pending(const lw *w, uint32_t r) {
 /* Every instruction goes through here. While wgmmas are in flight, the
  * first other instruction that touches their registers, and any barrier
  * or loop boundary (the tiles they read must not be overwritten), is
- * preceded by a wait for all of them (tir.h) — except the end of a loop
+ * preceded by a wait for all of them (tir.h), and so is an mbarrier
+ * arrival (it releases the slots they read) — except at the end of a loop
  * that carries its last group into the next iteration (carry_group). */
 tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
                    uint32_t b, uint32_t c, int64_t imm) {
   /* planted bug for the tests: never wait */
   if (w->npend && op != T_WGMMA &&
       !(w->ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT) &&
-      (op == T_BAR || op == T_LOOP || (op == T_ENDLOOP && !w->carry_group) ||
+      (op == T_BAR || op == T_LOOP ||
+       ((op == T_ENDLOOP || op == T_MBARRIVE) && !w->carry_group) ||
        lw_pending(w, dst) || lw_pending(w, a) || lw_pending(w, b) ||
        lw_pending(w, c))) {
     tir_instr wait = {.op = T_WGWAIT, .ty = TY_PRED, .loc = w->loc};
@@ -221,9 +223,11 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   for (uint32_t i = 0; i < k->args.n; i++) {
     wv_node *a = wv_get(k->g, k->args.v[i]);
     tir_arg ta = {.name = a->name, .dt = a->type.dt, .ndims = a->type.n,
-                  .elems = wv_tensor_elems(k, a, NULL)};
-    for (uint32_t j = 0; j < a->type.n; j++)
+                  .elems = 1};
+    for (uint32_t j = 0; j < a->type.n; j++) {
       ta.shape[j] = k->bind.ival[a->type.dims[j]];
+      ta.elems *= ta.shape[j];
+    }
     vec_push(ctx, &p->args, ta);
   }
   /* bound user symbols become constants; ids get their ranges */
@@ -286,7 +290,9 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   }
   w.wgmma = wv_mma_is_warpgroup((wavec_mma_kind)w.d->mma);
   lw_place_stages(&w);
+  lw_pipeline(&w);
   lw_open_scope(&w);
+  lw_tma_prologue(&w);
   lw_block(&w, 0);
   if (w.npend && !(ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT))
     lw_emit(&w, T_WGWAIT, TY_PRED, 0, 0, 0, 0, 0);

@@ -13,6 +13,8 @@
  *   lower_convert.c     layout conversions: in registers or through shared
  *   lower_copy.c        copies of staged tiles: where they stand, rings
  *   lower_loop.c        loops: walks, the causal mask split, wgmma carries
+ *   lower_tma.c         the pipeline decision (cp.async ring or tensor
+ *                       copies into an mbarrier ring) and the latter's code
  *   promote.c           which reads are staged in shared memory, ring depth
  */
 #ifndef WV_LOWER_H
@@ -80,6 +82,10 @@ typedef struct stage {
   ex_t start[WV_MAX_DIMS];      /* the workgroup tile's first coordinate */
   uint32_t done_scope;          /* scope whose iteration copied it, +1 */
   bool swz;                     /* a wgmma operand: 128-byte rows, swizzled */
+  wavec_loc loc;                /* the (first) read it stages */
+  /* a ring filled by tensor copies (lower_tma.c): its tensor map + 1 (0:
+   * cp.async), the slots' full and empty barriers, the bytes of a slot */
+  int64_t tmap, fbar, ebar, tx;
 } stage;
 
 enum { STAGE_VEC = 8, STAGE_PAD = 8 }; /* elements of 16 bits */
@@ -142,6 +148,8 @@ typedef struct lw {
   VEC(ldsm_memo) ldsm_memos; /* try_ldmatrix's decisions */
   bool *unmask_cand; /* by node: a causal mask of its loop (mask_split) */
   bool unmasking;    /* lowering the tiles the masks leave whole */
+  /* predicates: thread 0, lane 0 of each wave, wave 0 (lower_tma.c) */
+  uint32_t tma_leader, tma_wleader, tma_wave0;
 } lw;
 
 /* What the parts of one loop's walk share (see lower_loop_part). */
@@ -153,6 +161,7 @@ typedef struct loop_part {
   bool carry;         /* may carry its last wgmma group into the next */
   int64_t trips;      /* the most tiles */
   uint32_t last;      /* register: the end of the whole walk (0: trips) */
+  ex_t first;         /* the first tile of the whole walk */
 } loop_part;
 
 /* lower.c */
@@ -226,6 +235,16 @@ void lw_reduce(lw *w, uint32_t id);
 
 /* lower_convert.c */
 void lw_convert(lw *w, uint32_t id);
+
+/* lower_tma.c */
+void lw_pipeline(lw *w);
+void lw_tma_prologue(lw *w);
+void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
+                 ex_t first, ex_t tile, uint32_t on, bool refill);
+void lw_tma_acquire(lw *w, const stage *s0, int64_t S, ex_t first,
+                    ex_t tile);
+void lw_tma_release(lw *w, const stage *s0, int64_t S, ex_t tile,
+                    uint32_t on);
 
 /* lower_loop.c */
 void lw_iterate(lw *w, uint32_t id);

@@ -202,11 +202,17 @@ static wavec_rel mask_split(lw *w, const wv_node *n, ex_t first, ex_t last,
 }
 
 /* One loop over tiles [rfirst, rlast) of the walk (registers; 0: 0 and
- * all trips) with the ring already primed: each iteration waits for its
- * tile, refills the ring, runs the body. `unmasked`: the tiles a causal
- * mask leaves whole, whose masks (see mask_split) take their value. */
-void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst, uint32_t rlast,
-                  bool unmasked) {
+ * all trips; efirst and elast the same as expressions) with the ring
+ * already primed: each iteration waits for its tile, refills the ring,
+ * runs the body. `unmasked`: the tiles a causal mask leaves whole, whose
+ * masks (see mask_split) take their value. A ring of tensor copies
+ * (lower_tma.c) has thread 0 refill first, then every wave wait for its
+ * tile, and each wave release a slot where the wgmmas reading it have
+ * retired: at the end of the iteration, or with a carried group, the
+ * previous tile's slot there and the part's last tile's after the loop. */
+static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
+                         uint32_t rlast, ex_t efirst, ex_t elast,
+                         bool unmasked) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, lp->id);
   wv_diminfo *di = &w->d->dim[n->sym];
@@ -222,7 +228,22 @@ void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst, uint32_t rlast,
   tir_instr *li = lw_emit(w, T_LOOP, TY_I32, counter, rfirst, rlast, 0, trips);
   uint32_t start = (uint32_t)(li - w->p->code.v);
   lw_open_scope(w);
-  if (piped_n && S > 1) {
+  bool tma = piped_n && S > 1 && piped_v[0]->tmap;
+  bool early_release = tma && (ctx->test_hooks & WV_HOOK_TMA_EARLY_RELEASE);
+  if (tma) {
+    if (trips > ahead_n) {
+      ex_t ahead = ex_add(ctx, lv, ex_const(ctx, ahead_n));
+      uint32_t rahead = lw_expr(w, ahead);
+      uint32_t end = lp->last ? lp->last : lw_iconst(w, trips);
+      uint32_t more = lw_reg(w, TY_PRED);
+      lw_emit(w, T_SETP, TY_I32, more, rahead, end, 0, TIR_CMP_LT);
+      lw_tma_fill(w, piped_v, piped_n, S, lp->first, ahead, more, true);
+    }
+    lw_tma_acquire(w, piped_v[0], S, lp->first, lv);
+    /* planted bug for the tests: release the slot before reading it */
+    if (early_release)
+      lw_tma_release(w, piped_v[0], S, lv, 0);
+  } else if (piped_n && S > 1) {
     /* tile i has landed; everyone is done with the slot that receives
      * tile i+ahead_n (of tile i-1, or i-2 when a group is carried) */
     /* planted bugs for the tests: a wait that leaves tile i in flight,
@@ -254,7 +275,6 @@ void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst, uint32_t rlast,
   w->loc = n->loc;
   for (uint32_t i = 0; i < piped_n; i++)
     piped_v[i]->at = 0;
-  lw_close_scope(w);
   /* the last group stays in flight: wait for all but it */
   if (carry && w->npend) {
     const tir_instr *blocker = carry_blocker(w, body_from);
@@ -263,10 +283,35 @@ void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst, uint32_t rlast,
   }
   if (w->carry_group)
     lw_emit(w, T_WGWAIT, TY_PRED, 0, 0, 0, 0, 1);
+  bool carried = w->carry_group;
+  if (tma && !early_release) {
+    if (carried) {
+      uint32_t from = rfirst ? rfirst : lw_iconst(w, 0);
+      uint32_t later = lw_reg(w, TY_PRED);
+      lw_emit(w, T_SETP, TY_I32, later, counter, from, 0, TIR_CMP_GT);
+      lw_tma_release(w, piped_v[0], S, ex_sub(ctx, lv, ex_const(ctx, 1)),
+                     later);
+    } else {
+      lw_tma_release(w, piped_v[0], S, lv, 0); /* after a full wait */
+    }
+  }
+  lw_close_scope(w); /* (the release's registers belong to the body) */
   tir_instr *ei =
       lw_emit(w, T_ENDLOOP, TY_I32, counter, rfirst, rlast, 0, trips);
   uint32_t end = (uint32_t)(ei - w->p->code.v);
   w->carry_group = false;
+  if (tma && carried && !early_release) {
+    /* the part's last tile, read by the group carried out of the loop */
+    uint32_t any = 0;
+    if (rfirst || rlast) {
+      uint32_t hi = rlast ? rlast : lw_iconst(w, trips);
+      uint32_t lo = rfirst ? rfirst : lw_iconst(w, 0);
+      any = lw_reg(w, TY_PRED);
+      lw_emit(w, T_SETP, TY_I32, any, hi, lo, 0, TIR_CMP_GT);
+    }
+    lw_tma_release(w, piped_v[0], S, ex_sub(ctx, elast, ex_const(ctx, 1)),
+                   any);
+  }
   w->p->code.v[start].match = end;
   w->p->code.v[end].match = start;
   w->loopreg[di->loopvar] = 0;
@@ -335,6 +380,11 @@ void lw_iterate(lw *w, uint32_t id) {
         lw_emit(w, T_SETP, TY_I32, in_range, lw_expr(w, tile), rlast, 0,
                 TIR_CMP_LT);
       }
+      if (piped.v[0]->tmap) {
+        if (t < trips)
+          lw_tma_fill(w, piped.v, piped.n, S, first, tile, in_range, false);
+        continue;
+      }
       for (uint32_t i = 0; i < piped.n && t < trips; i++)
         lw_stage_issue(w, piped.v[i], tile, lw_slot_at(w, piped.v[i], S, tile),
                        in_range);
@@ -342,13 +392,13 @@ void lw_iterate(lw *w, uint32_t id) {
     }
   }
   loop_part lp = {id, piped.v, piped.n, S, ahead_n, carry, trips,
-                  rlast};
+                  rlast, first};
   /* a causal mask splits the walk: the tiles it leaves whole first (or
    * last), without it */
   ex_t mid;
   int mrel = mask_split(w, n, first, last, &mid);
   if (!mrel) {
-    lw_loop_part(w, &lp, rfirst, rlast, false);
+    lw_loop_part(w, &lp, rfirst, rlast, first, last, false);
     return;
   }
   uint32_t rmid = lw_expr(w, mid);
@@ -356,8 +406,8 @@ void lw_iterate(lw *w, uint32_t id) {
   if (!bounded)
     lp.last = lw_iconst(w, trips);
   bool whole_first = mrel == WAVEC_REL_LE || mrel == WAVEC_REL_LT;
-  lw_loop_part(w, &lp, ra, rmid, whole_first);
-  lw_loop_part(w, &lp, rmid, lp.last, !whole_first);
+  lw_loop_part(w, &lp, ra, rmid, first, mid, whole_first);
+  lw_loop_part(w, &lp, rmid, lp.last, mid, last, !whole_first);
 }
 
 void lw_yield(lw *w, uint32_t id) {

@@ -111,35 +111,6 @@ static uint32_t ring_loop(lw *w, uint32_t id, const stage *st) {
   return owner;
 }
 
-/* One remark per ring: which loop, how many slots, what streams. */
-static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot) {
-  wv_node *n = wv_get(w->g, loop);
-  wv_buf b;
-  wv_remark_start(w->k, n->loc, &b);
-  wv_buf_printf(&b, "iterate over '%s' streams",
-                wavec_symbol_name(w->ctx, n->sym));
-  const char *sep = " ";
-  for (uint32_t i = 0; i < w->stages_all.n; i++) {
-    stage *st = w->stages_all.v[i];
-    if (st->loop == loop) {
-      wv_buf_printf(&b, "%s'%s'", sep, wv_get(w->g, st->mem)->name);
-      sep = ", ";
-    }
-  }
-  int64_t ahead = lw_ring_ahead(w, S);
-  if (S > 1)
-    wv_buf_printf(&b,
-                  " through shared memory in %lld stages of %lld bytes "
-                  "(asynchronous copies, %lld tile%s ahead)",
-                  (long long)S, (long long)slot, (long long)ahead,
-                  ahead == 1 ? "" : "s");
-  else
-    wv_buf_printf(&b, " through shared memory, one tile of %lld bytes "
-                      "copied at the top of each iteration (stages = 1)",
-                  (long long)slot);
-  wv_remark_end(w->k, &b);
-}
-
 /* Decides which reads are staged and which loops stream them through a
  * ring, picks the number of slots, and places every tile in shared memory:
  * tiles copied where they stand first, then each loop's ring, slot by
@@ -153,6 +124,7 @@ void lw_place_stages(lw *w) {
     if (w->stage_of[o] || !stageable(w, id, &st))
       continue;
     st.loop = ring_loop(w, id, &st);
+    st.loc = wv_get(w->g, id)->loc;
     /* reads of the same tile of one memory share its copy, whatever
      * their mappings: a mapping only changes which elements a lane takes
      * from the tile (attention's backward reads q and do both ways) */
@@ -202,6 +174,5 @@ void lw_place_stages(lw *w) {
       if (all[j]->loop == loop)
         all[j]->slot = slot;
     w->stage_bytes += S * slot;
-    remark_ring(w, loop, S, slot);
   }
 }

@@ -44,6 +44,13 @@
  *    bytes at most, 16-bit elements packed in pairs. T_CPA, T_CPCOMMIT and
  *    T_CPWAIT are cp.async.cg (16 bytes), cp.async.commit_group and
  *    cp.async.wait_group: the simulator's groups are PTX's.
+ *  - Tensor maps are `.param .align 64 .b8 NAME_tmap_I[128]` after the
+ *    pointers, their generic addresses (cvta.param) in %tm. T_MBINIT,
+ *    T_MBARRIVE are mbarrier.init / arrive(.expect_tx) on the barrier's
+ *    shared bytes; T_MBWAIT loops on mbarrier.try_wait.parity; T_TMA is
+ *    cp.async.bulk.tensor.Nd ... .mbarrier::complete_tx::bytes with the
+ *    coordinates innermost first; T_FENCE is fence.mbarrier_init and
+ *    fence.proxy.async (sm_90 and later).
  *  - T_SHFL is shfl.sync.bfly.b32 over the whole warp; T_BAR is bar.sync 0;
  *    T_MMA is mma.sync m16n8k16, each pair of 16-bit fragment elements
  *    packed low half first with mov.b32 {lo, hi}, in the fragment order of
@@ -859,6 +866,76 @@ static void emit_ldsm(px *x, const tir_instr *in) {
         R(x, in->list[2 * j + 1]).s, w[j].s);
 }
 
+/* ---- mbarriers and tensor copies ------------------------------------------------------ */
+static void guard_of(px *x, uint32_t pred, char guard[32]) {
+  guard[0] = 0;
+  if (pred)
+    snprintf(guard, 32, "@%s ", R(x, pred).s);
+}
+
+/* T_MBINIT, T_MBARRIVE: mbarrier.init / arrive (.expect_tx) on the
+ * barrier's 8 bytes; the arrival's state result is not kept (_). */
+static void emit_mbar(px *x, const tir_instr *in) {
+  if (!x->t->has_tma)
+    unsupported(x, "mbarriers with transaction bytes (sm_90 and later)");
+  char guard[32];
+  guard_of(x, in->b, guard);
+  nm addr = shared_addr(x, in->a);
+  if (in->op == T_MBINIT)
+    ins(x, "%smbarrier.init.shared::cta.b64 [%s], %lld", guard, addr.s,
+        (long long)in->imm);
+  else if (in->imm)
+    ins(x, "%smbarrier.arrive.expect_tx.shared::cta.b64 _, [%s], %lld", guard,
+        addr.s, (long long)in->imm);
+  else
+    ins(x, "%smbarrier.arrive.shared::cta.b64 _, [%s]", guard, addr.s);
+}
+
+/* T_MBWAIT: try_wait.parity until the phase has completed (try_wait
+ * suspends the thread for a while before it answers false). The retry
+ * branch is not .uni: each thread reads its own answer. */
+static void emit_mbwait(px *x, const tir_instr *in) {
+  uint32_t idx = (uint32_t)(in - x->p->code.v);
+  if (!x->t->has_tma)
+    unsupported(x, "mbarrier waits by parity (sm_90 and later)");
+  nm addr = shared_addr(x, in->a), done = T(x, C_PRED);
+  if (in->c)
+    ins(x, "@!%s bra.uni $Lwv_mbdone%u", R(x, in->c).s, idx);
+  wv_buf_printf(&x->body, "$Lwv_mbwait%u:\n", idx);
+  ins(x, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s", done.s,
+      addr.s, R(x, in->b).s);
+  ins(x, "@!%s bra $Lwv_mbwait%u", done.s, idx);
+  if (in->c)
+    wv_buf_printf(&x->body, "$Lwv_mbdone%u:\n", idx);
+}
+
+/* T_TMA: cp.async.bulk.tensor from the tensor map parameter (its generic
+ * address, %tm) at the coordinates, innermost first as PTX counts them,
+ * completing its bytes on the mbarrier. */
+static void emit_tma(px *x, const tir_instr *in) {
+  if (!x->t->has_tma)
+    unsupported(x, "tensor copies (cp.async.bulk.tensor: sm_90 and later)");
+  char guard[32];
+  guard_of(x, in->c, guard);
+  nm dst = shared_addr(x, in->a), bar = shared_addr(x, in->b);
+  wv_buf c;
+  wv_buf_init(&c, x->ctx);
+  for (uint32_t j = in->nlist; j-- > 0;)
+    wv_buf_printf(&c, "%s%s", j + 1 < in->nlist ? ", " : "",
+                  R(x, in->list[j]).s);
+  ins(x,
+      "%scp.async.bulk.tensor.%ud.shared::cluster.global.tile.mbarrier::"
+      "complete_tx::bytes [%s], [%%tm%lld, {%s}], [%s]",
+      guard, in->nlist, dst.s, (long long)in->imm, wv_buf_str(&c), bar.s);
+}
+
+/* T_FENCE: its format (tir.h), on targets that have the async proxy. */
+static void emit_fence(px *x, const tir_instr *in) {
+  if (!x->t->has_tma)
+    unsupported(x, "proxy fences (sm_90 and later)");
+  put_form(x, in, forms[in->op].ptx, NULL);
+}
+
 /* ---- warp-collective operations ------------------------------------------------------ */
 static void emit_shfl(px *x, const tir_instr *in) {
   nm d = R(x, in->dst), a = R(x, in->a);
@@ -1055,14 +1132,18 @@ static void (*const emit_code[T__COUNT])(px *, const tir_instr *) = {
     [T_LDSM] = emit_ldsm,     [T_LDSMT] = emit_ldsm,  [T_LDGV] = emit_vector,
     [T_LDSV] = emit_vector,   [T_STSV] = emit_vector, [T_CPA] = emit_cpa,
     [T_SHFL] = emit_shfl,     [T_MMA] = emit_mma,     [T_WGMMA] = emit_wgmma,
-    [T_LOOP] = emit_loop,     [T_ENDLOOP] = emit_endloop};
+    [T_LOOP] = emit_loop,     [T_ENDLOOP] = emit_endloop,
+    [T_MBINIT] = emit_mbar,   [T_MBARRIVE] = emit_mbar, [T_MBWAIT] = emit_mbwait,
+    [T_TMA] = emit_tma,       [T_FENCE] = emit_fence};
 
 static void emit_instr(px *x, const tir_instr *in) {
   x->in = in;
   memset(x->ntmp, 0, sizeof x->ntmp);
   emit_loc(x, in);
   /* a wgmma after a loop boundary, a wait or an f32 write needs a fence */
+  /* (and after an mbarrier wait: shared memory a tensor copy wrote) */
   if (in->op == T_LOOP || in->op == T_ENDLOOP || in->op == T_WGWAIT ||
+      in->op == T_MBWAIT ||
       (in->op != T_WGMMA && in->dst && ty(x, in->dst) == TY_F32))
     x->fenced = false;
   if (emit_code[in->op])
@@ -1143,12 +1224,6 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     unsupported(&x, "more threads per block than the target allows");
   if (p->smem_bytes > t->smem_optin_bytes)
     unsupported(&x, "more shared memory than a block can have");
-  /* the launch limits of every NVIDIA GPU since sm_30 */
-  static const int64_t max_grid[3] = {INT32_MAX, 65535, 65535};
-  for (int a = 0; a < 3; a++)
-    if (p->grid[a] > max_grid[a])
-      unsupported(&x, "a grid of more workgroups than a launch allows "
-                      "(2^31-1 along x, 65535 along y and z)");
   for (uint32_t i = 0; i < p->args.n; i++)
     if (p->args.v[i].elems > INT32_MAX)
       unsupported(&x, "a tensor of more than 2^31 elements");
@@ -1190,6 +1265,12 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     put_ident(out, name);
     wv_buf_printf(out, "_param_%u", i);
   }
+  /* tensor maps: 128 bytes each, 64-aligned, after the pointers */
+  for (uint32_t i = 0; i < p->tmaps.n; i++) {
+    wv_buf_puts(out, ",\n\t.param .align 64 .b8 ");
+    put_ident(out, name);
+    wv_buf_printf(out, "_tmap_%u[128]", i);
+  }
   wv_buf_printf(out, "\n)\n.reqntid %lld, %lld, %lld\n",
                 (long long)p->block[0], (long long)p->block[1],
                 (long long)p->block[2]);
@@ -1208,6 +1289,8 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     wv_buf_printf(out, "\t.reg .b64 %%ga<%u>;\n", p->args.n);
   if (p->smem_bytes)
     wv_buf_puts(out, "\t.reg .b32 %smem;\n");
+  if (p->tmaps.n)
+    wv_buf_printf(out, "\t.reg .b64 %%tm<%u>;\n", p->tmaps.n);
   if (x.need_hz)
     wv_buf_puts(out, "\t.reg .b16 %hz;\n");
   if (x.nwa)
@@ -1218,6 +1301,12 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     put_ident(out, name);
     wv_buf_printf(out, "_param_%u];\n\tcvta.to.global.u64 %%ga%u, %%ga%u;\n",
                   i, i, i);
+  }
+  for (uint32_t i = 0; i < p->tmaps.n; i++) {
+    wv_buf_printf(out, "\tmov.u64 %%tm%u, ", i);
+    put_ident(out, name);
+    wv_buf_printf(out, "_tmap_%u;\n\tcvta.param.u64 %%tm%u, %%tm%u;\n", i, i,
+                  i);
   }
   if (p->smem_bytes)
     wv_buf_puts(out, "\tmov.u32 %smem, wv_smem;\n");
@@ -1264,12 +1353,6 @@ wavec_status wavec_launch_dims(wavec_kernel *pk, uint32_t grid[3],
     return wv_error(k->ctx, D_INVALID, k->loc,
                     "kernel '%s' is not compiled (call wavec_compile first)",
                     k->name);
-  for (int d = 0; d < 3; d++)
-    if (k->tir->grid[d] > UINT32_MAX)
-      return wv_error(k->ctx, D_UNSUPPORTED, k->loc,
-                      "kernel '%s' has %lld workgroups along grid axis %d: "
-                      "more than a launch can count",
-                      k->name, (long long)k->tir->grid[d], d);
   for (int d = 0; d < 3; d++) {
     if (grid)
       grid[d] = (uint32_t)k->tir->grid[d];

@@ -18,86 +18,12 @@
 
 #include "support/half.h"
 #include "target/target.h"
-#include "tir/tir.h"
-
-typedef union val {
-  double f;
-  int64_t i;
-} val;
-
-typedef struct swave {
-  uint32_t pc;
-  bool at_barrier, done;
-} swave;
-
-/* One 2-byte granule of shared memory with its race shadow. */
-typedef struct sshared {
-  uint16_t bits;
-  uint32_t wepoch, rdepoch; /* epoch + 1 of the last write / read */
-  int32_t writer, reader;   /* thread ids */
-  uint16_t inflight;        /* asynchronous copies to it not yet retired */
-  uint16_t wgread;          /* reads by wgmmas not yet retired */
-  bool multi;               /* read by several threads this epoch */
-  bool init;
-} sshared;
-
-/* An asynchronous copy in flight: its 16 bytes, read from global memory
- * when it was issued, land in shared memory when a wait of its thread
- * retires its group. */
-typedef struct scopy {
-  const tir_instr *in;
-  uint32_t wave, group;
-  int lane;
-  int64_t addr; /* first shared byte */
-  uint16_t bits[8];
-} scopy;
-
-/* What a wgmma in flight holds until a wait retires its group: a register
- * (accumulator or lhs fragment) or a shared granule it reads. */
-typedef struct spend {
-  int64_t at; /* register, or granule */
-  uint32_t group;
-  bool smem;
-} spend;
-
-typedef struct sim {
-  wavec_ctx *ctx;
-  wv_kernel *k;
-  const tir_prog *p;
-  void *const *args;
-  uint8_t **ginit;    /* per arg: element written or an input */
-  int32_t **gwriter;  /* per arg: thread + 1 of the last store this launch */
-  uint32_t nwaves;
-  int lanes;
-  val *regs;          /* [wave][reg][lane] */
-  uint8_t *rset;      /* register written, same shape */
-  swave *waves;
-  sshared *smem;
-  int64_t ngran; /* shared memory in 2-byte granules */
-  VEC(scopy) copies;  /* in flight, in issue order */
-  uint32_t *groups;   /* per wave: groups of copies closed so far */
-  uint32_t epoch;
-  int64_t wg[3];
-  /* per mma role in registers: [lane*elems+e] -> its two coordinates */
-  int (*mma_map[WV_ROLE_COUNT])[2];
-  int map_n;            /* the N the maps are for (0: none yet) */
-  VEC(spend) *wpend;    /* per wave: what its wgmmas in flight hold */
-  uint32_t *wgroups;    /* per wave: groups of wgmmas closed so far */
-  int mma_elems[WV_ROLE_COUNT];
-  val *tmp;
-  double *A, *B, *C; /* mma scratch */
-} sim;
-
-#define R(s, w, r, l) ((s)->regs[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
-#define RSET(s, w, r, l) ((s)->rset[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
+#include "tir/sim.h"
 
 /* Fails with diagnostic id at the instruction's source line, naming the
  * thread and workgroup. */
-static _Noreturn void report(sim *s, const tir_instr *in, uint32_t w, int l,
-                             wv_diag_id id, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
-static _Noreturn void report(sim *s, const tir_instr *in, uint32_t w, int l,
-                             wv_diag_id id, const char *fmt, ...) {
+_Noreturn void sim_report(sim *s, const tir_instr *in, uint32_t w, int l,
+                          wv_diag_id id, const char *fmt, ...) {
   wv_buf m;
   wv_buf_init(&m, s->ctx);
   va_list ap;
@@ -124,7 +50,7 @@ static bool is_float(tir_ty ty) {
   return ty == TY_F16 || ty == TY_BF16 || ty == TY_F32;
 }
 
-static double load_elem(wavec_dtype dt, const void *base, int64_t i) {
+double sim_load_elem(wavec_dtype dt, const void *base, int64_t i) {
   switch (dt) {
   case WAVEC_F16: return wv_f16_to_f32(((const uint16_t *)base)[i]);
   case WAVEC_BF16: return wv_bf16_to_f32(((const uint16_t *)base)[i]);
@@ -155,14 +81,18 @@ enum { REG_UNSET, REG_SET, REG_WGMMA };
 static val rd(sim *s, const tir_instr *in, uint32_t w, uint32_t r, int l) {
   if (RSET(s, w, r, l) != REG_SET) {
     if (RSET(s, w, r, l) == REG_UNSET)
-      report(s, in, w, l, D_SIM_UNINIT,
+      sim_report(s, in, w, l, D_SIM_UNINIT,
              "register r%u is read before it is written", r);
-    report(s, in, w, l, D_SIM_ASYNC,
+    sim_report(s, in, w, l, D_SIM_ASYNC,
            "register r%u is read while a wgmma writing it is in flight (no "
            "wait retired it)",
            r);
   }
   return R(s, w, r, l);
+}
+
+val sim_rd(sim *s, const tir_instr *in, uint32_t w, uint32_t r, int l) {
+  return rd(s, in, w, r, l);
 }
 
 static void wr(sim *s, uint32_t w, uint32_t r, int l, val v) {
@@ -292,7 +222,7 @@ static int64_t uniform(sim *s, const tir_instr *in, uint32_t w, uint32_t r) {
   int64_t v = rd(s, in, w, r, 0).i;
   for (int l = 1; l < s->lanes; l++)
     if (rd(s, in, w, r, l).i != v)
-      report(s, in, w, l, D_INTERNAL, "a wgmma operand address differs "
+      sim_report(s, in, w, l, D_INTERNAL, "a wgmma operand address differs "
              "between the lanes of the warpgroup");
   return v;
 }
@@ -348,7 +278,7 @@ static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
     for (int e = 0; e < ne; e++) {
       uint32_t r = in->list[e];
       if (RSET(s, w, r, l) == REG_UNSET)
-        report(s, in, w, l, D_SIM_UNINIT,
+        sim_report(s, in, w, l, D_SIM_UNINIT,
                "register r%u is read before it is written", r);
       int *mn = s->mma_map[WV_ACC][l * ne + e];
       double acc = R(s, w, r, l).f;
@@ -378,6 +308,8 @@ static void wgmma_wait(sim *s, uint32_t w, int64_t keep) {
       s->wpend[w].v[kept++] = *p;
     } else if (p->smem) {
       s->smem[p->at].wgread--;
+      if (s->as)
+        sim_async_retired(s, w, p->at);
     } else {
       for (int l = 0; l < s->lanes; l++)
         RSET(s, w, (uint32_t)p->at, l) = REG_SET;
@@ -405,14 +337,14 @@ static val ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
                int64_t off) {
   const tir_arg *a = &s->p->args.v[in->imm];
   if (off < 0 || off >= a->elems)
-    report(s, in, w, l, D_SIM_OOB,
+    sim_report(s, in, w, l, D_SIM_OOB,
            "out-of-bounds read of '%s': element %lld of %lld", a->name,
            (long long)off, (long long)a->elems);
   if (!s->ginit[in->imm][off])
-    report(s, in, w, l, D_SIM_UNINIT,
+    sim_report(s, in, w, l, D_SIM_UNINIT,
            "read of '%s' element %lld, which nothing wrote", a->name,
            (long long)off);
-  double x = load_elem(a->dt, s->args[in->imm], off);
+  double x = sim_load_elem(a->dt, s->args[in->imm], off);
   val r;
   if (is_float(ty))
     r.f = x;
@@ -425,15 +357,15 @@ static void stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
                 int64_t off, val v) {
   const tir_arg *a = &s->p->args.v[in->imm];
   if (off < 0 || off >= a->elems)
-    report(s, in, w, l, D_SIM_OOB,
+    sim_report(s, in, w, l, D_SIM_OOB,
            "out-of-bounds write of '%s': element %lld of %lld", a->name,
            (long long)off, (long long)a->elems);
   double x = is_float(ty) ? v.f : (double)v.i;
   int32_t me = global_thread(s, w, l);
   int32_t prev = s->gwriter[in->imm][off];
   if (prev && prev != me &&
-      load_elem(a->dt, s->args[in->imm], off) != round_to(tir_ty_of(a->dt), x))
-    report(s, in, w, l, D_SIM_CONFLICT,
+      sim_load_elem(a->dt, s->args[in->imm], off) != round_to(tir_ty_of(a->dt), x))
+    sim_report(s, in, w, l, D_SIM_CONFLICT,
            "threads %d and %d store different values to '%s' element %lld",
            prev - 1, me - 1, a->name, (long long)off);
   store_elem(a->dt, s->args[in->imm], off, x);
@@ -442,7 +374,7 @@ static void stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
 }
 
 /* The bit pattern of v as type ty, in 2-byte granules (low half first). */
-static void encode(tir_ty ty, val v, uint16_t bits[2]) {
+void sim_encode(tir_ty ty, val v, uint16_t bits[2]) {
   bits[1] = 0;
   if (ty == TY_F16) {
     bits[0] = wv_f64_to_f16(v.f);
@@ -467,12 +399,12 @@ static void shared_bounds(sim *s, const tir_instr *in, uint32_t w, int l,
                           int64_t addr, int64_t size, int64_t align,
                           bool write) {
   if (addr < 0 || addr + size > s->ngran * 2)
-    report(s, in, w, l, D_SIM_OOB,
+    sim_report(s, in, w, l, D_SIM_OOB,
            "out-of-bounds %s shared memory: byte %lld of %lld",
            write ? "write to" : "read of", (long long)addr,
            (long long)(s->ngran * 2));
   if (addr % align)
-    report(s, in, w, l, D_SIM_OOB, "misaligned %lld-byte shared access at "
+    sim_report(s, in, w, l, D_SIM_OOB, "misaligned %lld-byte shared access at "
            "byte %lld", (long long)align, (long long)addr);
 }
 
@@ -490,23 +422,25 @@ static void check_write(sim *s, const tir_instr *in, uint32_t w, int l,
   int32_t me = (int32_t)((int64_t)w * s->lanes + l);
   uint32_t ep = s->epoch + 1;
   bool same = m->init && m->bits == bits;
+  if (s->as)
+    sim_async_write(s, in, w, l, byte / 2);
   if (m->inflight)
-    report(s, in, w, l, D_SIM_RACE,
+    sim_report(s, in, w, l, D_SIM_RACE,
            "shared-memory race: byte %lld written while an asynchronous copy "
            "to it is in flight (no wait retired it)",
            byte);
   if (m->wgread)
-    report(s, in, w, l, D_SIM_ASYNC,
+    sim_report(s, in, w, l, D_SIM_ASYNC,
            "shared byte %lld written while a wgmma that reads it is in flight "
            "(no wait retired it)",
            byte);
   if (m->wepoch == ep && m->writer != me && !same)
-    report(s, in, w, l, D_SIM_RACE,
+    sim_report(s, in, w, l, D_SIM_RACE,
            "shared-memory race: byte %lld written by threads %d and %d "
            "with no barrier between",
            byte, m->writer, me);
   if (m->rdepoch == ep && (m->reader != me || m->multi))
-    report(s, in, w, l, D_SIM_RACE,
+    sim_report(s, in, w, l, D_SIM_RACE,
            "shared-memory race: byte %lld written after thread %d read "
            "it, with no barrier between",
            byte, m->reader);
@@ -521,7 +455,7 @@ static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
   shared_bounds(s, in, w, l, addr, size, size, st != NULL);
   uint16_t bits[2] = {0, 0};
   if (st)
-    encode(ty, *st, bits);
+    sim_encode(ty, *st, bits);
   int32_t me = (int32_t)((int64_t)w * s->lanes + l);
   uint32_t ep = s->epoch + 1;
   for (int64_t g = 0; g < size / 2; g++) {
@@ -533,15 +467,17 @@ static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
       continue;
     }
     if (m->inflight)
-      report(s, in, w, l, D_SIM_RACE,
+      sim_report(s, in, w, l, D_SIM_RACE,
              "shared-memory race: byte %lld read while an asynchronous copy "
              "to it is in flight (no wait retired it)",
              byte);
+    if (s->as)
+      sim_async_read(s, in, w, l, addr / 2 + g);
     if (!m->init)
-      report(s, in, w, l, D_SIM_UNINIT,
+      sim_report(s, in, w, l, D_SIM_UNINIT,
              "read of shared-memory byte %lld, which nothing wrote", byte);
     if (m->wepoch == ep && m->writer != me)
-      report(s, in, w, l, D_SIM_RACE,
+      sim_report(s, in, w, l, D_SIM_RACE,
              "shared-memory race: byte %lld read after thread %d wrote it, "
              "with no barrier between",
              byte, m->writer);
@@ -582,14 +518,14 @@ static void copy_issue(sim *s, const tir_instr *in, uint32_t w, int l,
   int64_t size = tir_ty_bytes(in->ty), n = 16 / size;
   shared_bounds(s, in, w, l, addr, 16, 16, true);
   if (off * size % 16)
-    report(s, in, w, l, D_SIM_OOB,
+    sim_report(s, in, w, l, D_SIM_OOB,
            "misaligned 16-byte asynchronous copy from element %lld",
            (long long)off);
   scopy c = {.in = in, .wave = w, .lane = l, .group = s->groups[w],
              .addr = addr};
   for (int64_t j = 0; j < n; j++) {
     uint16_t b[2];
-    encode(in->ty, ldg(s, in, w, l, in->ty, off + j), b);
+    sim_encode(in->ty, ldg(s, in, w, l, in->ty, off + j), b);
     for (int64_t h = 0; h < size / 2; h++)
       c.bits[j * size / 2 + h] = b[h];
   }
@@ -643,7 +579,7 @@ static void check_not_in_flight(sim *s, const tir_instr *in, uint32_t w) {
   for (uint32_t e = 0; e <= in->nlist; e++) {
     uint32_t r = e < in->nlist ? in->list[e] : in->dst;
     if (r && RSET(s, w, r, 0) == REG_WGMMA)
-      report(s, in, w, 0, D_SIM_ASYNC,
+      sim_report(s, in, w, 0, D_SIM_ASYNC,
              "register r%u is written while a wgmma that uses it is in "
              "flight (no wait retired it)",
              r);
@@ -658,6 +594,7 @@ static void run_wave(sim *s, uint32_t w) {
   while (wv->pc < p->code.n) {
     const tir_instr *in = &p->code.v[wv->pc++];
     tir_ty ty = in->ty;
+    wv->steps++;
     if (s->wpend[w].n && in->op != T_WGMMA)
       check_not_in_flight(s, in, w);
     switch (in->op) {
@@ -675,6 +612,20 @@ static void run_wave(sim *s, uint32_t w) {
       continue;
     case T_CPWAIT:
       copy_wait(s, w, in->imm);
+      continue;
+    case T_MBINIT:
+    case T_MBARRIVE:
+    case T_TMA:
+    case T_FENCE:
+      sim_async_exec(s, in, w);
+      continue;
+    case T_MBWAIT:
+      if (!sim_async_wait(s, in, w)) {
+        wv->pc--; /* tried again when another wave has moved */
+        wv->steps--;
+        wv->blocked = true;
+        return;
+      }
       continue;
     case T_LOOP: {
       int64_t c = in->a ? loop_bound(s, in, w, in->a) : 0;
@@ -801,7 +752,7 @@ static void run_wave(sim *s, uint32_t w) {
         int64_t size = tir_ty_bytes(ty), n = in->nlist;
         int64_t bytes = in->op == T_LDGV ? a * size : a;
         if (bytes % (size * n) != 0)
-          report(s, in, w, l, D_SIM_OOB,
+          sim_report(s, in, w, l, D_SIM_OOB,
                  "misaligned %lld-byte vector access at byte %lld",
                  (long long)(size * n), (long long)bytes);
         bool on = in->op == T_LDSV || !in->b || rd(s, in, w, in->b, l).i;
@@ -834,7 +785,7 @@ static void run_wave(sim *s, uint32_t w) {
           case T_DIV:
           case T_MOD:
             if (b.i == 0)
-              report(s, in, w, l, D_SIM_OOB, "integer division by zero");
+              sim_report(s, in, w, l, D_SIM_OOB, "integer division by zero");
             r.i = floordiv(a.i, b.i);
             if (in->op == T_MOD)
               r.i = a.i - r.i * b.i;
@@ -857,7 +808,7 @@ static void run_wave(sim *s, uint32_t w) {
   }
   wv_assert(s->ctx, wv->pc == p->code.n);
   if (s->wpend[w].n)
-    report(s, &p->code.v[p->code.n - 1], w, 0, D_SIM_ASYNC,
+    sim_report(s, &p->code.v[p->code.n - 1], w, 0, D_SIM_ASYNC,
            "a wgmma is never waited for");
   wv->done = true;
 }
@@ -874,18 +825,35 @@ static void run_workgroup(sim *s) {
     s->wpend[w].n = 0;
     s->wgroups[w] = 0;
   }
+  if (s->as)
+    sim_async_reset(s);
   for (;;) {
-    uint32_t done = 0, waiting = 0;
+    uint32_t done = 0, waiting = 0, blocked = 0;
+    bool moved = false;
     for (uint32_t w = 0; w < s->nwaves; w++) {
-      if (!s->waves[w].done && !s->waves[w].at_barrier)
+      swave *wv = &s->waves[w];
+      if (!wv->done && !wv->at_barrier) {
+        uint64_t steps = wv->steps;
+        wv->blocked = false;
         run_wave(s, w);
-      done += s->waves[w].done;
-      waiting += s->waves[w].at_barrier;
+        moved |= wv->steps != steps || !wv->blocked;
+      }
+      done += wv->done;
+      waiting += wv->at_barrier;
+      blocked += wv->blocked;
+    }
+    if (blocked) {
+      /* waves wait on mbarriers: go round again while any moves */
+      if (!moved)
+        sim_async_deadlock(s);
+      continue;
     }
     if (done == s->nwaves) {
+      if (s->as)
+        sim_async_end(s);
       if (s->copies.n) {
         scopy *c = &s->copies.v[0];
-        report(s, c->in, c->wave, c->lane, D_SIM_ASYNC,
+        sim_report(s, c->in, c->wave, c->lane, D_SIM_ASYNC,
                "asynchronous copy to shared byte %lld is never waited for",
                (long long)c->addr);
       }
@@ -896,11 +864,13 @@ static void run_workgroup(sim *s) {
       while (!s->waves[w].at_barrier)
         w++;
       const tir_instr *in = &s->p->code.v[s->waves[w].pc - 1];
-      report(s, in, w, 0, D_SIM_BARRIER,
+      sim_report(s, in, w, 0, D_SIM_BARRIER,
              "barrier reached by wave %u but not by all %u waves", w,
              s->nwaves);
     }
     s->epoch++;
+    if (s->as)
+      sim_async_barrier(s);
     for (uint32_t w = 0; w < s->nwaves; w++)
       s->waves[w].at_barrier = false;
   }
@@ -929,6 +899,7 @@ static void simulate(wv_kernel *k, void *const *args) {
   s.smem = wv_alloc(ctx, (size_t)(s.ngran ? s.ngran : 1) * sizeof *s.smem);
   s.tmp = wv_alloc(ctx, (size_t)s.lanes * 8 * sizeof *s.tmp); /* ldsm x4 */
   s.ginit = wv_alloc(ctx, p->args.n * sizeof *s.ginit);
+  sim_async_new(&s);
   s.gwriter = wv_alloc(ctx, p->args.n * sizeof *s.gwriter);
   /* an argument the kernel only writes starts unwritten */
   bool *read = wv_alloc(ctx, p->args.n);
@@ -936,6 +907,8 @@ static void simulate(wv_kernel *k, void *const *args) {
     if (p->code.v[i].op == T_LDG || p->code.v[i].op == T_LDGV ||
         p->code.v[i].op == T_CPA)
       read[p->code.v[i].imm] = true;
+  for (uint32_t i = 0; i < p->tmaps.n; i++)
+    read[p->tmaps.v[i].arg] = true;
   for (uint32_t a = 0; a < p->args.n; a++) {
     if (!args[a])
       wv_fail(ctx, D_INVALID, k->loc, "no buffer for argument '%s'",
@@ -1017,14 +990,12 @@ int wavec_arg_info_get(wavec_kernel *pk, size_t i, wavec_arg_info *out) {
   out->name = a->name;
   out->dtype = a->type.dt;
   out->ndims = a->type.n;
-  for (uint32_t j = 0; j < a->type.n; j++)
+  out->elems = 1;
+  for (uint32_t j = 0; j < a->type.n; j++) {
     out->shape[j] = k->bind.n ? k->bind.ival[a->type.dims[j]] : 0;
-  /* sizes once `bind` has checked them (then this cannot fail) */
-  if (k->dist) {
-    int64_t bytes;
-    out->elems = (size_t)wv_tensor_elems(k, a, &bytes);
-    out->bytes = (size_t)bytes;
+    out->elems *= (size_t)out->shape[j];
   }
+  out->bytes = out->elems * (size_t)((wv_dtypes[a->type.dt].bits + 7) / 8);
   out->is_output = k->tir ? k->tir->args.v[i].written : 0;
   return 0;
 }

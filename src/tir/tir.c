@@ -30,6 +30,13 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
                   wv_dtypes[p->args.v[i].dt].name,
                   (long long)p->args.v[i].elems,
                   p->args.v[i].written ? " (written)" : "");
+  for (uint32_t i = 0; i < p->tmaps.n; i++) {
+    const tir_tmap *m = &p->tmaps.v[i];
+    wv_buf_printf(b, "  tmap %u %s box [", i, p->args.v[m->arg].name);
+    for (uint32_t d = 0; d < m->rank; d++)
+      wv_buf_printf(b, "%s%lld", d ? ", " : "", (long long)m->box[d]);
+    wv_buf_printf(b, "]%s\n", m->swz128 ? " swizzle 128" : "");
+  }
   int depth = 1;
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
@@ -62,7 +69,17 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
       break;
     case T_CPWAIT:
     case T_WGWAIT:
+    case T_MBINIT:
       wv_buf_printf(b, " %lld", (long long)in->imm);
+      break;
+    case T_MBARRIVE:
+      if (in->imm)
+        wv_buf_printf(b, " expect %lld", (long long)in->imm);
+      break;
+    case T_TMA:
+      wv_buf_printf(b, " %s map %lld",
+                    p->args.v[p->tmaps.v[in->imm].arg].name,
+                    (long long)in->imm);
       break;
     case T_SHFL:
       wv_buf_printf(b, " xor %lld", (long long)in->imm);
@@ -91,7 +108,65 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
   }
 }
 
+int64_t tir_tmap_bytes(const tir_prog *p, const tir_tmap *m) {
+  int64_t n = tir_ty_bytes(tir_ty_of(p->args.v[m->arg].dt));
+  for (uint32_t d = 0; d < m->rank; d++)
+    n *= m->box[d];
+  return n;
+}
+
+/* Is tensor map m one the PTX and the driver can take (tir.h)? */
+static bool tmap_ok(const tir_prog *p, const tir_tmap *m) {
+  if (m->arg >= p->args.n || m->rank != p->args.v[m->arg].ndims ||
+      m->rank < 1 || m->rank > 5 || p->args.v[m->arg].dt == WAVEC_I1)
+    return false;
+  int64_t es = tir_ty_bytes(tir_ty_of(p->args.v[m->arg].dt));
+  for (uint32_t d = 0; d < m->rank; d++)
+    if (m->box[d] < 1 || m->box[d] > 256)
+      return false;
+  /* rows of 16-byte multiples; a swizzled row is the swizzle's 128 bytes */
+  int64_t row = m->box[m->rank - 1] * es;
+  return m->swz128 ? row == 128 : row % 16 == 0;
+}
+
+/* The operand checks of the mbarrier and tensor copy ops. */
+static bool async_ok(const tir_prog *p, const tir_instr *in) {
+  const tir_ty *rt = p->regs.v;
+  bool a32 = in->a && rt[in->a] == TY_I32;
+  switch (in->op) {
+  case T_MBINIT:
+    return a32 && (!in->b || rt[in->b] == TY_PRED) && in->imm >= 1 &&
+           in->imm < (1 << 20);
+  case T_MBARRIVE:
+    return a32 && (!in->b || rt[in->b] == TY_PRED) && in->imm >= 0 &&
+           in->imm < (1 << 20);
+  case T_MBWAIT:
+    return a32 && in->b && rt[in->b] == TY_I32 &&
+           (!in->c || rt[in->c] == TY_PRED);
+  case T_TMA: {
+    if (!a32 || !in->b || rt[in->b] != TY_I32 ||
+        (in->c && rt[in->c] != TY_PRED) || in->imm < 0 ||
+        in->imm >= p->tmaps.n)
+      return false;
+    const tir_tmap *m = &p->tmaps.v[in->imm];
+    if (in->nlist != m->rank ||
+        in->ty != tir_ty_of(p->args.v[m->arg].dt))
+      return false;
+    for (uint32_t j = 0; j < in->nlist; j++)
+      if (rt[in->list[j]] != TY_I32)
+        return false;
+    return true;
+  }
+  default:
+    return true;
+  }
+}
+
 wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
+  for (uint32_t i = 0; i < p->tmaps.n; i++)
+    if (!tmap_ok(p, &p->tmaps.v[i]))
+      wv_fail(ctx, D_INTERNAL, (wavec_loc){0},
+              "thread program verifier: tensor map %u is malformed", i);
   uint32_t nregs = p->regs.n;
   VEC(uint32_t) loops = {0};
   for (uint32_t i = 0; i < p->code.n; i++) {
@@ -143,6 +218,8 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
     }
     if (in->op == T_SWZ && (p->regs.v[in->a] != TY_I32 || in->ty != TY_I32))
       bad = true;
+    if (!bad && !async_ok(p, in))
+      bad = true;
     if ((in->op == T_CPWAIT || in->op == T_WGWAIT) && (in->imm < 0 || in->imm > 7))
       bad = true;
     if ((in->op == T_LOOP || in->op == T_ENDLOOP) &&
@@ -167,4 +244,22 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
     wv_fail(ctx, D_INTERNAL, (wavec_loc){0},
             "thread program verifier: a loop is not closed");
   return WAVEC_OK;
+}
+
+size_t wavec_tensor_map_count(wavec_kernel *pk) {
+  return pk && pk->k.tir ? pk->k.tir->tmaps.n : 0;
+}
+
+int wavec_tensor_map_info_get(wavec_kernel *pk, size_t i,
+                              wavec_tensor_map_info *out) {
+  if (!pk || !pk->k.tir || i >= pk->k.tir->tmaps.n || !out)
+    return -1;
+  const tir_tmap *m = &pk->k.tir->tmaps.v[i];
+  memset(out, 0, sizeof *out);
+  out->arg = m->arg;
+  out->ndims = m->rank;
+  for (uint32_t d = 0; d < m->rank; d++)
+    out->box[d] = (uint32_t)m->box[d];
+  out->swizzle_128b = m->swz128;
+  return 0;
 }

@@ -28,7 +28,20 @@
  *    touch its registers (accumulating in order into the same registers
  *    with the same shape) and no thread writes the shared bytes it reads.
  *    Its shared tiles hold rows of 128 bytes swizzled as T_SWZ says, from
- *    addresses that are multiples of 1024 apart from 0. */
+ *    addresses that are multiples of 1024 apart from 0.
+ *  - An mbarrier (T_MBINIT) is 8 bytes of shared memory that nothing else
+ *    touches. A phase completes when its arrivals (T_MBARRIVE) have all
+ *    come and the transaction bytes they announced have all landed; a
+ *    T_MBWAIT names the phase it waits for by its parity, so a waiter must
+ *    observe every phase of a barrier it waits on (two phases apart are
+ *    indistinguishable). A tensor copy (T_TMA) writes its box to shared
+ *    memory at some point before the phase of its barrier completes; its
+ *    bytes may be read only by a thread that waited for that phase (or
+ *    after a workgroup barrier that follows such a wait), and it may
+ *    overwrite bytes only after every earlier reader's arrival on some
+ *    mbarrier has been waited for by the issuing thread (or a workgroup
+ *    barrier lies between). Other threads use a barrier only after the
+ *    initialising thread's T_FENCE and a workgroup barrier. */
 #ifndef WV_TIR_H
 #define WV_TIR_H
 
@@ -124,6 +137,22 @@ extern const char *const tir_ty_names[TY_COUNT];
     "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned %i", 0)    \
   /* workgroup barrier */                                                      \
   X(T_BAR, "bar", 0, "bar.sync 0", 0)                                          \
+  /* the mbarrier at shared byte a starts: imm arrivals a phase; if b (0:    \
+   * true) */                                                                 \
+  X(T_MBINIT, "mbar.init", 2, 0, 0)                                            \
+  /* arrives at mbarrier a if b; imm > 0 first expects imm more transaction   \
+   * bytes (arrive.expect_tx) */                                               \
+  X(T_MBARRIVE, "mbar.arrive", 2, 0, 0)                                        \
+  /* if c (uniform; 0: true): waits until the phase of mbarrier a of parity   \
+   * b (i32, 0 or 1) has completed */                                          \
+  X(T_MBWAIT, "mbar.wait", 3, 0, 0)                                            \
+  /* tensor map imm's box at coordinates list (elements, the argument's dim   \
+   * order) to shared a, completing its bytes on mbarrier b; if c (0: true) */ \
+  X(T_TMA, "tma.load", 3, 0, 0)                                                \
+  /* the thread's earlier shared writes and mbarrier inits are seen by the    \
+   * async proxy (copies, wgmma) after a barrier */                            \
+  X(T_FENCE, "fence.async", 0,                                                 \
+    "fence.mbarrier_init.release.cluster; fence.proxy.async.shared::cta", 0)   \
   /* dst = a of lane (lane ^ imm) */                                           \
   X(T_SHFL, "shfl", 1, 0, 0)                                                   \
   /* list: dst..., a..., b..., c...; imm kind */                               \
@@ -156,6 +185,7 @@ enum { TIR_SREG_TID_X, TIR_SREG_TID_Y, TIR_SREG_TID_Z, TIR_SREG_CTAID_X,
 enum { TIR_CMP_GT, TIR_CMP_LT, TIR_CMP_GE, TIR_CMP_LE, TIR_CMP_EQ,
        TIR_CMP_NE };
 
+struct tir_prog;
 typedef struct tir_instr {
   tir_op op;
   tir_ty ty;          /* the type of dst (or of the stored value) */
@@ -163,11 +193,29 @@ typedef struct tir_instr {
   int64_t imm;
   double fimm;
   int64_t imm2;       /* T_WGMMA: the rhs panel stride (TIR_WG_B_MN) */
-  uint32_t *list;     /* T_MMA, T_WGMMA, vector and ldmatrix registers */
+  uint32_t *list;     /* T_MMA, T_WGMMA, vector and ldmatrix registers, */
+                      /* T_TMA coordinates */
   uint32_t nlist;
   wavec_loc loc;      /* the source line it comes from */
   uint32_t match;     /* T_LOOP: index of its T_ENDLOOP and back */
 } tir_instr;
+
+/* A tensor map (CUtensorMap), built at launch for argument `arg` (its
+ * shape, row-major) and passed as a kernel parameter after the pointers:
+ * a T_TMA of it copies the box of `box` elements per dim (the argument's
+ * dim order) whose first element is at its coordinates; elements outside
+ * the tensor read as 0. The box lands row-major (last dim contiguous) at
+ * the shared address, swizzled as T_SWZ says when swz128 (then the last
+ * dim is 128 bytes and the address a multiple of 1024), else 128-aligned. */
+typedef struct tir_tmap {
+  uint32_t arg;
+  uint32_t rank;              /* the argument's dims, at most 5 */
+  int64_t box[WV_MAX_DIMS];   /* each 1 to 256 */
+  bool swz128;
+} tir_tmap;
+
+/* The bytes one copy of tensor map m brings. */
+int64_t tir_tmap_bytes(const struct tir_prog *p, const tir_tmap *m);
 
 typedef struct tir_arg {
   const char *name;
@@ -182,6 +230,7 @@ typedef struct tir_prog {
   VEC(tir_instr) code;
   VEC(tir_ty) regs;   /* type of each register; register 0 is "none" */
   VEC(tir_arg) args;
+  VEC(tir_tmap) tmaps; /* parameters after the argument pointers */
   int64_t grid[3], block[3];
   int lanes;
   int mma;            /* wavec_mma_kind used by T_MMA, or -1 */

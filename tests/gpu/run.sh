@@ -69,6 +69,16 @@ cases=(
   "wgmma dq B2 256/128 K2 tile 128|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 -D BLOCK_K2=128|sm_90a"
   "wgmma dkdv_causal B2 256/128|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dkdv_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128|sm_90a"
   "wgmma dq_causal B2 256/128|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128|sm_90a"
+  # the rings above are tensor copies into mbarrier rings (TMA); the same
+  # kernels with cp.async rings, and TMA rings at their edges (2 slots,
+  # boxes of 256 rows, 3-dim tensor maps, a walk from a workgroup's tile)
+  "wgmma gemm 256x256x320 copies=1|examples/gemm_wgmma.wave -D M=256 -D N=256 -D K=320 --hardware copies=1|sm_90a"
+  "wgmma fwd_causal B2 256/128 copies=1|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware copies=1|sm_90a"
+  "wgmma dkdv_causal B2 256/128 copies=1|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dkdv_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware copies=1|sm_90a"
+  "wgmma gemm 256x512x640 tma stages=2|examples/gemm_wgmma.wave -D M=256 -D N=512 -D K=640 --hardware stages=2|sm_90a"
+  "wgmma gemm 256x512x640 tma 128x256 stages=4|examples/gemm_wgmma.wave -D M=256 -D N=512 -D K=640 -D BLOCK_N=256 --hardware stages=4|sm_90a"
+  "wgmma fwd B2 512/64 tma stages=4|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=2 -D M=512 -D K2=512 -D N=64 -D K1=64 --hardware stages=4|sm_90a"
+  "wgmma dkdv_causal B1 512/64 tma stages=2|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dkdv_wgmma_causal -D B=1 -D M=512 -D K2=512 -D N=64 -D K1=64 --hardware stages=2|sm_90a"
 )
 if [ -e examples/attention_bwd.wave ]; then
   for k in attention_bwd_D attention_bwd_dkdv attention_bwd_dq attention_bwd_dkdv_causal attention_bwd_dq_causal; do
@@ -82,6 +92,7 @@ if [ -e bench/gemm.wave ]; then
   cases+=("bench gemm_f16 256x256x64|bench/gemm.wave --kernel gemm_f16 -D M=256 -D N=256 -D K=64")
   cases+=("bench gemm_bf16 256x256x64|bench/gemm.wave --kernel gemm_bf16 -D M=256 -D N=256 -D K=64")
   cases+=("wgmma bench gemm_wgmma_bf16 256x512x192|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=256 -D N=512 -D K=192|sm_90a")
+  cases+=("wgmma bench gemm_wgmma_bf16 512x256x256 256-row tiles tma|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=512 -D N=256 -D K=256 -D BLOCK_M=256 -D BLOCK_N=128 -D WAVES_M=4 --hardware stages=4|sm_90a")
   cases+=("wgmma bench gemm_wgmma_f16 256x256x128 1 wave|bench/gemm.wave --kernel gemm_wgmma_f16 -D M=256 -D N=256 -D K=128 -D BLOCK_N=128 -D WAVES_M=1|sm_90a")
 fi
 if [ -n "$only" ]; then

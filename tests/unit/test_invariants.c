@@ -20,8 +20,9 @@
 static const char *const nvidia[2] = {"32", "F32_16x8x16_F16"};
 static const char *const mfma[2] = {"64", "F32_16x16x16_F16"};
 
-/* hardware(stages = N) for the next build(), or NULL */
-static const char *stages;
+/* hardware(stages = N) and hardware(copies = N) for the next build(), or
+ * NULL */
+static const char *stages, *copies;
 
 /* Parses `file`, sets sizes and hardware (and a test hook), compiles
  * `kernel`. */
@@ -44,6 +45,8 @@ static wavec_ctx *build(const char *file, const char *kernel,
     CHECK(wavec_test_hook(ctx, hook) == WAVEC_OK);
   if (stages)
     CHECK(wavec_hardware_override(ctx, "stages", stages) == WAVEC_OK);
+  if (copies)
+    CHECK(wavec_hardware_override(ctx, "copies", copies) == WAVEC_OK);
   size_t len;
   char *src = slurp(file, &len);
   *st = wavec_parse(ctx, file, src, len);
@@ -346,6 +349,9 @@ static void wgmma_carried_group(void) {
     for (int d = 0; d < 3; d++)
       for (int h = 0; h < 2; h++) {
         stages = depths[d];
+        /* the planted refill is a cp.async ring's bug (an mbarrier ring
+         * would wait for the slot's release instead: tma_bugs_are_caught) */
+        copies = h ? "1" : NULL;
         wavec_kernel *pk;
         wavec_status st;
         wavec_ctx *ctx =
@@ -373,6 +379,7 @@ static void wgmma_carried_group(void) {
         }
         wavec_ctx_free(ctx);
       }
+  copies = NULL;
   /* a loop that touches the carried accumulator first does not carry, and
    * says which line stops it */
   stages = "4";
@@ -546,6 +553,114 @@ static void reread_not_converted(void) {
   wavec_ctx_free(ctx);
 }
 
+/* The warpgroup kernels' rings are filled by tensor copies into mbarrier
+ * rings (thread 0 issues; every wave waits for its tile's phase; no
+ * workgroup barrier in the loop) at every depth, the remark says so, and
+ * each simulates clean; with hardware(copies = 1) they stay cp.async
+ * rings, and the remark says why. The GEMM, the forwards (v read
+ * N-contiguous, the causal walk split in two loops) and the backward's
+ * dk/dv (a walk from a workgroup-dependent first tile) and dq. */
+static const struct {
+  const char *file, *kernel;
+  int n, k1, m, k2;
+} tma_ks[] = {
+    {"examples/gemm_wgmma.wave", "gemm_wgmma", 256, 512, 128, 128},
+    {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma", 64, 64, 128,
+     512},
+    {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal", 64, 64,
+     256, 512},
+    {"examples/attention_bwd_wgmma.wave", "attention_bwd_dkdv_wgmma_causal", 64,
+     64, 512, 256},
+    {"examples/attention_bwd_wgmma.wave", "attention_bwd_dq_wgmma", 64, 64, 128,
+     256},
+};
+
+static void tma_rings(void) {
+  static const char *const depths[] = {"2", "3", "4"};
+  for (size_t i = 0; i < sizeof tma_ks / sizeof *tma_ks; i++)
+    for (int d = 0; d < 3; d++)
+      for (int c = 0; c < 2; c++) {
+        stages = depths[d];
+        copies = c ? "1" : NULL;
+        wavec_kernel *pk;
+        wavec_status st;
+        wavec_ctx *ctx = build(tma_ks[i].file, tma_ks[i].kernel, NULL,
+                               tma_ks[i].n, tma_ks[i].k1, tma_ks[i].m,
+                               tma_ks[i].k2, NULL, &pk, &st);
+        CHECKF(st == WAVEC_OK, "%s: %s", tma_ks[i].kernel, wavec_errmsg(ctx));
+        if (st == WAVEC_OK) {
+          const char *what = tma_ks[i].kernel;
+          CHECKF(tir_has(pk, "tma.load") == !c && tir_has(pk, "mbar.wait") == !c,
+                 "%s stages %s copies %d", what, stages, c);
+          CHECKF(has_remark(pk, "(tensor copies issued by thread 0 into an "
+                                "mbarrier ring, ") == !c &&
+                     has_remark(pk, "not tensor copies: hardware(copies = "
+                                    "1))") == c,
+                 "%s stages %s copies %d: remark", what, stages, c);
+          /* no workgroup barrier inside the loop of an mbarrier ring */
+          const tir_prog *p = wv_kernel_tir(K(pk));
+          int depth = 0, bars = 0;
+          for (uint32_t j = 0; j < p->code.n; j++) {
+            depth += p->code.v[j].op == T_LOOP;
+            depth -= p->code.v[j].op == T_ENDLOOP;
+            bars += depth && p->code.v[j].op == T_BAR;
+          }
+          CHECKF((bars == 0) == !c, "%s stages %s: %d barriers in loops", what,
+                 stages, bars);
+          wavec_status sim = simulate(pk);
+          CHECKF(sim == WAVEC_OK, "%s stages %s copies %d: %s", what, stages,
+                 c, wavec_errmsg(ctx));
+        }
+        wavec_ctx_free(ctx);
+      }
+  stages = copies = NULL;
+}
+
+/* Each way to break an mbarrier ring, planted, is caught by the simulator
+ * at the line of the read the ring stages (an early read at the line of
+ * the wgmma that reads): a wait for the wrong phase
+ * reads a tile before it lands; a slot released before its wgmmas read it
+ * is refilled under them; an empty barrier that expects an arrival that
+ * never comes deadlocks; an expect_tx that announces fewer bytes than the
+ * copies bring. At ring depths 2 and 4 (a carried wgmma group). */
+static void tma_bugs_are_caught(void) {
+  static const struct {
+    const char *hook, *code, *text;
+  } bugs[] = {
+      {"tma-early-read", "error[E0603]", "while the tensor copy to it is in flight"},
+      {"tma-early-release", "error[E0603]", "tensor copy refills shared byte"},
+      {"tma-deadlock", "error[E0609]", "this wait can never complete"},
+      {"tma-tx-short", "error[E0610]", "transaction bytes"},
+  };
+  static const char *const depths[] = {"2", "4"};
+  /* the read's line; an early read is caught at the wgmma that reads (in
+   * the forward, s = mma(q_i, k_j, s_acc) on line 27) */
+  static const char *const lines[][2] = {
+      {"gemm_wgmma.wave:19:", "gemm_wgmma.wave:19:"},
+      {"attention_fwd_wgmma.wave:25:", "attention_fwd_wgmma.wave:27:"}};
+  for (size_t i = 0; i < 2; i++)
+    for (size_t b = 0; b < sizeof bugs / sizeof *bugs; b++)
+      for (int d = 0; d < 2; d++) {
+        stages = depths[d];
+        wavec_kernel *pk;
+        wavec_status st;
+        wavec_ctx *ctx = build(tma_ks[i].file, tma_ks[i].kernel, NULL,
+                               tma_ks[i].n, tma_ks[i].k1, tma_ks[i].m,
+                               tma_ks[i].k2, bugs[b].hook, &pk, &st);
+        CHECKF(st == WAVEC_OK, "%s: %s", tma_ks[i].kernel, wavec_errmsg(ctx));
+        if (st == WAVEC_OK) {
+          wavec_status sim = simulate(pk);
+          const char *msg = wavec_errmsg(ctx);
+          CHECKF(sim == WAVEC_ERR_RUNTIME && strstr(msg, bugs[b].code) &&
+                     strstr(msg, bugs[b].text) && strstr(msg, lines[i][b == 0]),
+                 "%s stages %s, %s: got: %s", tma_ks[i].kernel, stages,
+                 bugs[b].hook, msg);
+        }
+        wavec_ctx_free(ctx);
+      }
+  stages = NULL;
+}
+
 int main(void) {
   RUN(cast_of_mma_has_own_dims);
   RUN(users_see_last_link);
@@ -559,5 +674,7 @@ int main(void) {
   RUN(reread_not_converted);
   RUN(repeated_elements_computed_once);
   RUN(causal_mask_splits_loop);
+  RUN(tma_rings);
+  RUN(tma_bugs_are_caught);
   CHECK_EXIT();
 }

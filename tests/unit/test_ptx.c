@@ -247,24 +247,24 @@ static void examples_print_and_assemble(void) {
 static void wgmma_modules(void) {
   static const struct {
     kcase c;
-    int areg, bmn;
+    int areg, bmn, fixed; /* fixed: tiles copied once (q; k and v) */
   } ws[] = {
       {{"examples/gemm_wgmma.wave", "gemm_wgmma", {"M=256", "N=256", "K=256"},
-        0, 1, 0, {NULL, NULL}}, 0, 0},
+        0, 1, 0, {NULL, NULL}}, 0, 0, 0},
       {{"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
         {"B=2", "M=256", "K2=256", "N=128", "K1=128"}, 0, 1, 0, {NULL, NULL}},
-       1, 1},
+       1, 1, 1},
       {{"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
         {"B=1", "M=256", "K2=256", "N=64", "K1=64"}, 0, 1, 0, {NULL, NULL}},
-       1, 1},
+       1, 1, 1},
       {{"bench/gemm.wave", "gemm_wgmma_bf16", {"M=256", "N=512", "K=128"}, 0,
-        1, 1, {"stages", "4"}}, 0, 0},
+        1, 1, {"stages", "4"}}, 0, 0, 0},
       {{"examples/attention_bwd_wgmma.wave", "attention_bwd_dkdv_wgmma",
         {"B=2", "M=256", "K2=256", "N=128", "K1=128"}, 0, 1, 0, {NULL, NULL}},
-       1, 1},
+       1, 1, 1},
       {{"examples/attention_bwd_wgmma.wave", "attention_bwd_dq_wgmma_causal",
         {"B=1", "M=256", "K2=256", "N=64", "K1=64"}, 0, 1, 0, {NULL, NULL}},
-       1, 1},
+       1, 1, 1},
   };
   for (size_t i = 0; i < sizeof ws / sizeof *ws; i++) {
     const kcase *c = &ws[i].c;
@@ -284,9 +284,23 @@ static void wgmma_modules(void) {
                    strstr(ptx, "wgmma.mma_async.sync.aligned.m64n") &&
                    strstr(ptx, "wgmma.commit_group.sync.aligned;") &&
                    strstr(ptx, "wgmma.wait_group.sync.aligned 0;") &&
-                   strstr(ptx, "cp.async.cg.shared.global") &&
                    !strstr(ptx, "mma.sync"),
                "%s: not a wgmma module", c->kernel);
+        /* its ring filled by tensor copies into an mbarrier ring: the
+         * tensor maps as 64-aligned parameters, the barriers initialised
+         * and fenced, waits by parity, no cp.async in the loop (the
+         * tiles copied once where they stand still use it) */
+        CHECKF(strstr(ptx, "_tmap_0[128]") &&
+                   strstr(ptx, ".param .align 64 .b8 ") &&
+                   strstr(ptx, "cvta.param.u64 %tm0, %tm0;") &&
+                   strstr(ptx, "mbarrier.init.shared::cta.b64") &&
+                   strstr(ptx, "fence.mbarrier_init.release.cluster;") &&
+                   strstr(ptx, "mbarrier.arrive.expect_tx.shared::cta.b64") &&
+                   strstr(ptx, "mbarrier.try_wait.parity.shared::cta.b64") &&
+                   strstr(ptx, "cp.async.bulk.tensor.") &&
+                   (strstr(ptx, "cp.async.cg.shared.global") != NULL) ==
+                       ws[i].fixed,
+               "%s: not a tensor-copy ring", c->kernel);
         /* lhs fragment packed into its own registers; rhs transposed */
         CHECKF((strstr(ptx, "{%wa0, %wa1, %wa2, %wa3}") != NULL) == ws[i].areg,
                "%s: lhs form", c->kernel);
@@ -307,6 +321,60 @@ static void wgmma_modules(void) {
                    strstr(wavec_errmsg(ctx), "sm_90a"),
                "%s for %s: %s", c->kernel, targets[t], wavec_errmsg(ctx));
       }
+    }
+    wavec_ctx_free(ctx);
+  }
+}
+
+/* The tensor maps a launcher builds (wavec_tensor_map_info): one per tile
+ * a ring streams by tensor copies, over its argument, with the box of one
+ * copy (64 columns, up to 256 rows, leading dims 1) and the 128-byte
+ * swizzle; as many `.param .align 64 .b8 NAME_tmap_I[128]` after the
+ * pointers. None with hardware(copies = 1). */
+static void tensor_map_info(void) {
+  static const struct {
+    kcase c;
+    size_t n, arg[2], ndims;
+    uint32_t box[2][3];
+  } ts[] = {
+      {{"examples/gemm_wgmma.wave", "gemm_wgmma", {"M=256", "N=512", "K=256"},
+        0, 1, 0, {NULL, NULL}}, 2, {0, 1}, 2, {{128, 64}, {128, 64}}},
+      {{"bench/gemm.wave", "gemm_wgmma_bf16", {"M=512", "N=512", "K=256"}, 0,
+        1, 1, {NULL, NULL}}, 2, {0, 1}, 2, {{128, 64}, {256, 64}}},
+      {{"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
+        {"B=2", "M=256", "K2=256", "N=128", "K1=128"}, 0, 1, 0, {NULL, NULL}},
+       2, {1, 2}, 3, {{1, 64, 64}, {1, 64, 64}}},
+      {{"examples/gemm_wgmma.wave", "gemm_wgmma", {"M=256", "N=512", "K=256"},
+        0, 1, 0, {"copies", "1"}}, 0, {0, 0}, 0, {{0}, {0}}},
+  };
+  for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) {
+    const kcase *c = &ts[i].c;
+    if (c->optional && access(c->file, R_OK) != 0)
+      continue;
+    wavec_ctx *ctx;
+    wavec_kernel *k = open_kernel(c, &ctx, 0);
+    if (k) {
+      CHECKF(wavec_tensor_map_count(k) == ts[i].n, "%s: %zu tensor maps",
+             c->kernel, wavec_tensor_map_count(k));
+      for (size_t m = 0; m < ts[i].n && m < wavec_tensor_map_count(k); m++) {
+        wavec_tensor_map_info ti;
+        CHECK(wavec_tensor_map_info_get(k, m, &ti) == 0);
+        CHECKF(ti.arg == ts[i].arg[m] && ti.ndims == ts[i].ndims &&
+                   ti.swizzle_128b == 1,
+               "%s map %zu: arg %zu, %zu dims", c->kernel, m, ti.arg,
+               ti.ndims);
+        for (size_t d = 0; d < ti.ndims; d++)
+          CHECKF(ti.box[d] == ts[i].box[m][d], "%s map %zu dim %zu: box %u",
+                 c->kernel, m, d, ti.box[d]);
+      }
+      wavec_tensor_map_info ti;
+      CHECK(wavec_tensor_map_info_get(k, ts[i].n, &ti) == -1);
+      const char *ptx = NULL;
+      CHECK(wavec_emit_ptx(k, "sm_90a", &ptx, NULL) == WAVEC_OK);
+      if (ptx)
+        CHECKF(count(ptx, "[128]") == ts[i].n &&
+                   count(ptx, ".param .align 64 .b8 ") == ts[i].n,
+               "%s: tensor map parameters", c->kernel);
     }
     wavec_ctx_free(ctx);
   }
@@ -388,6 +456,7 @@ static void gpu_run_without_driver(void) {
 int main(void) {
   RUN(examples_print_and_assemble);
   RUN(wgmma_modules);
+  RUN(tensor_map_info);
   RUN(mfma_is_unsupported);
   RUN(bad_target_and_uncompiled);
   RUN(gpu_run_without_driver);

@@ -1,0 +1,294 @@
+/* The lowering: Hopper's tensor copies (TMA) into mbarrier rings.
+ *
+ * A ring whose loop feeds warpgroup mmas (every tile it streams is a
+ * swizzled wgmma operand of memory the kernel never writes, the loop not
+ * inside another) is filled by tensor copies instead of cp.async: one
+ * thread (thread 0) issues, for each slot, the copies of all the ring's
+ * tiles (one per 64-column panel and run of up to 256 rows, the box of the
+ * stage's tensor map) after announcing their bytes on the slot's full
+ * barrier (arrive.expect_tx; it expects that one arrival). Every wave waits
+ * on the full barrier for the phase of the tile it computes on; once the
+ * wgmmas that read a slot have retired, lane 0 of each wave arrives at the
+ * slot's empty barrier (it expects one arrival per wave), and thread 0's
+ * wave waits for that phase before it refills the slot. No workgroup
+ * barrier runs in the loop.
+ *
+ * Phases, as the compiler tracks them: the ring is primed from tile
+ * `first` of the walk, so tile t is the n(t) = (t - first) div S-th fill of
+ * slot t mod S; the full barrier's wait for tile t has parity n(t) mod 2,
+ * and the wait before filling tile t waits for the release of tile t - S,
+ * parity (n(t) + 1) mod 2 (for the first S fills that is parity 1 of a
+ * fresh barrier, which passes at once). */
+#include "tir/lower.h"
+
+/* The rows of one box: the most, up to 256, dividing the tile's rows in
+ * groups of 8 (1024-byte swizzle atoms). */
+static int64_t box_rows(int64_t rows) {
+  for (int64_t r = rows < 256 ? rows : 256; r >= 8; r -= 8)
+    if (rows % r == 0)
+      return r;
+  return 0;
+}
+
+/* Why the ring of loop `loop` cannot be filled by tensor copies, or NULL
+ * if it can. */
+static const char *tma_refusal(lw *w, uint32_t loop) {
+  wavec_ctx *ctx = w->ctx;
+  if (!w->wgmma)
+    return "tensor copies feed warpgroup mmas only";
+  if (w->d->hw[WAVEC_HW_COPIES] == 1)
+    return "hardware(copies = 1)";
+  if (ctx->test_hooks & WV_HOOK_NO_TMA)
+    return "test hook no-tma";
+  if (w->stages < 2)
+    return "no ring (stages = 1)";
+  if (wv_get(w->g, loop)->block != 0)
+    return "the loop lies inside another";
+  for (uint32_t i = 0; i < w->stages_all.n; i++) {
+    stage *st = w->stages_all.v[i];
+    if (st->loop != loop)
+      continue;
+    uint32_t nd = wv_get(w->g, st->mem)->type.n;
+    if (!st->swz || nd > 5 || !box_rows(st->ext[nd - 2]))
+      return "a tile is not a swizzled wgmma operand of at most 5 dims";
+    if (w->written[st->mem])
+      return "the kernel writes a streamed tensor";
+  }
+  return NULL;
+}
+
+/* One remark per ring: which loop, how many slots, what streams, and how
+ * the copies go. */
+static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot,
+                        const char *why_not) {
+  wv_node *n = wv_get(w->g, loop);
+  wv_buf b;
+  wv_remark_start(w->k, n->loc, &b);
+  wv_buf_printf(&b, "iterate over '%s' streams",
+                wavec_symbol_name(w->ctx, n->sym));
+  const char *sep = " ";
+  for (uint32_t i = 0; i < w->stages_all.n; i++) {
+    stage *st = w->stages_all.v[i];
+    if (st->loop == loop) {
+      wv_buf_printf(&b, "%s'%s'", sep, wv_get(w->g, st->mem)->name);
+      sep = ", ";
+    }
+  }
+  int64_t ahead = lw_ring_ahead(w, S);
+  if (S > 1 && !why_not)
+    wv_buf_printf(&b, " through shared memory in %lld stages of %lld bytes "
+                      "(tensor copies issued by thread 0 into an mbarrier "
+                      "ring, %lld tile%s ahead)",
+                  (long long)S, (long long)slot, (long long)ahead,
+                  ahead == 1 ? "" : "s");
+  else if (S > 1)
+    wv_buf_printf(&b, " through shared memory in %lld stages of %lld bytes "
+                      "(asynchronous copies, %lld tile%s ahead%s%s)",
+                  (long long)S, (long long)slot, (long long)ahead,
+                  ahead == 1 ? "" : "s", w->wgmma ? "; not tensor copies: " : "",
+                  w->wgmma ? why_not : "");
+  else
+    wv_buf_printf(&b, " through shared memory, one tile of %lld bytes "
+                      "copied at the top of each iteration (stages = 1)",
+                  (long long)slot);
+  wv_remark_end(w->k, &b);
+}
+
+/* Pass `pipeline` (after promote): for each loop's ring, cp.async or
+ * tensor copies into an mbarrier ring; the latter get their tensor maps
+ * and 16 bytes of barriers per slot after the staged tiles. */
+void lw_pipeline(lw *w) {
+  wavec_ctx *ctx = w->ctx;
+  stage *const *all = w->stages_all.v;
+  uint32_t n = w->stages_all.n;
+  int64_t S = w->stages;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t loop = all[i]->loop;
+    bool first = true;
+    for (uint32_t j = 0; j < i; j++)
+      first &= all[j]->loop != loop;
+    if (!loop || !first)
+      continue;
+    const char *why_not = tma_refusal(w, loop);
+    remark_ring(w, loop, S, all[i]->slot, why_not);
+    if (why_not || S < 2)
+      continue;
+    int64_t fbar = w->stage_bytes, bytes = 0;
+    w->stage_bytes += 16 * S; /* full, then empty barriers */
+    for (uint32_t j = i; j < n; j++) {
+      stage *st = all[j];
+      if (st->loop != loop)
+        continue;
+      wv_node *mem = wv_get(w->g, st->mem);
+      uint32_t nd = mem->type.n;
+      tir_tmap m = {.arg = mem->index, .rank = nd, .swz128 = true};
+      for (uint32_t d = 0; d < nd; d++)
+        m.box[d] = 1;
+      m.box[nd - 1] = SWZ_ROW;
+      m.box[nd - 2] = box_rows(st->ext[nd - 2]);
+      vec_push(ctx, &w->p->tmaps, m);
+      st->tmap = w->p->tmaps.n; /* + 1 */
+      st->fbar = fbar;
+      st->ebar = fbar + 8 * S;
+      bytes += st->bytes;
+    }
+    for (uint32_t j = i; j < n; j++)
+      if (all[j]->loop == loop)
+        all[j]->tx = bytes;
+  }
+}
+
+/* Thread 0 (the producer) and lane 0 of each wave, as predicates. */
+static void leaders(lw *w) {
+  wavec_ctx *ctx = w->ctx;
+  if (w->tma_leader)
+    return;
+  /* (operands computed one statement each: the emitted order must not
+   * depend on the C compiler's order of argument evaluation) */
+  uint32_t zero = lw_iconst(w, 0);
+  uint32_t tid = lw_expr(w, lw_linear_tid(w));
+  w->tma_leader = lw_reg(w, TY_PRED);
+  lw_emit(w, T_SETP, TY_I32, w->tma_leader, tid, zero, 0, TIR_CMP_EQ);
+  ex_t lane = ex_mod(ctx, lw_linear_tid(w), ex_const(ctx, w->d->lanes));
+  uint32_t rlane = lw_expr(w, lane);
+  w->tma_wleader = lw_reg(w, TY_PRED);
+  lw_emit(w, T_SETP, TY_I32, w->tma_wleader, rlane, zero, 0, TIR_CMP_EQ);
+  uint32_t wave = lw_expr(w, lw_wave_id(w));
+  w->tma_wave0 = lw_reg(w, TY_PRED);
+  lw_emit(w, T_SETP, TY_I32, w->tma_wave0, wave, zero, 0, TIR_CMP_EQ);
+}
+
+/* At the start of the program: thread 0 initialises every ring's
+ * barriers, fences them for the copy engine, and a barrier publishes them
+ * to every thread. */
+void lw_tma_prologue(lw *w) {
+  int64_t S = w->stages;
+  uint32_t waves = (uint32_t)(w->d->block[0] * w->d->block[1] *
+                              w->d->block[2] / w->d->lanes);
+  bool any = false;
+  for (uint32_t i = 0; i < w->stages_all.n; i++) {
+    stage *st = w->stages_all.v[i];
+    bool first = st->tmap;
+    for (uint32_t j = 0; j < i && first; j++)
+      first = w->stages_all.v[j]->fbar != st->fbar;
+    if (!first)
+      continue;
+    leaders(w);
+    any = true;
+    /* planted bug for the tests: an empty barrier expects an arrival
+     * that never comes */
+    int64_t extra = (w->ctx->test_hooks & WV_HOOK_TMA_DEADLOCK) ? 1 : 0;
+    for (int64_t s = 0; s < S; s++) {
+      uint32_t full = lw_iconst(w, st->fbar + 8 * s);
+      lw_emit(w, T_MBINIT, TY_PRED, 0, full, w->tma_leader, 0, 1);
+      uint32_t empty = lw_iconst(w, st->ebar + 8 * s);
+      lw_emit(w, T_MBINIT, TY_PRED, 0, empty, w->tma_leader, 0,
+              waves + extra);
+    }
+  }
+  if (!any)
+    return;
+  lw_emit(w, T_FENCE, TY_PRED, 0, 0, 0, 0, 0);
+  lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+}
+
+/* The barrier of tile `tile`'s slot at `base` (8 bytes a slot). */
+static uint32_t bar_of(lw *w, int64_t base, int64_t S, ex_t tile) {
+  wavec_ctx *ctx = w->ctx;
+  ex_t e = ex_add(ctx, ex_const(ctx, base),
+                  ex_mul(ctx, ex_mod(ctx, tile, ex_const(ctx, S)),
+                         ex_const(ctx, 8)));
+  return lw_expr(w, lw_concrete(w, e, 0));
+}
+
+/* The parity of the phase for tile `tile` of a walk from `first`:
+ * ((tile - first) div S + add) mod 2. */
+static uint32_t parity_of(lw *w, int64_t S, ex_t first, ex_t tile,
+                          int64_t add) {
+  wavec_ctx *ctx = w->ctx;
+  ex_t n = ex_floordiv(ctx, ex_sub(ctx, tile, first), ex_const(ctx, S));
+  ex_t e = ex_mod(ctx, ex_add(ctx, n, ex_const(ctx, add)), ex_const(ctx, 2));
+  return lw_expr(w, lw_concrete(w, e, 0));
+}
+
+/* Thread 0 fills tile `tile` (an expression in the loop counter) of the
+ * ring of `piped` into its slot: when `refill`, its wave first waits for
+ * the release of the slot's previous tile; then the bytes are announced
+ * and the copies issued. `on` (0: always): whether the tile exists
+ * (uniform). */
+void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
+                 ex_t first, ex_t tile, uint32_t on, bool refill) {
+  wavec_ctx *ctx = w->ctx;
+  const stage *s0 = piped[0];
+  wavec_loc loc = w->loc;
+  w->loc = s0->loc; /* reported at the read it stages */
+  uint32_t me = on ? lw_op2(w, T_AND, TY_PRED, on, w->tma_leader)
+                   : w->tma_leader;
+  if (refill) {
+    uint32_t wave0 = on ? lw_op2(w, T_AND, TY_PRED, on, w->tma_wave0)
+                        : w->tma_wave0;
+    uint32_t empty = bar_of(w, s0->ebar, S, tile);
+    uint32_t parity = parity_of(w, S, first, tile, 1);
+    lw_emit(w, T_MBWAIT, TY_PRED, 0, empty, parity, wave0, 0);
+  }
+  uint32_t full = bar_of(w, s0->fbar, S, tile);
+  /* planted bug for the tests: announce 16 bytes too few */
+  int64_t tx = s0->tx - ((ctx->test_hooks & WV_HOOK_TMA_TX_SHORT) ? 16 : 0);
+  lw_emit(w, T_MBARRIVE, TY_PRED, 0, full, me, 0, tx);
+  for (uint32_t i = 0; i < n; i++) {
+    stage *st = piped[i];
+    wv_node *mem = wv_get(w->g, st->mem);
+    const tir_tmap *m = &w->p->tmaps.v[st->tmap - 1];
+    uint32_t nd = mem->type.n;
+    int64_t rows = st->ext[nd - 2], brows = m->box[nd - 2];
+    ex_t at = lw_slot_at(w, st, S, tile);
+    for (int64_t c = 0; c < st->ext[nd - 1]; c += SWZ_ROW)
+      for (int64_t r = 0; r < rows; r += brows) {
+        uint32_t *co = wv_alloc(ctx, nd * sizeof *co);
+        for (uint32_t d = 0; d < nd; d++) {
+          ex_t x = st->start[d];
+          if (st->loopvar)
+            x = ex_subst(ctx, x, 1, &st->loopvar, &tile);
+          if (d == nd - 1)
+            x = ex_add(ctx, x, ex_const(ctx, c));
+          if (d == nd - 2)
+            x = ex_add(ctx, x, ex_const(ctx, r));
+          co[d] = lw_expr(w, lw_concrete(w, x, 0));
+        }
+        int64_t off = st->base + (c / SWZ_ROW) * rows * 128 + r * 128;
+        uint32_t dst = lw_smem_addr(w, ex_const(ctx, off), at);
+        tir_instr *in = lw_emit(w, T_TMA, tir_ty_of(mem->type.dt), 0, dst,
+                                full, me, st->tmap - 1);
+        in->list = co;
+        in->nlist = nd;
+      }
+  }
+  w->loc = loc;
+}
+
+/* Every wave waits until tile `tile` has landed in its slot. */
+void lw_tma_acquire(lw *w, const stage *s0, int64_t S, ex_t first,
+                    ex_t tile) {
+  /* planted bug for the tests: wait for the phase before (it has long
+   * completed, or passes as the fresh barrier's) */
+  int64_t add = (w->ctx->test_hooks & WV_HOOK_TMA_EARLY_READ) ? 1 : 0;
+  wavec_loc loc = w->loc;
+  w->loc = s0->loc;
+  uint32_t full = bar_of(w, s0->fbar, S, tile);
+  uint32_t parity = parity_of(w, S, first, tile, add);
+  lw_emit(w, T_MBWAIT, TY_PRED, 0, full, parity, 0, 0);
+  w->loc = loc;
+}
+
+/* Lane 0 of each wave releases tile `tile`'s slot (its wgmmas that read
+ * it have retired), if `on` (0: always). */
+void lw_tma_release(lw *w, const stage *s0, int64_t S, ex_t tile,
+                    uint32_t on) {
+  wavec_loc loc = w->loc;
+  w->loc = s0->loc;
+  uint32_t me = on ? lw_op2(w, T_AND, TY_PRED, on, w->tma_wleader)
+                   : w->tma_wleader;
+  uint32_t empty = bar_of(w, s0->ebar, S, tile);
+  lw_emit(w, T_MBARRIVE, TY_PRED, 0, empty, me, 0, 0);
+  w->loc = loc;
+}

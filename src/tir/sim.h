@@ -1,0 +1,124 @@
+/* The simulator's state, shared by sim.c (the thread program's ops) and
+ * sim_async.c (mbarriers and tensor copies). Private to src/tir. */
+#ifndef WV_SIM_H
+#define WV_SIM_H
+
+#include "target/target.h"
+#include "tir/tir.h"
+
+typedef union val {
+  double f;
+  int64_t i;
+} val;
+
+typedef struct swave {
+  uint32_t pc;
+  bool at_barrier, done;
+  bool blocked; /* at an mbarrier wait whose phase has not completed */
+  uint64_t steps; /* instructions completed */
+} swave;
+
+/* One 2-byte granule of shared memory with its race shadow. */
+typedef struct sshared {
+  uint16_t bits;
+  uint32_t wepoch, rdepoch; /* epoch + 1 of the last write / read */
+  int32_t writer, reader;   /* thread ids */
+  uint16_t inflight;        /* asynchronous copies to it not yet retired */
+  uint16_t wgread;          /* reads by wgmmas not yet retired */
+  uint16_t tinflight;        /* tensor copies to it not yet landed */
+  int16_t tbar;             /* mbarrier + 1 whose phase tphase the tensor */
+  uint32_t tphase;          /* copy that wrote it completed on; 0: none  */
+  bool multi;               /* read by several threads this epoch */
+  bool init;
+} sshared;
+
+/* An asynchronous copy in flight: its 16 bytes, read from global memory
+ * when it was issued, land in shared memory when a wait of its thread
+ * retires its group. */
+typedef struct scopy {
+  const tir_instr *in;
+  uint32_t wave, group;
+  int lane;
+  int64_t addr; /* first shared byte */
+  uint16_t bits[8];
+} scopy;
+
+/* What a wgmma in flight holds until a wait retires its group: a register
+ * (accumulator or lhs fragment) or a shared granule it reads. */
+typedef struct spend {
+  int64_t at; /* register, or granule */
+  uint32_t group;
+  bool smem;
+} spend;
+
+typedef struct sim {
+  wavec_ctx *ctx;
+  wv_kernel *k;
+  const tir_prog *p;
+  void *const *args;
+  uint8_t **ginit;    /* per arg: element written or an input */
+  int32_t **gwriter;  /* per arg: thread + 1 of the last store this launch */
+  uint32_t nwaves;
+  int lanes;
+  val *regs;          /* [wave][reg][lane] */
+  uint8_t *rset;      /* register written, same shape */
+  swave *waves;
+  sshared *smem;
+  int64_t ngran; /* shared memory in 2-byte granules */
+  VEC(scopy) copies;  /* in flight, in issue order */
+  uint32_t *groups;   /* per wave: groups of copies closed so far */
+  uint32_t epoch;
+  int64_t wg[3];
+  /* per mma role in registers: [lane*elems+e] -> its two coordinates */
+  int (*mma_map[WV_ROLE_COUNT])[2];
+  int map_n;            /* the N the maps are for (0: none yet) */
+  VEC(spend) *wpend;    /* per wave: what its wgmmas in flight hold */
+  uint32_t *wgroups;    /* per wave: groups of wgmmas closed so far */
+  int mma_elems[WV_ROLE_COUNT];
+  val *tmp;
+  double *A, *B, *C; /* mma scratch */
+  struct sim_async *as; /* mbarriers and tensor copies, or NULL (none) */
+} sim;
+
+#define R(s, w, r, l) ((s)->regs[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
+#define RSET(s, w, r, l) ((s)->rset[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
+
+/* Fails with diagnostic id at the instruction's source line, naming the
+ * thread (lane l of wave w) and the workgroup. */
+_Noreturn void sim_report(sim *s, const tir_instr *in, uint32_t w, int l,
+                          wv_diag_id id, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* Register r of lane l of wave w, checked (written, not in flight). */
+val sim_rd(sim *s, const tir_instr *in, uint32_t w, uint32_t r, int l);
+/* Element i of an argument of type dt, as a double. */
+double sim_load_elem(wavec_dtype dt, const void *base, int64_t i);
+/* The bit pattern of v as type ty, in 2-byte granules (low half first). */
+void sim_encode(tir_ty ty, val v, uint16_t bits[2]);
+
+/* ---- sim_async.c: mbarriers and tensor copies (tir.h) ---------------------- */
+/* The state for programs that use them (s->as stays NULL otherwise). */
+void sim_async_new(sim *s);
+/* A workgroup starts. */
+void sim_async_reset(sim *s);
+/* T_MBINIT, T_MBARRIVE, T_TMA and T_FENCE of wave w. */
+void sim_async_exec(sim *s, const tir_instr *in, uint32_t w);
+/* T_MBWAIT of wave w: false while its phase has not completed (the wave
+ * blocks there and tries again later). */
+bool sim_async_wait(sim *s, const tir_instr *in, uint32_t w);
+/* Lane l of wave w reads granule g (checks that a tensor copy's bytes
+ * were waited for; records the read for the refill checks). */
+void sim_async_read(sim *s, const tir_instr *in, uint32_t w, int l,
+                    int64_t g);
+/* A read of granule g by a wgmma of wave w retired. */
+void sim_async_retired(sim *s, uint32_t w, int64_t g);
+/* Lane l of wave w writes granule g with an ordinary store or copy. */
+void sim_async_write(sim *s, const tir_instr *in, uint32_t w, int l,
+                     int64_t g);
+/* Every wave reached a workgroup barrier. */
+void sim_async_barrier(sim *s);
+/* No wave can go on: reports the wait that never completes. */
+_Noreturn void sim_async_deadlock(sim *s);
+/* The workgroup ended: reports tensor copies nothing waited for. */
+void sim_async_end(sim *s);
+
+#endif

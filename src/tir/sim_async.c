@@ -1,0 +1,489 @@
+/* The simulator's mbarriers and tensor copies (tir.h): what T_MBINIT,
+ * T_MBARRIVE, T_MBWAIT, T_TMA and T_FENCE do, and the checks that make
+ * them safe to print for a GPU, each reported at the instruction's .wave
+ * line:
+ *  - a wait that can never complete (every wave waits: deadlock), and a
+ *    phase whose transaction bytes do not match the copies that complete
+ *    on it (announced more: it never completes; fewer: it completes with
+ *    a copy still in flight);
+ *  - a read of bytes a tensor copy writes before the phase it completes on
+ *    was waited for, and a wait that skips a phase (a parity cannot tell
+ *    phases two apart: the stage was refilled before this wave read it);
+ *  - a tensor copy that refills bytes a consumer still reads: a wgmma in
+ *    flight, or a read whose reader's next arrival the issuing thread has
+ *    not waited for (happens-before through mbarriers, by vector clocks:
+ *    a wave's clock ticks at each arrival; a phase carries the join of its
+ *    arrivals' clocks to whoever waits for it; a workgroup barrier joins
+ *    everyone's);
+ *  - mbarriers used before their initialisation is fenced and published by
+ *    a workgroup barrier, arriving more often than a phase expects, and
+ *    ordinary accesses to their bytes.
+ * Copies land lazily: when a wave waits for their phase and every arrival
+ * is in, so that an early read finds them still in flight. */
+#include "tir/sim.h"
+
+typedef struct smbar {
+  int64_t addr;                 /* shared byte, 8-aligned */
+  int64_t count;                /* arrivals a phase */
+  int64_t pending;              /* arrivals still missing in this phase */
+  int64_t tx;                   /* transaction bytes still to land */
+  int64_t announced;            /* bytes announced in this phase */
+  uint32_t phase;               /* phases completed */
+  uint32_t init_epoch;          /* epoch + 1 of the init */
+  uint32_t fence_epoch;         /* epoch + 1 of its initialiser's fence */
+  int32_t initer;               /* the thread that initialised it */
+  const tir_instr *announce_in; /* the last arrive.expect_tx */
+  uint32_t *clock;              /* join of this phase's arrivals */
+  uint32_t *done_clock;         /* join of the last completed phase's */
+} smbar;
+
+/* A tensor copy in flight; global memory is only read (tir.h: the kernel
+ * does not write what it copies), so its box is read when it lands. */
+typedef struct stma {
+  const tir_instr *in;
+  uint32_t wave, bar;
+  int lane;
+  int64_t dst;
+  int64_t coord[WV_MAX_DIMS];
+} stma;
+
+struct sim_async {
+  VEC(smbar) bars;
+  VEC(stma) copies;  /* in flight, in issue order */
+  uint32_t *vc;      /* [wave][wave] vector clocks */
+  uint32_t *seen;    /* [wave][bar]: phases of the barrier it observed */
+  uint32_t nseen;    /* barriers seen has room for */
+  uint32_t *rdclock; /* [granule][wave]: reader's clock at its last read */
+};
+
+#define VC(a, w) ((a)->vc + (size_t)(w) * s->nwaves)
+#define SEEN(a, w, b) ((a)->seen[(size_t)(w) * (a)->nseen + (b)])
+
+void sim_async_new(sim *s) {
+  const tir_prog *p = s->p;
+  bool any = false, tma = false;
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    tir_op op = p->code.v[i].op;
+    any |= op == T_MBINIT || op == T_MBARRIVE || op == T_MBWAIT ||
+           op == T_TMA || op == T_FENCE;
+    tma |= op == T_TMA;
+  }
+  if (!any)
+    return;
+  struct sim_async *a = wv_alloc(s->ctx, sizeof *a);
+  a->vc = wv_alloc(s->ctx, (size_t)s->nwaves * s->nwaves * sizeof *a->vc);
+  if (tma)
+    a->rdclock = wv_alloc(s->ctx, (size_t)(s->ngran ? s->ngran : 1) *
+                                      s->nwaves * sizeof *a->rdclock);
+  s->as = a;
+}
+
+void sim_async_reset(sim *s) {
+  struct sim_async *a = s->as;
+  a->bars.n = 0;
+  a->copies.n = 0;
+  memset(a->vc, 0, (size_t)s->nwaves * s->nwaves * sizeof *a->vc);
+  for (uint32_t w = 0; w < s->nwaves; w++)
+    VC(a, w)[w] = 1; /* a read before any arrival is after clock 0 */
+  if (a->seen)
+    memset(a->seen, 0, (size_t)s->nwaves * a->nseen * sizeof *a->seen);
+  if (a->rdclock)
+    memset(a->rdclock, 0, (size_t)s->ngran * s->nwaves * sizeof *a->rdclock);
+}
+
+static void join(const sim *s, uint32_t *into, const uint32_t *from) {
+  for (uint32_t w = 0; w < s->nwaves; w++)
+    if (from[w] > into[w])
+      into[w] = from[w];
+}
+
+/* Register r, the same in every lane of wave w. */
+static int64_t uniform_reg(sim *s, const tir_instr *in, uint32_t w,
+                           uint32_t r) {
+  int64_t v = sim_rd(s, in, w, r, 0).i;
+  for (int l = 1; l < s->lanes; l++)
+    if (sim_rd(s, in, w, r, l).i != v)
+      sim_report(s, in, w, l, D_INTERNAL, "an mbarrier wait's operand "
+                 "differs between the lanes of a wave");
+  return v;
+}
+
+static bool lane_on(sim *s, const tir_instr *in, uint32_t w, int l,
+                    uint32_t pred) {
+  return !pred || sim_rd(s, in, w, pred, l).i;
+}
+
+/* The barrier at shared byte addr, used by thread (w, l): it must have
+ * been initialised, and by another thread only after that thread fenced
+ * and a workgroup barrier followed (so must the async proxy: a copy
+ * always needs the fence). */
+static uint32_t bar_at(sim *s, const tir_instr *in, uint32_t w, int l,
+                       int64_t addr, bool async) {
+  struct sim_async *a = s->as;
+  for (uint32_t b = 0; b < a->bars.n; b++) {
+    smbar *m = &a->bars.v[b];
+    if (m->addr != addr)
+      continue;
+    int32_t me = (int32_t)((int64_t)w * s->lanes + l);
+    bool other = me != m->initer;
+    if ((other || async) && !m->fence_epoch)
+      sim_report(s, in, w, l, D_SIM_MBARRIER,
+                 "mbarrier at shared byte %lld used %s before the thread "
+                 "that initialised it fenced (fence.proxy.async)",
+                 (long long)addr, async ? "by a tensor copy" : "by another thread");
+    if (other && m->fence_epoch >= s->epoch + 1)
+      sim_report(s, in, w, l, D_SIM_MBARRIER,
+                 "mbarrier at shared byte %lld used by another thread with "
+                 "no workgroup barrier after its initialisation",
+                 (long long)addr);
+    return b;
+  }
+  sim_report(s, in, w, l, D_SIM_MBARRIER,
+             "no mbarrier was initialised at shared byte %lld",
+             (long long)addr);
+}
+
+static void complete_phase(sim *s, smbar *m, uint32_t bi) {
+  struct sim_async *a = s->as;
+  for (uint32_t i = 0; i < a->copies.n; i++)
+    if (a->copies.v[i].bar == bi) {
+      const tir_instr *in = m->announce_in ? m->announce_in : a->copies.v[i].in;
+      sim_report(s, in, a->copies.v[i].wave, a->copies.v[i].lane,
+                 D_SIM_MBARRIER,
+                 "transaction bytes: a phase of the mbarrier at shared byte "
+                 "%lld completed with a tensor copy still in flight (its "
+                 "arrivals announced %lld bytes, fewer than its copies bring)",
+                 (long long)m->addr, (long long)m->announced);
+    }
+  m->phase++;
+  m->pending = m->count;
+  m->tx = 0;
+  m->announced = 0;
+  memcpy(m->done_clock, m->clock, s->nwaves * sizeof *m->clock);
+  memset(m->clock, 0, s->nwaves * sizeof *m->clock);
+}
+
+static void init_bar(sim *s, const tir_instr *in, uint32_t w, int l,
+                     int64_t addr) {
+  struct sim_async *a = s->as;
+  if (addr < 0 || addr + 8 > s->ngran * 2 || addr % 8)
+    sim_report(s, in, w, l, D_SIM_OOB, "mbarrier at shared byte %lld: out "
+               "of bounds or not 8-byte aligned", (long long)addr);
+  for (uint32_t b = 0; b < a->bars.n; b++)
+    if (a->bars.v[b].addr == addr)
+      sim_report(s, in, w, l, D_SIM_MBARRIER, "mbarrier at shared byte "
+                 "%lld initialised twice", (long long)addr);
+  for (int64_t g = addr / 2; g < addr / 2 + 4; g++) {
+    sshared *m = &s->smem[g];
+    if (m->rdepoch == s->epoch + 1 || m->wepoch == s->epoch + 1 ||
+        m->inflight || m->tinflight || m->wgread)
+      sim_report(s, in, w, l, D_SIM_MBARRIER, "mbarrier initialised at "
+                 "shared byte %lld, which other accesses touch",
+                 (long long)addr);
+    m->tbar = -1;
+    m->init = true;
+  }
+  smbar m = {.addr = addr, .count = in->imm, .pending = in->imm,
+             .init_epoch = s->epoch + 1,
+             .initer = (int32_t)((int64_t)w * s->lanes + l)};
+  m.clock = wv_alloc(s->ctx, s->nwaves * sizeof *m.clock);
+  m.done_clock = wv_alloc(s->ctx, s->nwaves * sizeof *m.done_clock);
+  vec_push(s->ctx, &a->bars, m);
+  if (a->bars.n > a->nseen) { /* room for the phases each wave saw */
+    uint32_t n = a->nseen ? 2 * a->nseen : 8;
+    uint32_t *seen = wv_alloc(s->ctx, (size_t)s->nwaves * n * sizeof *seen);
+    for (uint32_t v = 0; v < s->nwaves; v++)
+      for (uint32_t b = 0; b < a->nseen; b++)
+        seen[(size_t)v * n + b] = SEEN(a, v, b);
+    a->seen = seen;
+    a->nseen = n;
+  }
+}
+
+static void arrive(sim *s, const tir_instr *in, uint32_t w, int l,
+                   uint32_t bi) {
+  struct sim_async *a = s->as;
+  smbar *m = &a->bars.v[bi];
+  if (in->imm) {
+    m->tx += in->imm;
+    m->announced += in->imm;
+    m->announce_in = in;
+  }
+  if (--m->pending < 0)
+    sim_report(s, in, w, l, D_SIM_MBARRIER,
+               "more arrivals at the mbarrier at shared byte %lld than a "
+               "phase expects (%lld)",
+               (long long)m->addr, (long long)m->count);
+  join(s, m->clock, VC(a, w));
+  if (!m->pending && !m->tx)
+    complete_phase(s, m, bi);
+}
+
+/* The shared byte element `e` (row-major in the box) of copy c lands at. */
+static int64_t land_addr(const tir_tmap *t, int64_t dst, int64_t byte) {
+  return t->swz128 ? tir_swz128(dst + byte) : dst + byte;
+}
+
+static void tma_issue(sim *s, const tir_instr *in, uint32_t w, int l) {
+  struct sim_async *a = s->as;
+  const tir_tmap *t = &s->p->tmaps.v[in->imm];
+  int64_t dst = sim_rd(s, in, w, in->a, l).i;
+  uint32_t bi = bar_at(s, in, w, l, sim_rd(s, in, w, in->b, l).i, true);
+  int64_t bytes = tir_tmap_bytes(s->p, t), align = t->swz128 ? 1024 : 128;
+  if (dst < 0 || dst + bytes > s->ngran * 2 || dst % align)
+    sim_report(s, in, w, l, D_SIM_OOB,
+               "tensor copy of %lld bytes to shared byte %lld: out of "
+               "bounds or not %lld-byte aligned",
+               (long long)bytes, (long long)dst, (long long)align);
+  stma c = {.in = in, .wave = w, .lane = l, .bar = bi, .dst = dst};
+  for (uint32_t d = 0; d < t->rank; d++)
+    c.coord[d] = sim_rd(s, in, w, in->list[d], l).i;
+  uint32_t *mine = VC(a, w);
+  for (int64_t b = 0; b < bytes; b += 2) {
+    int64_t g = land_addr(t, dst, b) / 2;
+    sshared *m = &s->smem[g];
+    long long at = (long long)(g * 2);
+    if (m->tbar < 0)
+      sim_report(s, in, w, l, D_SIM_MBARRIER, "tensor copy overwrites the "
+                 "mbarrier at shared byte %lld", at);
+    if (m->wgread)
+      sim_report(s, in, w, l, D_SIM_ASYNC,
+                 "tensor copy refills shared byte %lld while a wgmma that "
+                 "reads it is in flight (no wait retired it)", at);
+    if (m->tinflight || m->inflight)
+      sim_report(s, in, w, l, D_SIM_RACE,
+                 "tensor copy to shared byte %lld while another copy to it "
+                 "is in flight", at);
+    uint32_t *rc = a->rdclock + (size_t)g * s->nwaves;
+    for (uint32_t r = 0; r < s->nwaves; r++)
+      if (rc[r] > mine[r])
+        sim_report(s, in, w, l, D_SIM_RACE,
+                   "tensor copy refills shared byte %lld, which wave %u still "
+                   "reads: this thread has not waited for an mbarrier phase "
+                   "that wave %u arrived at after its read",
+                   at, r, r);
+    if (m->wepoch == s->epoch + 1 && m->writer != (int32_t)(w * s->lanes + l))
+      sim_report(s, in, w, l, D_SIM_RACE,
+                 "tensor copy to shared byte %lld, which thread %d wrote with "
+                 "no barrier between", at, m->writer);
+    memset(rc, 0, s->nwaves * sizeof *rc);
+    m->tinflight++;
+  }
+  vec_push(s->ctx, &a->copies, c);
+}
+
+/* Copy i lands: its box, 0 outside the tensor, swizzled as its map says;
+ * its bytes complete on its barrier. */
+static void tma_land(sim *s, uint32_t i) {
+  struct sim_async *a = s->as;
+  stma c = a->copies.v[i];
+  memmove(&a->copies.v[i], &a->copies.v[i + 1],
+          (a->copies.n - i - 1) * sizeof c);
+  a->copies.n--;
+  const tir_tmap *t = &s->p->tmaps.v[c.in->imm];
+  const tir_arg *ar = &s->p->args.v[t->arg];
+  tir_ty ty = tir_ty_of(ar->dt);
+  int64_t es = tir_ty_bytes(ty), n = tir_tmap_bytes(s->p, t) / es;
+  smbar *m = &a->bars.v[c.bar];
+  for (int64_t e = 0; e < n; e++) {
+    int64_t rest = e, off = 0, stride = 1;
+    bool in = true;
+    for (int d = (int)t->rank - 1; d >= 0; d--) {
+      int64_t x = c.coord[d] + rest % t->box[d];
+      rest /= t->box[d];
+      in &= x >= 0 && x < ar->shape[d];
+      off += x * stride;
+      stride *= ar->shape[d];
+    }
+    val v = {0};
+    if (in) {
+      if (!s->ginit[t->arg][off])
+        sim_report(s, c.in, c.wave, c.lane, D_SIM_UNINIT,
+                   "tensor copy reads '%s' element %lld, which nothing wrote",
+                   ar->name, (long long)off);
+      double x = sim_load_elem(ar->dt, s->args[t->arg], off);
+      if (ty == TY_I32)
+        v.i = (int64_t)x;
+      else
+        v.f = x;
+    }
+    uint16_t bits[2];
+    sim_encode(ty, v, bits);
+    for (int64_t h = 0; h < es / 2; h++) {
+      sshared *g = &s->smem[land_addr(t, c.dst, e * es + 2 * h) / 2];
+      g->tinflight--;
+      g->bits = bits[h];
+      g->init = true;
+      g->wepoch = 0; /* written by the async proxy: ordered by the phase */
+      g->writer = -1;
+      g->tbar = (int16_t)(c.bar + 1);
+      g->tphase = m->phase;
+    }
+  }
+  m->tx -= n * es;
+  if (m->tx < 0)
+    sim_report(s, m->announce_in ? m->announce_in : c.in, c.wave, c.lane,
+               D_SIM_MBARRIER,
+               "transaction bytes: the tensor copies completing on the "
+               "mbarrier at shared byte %lld bring more bytes than its "
+               "arrivals announced (%lld)",
+               (long long)m->addr, (long long)m->announced);
+  if (!m->pending && !m->tx)
+    complete_phase(s, m, c.bar);
+}
+
+void sim_async_exec(sim *s, const tir_instr *in, uint32_t w) {
+  struct sim_async *a = s->as;
+  if (in->op == T_FENCE) {
+    for (uint32_t b = 0; b < a->bars.n; b++)
+      if (a->bars.v[b].initer / s->lanes == (int32_t)w &&
+          !a->bars.v[b].fence_epoch)
+        a->bars.v[b].fence_epoch = s->epoch + 1;
+    return;
+  }
+  bool arrived = false;
+  for (int l = 0; l < s->lanes; l++) {
+    uint32_t pred = in->op == T_TMA ? in->c : in->b;
+    if (!lane_on(s, in, w, l, pred))
+      continue;
+    int64_t addr = sim_rd(s, in, w, in->a, l).i;
+    switch (in->op) {
+    case T_MBINIT: init_bar(s, in, w, l, addr); break;
+    case T_MBARRIVE:
+      arrive(s, in, w, l, bar_at(s, in, w, l, addr, false));
+      arrived = true;
+      break;
+    default: tma_issue(s, in, w, l); break;
+    }
+  }
+  if (arrived)
+    VC(a, w)[w]++; /* reads after this arrival are not covered by it */
+}
+
+bool sim_async_wait(sim *s, const tir_instr *in, uint32_t w) {
+  struct sim_async *a = s->as;
+  if (in->c && !uniform_reg(s, in, w, in->c))
+    return true;
+  uint32_t bi = bar_at(s, in, w, 0, uniform_reg(s, in, w, in->a), false);
+  int64_t parity = uniform_reg(s, in, w, in->b);
+  if (parity != 0 && parity != 1)
+    sim_report(s, in, w, 0, D_INTERNAL, "an mbarrier wait's parity is %lld",
+               (long long)parity);
+  smbar *m = &a->bars.v[bi];
+  if ((int64_t)(m->phase & 1) == parity && !m->pending) {
+    /* every arrival is in: the copies of the phase land now */
+    for (uint32_t i = 0; i < a->copies.n && (m->phase & 1) == parity;)
+      if (a->copies.v[i].bar == bi)
+        tma_land(s, i);
+      else
+        i++;
+  }
+  if ((int64_t)(m->phase & 1) == parity)
+    return false;
+  /* the phase observed is the last one completed, m->phase - 1 */
+  uint32_t *seen = &SEEN(a, w, bi);
+  if (m->phase >= *seen + 2)
+    sim_report(s, in, w, 0, D_SIM_RACE,
+               "this wait observes phase %u of the mbarrier at shared byte "
+               "%lld, but this wave never saw phase %u complete: its stage "
+               "was refilled before this wave read it",
+               m->phase - 1, (long long)m->addr, *seen);
+  if (m->phase > *seen) {
+    *seen = m->phase;
+    join(s, VC(a, w), m->done_clock);
+  }
+  return true;
+}
+
+void sim_async_read(sim *s, const tir_instr *in, uint32_t w, int l,
+                    int64_t g) {
+  struct sim_async *a = s->as;
+  sshared *m = &s->smem[g];
+  if (m->tbar < 0)
+    sim_report(s, in, w, l, D_SIM_MBARRIER, "ordinary read of shared byte "
+               "%lld, which holds an mbarrier", (long long)(2 * g));
+  if (m->tinflight)
+    sim_report(s, in, w, l, D_SIM_RACE,
+               "read of shared byte %lld while the tensor copy to it is in "
+               "flight: the mbarrier phase it completes on was not waited for",
+               (long long)(2 * g));
+  if (m->tbar > 0 && SEEN(a, w, m->tbar - 1) <= m->tphase)
+    sim_report(s, in, w, l, D_SIM_RACE,
+               "read of shared byte %lld, which a tensor copy wrote, before "
+               "this wave waited for phase %u of the mbarrier at shared byte "
+               "%lld that it completes on",
+               (long long)(2 * g), m->tphase,
+               (long long)a->bars.v[m->tbar - 1].addr);
+  if (a->rdclock)
+    a->rdclock[(size_t)g * s->nwaves + w] = VC(a, w)[w];
+}
+
+void sim_async_retired(sim *s, uint32_t w, int64_t g) {
+  struct sim_async *a = s->as;
+  if (a->rdclock)
+    a->rdclock[(size_t)g * s->nwaves + w] = VC(a, w)[w];
+}
+
+void sim_async_write(sim *s, const tir_instr *in, uint32_t w, int l,
+                     int64_t g) {
+  sshared *m = &s->smem[g];
+  if (m->tbar < 0)
+    sim_report(s, in, w, l, D_SIM_MBARRIER, "ordinary write to shared byte "
+               "%lld, which holds an mbarrier", (long long)(2 * g));
+  if (m->tinflight)
+    sim_report(s, in, w, l, D_SIM_RACE,
+               "shared-memory race: byte %lld written while a tensor copy to "
+               "it is in flight", (long long)(2 * g));
+  m->tbar = 0;
+}
+
+void sim_async_barrier(sim *s) {
+  struct sim_async *a = s->as;
+  uint32_t *all = wv_alloc(s->ctx, s->nwaves * sizeof *all);
+  for (uint32_t w = 0; w < s->nwaves; w++)
+    join(s, all, VC(a, w));
+  for (uint32_t w = 0; w < s->nwaves; w++)
+    memcpy(VC(a, w), all, s->nwaves * sizeof *all);
+  for (uint32_t b = 0; b < a->bars.n; b++) {
+    uint32_t most = 0;
+    for (uint32_t w = 0; w < s->nwaves; w++)
+      most = SEEN(a, w, b) > most ? SEEN(a, w, b) : most;
+    for (uint32_t w = 0; w < s->nwaves; w++)
+      SEEN(a, w, b) = most;
+  }
+}
+
+_Noreturn void sim_async_deadlock(sim *s) {
+  struct sim_async *a = s->as;
+  uint32_t w = 0;
+  while (!s->waves[w].blocked)
+    w++;
+  const tir_instr *in = &s->p->code.v[s->waves[w].pc];
+  uint32_t bi = bar_at(s, in, w, 0, sim_rd(s, in, w, in->a, 0).i, false);
+  smbar *m = &a->bars.v[bi];
+  bool copies = false;
+  for (uint32_t i = 0; i < a->copies.n; i++)
+    copies |= a->copies.v[i].bar == bi;
+  if (!m->pending && !copies && m->tx > 0)
+    sim_report(s, m->announce_in ? m->announce_in : in, w, 0, D_SIM_MBARRIER,
+               "transaction bytes: a phase of the mbarrier at shared byte "
+               "%lld waits for %lld bytes more than its tensor copies brought "
+               "(announced %lld): it never completes",
+               (long long)m->addr, (long long)m->tx, (long long)m->announced);
+  sim_report(s, in, w, 0, D_SIM_DEADLOCK,
+             "this wait can never complete: the mbarrier at shared byte %lld "
+             "is in phase %u with %lld of %lld arrivals missing and %lld "
+             "transaction bytes outstanding, and every wave is waiting",
+             (long long)m->addr, m->phase, (long long)m->pending,
+             (long long)m->count, (long long)m->tx);
+}
+
+void sim_async_end(sim *s) {
+  struct sim_async *a = s->as;
+  if (a->copies.n) {
+    stma *c = &a->copies.v[0];
+    sim_report(s, c->in, c->wave, c->lane, D_SIM_ASYNC,
+               "tensor copy to shared byte %lld is never waited for",
+               (long long)c->dst);
+  }
+}

@@ -1,6 +1,8 @@
 /* Op, dtype and mma tables; graph construction; type helpers. */
 #include "ir/ir.h"
 
+#include <stdio.h>
+
 const wv_opinfo wv_ops[WAVEC_OP_COUNT] = {
 #define X(e, name, cls) [e] = {name, cls},
     WAVEC_OPS(X)
@@ -119,4 +121,34 @@ void wv_remark_end(wv_kernel *k, wv_buf *b) {
 
 const char *wavec_dtype_name(wavec_dtype dt) {
   return (unsigned)dt < WAVEC_DTYPE_COUNT ? wv_dtypes[dt].name : "?";
+}
+
+int64_t wv_tensor_elems(wv_kernel *k, const wv_node *arg, int64_t *bytes) {
+  const wv_type *t = &arg->type;
+  int64_t item = (wv_dtypes[t->dt].bits + 7) / 8, elems = 1, b = item;
+  bool over = false;
+  for (uint32_t i = 0; i < t->n; i++) {
+    int64_t d = k->bind.ival[t->dims[i]];
+    over |= __builtin_mul_overflow(elems, d, &elems) ||
+            __builtin_mul_overflow(b, d, &b) || b > WV_MAX_TENSOR_BYTES;
+  }
+  if (over) {
+    /* "M x N = 4294967296 x 4294967296" */
+    wv_buf names, vals;
+    wv_buf_init(&names, k->ctx);
+    wv_buf_init(&vals, k->ctx);
+    for (uint32_t i = 0; i < t->n; i++) {
+      wv_buf_printf(&names, "%s%s", i ? " x " : "",
+                    wavec_symbol_name(k->ctx, t->dims[i]));
+      wv_buf_printf(&vals, "%s%lld", i ? " x " : "",
+                    (long long)k->bind.ival[t->dims[i]]);
+    }
+    wv_fail(k->ctx, D_TOO_LARGE, arg->loc,
+            "'%s' has %s = %s elements of %s: more than 2^62 bytes",
+            arg->name ? arg->name : "?", wv_buf_str(&names),
+            wv_buf_str(&vals), wv_dtypes[t->dt].name);
+  }
+  if (bytes)
+    *bytes = b;
+  return elems;
 }

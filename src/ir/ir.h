@@ -191,6 +191,16 @@ void wv_type_print(wavec_ctx *ctx, wv_buf *b, const wv_type *t);
 void wv_remark_start(wv_kernel *k, wavec_loc loc, wv_buf *b);
 void wv_remark_end(wv_kernel *k, wv_buf *b);
 
+/* The largest tensor, in bytes: every offset into one and the sums the
+ * index code forms from offsets and tile sizes stay within int64. */
+#define WV_MAX_TENSOR_BYTES (INT64_C(1) << 62)
+/* The elements of a memory argument (an ARG node) under k->bind, and its
+ * bytes (bytes may be NULL): every size product of the compiler is formed
+ * here. Fails (D_TOO_LARGE) at the argument when the bytes would pass
+ * WV_MAX_TENSOR_BYTES; the pass `bind` calls it for every argument first,
+ * so later callers cannot fail. */
+int64_t wv_tensor_elems(wv_kernel *k, const wv_node *arg, int64_t *bytes);
+
 /* Deterministic dump of the kernel (header, constraints, graph). */
 void wv_print_kernel(wv_kernel *k, wv_buf *b);
 /* Structural checks; on failure records D_INTERNAL naming the node and

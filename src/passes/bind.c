@@ -1,7 +1,8 @@
 /* Pass `bind`. require: check. Every symbol the kernel uses gets its value:
  * a -D override (wavec_define_*) wins over the kernel's defaults. Then every
  * size-like expression is evaluated and checked: dimensions and tiles are
- * positive integers, tiles divide what they split, `/` divides exactly. */
+ * positive integers, every tensor's bytes fit (wv_tensor_elems), tiles
+ * divide what they split, `/` divides exactly. */
 #include <stdio.h>
 
 #include "passes/passes.h"
@@ -107,6 +108,9 @@ wavec_status wv_pass_bind(wv_kernel *k) {
                 "dimension '%s' = %lld is not positive", name(k, d),
                 (long long)b->ival[d]);
     }
+    /* every size product the later passes form fits */
+    if (nd->op == WAVEC_OP_ARG)
+      wv_tensor_elems(k, nd, NULL);
     if (nd->op == WAVEC_OP_SCALAR && nd->sym && !b->known[nd->sym])
       wv_fail(ctx, D_UNBOUND, nd->loc,
               "'%s' has no value; give it in defaults { } or with -D %s=VALUE",

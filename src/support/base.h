@@ -118,6 +118,7 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_DIV_ZERO, 503, WAVEC_ERR_BIND, "division by zero")                       \
   X(D_FLOAT_SHAPE, 504, WAVEC_ERR_BIND, "float hyperparameter used as a size") \
   X(D_BAD_DEFINE, 505, WAVEC_ERR_BIND, "invalid definition")                   \
+  X(D_TOO_LARGE, 506, WAVEC_ERR_BIND, "tensor too large")                      \
   X(D_SIM_OOB, 601, WAVEC_ERR_RUNTIME, "out-of-bounds access")                 \
   X(D_SIM_UNINIT, 602, WAVEC_ERR_RUNTIME, "read of unwritten memory")         \
   X(D_SIM_RACE, 603, WAVEC_ERR_RUNTIME, "shared-memory race")                 \

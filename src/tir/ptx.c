@@ -1224,6 +1224,12 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     unsupported(&x, "more threads per block than the target allows");
   if (p->smem_bytes > t->smem_optin_bytes)
     unsupported(&x, "more shared memory than a block can have");
+  /* the launch limits of every NVIDIA GPU since sm_30 */
+  static const int64_t max_grid[3] = {INT32_MAX, 65535, 65535};
+  for (int a = 0; a < 3; a++)
+    if (p->grid[a] > max_grid[a])
+      unsupported(&x, "a grid of more workgroups than a launch allows "
+                      "(2^31-1 along x, 65535 along y and z)");
   for (uint32_t i = 0; i < p->args.n; i++)
     if (p->args.v[i].elems > INT32_MAX)
       unsupported(&x, "a tensor of more than 2^31 elements");
@@ -1353,6 +1359,12 @@ wavec_status wavec_launch_dims(wavec_kernel *pk, uint32_t grid[3],
     return wv_error(k->ctx, D_INVALID, k->loc,
                     "kernel '%s' is not compiled (call wavec_compile first)",
                     k->name);
+  for (int d = 0; d < 3; d++)
+    if (k->tir->grid[d] > UINT32_MAX)
+      return wv_error(k->ctx, D_UNSUPPORTED, k->loc,
+                      "kernel '%s' has %lld workgroups along grid axis %d: "
+                      "more than a launch can count",
+                      k->name, (long long)k->tir->grid[d], d);
   for (int d = 0; d < 3; d++) {
     if (grid)
       grid[d] = (uint32_t)k->tir->grid[d];

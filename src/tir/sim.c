@@ -990,12 +990,14 @@ int wavec_arg_info_get(wavec_kernel *pk, size_t i, wavec_arg_info *out) {
   out->name = a->name;
   out->dtype = a->type.dt;
   out->ndims = a->type.n;
-  out->elems = 1;
-  for (uint32_t j = 0; j < a->type.n; j++) {
+  for (uint32_t j = 0; j < a->type.n; j++)
     out->shape[j] = k->bind.n ? k->bind.ival[a->type.dims[j]] : 0;
-    out->elems *= (size_t)out->shape[j];
+  /* sizes once `bind` has checked them (then this cannot fail) */
+  if (k->dist) {
+    int64_t bytes;
+    out->elems = (size_t)wv_tensor_elems(k, a, &bytes);
+    out->bytes = (size_t)bytes;
   }
-  out->bytes = out->elems * (size_t)((wv_dtypes[a->type.dt].bits + 7) / 8);
   out->is_output = k->tir ? k->tir->args.v[i].written : 0;
   return 0;
 }

@@ -223,11 +223,9 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   for (uint32_t i = 0; i < k->args.n; i++) {
     wv_node *a = wv_get(k->g, k->args.v[i]);
     tir_arg ta = {.name = a->name, .dt = a->type.dt, .ndims = a->type.n,
-                  .elems = 1};
-    for (uint32_t j = 0; j < a->type.n; j++) {
+                  .elems = wv_tensor_elems(k, a, NULL)};
+    for (uint32_t j = 0; j < a->type.n; j++)
       ta.shape[j] = k->bind.ival[a->type.dims[j]];
-      ta.elems *= ta.shape[j];
-    }
     vec_push(ctx, &p->args, ta);
   }
   /* bound user symbols become constants; ids get their ranges */

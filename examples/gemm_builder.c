@@ -52,7 +52,8 @@ int main(void) {
   wavec_write(k, result, c, 0, 0, HERE);
   wavec_status st = wavec_kernel_end(k);
 
-  wavec_options opt = {.check_only = 1};
+  wavec_options opt = WAVEC_OPTIONS_INIT;
+  opt.check_only = 1;
   if (st == WAVEC_OK)
     st = wavec_compile(k, &opt);
   if (st != WAVEC_OK) {

@@ -15,6 +15,12 @@
  *    allocator given to wavec_ctx_new(); failure gives WAVEC_ERR_NOMEM.
  *  - Thread safety: a context and everything it owns is used by one thread at
  *    a time; distinct contexts are independent (no global mutable state).
+ *  - ABI: every enumerator has its number written next to it (in the X-macro
+ *    tables, the second column); a number, once released, keeps its meaning
+ *    (tests/unit/test_abi.c pins them all). New values take new numbers. The
+ *    *_COUNT enumerators are the number of values (numbered 0..COUNT-1) and
+ *    grow with them. Structs the caller fills that may grow start with
+ *    `size_t size`, set to sizeof by the caller (wavec_options).
  */
 #ifndef WAVEC_H
 #define WAVEC_H
@@ -38,23 +44,32 @@ extern "C" {
 #define WAVEC_VERSION_MINOR 4
 #define WAVEC_VERSION_PATCH 0
 #define WAVEC_VERSION_STRING "0.4.0"
+/* major * 10000 + minor * 100 + patch */
+#define WAVEC_VERSION_NUMBER                                                   \
+  (WAVEC_VERSION_MAJOR * 10000 + WAVEC_VERSION_MINOR * 100 +                   \
+   WAVEC_VERSION_PATCH)
+/* The library's version (which may be newer than the header's). */
 WAVEC_API const char *wavec_version(void);
+WAVEC_API int wavec_version_number(void);
+
+/* Adds 1 per table row: COUNT = number of rows. */
+#define WAVEC_ROW_(...) +1
 
 /* ---- status -------------------------------------------------------------- */
 #define WAVEC_STATUSES(X)                                                      \
-  X(WAVEC_OK, "ok")                                                            \
-  X(WAVEC_ERR_SYNTAX, "syntax error")                                          \
-  X(WAVEC_ERR_TYPE, "type error")                                              \
-  X(WAVEC_ERR_CONSTRAINT, "invalid constraints")                               \
-  X(WAVEC_ERR_BIND, "unbound or invalid hyperparameter")                       \
-  X(WAVEC_ERR_INVALID, "invalid argument")                                     \
-  X(WAVEC_ERR_NOMEM, "out of memory")                                          \
-  X(WAVEC_ERR_UNSUPPORTED, "not supported")                                    \
-  X(WAVEC_ERR_RUNTIME, "runtime error")                                        \
-  X(WAVEC_ERR_INTERNAL, "internal error")
+  X(WAVEC_OK, 0, "ok")                                                         \
+  X(WAVEC_ERR_SYNTAX, 1, "syntax error")                                       \
+  X(WAVEC_ERR_TYPE, 2, "type error")                                           \
+  X(WAVEC_ERR_CONSTRAINT, 3, "invalid constraints")                            \
+  X(WAVEC_ERR_BIND, 4, "unbound or invalid hyperparameter")                    \
+  X(WAVEC_ERR_INVALID, 5, "invalid argument")                                  \
+  X(WAVEC_ERR_NOMEM, 6, "out of memory")                                       \
+  X(WAVEC_ERR_UNSUPPORTED, 7, "not supported")                                 \
+  X(WAVEC_ERR_RUNTIME, 8, "runtime error")                                     \
+  X(WAVEC_ERR_INTERNAL, 9, "internal error")
 
 typedef enum wavec_status {
-#define X(e, s) e,
+#define X(e, v, s) e = v,
   WAVEC_STATUSES(X)
 #undef X
 } wavec_status;
@@ -91,9 +106,11 @@ typedef struct wavec_diag_info {
   size_t offset; /* byte offset into the source, or SIZE_MAX */
 } wavec_diag_info;
 
-/* Number of diagnostics (errors and notes) kept, and one of them. */
+/* Number of diagnostics (errors and notes) kept, and one of them
+ * (WAVEC_ERR_INVALID when i is past the last one). */
 WAVEC_API size_t wavec_diag_count(wavec_ctx *ctx);
-WAVEC_API int wavec_diag(wavec_ctx *ctx, size_t i, wavec_diag_info *out);
+WAVEC_API wavec_status wavec_diag(wavec_ctx *ctx, size_t i,
+                                  wavec_diag_info *out);
 
 /* Hyperparameter overrides (what `-D SYM=VALUE` sets). They apply to every
  * kernel of the context and win over a kernel's `defaults { }`. */
@@ -114,88 +131,89 @@ WAVEC_API wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
 
 /* ---- element types ------------------------------------------------------- */
 #define WAVEC_DTYPES(X)                                                        \
-  X(WAVEC_F16, "f16", 16, 1)                                                   \
-  X(WAVEC_BF16, "bf16", 16, 1)                                                 \
-  X(WAVEC_F32, "f32", 32, 1)                                                   \
-  X(WAVEC_I32, "i32", 32, 0)                                                   \
-  X(WAVEC_I1, "i1", 1, 0)
+  X(WAVEC_F16, 0, "f16", 16, 1)                                                \
+  X(WAVEC_BF16, 1, "bf16", 16, 1)                                              \
+  X(WAVEC_F32, 2, "f32", 32, 1)                                                \
+  X(WAVEC_I32, 3, "i32", 32, 0)                                                \
+  X(WAVEC_I1, 4, "i1", 1, 0)
 
 typedef enum wavec_dtype {
-#define X(e, name, bits, isfloat) e,
+#define X(e, v, name, bits, isfloat) e = v,
   WAVEC_DTYPES(X)
 #undef X
-      WAVEC_DTYPE_COUNT
+      WAVEC_DTYPE_COUNT = 0 WAVEC_DTYPES(WAVEC_ROW_)
 } wavec_dtype;
 
 WAVEC_API const char *wavec_dtype_name(wavec_dtype dt);
 
 /* ---- mma types (ACC_MxNxK_INPUT) ---------------------------------------- */
 #define WAVEC_MMAS(X)                                                          \
-  X(WAVEC_MMA_F32_16x8x16_F16, "F32_16x8x16_F16")                              \
-  X(WAVEC_MMA_F32_16x8x16_BF16, "F32_16x8x16_BF16")                            \
-  X(WAVEC_MMA_F32_16x16x16_F16, "F32_16x16x16_F16")                            \
-  X(WAVEC_MMA_F32_32x32x8_F16, "F32_32x32x8_F16")                              \
-  X(WAVEC_MMA_F32_64xNx16_F16, "F32_64xNx16_F16")                              \
-  X(WAVEC_MMA_F32_64xNx16_BF16, "F32_64xNx16_BF16")
+  X(WAVEC_MMA_F32_16x8x16_F16, 0, "F32_16x8x16_F16")                           \
+  X(WAVEC_MMA_F32_16x8x16_BF16, 1, "F32_16x8x16_BF16")                         \
+  X(WAVEC_MMA_F32_16x16x16_F16, 2, "F32_16x16x16_F16")                         \
+  X(WAVEC_MMA_F32_32x32x8_F16, 3, "F32_32x32x8_F16")                           \
+  X(WAVEC_MMA_F32_64xNx16_F16, 4, "F32_64xNx16_F16")                           \
+  X(WAVEC_MMA_F32_64xNx16_BF16, 5, "F32_64xNx16_BF16")
 
 typedef enum wavec_mma_kind {
   WAVEC_MMA_NONE = -1,
-#define X(e, name) e,
+#define X(e, v, name) e = v,
   WAVEC_MMAS(X)
 #undef X
-      WAVEC_MMA_COUNT
+      WAVEC_MMA_COUNT = 0 WAVEC_MMAS(WAVEC_ROW_)
 } wavec_mma_kind;
 
 /* ---- ops ----------------------------------------------------------------- */
-/* Every graph op, declared once: enum, printed name, class. Classes:
+/* Every graph op of the API, declared once: enum, number, printed name,
+ * class. (The passes add ops of their own, such as layout conversions,
+ * which the API never takes or returns.) Classes:
  * U unary elementwise, B binary elementwise, C comparison (gives i1),
  * R reduction, and O for the ops with builder calls of their own. */
 #define WAVEC_OPS(X)                                                           \
-  X(WAVEC_OP_ARG, "arg", 'O')                                                  \
-  X(WAVEC_OP_SCALAR, "scalar", 'O')                                            \
-  X(WAVEC_OP_REGISTER, "register", 'O')                                        \
-  X(WAVEC_OP_READ, "read", 'O')                                                \
-  X(WAVEC_OP_WRITE, "write", 'O')                                              \
-  X(WAVEC_OP_MMA, "mma", 'O')                                                  \
-  X(WAVEC_OP_EXP2, "exp2", 'U')                                                \
-  X(WAVEC_OP_EXP, "exp", 'U')                                                  \
-  X(WAVEC_OP_LOG2, "log2", 'U')                                                \
-  X(WAVEC_OP_RECIPROCAL, "reciprocal", 'U')                                    \
-  X(WAVEC_OP_SQRT, "sqrt", 'U')                                                \
-  X(WAVEC_OP_RSQRT, "rsqrt", 'U')                                              \
-  X(WAVEC_OP_ABS, "abs", 'U')                                                  \
-  X(WAVEC_OP_TANH, "tanh", 'U')                                                \
-  X(WAVEC_OP_NEG, "neg", 'U')                                                  \
-  X(WAVEC_OP_ADD, "add", 'B')                                                  \
-  X(WAVEC_OP_SUB, "sub", 'B')                                                  \
-  X(WAVEC_OP_MUL, "mul", 'B')                                                  \
-  X(WAVEC_OP_DIV, "div", 'B')                                                  \
-  X(WAVEC_OP_MAXIMUM, "maximum", 'B')                                          \
-  X(WAVEC_OP_MINIMUM, "minimum", 'B')                                          \
-  X(WAVEC_OP_GT, "gt", 'C')                                                    \
-  X(WAVEC_OP_LT, "lt", 'C')                                                    \
-  X(WAVEC_OP_GE, "ge", 'C')                                                    \
-  X(WAVEC_OP_LE, "le", 'C')                                                    \
-  X(WAVEC_OP_EQ, "eq", 'C')                                                    \
-  X(WAVEC_OP_NE, "ne", 'C')                                                    \
-  X(WAVEC_OP_SELECT, "select", 'O')                                            \
-  X(WAVEC_OP_CAST, "cast", 'O')                                                \
-  X(WAVEC_OP_PERMUTE, "permute", 'O')                                          \
-  X(WAVEC_OP_BROADCAST, "broadcast", 'O')                                      \
-  X(WAVEC_OP_MAX, "max", 'R')                                                  \
-  X(WAVEC_OP_SUM, "sum", 'R')                                                  \
-  X(WAVEC_OP_SELF_INDEX, "self_index", 'O')                                    \
-  X(WAVEC_OP_ITERATE, "iterate", 'O')                                          \
-  X(WAVEC_OP_CARRIED, "carried", 'O')                                          \
-  X(WAVEC_OP_YIELD, "yield", 'O')                                              \
-  X(WAVEC_OP_RESULT, "result", 'O')                                            \
-  X(WAVEC_OP_CONVERT, "convert", 'O')
+  X(WAVEC_OP_ARG, 0, "arg", 'O')                                               \
+  X(WAVEC_OP_SCALAR, 1, "scalar", 'O')                                         \
+  X(WAVEC_OP_REGISTER, 2, "register", 'O')                                     \
+  X(WAVEC_OP_READ, 3, "read", 'O')                                             \
+  X(WAVEC_OP_WRITE, 4, "write", 'O')                                           \
+  X(WAVEC_OP_MMA, 5, "mma", 'O')                                               \
+  X(WAVEC_OP_EXP2, 6, "exp2", 'U')                                             \
+  X(WAVEC_OP_EXP, 7, "exp", 'U')                                               \
+  X(WAVEC_OP_LOG2, 8, "log2", 'U')                                             \
+  X(WAVEC_OP_RECIPROCAL, 9, "reciprocal", 'U')                                 \
+  X(WAVEC_OP_SQRT, 10, "sqrt", 'U')                                            \
+  X(WAVEC_OP_RSQRT, 11, "rsqrt", 'U')                                          \
+  X(WAVEC_OP_ABS, 12, "abs", 'U')                                              \
+  X(WAVEC_OP_TANH, 13, "tanh", 'U')                                            \
+  X(WAVEC_OP_NEG, 14, "neg", 'U')                                              \
+  X(WAVEC_OP_ADD, 15, "add", 'B')                                              \
+  X(WAVEC_OP_SUB, 16, "sub", 'B')                                              \
+  X(WAVEC_OP_MUL, 17, "mul", 'B')                                              \
+  X(WAVEC_OP_DIV, 18, "div", 'B')                                              \
+  X(WAVEC_OP_MAXIMUM, 19, "maximum", 'B')                                      \
+  X(WAVEC_OP_MINIMUM, 20, "minimum", 'B')                                      \
+  X(WAVEC_OP_GT, 21, "gt", 'C')                                                \
+  X(WAVEC_OP_LT, 22, "lt", 'C')                                                \
+  X(WAVEC_OP_GE, 23, "ge", 'C')                                                \
+  X(WAVEC_OP_LE, 24, "le", 'C')                                                \
+  X(WAVEC_OP_EQ, 25, "eq", 'C')                                                \
+  X(WAVEC_OP_NE, 26, "ne", 'C')                                                \
+  X(WAVEC_OP_SELECT, 27, "select", 'O')                                        \
+  X(WAVEC_OP_CAST, 28, "cast", 'O')                                            \
+  X(WAVEC_OP_PERMUTE, 29, "permute", 'O')                                      \
+  X(WAVEC_OP_BROADCAST, 30, "broadcast", 'O')                                  \
+  X(WAVEC_OP_MAX, 31, "max", 'R')                                              \
+  X(WAVEC_OP_SUM, 32, "sum", 'R')                                              \
+  X(WAVEC_OP_SELF_INDEX, 33, "self_index", 'O')                                \
+  X(WAVEC_OP_ITERATE, 34, "iterate", 'O')                                      \
+  X(WAVEC_OP_CARRIED, 35, "carried", 'O')                                      \
+  X(WAVEC_OP_YIELD, 36, "yield", 'O')                                          \
+  X(WAVEC_OP_RESULT, 37, "result", 'O')
 
 typedef enum wavec_op {
-#define X(e, name, cls) e,
+#define X(e, v, name, cls) e = v,
   WAVEC_OPS(X)
 #undef X
-      WAVEC_OP_COUNT
+      WAVEC_OP_COUNT = 0 WAVEC_OPS(WAVEC_ROW_)
 } wavec_op;
 
 /* ---- builder ------------------------------------------------------------- */
@@ -227,15 +245,15 @@ WAVEC_API const char *wavec_symbol_name(wavec_ctx *ctx, wavec_sym s);
 /* Integer expressions. `/` (WAVEC_EXPR_DIV) is exact division: when the
  * operands are bound and it does not divide, binding fails at loc. */
 typedef enum wavec_expr_op {
-  WAVEC_EXPR_ADD,
-  WAVEC_EXPR_SUB,
-  WAVEC_EXPR_MUL,
-  WAVEC_EXPR_DIV,      /* exact */
-  WAVEC_EXPR_FLOORDIV, /* // */
-  WAVEC_EXPR_MOD,      /* % */
-  WAVEC_EXPR_CEILDIV,
-  WAVEC_EXPR_MIN,
-  WAVEC_EXPR_MAX
+  WAVEC_EXPR_ADD = 0,
+  WAVEC_EXPR_SUB = 1,
+  WAVEC_EXPR_MUL = 2,
+  WAVEC_EXPR_DIV = 3,      /* exact */
+  WAVEC_EXPR_FLOORDIV = 4, /* // */
+  WAVEC_EXPR_MOD = 5,      /* % */
+  WAVEC_EXPR_CEILDIV = 6,
+  WAVEC_EXPR_MIN = 7,
+  WAVEC_EXPR_MAX = 8
 } wavec_expr_op;
 WAVEC_API wavec_expr wavec_expr_int(wavec_kernel *k, int64_t v);
 WAVEC_API wavec_expr wavec_expr_sym(wavec_kernel *k, wavec_sym s);
@@ -271,8 +289,8 @@ WAVEC_API wavec_status wavec_threads_per_wave(wavec_kernel *k, wavec_expr n,
                                               wavec_loc loc);
 WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
                                           wavec_loc loc);
-/* Integer hardware entries, `hardware(NAME = N)`: enum, name, least and
- * greatest value. Unset, the compiler picks.
+/* Integer hardware entries, `hardware(NAME = N)`: enum, number, name, least
+ * and greatest value. Unset, the compiler picks.
  *  - stages: shared-memory slots of the operand tiles an `iterate` streams;
  *    1 copies each tile where it is used, N >= 2 keeps N-1 tiles in flight
  *    ahead of the one being computed on (asynchronous copies on NVIDIA);
@@ -285,15 +303,15 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    an mbarrier ring (TMA: warpgroup mmas, sm_90a), which is what the
  *    compiler picks where it can. */
 #define WAVEC_HW_INTS(X)                                                       \
-  X(WAVEC_HW_STAGES, "stages", 1, 8)                                           \
-  X(WAVEC_HW_WORKGROUPS_PER_SM, "workgroups_per_sm", 1, 32)                    \
-  X(WAVEC_HW_COPIES, "copies", 1, 2)
+  X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
+  X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \
+  X(WAVEC_HW_COPIES, 2, "copies", 1, 2)
 
 typedef enum wavec_hw_int {
-#define X(e, name, lo, hi) e,
+#define X(e, v, name, lo, hi) e = v,
   WAVEC_HW_INTS(X)
 #undef X
-      WAVEC_HW_INT_COUNT
+      WAVEC_HW_INT_COUNT = 0 WAVEC_HW_INTS(WAVEC_ROW_)
 } wavec_hw_int;
 
 WAVEC_API wavec_status wavec_hardware_int(wavec_kernel *k, wavec_hw_int which,
@@ -375,11 +393,11 @@ WAVEC_API wavec_value wavec_loop_carried(wavec_kernel *k, wavec_loop l,
  * (M >= K2). The body still masks the tiles the diagonal crosses. Call
  * right after wavec_loop_begin. */
 typedef enum wavec_rel {
-  WAVEC_REL_NONE,
-  WAVEC_REL_LT,
-  WAVEC_REL_LE,
-  WAVEC_REL_GT,
-  WAVEC_REL_GE
+  WAVEC_REL_NONE = 0,
+  WAVEC_REL_LT = 1,
+  WAVEC_REL_LE = 2,
+  WAVEC_REL_GT = 3,
+  WAVEC_REL_GE = 4
 } wavec_rel;
 WAVEC_API wavec_status wavec_loop_bound(wavec_kernel *k, wavec_loop l,
                                         wavec_rel rel, wavec_sym dim,
@@ -423,21 +441,33 @@ WAVEC_API int wavec_pass_lookup(const char *name); /* -1 when unknown */
 typedef void (*wavec_dump_fn)(void *ud, wavec_pass pass, const char *text,
                               size_t len);
 
+/* Compile options. `size` is sizeof(wavec_options) as the caller was
+ * compiled: the library reads only the fields that fit in it (the others
+ * take their defaults, 0), so a program built against an older header keeps
+ * working; a larger size from a newer header is taken when the fields this
+ * library does not know are all 0. Start from WAVEC_OPTIONS_INIT. */
 typedef struct wavec_options {
+  size_t size;
   uint32_t print_after; /* bit (1u << pass) */
   wavec_dump_fn dump;   /* called for print_after */
   void *dump_ud;
   int check_only; /* stop after `check` */
 } wavec_options;
+#define WAVEC_OPTIONS_INIT                                                     \
+  { sizeof(wavec_options), 0, 0, 0, 0 }
 
-/* Runs the pipeline on kernel k as far as it exists. */
+/* Runs the pipeline on kernel k as far as it exists. opt may be NULL (the
+ * defaults); WAVEC_ERR_INVALID, with a diagnostic, when opt->size is smaller
+ * than the `size` field, or larger than this library's wavec_options with
+ * a field it does not know set. */
 WAVEC_API wavec_status wavec_compile(wavec_kernel *k, const wavec_options *opt);
 
 /* Per-pass wall time of the last wavec_parse/wavec_compile on ctx, in
- * nanoseconds: index 0 is parsing, 1 + pass for each pass. */
+ * nanoseconds: index 0 is parsing, 1 + pass for each pass.
+ * WAVEC_ERR_INVALID when i is past the last one. */
 WAVEC_API size_t wavec_time_count(wavec_ctx *ctx);
-WAVEC_API int wavec_time_get(wavec_ctx *ctx, size_t i, const char **name,
-                             uint64_t *ns);
+WAVEC_API wavec_status wavec_time_get(wavec_ctx *ctx, size_t i,
+                                      const char **name, uint64_t *ns);
 
 /* The kernel graph printed after its latest pass (deterministic). Valid until
  * the next call on the context. */
@@ -451,13 +481,14 @@ typedef struct wavec_arg_info {
   const char *name;
   wavec_dtype dtype;
   size_t ndims;
-  int64_t shape[8];
+  int64_t shape[WAVEC_MAX_DIMS];
   size_t elems, bytes;
   int is_output;
 } wavec_arg_info;
+/* The arguments of kernel k; WAVEC_ERR_INVALID when i is past the last. */
 WAVEC_API size_t wavec_arg_count(wavec_kernel *k);
-WAVEC_API int wavec_arg_info_get(wavec_kernel *k, size_t i,
-                                 wavec_arg_info *out);
+WAVEC_API wavec_status wavec_arg_info_get(wavec_kernel *k, size_t i,
+                                          wavec_arg_info *out);
 
 /* Runs the compiled kernel in the simulator on host buffers args[i] (one per
  * argument, in declaration order). Every thread of every workgroup runs;
@@ -552,7 +583,7 @@ typedef struct wavec_tensor_map_info {
 } wavec_tensor_map_info;
 WAVEC_API size_t wavec_tensor_map_count(wavec_kernel *k);
 WAVEC_API int wavec_tensor_map_info_get(wavec_kernel *k, size_t i,
-                              wavec_tensor_map_info *out);
+                                        wavec_tensor_map_info *out);
 
 /* Runs the compiled kernel once on the first CUDA GPU, through the driver
  * API loaded at run time (dlopen "libcuda.so.1"; nothing links against

@@ -22,7 +22,7 @@ typedef struct cli_run_opts {
 int cli_define(wavec_ctx *ctx, const char *prog, const char *arg);
 int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg);
 /* The --hardware keys with their values, from the library's table. */
-#define CLI_HW_INT_TEXT(e, name, lo, hi) ", " name "=" #lo ".." #hi
+#define CLI_HW_INT_TEXT(e, v, name, lo, hi) ", " name "=" #lo ".." #hi
 #define CLI_HW_KEYS                                                            \
   "threads_per_wave=32|64|128, mma=NAME" WAVEC_HW_INTS(CLI_HW_INT_TEXT)
 

@@ -137,7 +137,7 @@ static int run(wavec_ctx *ctx, cli *c) {
     fprintf(stderr, "wavec: no kernel '%s' in %s\n", c->kernel, c->file);
     return 2;
   }
-  wavec_options opt = {0};
+  wavec_options opt = WAVEC_OPTIONS_INIT;
   opt.print_after = c->print_after;
   opt.dump = on_dump;
   opt.check_only = strcmp(c->cmd, "check") == 0;

@@ -193,13 +193,13 @@ static void leave(parser *p) { p->depth--; }
 /* ---- tables --------------------------------------------------------------- */
 
 static const char *const dtype_names[] = {
-#define X(e, name, bits, isfloat) name,
+#define X(e, v, name, bits, isfloat) [e] = name,
     WAVEC_DTYPES(X)
 #undef X
 };
 
 static const char *const mma_names[] = {
-#define X(e, name) name,
+#define X(e, v, name) [e] = name,
     WAVEC_MMAS(X)
 #undef X
 };
@@ -1156,7 +1156,7 @@ static void parse_hardware(parser *p) {
   static const char *const entries[] = {"threads_per_wave", "mma",
                                         "vector_shapes", "mma_type"};
   static const char *const ints[] = {
-#define X(e, name, lo, hi) name,
+#define X(e, v, name, lo, hi) [e] = name,
       WAVEC_HW_INTS(X)
 #undef X
   };

@@ -3,26 +3,27 @@
 
 #include <stdio.h>
 
-const wv_opinfo wv_ops[WAVEC_OP_COUNT] = {
-#define X(e, name, cls) [e] = {name, cls},
+const wv_opinfo wv_ops[WV_OP_COUNT] = {
+#define X(e, v, name, cls) [e] = {name, cls},
     WAVEC_OPS(X)
 #undef X
+    [WV_OP_CONVERT] = {"convert", 'O'},
 };
 
 const wv_dtinfo wv_dtypes[WAVEC_DTYPE_COUNT] = {
-#define X(e, name, bits, isfloat) [e] = {name, bits, isfloat},
+#define X(e, v, name, bits, isfloat) [e] = {name, bits, isfloat},
     WAVEC_DTYPES(X)
 #undef X
 };
 
 const char *const wv_mma_names[WAVEC_MMA_COUNT] = {
-#define X(e, name) [e] = name,
+#define X(e, v, name) [e] = name,
     WAVEC_MMAS(X)
 #undef X
 };
 
 const wv_hwint_info wv_hwints[WAVEC_HW_INT_COUNT] = {
-#define X(e, name, lo, hi) [e] = {name, lo, hi},
+#define X(e, v, name, lo, hi) [e] = {name, lo, hi},
     WAVEC_HW_INTS(X)
 #undef X
 };

@@ -22,12 +22,21 @@ typedef struct wv_type {
   wavec_sym dims[WV_MAX_DIMS];
 } wv_type;
 
+/* A graph op: a wavec_op of the API (wavec.h WAVEC_OPS, with its number),
+ * or one only the passes make, numbered after them, which the API never
+ * takes or returns. */
+typedef uint16_t wv_op;
+enum {
+  WV_OP_CONVERT = WAVEC_OP_COUNT, /* a layout conversion (broadcast pass) */
+  WV_OP_COUNT
+};
+
 /* Op properties beyond the public X-macro (class, printed name). */
 typedef struct wv_opinfo {
   const char *name;
   char cls; /* 'U', 'B', 'C', 'R', 'O' as in WAVEC_OPS */
 } wv_opinfo;
-extern const wv_opinfo wv_ops[WAVEC_OP_COUNT];
+extern const wv_opinfo wv_ops[WV_OP_COUNT];
 
 typedef struct wv_dtinfo {
   const char *name;
@@ -40,7 +49,7 @@ extern const char *const wv_mma_names[WAVEC_MMA_COUNT];
 int wv_mma_lookup(const char *name, size_t n); /* -1 if unknown */
 
 typedef struct wv_node {
-  wavec_op op;
+  wv_op op;
   uint32_t block;     /* the block that holds it */
   wavec_loc loc;
   const char *name;   /* source variable or argument name; may be NULL */

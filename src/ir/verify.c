@@ -106,7 +106,7 @@ static void check_node(vctx *v, uint32_t id) {
   case WAVEC_OP_SELECT:
     want_ops(v, id, 3, 3);
     break;
-  case WAVEC_OP_CONVERT:
+  case WV_OP_CONVERT:
     /* after expansion: every operand tile that overlaps this one */
     want_ops(v, id, 1, UINT32_MAX);
     for (uint32_t i = 1; i < n->nops; i++)
@@ -116,7 +116,7 @@ static void check_node(vctx *v, uint32_t id) {
   case WAVEC_OP_CAST:
   case WAVEC_OP_PERMUTE:
   case WAVEC_OP_BROADCAST:
-    if (n->op != WAVEC_OP_CONVERT)
+    if (n->op != WV_OP_CONVERT)
       want_ops(v, id, 1, 1);
     if (n->op != WAVEC_OP_BROADCAST
             ? (t0->n != n->type.n || !wv_dims_subset(t0, &n->type))

@@ -92,6 +92,27 @@ static wavec_status compile(wv_kernel *k, const wavec_options *opt) {
   return WAVEC_OK;
 }
 
+/* The caller's options as this library's wavec_options: the fields within
+ * opt->size, the others 0 (wavec.h). */
+static wavec_options read_options(wv_kernel *k, const wavec_options *opt) {
+  wavec_options o = {.size = sizeof o};
+  if (!opt)
+    return o;
+  if (opt->size < sizeof opt->size)
+    wv_fail(k->ctx, D_INVALID, k->loc,
+            "wavec_options.size is %zu: set it to sizeof(wavec_options) "
+            "(WAVEC_OPTIONS_INIT does)", opt->size);
+  const unsigned char *tail = (const unsigned char *)opt + sizeof o;
+  for (size_t i = 0; i + sizeof o < opt->size; i++)
+    if (tail[i])
+      wv_fail(k->ctx, D_INVALID, k->loc,
+              "wavec_options.size is %zu, this library's options end at "
+              "byte %zu and a field past them is set", opt->size, sizeof o);
+  memcpy(&o, opt, opt->size < sizeof o ? opt->size : sizeof o);
+  o.size = sizeof o;
+  return o;
+}
+
 wavec_status wavec_compile(wavec_kernel *pk, const wavec_options *opt) {
   if (!pk)
     return WAVEC_ERR_INVALID;
@@ -100,7 +121,8 @@ wavec_status wavec_compile(wavec_kernel *pk, const wavec_options *opt) {
   if (ctx->status != WAVEC_OK)
     return ctx->status;
   WV_GUARD(ctx, ctx->status);
-  wavec_status st = compile(k, opt);
+  wavec_options o = read_options(k, opt);
+  wavec_status st = compile(k, &o);
   WV_UNGUARD(ctx);
   return st;
 }

@@ -157,7 +157,7 @@ static void expand_node(xp *x, uint32_t oid, uint32_t nblock) {
     case WAVEC_OP_SUM:
       id = expand_chain(x, oid, nblock, &p, t, ops_buf);
       break;
-    case WAVEC_OP_CONVERT: {
+    case WV_OP_CONVERT: {
       /* every operand clone whose tile overlaps this one's */
       const wv_type *ot;
       const wv_layout *ol;
@@ -310,7 +310,7 @@ static void verify(xp *x) {
     wv_nodeinfo *in = &x->info.v[id];
     wv_node *o = wv_get(x->old, in->origin);
     if (n->op == WAVEC_OP_ITERATE || n->op == WAVEC_OP_YIELD ||
-        n->op == WAVEC_OP_CONVERT)
+        n->op == WV_OP_CONVERT)
       continue;
     for (uint32_t i = 0; i < n->nops; i++) {
       uint32_t p = n->ops[i];

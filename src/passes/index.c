@@ -220,7 +220,7 @@ static const wv_layout *forward(solver *s, uint32_t id) {
     return role_layout(s, id, WV_ACC);
   case WAVEC_OP_CAST:
   case WAVEC_OP_PERMUTE:
-  case WAVEC_OP_CONVERT:
+  case WV_OP_CONVERT:
     return s->lay[n->ops[0]];
   case WAVEC_OP_CARRIED: {
     wv_node *it = wv_get(g, n->loop);
@@ -429,7 +429,7 @@ const wv_layout *wv_required_layout(wv_kernel *k, const wv_index *ix,
   case WAVEC_OP_WRITE:
   case WAVEC_OP_READ:
   case WAVEC_OP_REGISTER:
-  case WAVEC_OP_CONVERT: /* takes any layout: that is its job */
+  case WV_OP_CONVERT: /* takes any layout: that is its job */
     return NULL;
   case WAVEC_OP_BROADCAST:
     return wv_layout_project(k->ctx, ix->info[uid].layout, &o->type);

@@ -83,7 +83,7 @@ static uint32_t reconcile(rw *r, uint32_t block, uint32_t uid, uint32_t i,
                     wv_get(r->old, o->mem)->name, wv_get(r->old, o->mem)->name);
       wv_remark_end(r->k, &b);
     } else if (!found) {
-      wv_node cn = {.op = WAVEC_OP_CONVERT, .loc = u->loc, .nops = 1,
+      wv_node cn = {.op = WV_OP_CONVERT, .loc = u->loc, .nops = 1,
                     .ops = &nop, .type = o->type, .name = o->name};
       found = emit(r, block, &cn, want);
       conv cv = {nop, block, want, found};

@@ -323,10 +323,11 @@ static void format_diag(wavec_ctx *ctx, wv_buf *b, const wv_diag *d) {
 
 /* ---- public context API ------------------------------------------------------ */
 const char *wavec_version(void) { return WAVEC_VERSION_STRING; }
+int wavec_version_number(void) { return WAVEC_VERSION_NUMBER; }
 
 const char *wavec_status_string(wavec_status s) {
   static const char *names[] = {
-#define X(e, str) str,
+#define X(e, v, str) [e] = str,
       WAVEC_STATUSES(X)
 #undef X
   };
@@ -383,16 +384,16 @@ const char *wavec_errmsg(wavec_ctx *ctx) {
 
 size_t wavec_diag_count(wavec_ctx *ctx) { return ctx->diags.n; }
 
-int wavec_diag(wavec_ctx *ctx, size_t i, wavec_diag_info *out) {
+wavec_status wavec_diag(wavec_ctx *ctx, size_t i, wavec_diag_info *out) {
   if (i >= ctx->diags.n)
-    return -1;
+    return WAVEC_ERR_INVALID;
   wv_diag *d = &ctx->diags.v[i];
   out->status = diag_table[d->id].st;
   out->code = diag_table[d->id].num;
   out->message = d->msg;
   out->loc = d->loc;
   out->offset = d->offset;
-  return 0;
+  return WAVEC_OK;
 }
 
 wavec_sym wavec_symbol(wavec_ctx *ctx, const char *name) {
@@ -455,11 +456,11 @@ uint64_t wv_now_ns(void) {
 
 size_t wavec_time_count(wavec_ctx *ctx) { return ctx->times.n; }
 
-int wavec_time_get(wavec_ctx *ctx, size_t i, const char **name,
-                   uint64_t *ns) {
+wavec_status wavec_time_get(wavec_ctx *ctx, size_t i, const char **name,
+                            uint64_t *ns) {
   if (i >= ctx->times.n)
-    return -1;
+    return WAVEC_ERR_INVALID;
   *name = ctx->times.v[i].name;
   *ns = ctx->times.v[i].ns;
-  return 0;
+  return WAVEC_OK;
 }

@@ -161,7 +161,7 @@ static void lower_result(lw *w, uint32_t id) {
 
 /* Each op's lowering; the elementwise ops (classes U, B, C) have none here
  * and go to lw_elementwise. */
-static void (*const lower_op[WAVEC_OP_COUNT])(lw *w, uint32_t id) = {
+static void (*const lower_op[WV_OP_COUNT])(lw *w, uint32_t id) = {
     [WAVEC_OP_ARG] = lower_nothing,
     [WAVEC_OP_SCALAR] = lower_nothing,
     [WAVEC_OP_CARRIED] = lower_nothing,
@@ -176,7 +176,7 @@ static void (*const lower_op[WAVEC_OP_COUNT])(lw *w, uint32_t id) = {
     [WAVEC_OP_MMA] = lw_mma,
     [WAVEC_OP_MAX] = lw_reduce,
     [WAVEC_OP_SUM] = lw_reduce,
-    [WAVEC_OP_CONVERT] = lw_convert,
+    [WV_OP_CONVERT] = lw_convert,
     [WAVEC_OP_ITERATE] = lw_iterate,
     [WAVEC_OP_YIELD] = lw_yield,
     [WAVEC_OP_RESULT] = lower_result,

@@ -211,7 +211,7 @@ void lw_register(lw *w, uint32_t id);
 void lw_cast(lw *w, uint32_t id);
 void lw_select(lw *w, uint32_t id);
 void lw_self_index(lw *w, uint32_t id);
-extern const tir_op lw_unary_ops[WAVEC_OP_COUNT];
+extern const tir_op lw_unary_ops[WV_OP_COUNT];
 void lw_elementwise(lw *w, uint32_t id);
 
 /* promote.c */

@@ -1,7 +1,7 @@
 /* The lowering: elementwise ops. */
 #include "tir/lower.h"
 
-const tir_op lw_unary_ops[WAVEC_OP_COUNT] = {
+const tir_op lw_unary_ops[WV_OP_COUNT] = {
     [WAVEC_OP_EXP2] = T_EXP2,   [WAVEC_OP_EXP] = T_EXP,
     [WAVEC_OP_LOG2] = T_LOG2,   [WAVEC_OP_RECIPROCAL] = T_RCP,
     [WAVEC_OP_SQRT] = T_SQRT,   [WAVEC_OP_RSQRT] = T_RSQRT,
@@ -12,7 +12,7 @@ const tir_op lw_unary_ops[WAVEC_OP_COUNT] = {
     [WAVEC_OP_MINIMUM] = T_MIN, [WAVEC_OP_MAX] = T_MAX,
     [WAVEC_OP_SUM] = T_ADD};
 
-static const int cmp_of[WAVEC_OP_COUNT] = {
+static const int cmp_of[WV_OP_COUNT] = {
     [WAVEC_OP_GT] = TIR_CMP_GT, [WAVEC_OP_LT] = TIR_CMP_LT,
     [WAVEC_OP_GE] = TIR_CMP_GE, [WAVEC_OP_LE] = TIR_CMP_LE,
     [WAVEC_OP_EQ] = TIR_CMP_EQ, [WAVEC_OP_NE] = TIR_CMP_NE};

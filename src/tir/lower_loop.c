@@ -119,7 +119,7 @@ static void remark_carry(lw *w, const wv_node *n, const tir_instr *blocker) {
 /* The node `id` shows, through broadcasts and layout conversions. */
 static const wv_node *through_views(lw *w, uint32_t id) {
   const wv_node *x = wv_get(w->g, id);
-  while (x->op == WAVEC_OP_BROADCAST || x->op == WAVEC_OP_CONVERT)
+  while (x->op == WAVEC_OP_BROADCAST || x->op == WV_OP_CONVERT)
     x = wv_get(w->g, x->ops[0]);
   return x;
 }
@@ -134,7 +134,7 @@ static wavec_sym index_dim(lw *w, uint32_t id) {
  * indices of the loop's dim D and of its bound's dim E. Returns the
  * comparison as D REL E, or WAVEC_REL_NONE. */
 static wavec_rel mask_rel(lw *w, const wv_node *n, uint32_t sel) {
-  static const wavec_rel rel_of[WAVEC_OP_COUNT] = {
+  static const wavec_rel rel_of[WV_OP_COUNT] = {
       [WAVEC_OP_LT] = WAVEC_REL_LT, [WAVEC_OP_LE] = WAVEC_REL_LE,
       [WAVEC_OP_GT] = WAVEC_REL_GT, [WAVEC_OP_GE] = WAVEC_REL_GE};
   static const wavec_rel flip[] = {

@@ -981,10 +981,11 @@ wavec_status wavec_simulate(wavec_kernel *pk, void *const *args) {
 
 size_t wavec_arg_count(wavec_kernel *pk) { return pk->k.args.n; }
 
-int wavec_arg_info_get(wavec_kernel *pk, size_t i, wavec_arg_info *out) {
+wavec_status wavec_arg_info_get(wavec_kernel *pk, size_t i,
+                                wavec_arg_info *out) {
   wv_kernel *k = &pk->k;
   if (i >= k->args.n)
-    return -1;
+    return WAVEC_ERR_INVALID;
   wv_node *a = wv_get(k->g, k->args.v[i]);
   memset(out, 0, sizeof *out);
   out->name = a->name;
@@ -999,5 +1000,5 @@ int wavec_arg_info_get(wavec_kernel *pk, size_t i, wavec_arg_info *out) {
     out->bytes = (size_t)bytes;
   }
   out->is_output = k->tir ? k->tir->args.v[i].written : 0;
-  return 0;
+  return WAVEC_OK;
 }

@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
     wavec_define_int(ctx, dims[i], 64);
   if (wavec_parse(ctx, "fuzz.wave", (const char *)data, size) == WAVEC_OK) {
-    wavec_options opt = {0};
+    wavec_options opt = WAVEC_OPTIONS_INIT;
     for (size_t i = 0; i < wavec_kernel_count(ctx); i++)
       if (wavec_compile(wavec_kernel_get(ctx, i), &opt) != WAVEC_OK)
         break;

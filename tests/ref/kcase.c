@@ -37,7 +37,7 @@ bool kc_open(kcase *c, const char *file, const char *kernel, const kc_hw *hw,
     memcpy(name, defs[i], n);
     name[n] = 0;
     static const char *const hw_ints[] = {
-#define X(e, hw_name, lo, hi) hw_name,
+#define X(e, v, hw_name, lo, hi) [e] = hw_name,
         WAVEC_HW_INTS(X)
 #undef X
     };

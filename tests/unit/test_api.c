@@ -54,10 +54,10 @@ static void error_has_location_and_caret(void) {
   CHECKF(strstr(msg, "|             ^") != NULL, "got: %s", msg);
   wavec_diag_info d;
   CHECK(wavec_diag_count(ctx) == 1);
-  CHECK(wavec_diag(ctx, 0, &d) == 0);
+  CHECK(wavec_diag(ctx, 0, &d) == WAVEC_OK);
   CHECK(d.loc.line == 3 && d.loc.col == 13);
   CHECK(d.offset == strlen("kernel k(a: Memory[M, f16]) {\n    x = read(a)\n    y = x + "));
-  CHECK(wavec_diag(ctx, 1, &d) == -1);
+  CHECK(wavec_diag(ctx, 1, &d) == WAVEC_ERR_INVALID);
   wavec_ctx_free(ctx);
 }
 

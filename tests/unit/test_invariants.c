@@ -537,7 +537,7 @@ static void reread_not_converted(void) {
         reads_q += !strcmp(n->name, "q_i");
         reads_do += !strcmp(n->name, "do_i");
       }
-      if (n->op == WAVEC_OP_CONVERT)
+      if (n->op == WV_OP_CONVERT)
         converted_reads += wv_get(g, n->ops[0])->op == WAVEC_OP_READ;
     }
     /* after expansion: one node per vector tile, so count at least 2 */

@@ -53,7 +53,7 @@ static int64_t at(const tab *t, int lane, int elem, int c) {
 }
 
 static const char *const mma_names[WAVEC_MMA_COUNT] = {
-#define X(e, name) [e] = name,
+#define X(e, v, name) [e] = name,
     WAVEC_MMAS(X)
 #undef X
 };
@@ -443,7 +443,7 @@ static void test_render_bad(void) {
                               &out) == WAVEC_ERR_INVALID);
     CHECK(out == NULL);
     wavec_diag_info d;
-    CHECK(wavec_diag_count(ctx) == 1 && wavec_diag(ctx, 0, &d) == 0);
+    CHECK(wavec_diag_count(ctx) == 1 && wavec_diag(ctx, 0, &d) == WAVEC_OK);
     CHECK(d.code == 901 && d.status == WAVEC_ERR_INVALID);
     for (int m = 0; m < 3 && cases[i].msg[m]; m++)
       CHECKF(strstr(d.message, cases[i].msg[m]) != NULL, "%s", d.message);

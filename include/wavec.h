@@ -417,23 +417,25 @@ WAVEC_API wavec_status wavec_parse(wavec_ctx *ctx, const char *filename,
                                    const char *src, size_t len);
 
 /* ---- compilation --------------------------------------------------------- */
-/* Pass names, in pipeline order. */
-#define WAVEC_PASSES(X)                                                        \
-  X(WAVEC_PASS_CHECK, "check")                                                 \
-  X(WAVEC_PASS_BIND, "bind")                                                   \
-  X(WAVEC_PASS_CONSTRAINTS, "constraints")                                     \
-  X(WAVEC_PASS_INDEX, "index")                                                 \
-  X(WAVEC_PASS_BROADCAST, "broadcast")                                         \
-  X(WAVEC_PASS_EXPAND, "expand")                                               \
-  X(WAVEC_PASS_LOWER, "lower")
-
+/* The passes. Their values are pinned (a new pass takes the next free
+ * number); the order they run in is the pipeline's, wavec_pass_at, never the
+ * order of their values. */
 typedef enum wavec_pass {
-#define X(e, name) e,
-  WAVEC_PASSES(X)
-#undef X
-      WAVEC_PASS_COUNT
+  WAVEC_PASS_CHECK = 0,
+  WAVEC_PASS_BIND = 1,
+  WAVEC_PASS_CONSTRAINTS = 2,
+  WAVEC_PASS_INDEX = 3,
+  WAVEC_PASS_BROADCAST = 4,
+  WAVEC_PASS_EXPAND = 5,
+  WAVEC_PASS_LOWER = 6,
+  WAVEC_PASS_COUNT = 7 /* one more than the largest value */
 } wavec_pass;
+/* The i-th pass of the pipeline, in the order they run; -1 past the last. */
+WAVEC_API int wavec_pass_at(size_t i);
+/* The pass's name ("?" for no pass) and its contract in one line ("" for no
+ * pass). */
 WAVEC_API const char *wavec_pass_name(wavec_pass p);
+WAVEC_API const char *wavec_pass_about(wavec_pass p);
 WAVEC_API int wavec_pass_lookup(const char *name); /* -1 when unknown */
 
 /* Dump callback: called after each pass whose bit is set in the options with

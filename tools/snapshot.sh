@@ -2,9 +2,10 @@
 # Snapshot of what the compiler makes of every kernel in examples/, bench/
 # and tests/kernels/ at the sizes and hardware the tests, the demo
 # (tools/demo.c) and the benchmarks (bench/bench.py) use: per case its PTX
-# for sm_80, sm_90 and sm_90a (or the refusal), its remarks and the thread
-# program (--print-after=lower). Two snapshots of two compilers must be
-# byte-identical when a change only moves code:
+# for sm_80, sm_90 and sm_90a (or the refusal), its remarks and its thread
+# program (what `wavec compile` prints: the program after the last pass).
+# Two snapshots of two compilers must be byte-identical when a change only
+# moves code:
 #
 #   tools/snapshot.sh OUTDIR [WAVEC]        write the snapshot (WAVEC:
 #                                           build/release/wavec)
@@ -228,7 +229,7 @@ one_case() { # OUTDIR WAVEC CASE...
   local name args t
   name=$(case_name "$@")
   mapfile -t args < <(case_args "$@")
-  "$wavec" compile "${args[@]}" --remarks --print-after=lower >"$out/$name.lower" 2>"$out/$name.remarks"
+  "$wavec" compile "${args[@]}" --remarks >"$out/$name.tir" 2>"$out/$name.remarks"
   echo "exit $?" >>"$out/$name.remarks"
   for t in sm_80 sm_90 sm_90a; do
     "$wavec" compile "${args[@]}" --emit=ptx --target=$t >"$out/$name.$t.ptx" 2>"$out/$name.$t.err"

@@ -31,9 +31,9 @@ static const char usage[] =
     "  --hardware K=V,...     override hardware entries:\n"
     "                         " CLI_HW_KEYS "\n"
     "  --kernel NAME          compile only the named kernel (default: all)\n"
-    "  --print-after=PASS     print the graph after PASS: check, bind,\n"
-    "                         constraints, index, broadcast, expand\n"
-    "  --print-after-all      print the graph after every pass\n"
+    "  --print-after=PASS     print the graph, the analysis or the thread\n"
+    "                         program after PASS (the passes are below)\n"
+    "  --print-after-all      print it after every pass\n"
     "  --time                 print per-pass compile times (to stderr)\n"
     "  --remarks              print performance remarks, e.g. each layout\n"
     "                         conversion and the line that caused it\n"
@@ -70,6 +70,15 @@ typedef struct cli {
   const char *out;  /* -o */
   cli_run_opts run;
 } cli;
+
+/* The passes, in the order they run, with their contracts. */
+static void print_passes(void) {
+  printf("\npasses (--print-after, --time), in the order they run:\n");
+  for (size_t i = 0; wavec_pass_at(i) >= 0; i++) {
+    wavec_pass p = (wavec_pass)wavec_pass_at(i);
+    printf("  %-12s %s\n", wavec_pass_name(p), wavec_pass_about(p));
+  }
+}
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "wavec: ");
@@ -204,6 +213,7 @@ int main(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       fputs(usage, stdout);
+      print_passes();
       wavec_ctx_free(ctx);
       return 0;
     } else if (!strcmp(a, "--version")) {

@@ -6,30 +6,80 @@
 #include "passes/passes.h"
 #include "tir/tir.h"
 
+/* The verifiers run after a pass: the graph always; the index once it
+ * exists (expanded or broadcast layouts once broadcast has run); the thread
+ * program once it exists. */
+static wavec_status verify_graph(wv_kernel *k, const char *pass) {
+  return wv_verify(k, pass);
+}
+
+static wavec_status verify_index(wv_kernel *k, const char *pass) {
+  wavec_status st = wv_verify(k, pass);
+  return st == WAVEC_OK ? wv_verify_index(k, false) : st;
+}
+
+static wavec_status verify_views(wv_kernel *k, const char *pass) {
+  wavec_status st = wv_verify(k, pass);
+  return st == WAVEC_OK ? wv_verify_index(k, true) : st;
+}
+
+static wavec_status verify_tir(wv_kernel *k, const char *pass) {
+  wavec_status st = wv_verify(k, pass);
+  return st == WAVEC_OK ? tir_verify(k->ctx, k->tir) : st;
+}
+
+/* What --print-after shows: the graph, or the thread program. */
+static void print_graph(wv_kernel *k, wv_buf *b) { wv_print_kernel(k, b); }
+
+static void print_tir(wv_kernel *k, wv_buf *b) {
+  tir_print(k->ctx, k->tir, b);
+}
+
+/* The pipeline, in the order it runs: each pass, its contract, the verifier
+ * after it and what --print-after prints. */
 static const struct {
   wavec_pass pass;
   const char *name;
   wavec_status (*run)(wv_kernel *k);
+  wavec_status (*verify)(wv_kernel *k, const char *pass);
+  void (*print)(wv_kernel *k, wv_buf *b);
+  const char *about;
 } pipeline[] = {
-    {WAVEC_PASS_CHECK, "check", wv_pass_check},
-    {WAVEC_PASS_BIND, "bind", wv_pass_bind},
-    {WAVEC_PASS_CONSTRAINTS, "constraints", wv_pass_constraints},
-    {WAVEC_PASS_INDEX, "index", wv_pass_index},
-    {WAVEC_PASS_BROADCAST, "broadcast", wv_pass_broadcast},
-    {WAVEC_PASS_EXPAND, "expand", wv_pass_expand},
-    {WAVEC_PASS_LOWER, "lower", wv_pass_lower},
+    {WAVEC_PASS_CHECK, "check", wv_pass_check, verify_graph, print_graph,
+     "whole-kernel rules: constraint dims, tilings, mma operand types"},
+    {WAVEC_PASS_BIND, "bind", wv_pass_bind, verify_graph, print_graph,
+     "symbol values (-D over defaults), tile divisibility"},
+    {WAVEC_PASS_CONSTRAINTS, "constraints", wv_pass_constraints, verify_graph,
+     print_graph, "the distribution: grid, waves, spans, loops, mma roles"},
+    {WAVEC_PASS_INDEX, "index", wv_pass_index, verify_index, print_graph,
+     "a layout for every value"},
+    {WAVEC_PASS_BROADCAST, "broadcast", wv_pass_broadcast, verify_views,
+     print_graph, "explicit broadcasts and layout conversions"},
+    {WAVEC_PASS_EXPAND, "expand", wv_pass_expand, verify_views, print_graph,
+     "one node per vector tile; mma and reductions become chains"},
+    {WAVEC_PASS_LOWER, "lower", wv_pass_lower, verify_tir, print_tir,
+     "the thread program (TIR) that the simulator and PTX printer run"},
 };
 
-/* The verifier after a pass: the graph always, the index once it exists. */
-static wavec_status verify(wv_kernel *k, wavec_pass p) {
-  wavec_status st = wv_verify(k, wavec_pass_name(p));
-  if (st == WAVEC_OK && k->index && p < WAVEC_PASS_LOWER)
-    st = wv_verify_index(k, p >= WAVEC_PASS_BROADCAST);
-  return st;
+static int row_of(wavec_pass p) {
+  for (size_t i = 0; i < WV_ARRAY_LEN(pipeline); i++)
+    if (pipeline[i].pass == p)
+      return (int)i;
+  return -1;
+}
+
+int wavec_pass_at(size_t i) {
+  return i < WV_ARRAY_LEN(pipeline) ? (int)pipeline[i].pass : -1;
 }
 
 const char *wavec_pass_name(wavec_pass p) {
-  return (unsigned)p < WV_ARRAY_LEN(pipeline) ? pipeline[p].name : "?";
+  int r = row_of(p);
+  return r < 0 ? "?" : pipeline[r].name;
+}
+
+const char *wavec_pass_about(wavec_pass p) {
+  int r = row_of(p);
+  return r < 0 ? "" : pipeline[r].about;
 }
 
 int wavec_pass_lookup(const char *name) {
@@ -37,14 +87,6 @@ int wavec_pass_lookup(const char *name) {
     if (strcmp(pipeline[i].name, name) == 0)
       return (int)pipeline[i].pass;
   return -1;
-}
-
-static void dump(wv_kernel *k) {
-  wv_buf_init(&k->dump, k->ctx);
-  if (k->tir)
-    tir_print(k->ctx, k->tir, &k->dump);
-  else
-    wv_print_kernel(k, &k->dump);
 }
 
 static wavec_status compile(wv_kernel *k, const wavec_options *opt) {
@@ -73,7 +115,7 @@ static wavec_status compile(wv_kernel *k, const wavec_options *opt) {
     uint64_t t0 = wv_now_ns();
     wavec_status st = pipeline[i].run(k);
     if (st == WAVEC_OK)
-      st = verify(k, pipeline[i].pass);
+      st = pipeline[i].verify(k, pipeline[i].name);
     wv_time t = {pipeline[i].name, wv_now_ns() - t0};
     vec_push(ctx, &ctx->times, t);
     if (st != WAVEC_OK)
@@ -81,8 +123,10 @@ static wavec_status compile(wv_kernel *k, const wavec_options *opt) {
     bool want = opt && (opt->print_after >> pipeline[i].pass) & 1u;
     bool last = i + 1 == WV_ARRAY_LEN(pipeline) ||
                 (opt && opt->check_only && pipeline[i].pass == WAVEC_PASS_CHECK);
-    if (want || last)
-      dump(k);
+    if (want || last) {
+      wv_buf_init(&k->dump, k->ctx);
+      pipeline[i].print(k, &k->dump);
+    }
     if (want && opt->dump)
       opt->dump(opt->dump_ud, pipeline[i].pass, k->dump.s ? k->dump.s : "",
                 k->dump.n);

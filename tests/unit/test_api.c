@@ -197,7 +197,46 @@ static void allocation_failures(void) {
   free(src);
 }
 
+/* Pass values are pinned (a program may store them); the pipeline order is
+ * wavec_pass_at's, each pass has a name that looks it up and a contract. */
+static void passes(void) {
+  static const struct {
+    wavec_pass p;
+    int value;
+    const char *name;
+  } pinned[] = {{WAVEC_PASS_CHECK, 0, "check"},
+                {WAVEC_PASS_BIND, 1, "bind"},
+                {WAVEC_PASS_CONSTRAINTS, 2, "constraints"},
+                {WAVEC_PASS_INDEX, 3, "index"},
+                {WAVEC_PASS_BROADCAST, 4, "broadcast"},
+                {WAVEC_PASS_EXPAND, 5, "expand"},
+                {WAVEC_PASS_LOWER, 6, "lower"}};
+  for (size_t i = 0; i < sizeof pinned / sizeof *pinned; i++) {
+    CHECKF((int)pinned[i].p == pinned[i].value, "%s is %d, pinned %d",
+           pinned[i].name, (int)pinned[i].p, pinned[i].value);
+    CHECK(strcmp(wavec_pass_name(pinned[i].p), pinned[i].name) == 0);
+    CHECK(wavec_pass_lookup(pinned[i].name) == pinned[i].value);
+  }
+  /* every pass once in the pipeline, each with a contract; bits of
+   * wavec_options.print_after */
+  size_t n = 0;
+  unsigned seen = 0;
+  for (int p; (p = wavec_pass_at(n)) >= 0; n++) {
+    CHECKF(p < WAVEC_PASS_COUNT && p < 32, "pass %d out of range", p);
+    CHECKF(!(seen >> p & 1u), "pass %d twice in the pipeline", p);
+    seen |= 1u << p;
+    CHECK(*wavec_pass_about((wavec_pass)p) != 0);
+  }
+  CHECKF(n == WAVEC_PASS_COUNT, "%zu passes in the pipeline, %d values", n,
+         (int)WAVEC_PASS_COUNT);
+  CHECK(wavec_pass_at(0) == WAVEC_PASS_CHECK);
+  CHECK(wavec_pass_lookup("nope") == -1);
+  CHECK(strcmp(wavec_pass_name((wavec_pass)99), "?") == 0);
+  CHECK(*wavec_pass_about((wavec_pass)99) == 0);
+}
+
 int main(void) {
+  RUN(passes);
   RUN(constraint_tile_location);
   RUN(status_strings);
   RUN(error_has_location_and_caret);

@@ -27,6 +27,10 @@
 #                           own) in the environment, in the repository root;
 #                           exit 0 passes, anything else fails and shows
 #                           its output.
+#   tests/unit/NAME.c       a program printing "ok CASE" / "FAIL CASE"
+#                           lines; a line "SKIPPED: WHY" (a part it could
+#                           not run, such as ptxas missing) is listed with
+#                           the skips before the summary.
 set -u
 cd "$(dirname "$0")/.."
 ASAN=build/asan
@@ -116,6 +120,10 @@ if want unit; then
     nf=$(grep -c '^FAIL ' "$tmp/out")
     if [ $rc -eq 0 ] && [ "$nf" -eq 0 ] && [ "$np" -gt 0 ]; then
       ok "$name ($np cases)"
+      # a part it could not run says "SKIPPED: why" (test_ptx without ptxas)
+      while IFS= read -r line; do
+        skip "$name: ${line#SKIPPED: }"
+      done < <(grep '^SKIPPED: ' "$tmp/out")
     else
       bad "$name (exit $rc, $np passed, $nf failed)" "$(grep -v '^ok ' "$tmp/out")"
     fi

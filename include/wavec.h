@@ -168,7 +168,9 @@ typedef enum wavec_mma_kind {
  * class. (The passes add ops of their own, such as layout conversions,
  * which the API never takes or returns.) Classes:
  * U unary elementwise, B binary elementwise, C comparison (gives i1),
- * R reduction, and O for the ops with builder calls of their own. */
+ * R reduction, and O for the ops with builder calls of their own.
+ * On integers, `div` and `rem` truncate toward zero as in C (-7 / 2 = -3,
+ * -7 % 2 = -1); `rem` takes integers only. */
 #define WAVEC_OPS(X)                                                           \
   X(WAVEC_OP_ARG, 0, "arg", 'O')                                               \
   X(WAVEC_OP_SCALAR, 1, "scalar", 'O')                                         \
@@ -207,7 +209,8 @@ typedef enum wavec_mma_kind {
   X(WAVEC_OP_ITERATE, 34, "iterate", 'O')                                      \
   X(WAVEC_OP_CARRIED, 35, "carried", 'O')                                      \
   X(WAVEC_OP_YIELD, 36, "yield", 'O')                                          \
-  X(WAVEC_OP_RESULT, 37, "result", 'O')
+  X(WAVEC_OP_RESULT, 37, "result", 'O')                                        \
+  X(WAVEC_OP_REM, 38, "rem", 'B')
 
 typedef enum wavec_op {
 #define X(e, v, name, cls) e = v,

@@ -935,7 +935,7 @@ static operand parse_unary(parser *p) {
   return fresh(p, wavec_unary(p->k, WAVEC_OP_NEG, x.v, loc_of(p, t)));
 }
 
-/* term = unary {('*' | '/') unary} */
+/* term = unary {('*' | '/' | '%') unary} */
 static operand parse_term(parser *p) {
   operand a = parse_unary(p);
   for (;;) {
@@ -945,7 +945,9 @@ static operand parse_term(parser *p) {
       op = WAVEC_OP_MUL;
     else if (t->kind == T_SLASH)
       op = WAVEC_OP_DIV;
-    else if (t->kind == T_DSLASH || t->kind == T_PERCENT)
+    else if (t->kind == T_PERCENT)
+      op = WAVEC_OP_REM;
+    else if (t->kind == T_DSLASH)
       fail(p, t, D_UNKNOWN_OP,
            "%s is for integer expressions (sizes and tiles), not for "
            "values",

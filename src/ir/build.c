@@ -756,6 +756,9 @@ static wavec_value binary(wv_kernel *k, wavec_op op, wavec_value a,
   uint32_t ops[2] = {a, b};
   wv_node n = {.op = op, .loc = loc, .nops = 2, .ops = ops};
   n.type = unify(k, x, y, wv_ops[op].name, loc);
+  if (op == WAVEC_OP_REM && n.type.dt != WAVEC_I32)
+    wv_fail(k->ctx, D_DTYPE_MISMATCH, loc,
+            "%% (rem) takes i32 operands, not %s", wv_dtypes[n.type.dt].name);
   if (wv_ops[op].cls == 'C')
     n.type.dt = WAVEC_I1;
   return add(k, &n);

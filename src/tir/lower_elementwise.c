@@ -10,7 +10,13 @@ const tir_op lw_unary_ops[WV_OP_COUNT] = {
     [WAVEC_OP_SUB] = T_SUB,     [WAVEC_OP_MUL] = T_MUL,
     [WAVEC_OP_DIV] = T_DIV,     [WAVEC_OP_MAXIMUM] = T_MAX,
     [WAVEC_OP_MINIMUM] = T_MIN, [WAVEC_OP_MAX] = T_MAX,
-    [WAVEC_OP_SUM] = T_ADD};
+    [WAVEC_OP_SUM] = T_ADD,     [WAVEC_OP_REM] = T_TREM};
+
+/* The TIR op of elementwise op `op` on type ty: integer division truncates
+ * (the kernel's `/` is C's; T_DIV is the index algebra's floor). */
+static tir_op op_on(wavec_op op, tir_ty ty) {
+  return op == WAVEC_OP_DIV && ty == TY_I32 ? T_TDIV : lw_unary_ops[op];
+}
 
 static const int cmp_of[WV_OP_COUNT] = {
     [WAVEC_OP_GT] = TIR_CMP_GT, [WAVEC_OP_LT] = TIR_CMP_LT,
@@ -121,8 +127,8 @@ void lw_elementwise(lw *w, uint32_t id) {
       break;
     case 'B': { /* operands last to first */
       uint32_t b = lw_elem(w, n->ops[1], e, ty);
-      lw_emit(w, lw_unary_ops[n->op], ty, d0 + e, lw_elem(w, n->ops[0], e, ty),
-              b, 0, 0);
+      lw_emit(w, op_on(n->op, ty), ty, d0 + e, lw_elem(w, n->ops[0], e, ty), b,
+              0, 0);
       break;
     }
     default: { /* 'C' */

@@ -11,7 +11,9 @@
  *    writes are read through the non-coherent cache (ld.global.nc). A masked
  *    load sets its register to 0 first, as the simulator does.
  *  - Integers are 32-bit (the printer refuses constants and tensors beyond
- *    that). Floor division and modulus: by a power of two, shr.s32 and
+ *    that). Truncating division and remainder (the kernel's `/` and `%`)
+ *    are div.s32 and rem.s32. Floor division and modulus (indices): by a
+ *    power of two, shr.s32 and
  *    and.b32, which are floor semantics for negative values too; otherwise
  *    div.u32/rem.u32 where the dividend is proven non-negative (a small
  *    fixpoint analysis below), else div.s32/rem.s32 with the floor

@@ -790,6 +790,12 @@ static void run_wave(sim *s, uint32_t w) {
             if (in->op == T_MOD)
               r.i = a.i - r.i * b.i;
             break;
+          case T_TDIV:
+          case T_TREM:
+            if (b.i == 0)
+              sim_report(s, in, w, l, D_SIM_OOB, "integer division by zero");
+            r.i = in->op == T_TDIV ? a.i / b.i : a.i % b.i; /* C truncates */
+            break;
           case T_MIN: r.i = a.i < b.i ? a.i : b.i; break;
           case T_MAX: r.i = a.i > b.i ? a.i : b.i; break;
           case T_NEG: r.i = -a.i; break;

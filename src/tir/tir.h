@@ -11,8 +11,10 @@
  *    a compile-time number of trips), and no instruction branches on a
  *    lane-dependent value, so a wave executes in lockstep and masks
  *    (predicates) are the only divergence.
- *  - Integer division and modulus are floor semantics, as in the index
- *    algebra; every index in the program is computed by these ops.
+ *  - Integer division and modulus (T_DIV, T_MOD) are floor semantics, as
+ *    in the index algebra; every index in the program is computed by
+ *    these ops. A kernel's own integer `/` and `%` truncate (T_TDIV,
+ *    T_TREM), as in C and in PTX's div.s32 / rem.s32.
  *  - Float values are stored rounded to their register type: an f16 add
  *    computes exactly and rounds once to f16 (round to nearest even).
  *  - Shared memory is addressed in bytes; an access of type T is aligned to
@@ -76,6 +78,10 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_DIV, "div", 2, 0, "div.rn.f32 %=, %0, %1")                               \
   /* ints: floor modulus */                                                    \
   X(T_MOD, "mod", 2, 0, 0)                                                     \
+  /* ints: quotient truncated toward zero (C), and its remainder           \
+   * a - b * tdiv(a, b): the kernel's own / and % */                         \
+  X(T_TDIV, "tdiv", 2, "div.s32 %=, %0, %1", 0)                                \
+  X(T_TREM, "trem", 2, "rem.s32 %=, %0, %1", 0)                                \
   /* NaN if either is */                                                       \
   X(T_MIN, "min", 2, "min.s32 %=, %0, %1", "min.NaN.f32 %=, %0, %1")           \
   X(T_MAX, "max", 2, "max.s32 %=, %0, %1", "max.NaN.f32 %=, %0, %1")           \

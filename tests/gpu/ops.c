@@ -163,6 +163,14 @@ static void int_ops(pb *b, uint32_t x, uint32_t y) {
   }
   out(b, op(b, T_DIV, TY_I32, x, y), "i32 div by register", TY_I32, 0);
   out(b, op(b, T_MOD, TY_I32, x, y), "i32 mod by register", TY_I32, 0);
+  /* the kernel's own / and %: truncated, as C */
+  for (size_t i = 0; i < sizeof divisors / sizeof *divisors; i++) {
+    uint32_t c = icst(b, divisors[i]);
+    out(b, op(b, T_TDIV, TY_I32, x, c), "i32 tdiv by constant", TY_I32, 0);
+    out(b, op(b, T_TREM, TY_I32, x, c), "i32 trem by constant", TY_I32, 0);
+  }
+  out(b, op(b, T_TDIV, TY_I32, x, y), "i32 tdiv by register", TY_I32, 0);
+  out(b, op(b, T_TREM, TY_I32, x, y), "i32 trem by register", TY_I32, 0);
   static const tir_op iops[] = {T_ADD, T_SUB, T_MUL, T_MIN, T_MAX};
   for (size_t i = 0; i < 5; i++)
     out(b, op(b, iops[i], TY_I32, x, y), "i32 binary", TY_I32, 0);

@@ -82,6 +82,7 @@ static const pin pins[] = {
     PIN(WAVEC_OP_CARRIED, 35),
     PIN(WAVEC_OP_YIELD, 36),
     PIN(WAVEC_OP_RESULT, 37),
+    PIN(WAVEC_OP_REM, 38),
     /* wavec_hw_int */
     PIN(WAVEC_HW_STAGES, 0),
     PIN(WAVEC_HW_WORKGROUPS_PER_SM, 1),

@@ -188,10 +188,41 @@ static void loop_results_as_mma_operands(void) {
   }
 }
 
+/* Integer / and % truncate toward zero: signs of both operands. */
+static void integer_division(void) {
+  const char *defs[] = {"N=64", NULL};
+  kcase c;
+  bool ok = kc_open(&c, "tests/kernels/regress.wave", "int_div", NULL, defs);
+  CHECKF(ok, "%s", c.err);
+  if (ok) {
+    int32_t *a = c.buf[kc_arg(&c, "a")], *b = c.buf[kc_arg(&c, "b")];
+    for (int i = 0; i < 64; i++) {
+      a[i] = (i % 2 ? -1 : 1) * (i * 7 + 1);
+      b[i] = (i % 3 ? 1 : -1) * (i % 5 + 1);
+    }
+    a[0] = -15, b[0] = 7;  /* C: -2, remainder -1 (floor: -3, 6) */
+    a[1] = 15, b[1] = -7;  /* -2, 1 */
+    a[2] = -15, b[2] = -7; /* 2, -1 */
+    ok = kc_simulate(&c);
+    CHECKF(ok, "%s", c.err);
+    if (ok) {
+      const int32_t *q = c.buf[kc_arg(&c, "q")], *r = c.buf[kc_arg(&c, "r")];
+      CHECK(q[0] == -2 && r[0] == -1);
+      CHECK(q[1] == -2 && r[1] == 1);
+      CHECK(q[2] == 2 && r[2] == -1);
+      for (int i = 0; i < 64; i++)
+        CHECKF(q[i] == a[i] / b[i] && r[i] == a[i] % b[i],
+               "%d / %d: %d rem %d", a[i], b[i], q[i], r[i]);
+    }
+  }
+  kc_close(&c);
+}
+
 int main(void) {
   RUN(carried_sum_keeps_rows);
   RUN(integer_constants);
   RUN(decayed_accumulator);
   RUN(loop_results_as_mma_operands);
+  RUN(integer_division);
   CHECK_EXIT();
 }

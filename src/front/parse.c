@@ -639,8 +639,31 @@ static void parse_type(parser *p, bool declare, symvec *dims,
   }
 }
 
-/* register = 'Register' type '(' constant ')'
- * constant = ['-'] (INT | FLOAT | 'inf') | NAME     (NAME: a hyperparameter) */
+/* constant = ['-'] (INT | FLOAT | 'inf') | NAME     (NAME: a hyperparameter)
+ * `what` says what takes it ("a Register is filled with a constant"). */
+static wavec_value parse_constant(parser *p, const char *what) {
+  wv_tok *vt = cur(p);
+  bool neg = accept(p, T_MINUS) != NULL;
+  double lit;
+  wv_tok *c = cur(p);
+  if (take_literal(p, &lit))
+    return must(p, wavec_scalar(p->k, neg ? -lit : lit, loc_of(p, vt)));
+  if (!neg && c->kind == T_IDENT && ahead(p, 1)->kind != T_LPAREN) {
+    if (lookup(p, c))
+      fail(p, c, D_EXPECTED,
+           "%s, but %s is a value (a number, inf or a hyperparameter name "
+           "is expected)",
+           what, desc(p, c));
+    advance(p);
+    return name_value(p, c).v;
+  }
+  fail(p, c, D_EXPECTED,
+       "expected a constant (a number, inf or a hyperparameter name) but "
+       "found %s",
+       desc(p, c));
+}
+
+/* register = 'Register' type '(' constant ')' */
 static operand parse_register(parser *p) {
   wv_tok *reg = advance(p);
   symvec dims = {0};
@@ -648,27 +671,7 @@ static operand parse_register(parser *p) {
   unsigned flags = 0;
   parse_type(p, false, &dims, &dt, &flags, "Register type");
   expect(p, T_LPAREN, "'(' and the initial value after Register[...]");
-  wv_tok *vt = cur(p);
-  bool neg = accept(p, T_MINUS) != NULL;
-  wavec_value init;
-  double lit;
-  wv_tok *c = cur(p);
-  if (take_literal(p, &lit)) {
-    init = must(p, wavec_scalar(p->k, neg ? -lit : lit, loc_of(p, vt)));
-  } else if (!neg && c->kind == T_IDENT && ahead(p, 1)->kind != T_LPAREN) {
-    if (lookup(p, c))
-      fail(p, c, D_EXPECTED,
-           "a Register is filled with a constant, but %s is a value (a "
-           "number, inf or a hyperparameter name is expected)",
-           desc(p, c));
-    advance(p);
-    init = name_value(p, c).v;
-  } else {
-    fail(p, c, D_EXPECTED,
-         "expected a constant (a number, inf or a hyperparameter name) but "
-         "found %s",
-         desc(p, c));
-  }
+  wavec_value init = parse_constant(p, "a Register is filled with a constant");
   expect(p, T_RPAREN, NULL);
   return fresh(p, wavec_register(p->k, dims.n, dims.v, dt, init,
                                  loc_of(p, reg)));
@@ -677,9 +680,9 @@ static operand parse_register(parser *p) {
 /* The ops written as calls. `args` gives the positional arguments:
  * v a value, t a dtype, d a dimension, l a list of dimensions; those after
  * '?' are optional. `kw` the keyword arguments it takes. */
-enum { KW_EPT, KW_MAPPING, KW_DIM, KW_TARGET_SHAPE, KW_COUNT };
+enum { KW_EPT, KW_MAPPING, KW_DIM, KW_TARGET_SHAPE, KW_FILL, KW_COUNT };
 static const char *const kw_names[KW_COUNT] = {
-    "elements_per_thread", "mapping", "dim", "target_shape"};
+    "elements_per_thread", "mapping", "dim", "target_shape", "fill"};
 #define KW(x) (1u << (x))
 
 typedef struct opsig {
@@ -691,8 +694,8 @@ typedef struct opsig {
 } opsig;
 
 static const opsig op_table[] = {
-    {"read", WAVEC_OP_READ, "v", KW(KW_EPT) | KW(KW_MAPPING),
-     "read(memory, elements_per_thread = E, mapping = M)"},
+    {"read", WAVEC_OP_READ, "v", KW(KW_EPT) | KW(KW_MAPPING) | KW(KW_FILL),
+     "read(memory, elements_per_thread = E, mapping = M, fill = VALUE)"},
     {"write", WAVEC_OP_WRITE, "vv", KW(KW_EPT) | KW(KW_MAPPING),
      "write(value, memory, elements_per_thread = E, mapping = M)"},
     {"mma", WAVEC_OP_MMA, "vvv", 0, "mma(lhs, rhs, acc)"},
@@ -742,6 +745,7 @@ typedef struct callargs {
   bool has_dims;
   wavec_expr ept;
   wavec_mapping map;
+  wavec_value fill;
   unsigned kw_seen;
 } callargs;
 
@@ -777,6 +781,9 @@ static void parse_kwarg(parser *p, const opsig *op, callargs *a) {
   }
   case KW_DIM:
     a->dim = parse_dim(p, D_UNKNOWN_DIM, op->name);
+    break;
+  case KW_FILL:
+    a->fill = parse_constant(p, "a read's fill is a constant");
     break;
   default: /* KW_TARGET_SHAPE */
     if (a->has_dims)
@@ -866,7 +873,7 @@ static operand parse_call(parser *p) {
   wavec_loc l = loc_of(p, name);
   switch (op->op) {
   case WAVEC_OP_READ:
-    return fresh(p, wavec_read(k, a.v[0], a.ept, a.map, l));
+    return fresh(p, wavec_read_fill(k, a.v[0], a.ept, a.map, a.fill, l));
   case WAVEC_OP_WRITE:
     return fresh(p, wavec_write(k, a.v[0], a.v[1], a.ept, a.map, l));
   case WAVEC_OP_MMA:

@@ -591,9 +591,15 @@ static ex_t check_ept(wv_kernel *k, ex_t ept, wavec_loc loc) {
 }
 
 static wavec_value read_(wv_kernel *k, wavec_value mem, ex_t ept,
-                         wavec_mapping mh, wavec_loc loc) {
+                         wavec_mapping mh, wavec_value fill, wavec_loc loc) {
   wv_node *m = mem_operand(k, mem, loc);
-  wv_node n = {.op = WAVEC_OP_READ, .loc = loc, .nops = 1, .ops = &mem};
+  uint32_t ops[2] = {mem, fill};
+  if (fill && !is_scalar(operand(k, fill, loc)))
+    wv_fail(k->ctx, D_NOT_REGISTER, loc,
+            "a read's fill is a constant (a number, inf or a hyperparameter "
+            "name), not a value");
+  wv_node n = {.op = WAVEC_OP_READ, .loc = loc, .nops = fill ? 2 : 1,
+               .ops = ops};
   n.type = m->type;
   n.mem = mem;
   n.ept = check_ept(k, ept, loc);
@@ -606,7 +612,13 @@ static wavec_value read_(wv_kernel *k, wavec_value mem, ex_t ept,
 
 wavec_value wavec_read(wavec_kernel *pk, wavec_value mem, wavec_expr ept,
                        wavec_mapping mapping_, wavec_loc loc) {
-  BUILD(pk, 0, read_(&pk->k, mem, ept, mapping_, loc));
+  BUILD(pk, 0, read_(&pk->k, mem, ept, mapping_, 0, loc));
+}
+
+wavec_value wavec_read_fill(wavec_kernel *pk, wavec_value mem,
+                            wavec_expr ept, wavec_mapping mapping_,
+                            wavec_value fill, wavec_loc loc) {
+  BUILD(pk, 0, read_(&pk->k, mem, ept, mapping_, fill, loc));
 }
 
 static wavec_value write_(wv_kernel *k, wavec_value v, wavec_value mem,

@@ -157,6 +157,11 @@ static void print_dist(wv_kernel *k, wv_buf *b) {
     if (di->tile)
       wv_buf_printf(b, " loop %s tile %lld", sym(k, di->loopvar),
                     (long long)di->tile);
+    if (di->ragged)
+      wv_buf_printf(b, " ragged (%lld tiles, the last %lld past the edge)",
+                    (long long)di->tiles,
+                    (long long)(di->tiles * (di->tile ? di->tile : di->wg_tile) -
+                                di->size));
     wv_buf_puts(b, " base ");
     print_expr(k, b, di->base);
     wv_buf_puts(b, "\n");

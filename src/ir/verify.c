@@ -87,9 +87,11 @@ static void check_node(vctx *v, uint32_t id) {
     want_ops(v, id, 1, 1);
     break;
   case WAVEC_OP_READ:
-    want_ops(v, id, 1, 1);
+    want_ops(v, id, 1, 2);
     if (wv_get(g, n->ops[0])->op != WAVEC_OP_ARG || n->mem != n->ops[0])
       bad(v, id, "read of something other than a memory argument");
+    if (n->nops == 2 && wv_get(g, n->ops[1])->op != WAVEC_OP_SCALAR)
+      bad(v, id, "read fill that is not a constant");
     break;
   case WAVEC_OP_WRITE:
     want_ops(v, id, 2, 2);

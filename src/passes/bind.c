@@ -1,8 +1,10 @@
 /* Pass `bind`. require: check. Every symbol the kernel uses gets its value:
  * a -D override (wavec_define_*) wins over the kernel's defaults. Then every
  * size-like expression is evaluated and checked: dimensions and tiles are
- * positive integers, every tensor's bytes fit (wv_tensor_elems), tiles
- * divide what they split, `/` divides exactly. */
+ * positive integers, every tensor's bytes fit (wv_tensor_elems), a wave
+ * tile divides its workgroup tile, `/` divides exactly. A workgroup or loop
+ * tile need not divide its dimension: the last tile then runs past the
+ * edge (a ragged dimension, see dist.h). */
 #include <stdio.h>
 
 #include "passes/passes.h"
@@ -78,10 +80,6 @@ static int64_t eval(wv_kernel *k, ex_t e, wavec_loc loc, const char *what) {
   return v;
 }
 
-static int64_t dim_size(wv_kernel *k, wavec_sym d) {
-  return k->bind.ival[d];
-}
-
 wavec_status wv_pass_bind(wv_kernel *k) {
   wavec_ctx *ctx = k->ctx;
   wv_binding *b = &k->bind;
@@ -136,22 +134,21 @@ wavec_status wv_pass_bind(wv_kernel *k) {
     if (t <= 0)
       wv_fail(ctx, D_TILE_POSITIVE, c->tile_loc, "%s tile of '%s' is %lld",
               kinds[c->kind], name(k, c->dim), (long long)t);
-    /* A wave tile splits its workgroup tile; the others split the dim. */
-    int64_t whole = dim_size(k, c->dim);
-    const char *of = "dimension";
-    if (c->kind == WV_WAVE) {
-      for (uint32_t j = 0; j < k->constraints.n; j++) {
-        wv_constraint *w = &k->constraints.v[j];
-        if (w->kind == WV_WORKGROUP && w->dim == c->dim) {
-          whole = eval(k, w->tile, w->tile_loc, "a constraint tile");
-          of = "workgroup tile";
-        }
-      }
+    /* A wave tile splits its workgroup tile (the others may run past the
+     * edge of their dimension). */
+    if (c->kind != WV_WAVE)
+      continue;
+    for (uint32_t j = 0; j < k->constraints.n; j++) {
+      wv_constraint *w = &k->constraints.v[j];
+      if (w->kind != WV_WORKGROUP || w->dim != c->dim)
+        continue;
+      int64_t whole = eval(k, w->tile, w->tile_loc, "a constraint tile");
+      if (whole % t != 0)
+        wv_fail(ctx, D_TILE_DIVIDE, c->tile_loc,
+                "wave tile %lld does not divide the workgroup tile %lld of "
+                "'%s'",
+                (long long)t, (long long)whole, name(k, c->dim));
     }
-    if (whole % t != 0)
-      wv_fail(ctx, D_TILE_DIVIDE, c->tile_loc,
-              "%s tile %lld does not divide the %s %s = %lld", kinds[c->kind],
-              (long long)t, of, name(k, c->dim), (long long)whole);
   }
   if (k->hw.threads_per_wave) {
     int64_t t = eval(k, k->hw.threads_per_wave, k->hw.threads_loc,

@@ -103,7 +103,9 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
       if (!di->wave_tile)
         di->wave_tile = di->wg_tile;
       int a = di->wg_axis;
-      d->grid[a] = di->size / di->wg_tile;
+      di->tiles = (di->size + di->wg_tile - 1) / di->wg_tile;
+      di->ragged = di->size % di->wg_tile != 0;
+      d->grid[a] = di->tiles;
       d->waves[a] = di->wg_tile / di->wave_tile;
       /* wave coordinate along axis a: floor($T0/lanes), $T1 or $T2 */
       ex_t wave = a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]),
@@ -116,6 +118,8 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
       di->base = base;
       di->span = di->wave_tile;
     } else if (di->tile) {
+      di->tiles = (di->size + di->tile - 1) / di->tile;
+      di->ragged = di->size % di->tile != 0;
       di->loopvar = named(ctx, "$ARG", wavec_symbol_name(ctx, s));
       di->base = ex_mul(ctx, ex_sym(ctx, di->loopvar), ex_const(ctx, di->tile));
       di->span = di->tile;

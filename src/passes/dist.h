@@ -9,7 +9,14 @@
  * expansion coordinate c[D] in [0, span/v), and says where each of the
  * `nelem` elements a lane holds lies inside a vector tile: frag[D] is an
  * expression in the lane ($T0) and the element number $E. Element e of lane
- * l of clone c has coordinate base[D] + c[D]*v[D] + frag[D](l, e). */
+ * l of clone c has coordinate base[D] + c[D]*v[D] + frag[D](l, e).
+ *
+ * Ragged dimensions. A workgroup or loop tile that does not divide its
+ * dimension makes the dimension ragged: ceil(size / tile) tiles, the last
+ * running past the edge. Coordinates past it are padding: reads give the
+ * read's fill (0 by default), writes drop them, and reductions (sum, max
+ * and an mma's reduction dim) take them as their identity, so they never
+ * reach a result. Divisible dimensions are not ragged and get no guard. */
 #ifndef WV_DIST_H
 #define WV_DIST_H
 
@@ -23,6 +30,10 @@ typedef struct wv_diminfo {
   int64_t wg_tile;
   int64_t wave_tile;
   int64_t tile;     /* tiling tile; 0 if not tiled */
+  int64_t tiles;    /* workgroups (split dims) or loop trips (tiled ones):
+                       ceil(size / tile) */
+  bool ragged;      /* its tile does not divide it: the last tile runs
+                       past the edge, and accesses along it are guarded */
   int64_t span;     /* the extent one wave covers at once */
   int64_t vshape;   /* hardware vector_shapes entry; -1 unset */
   ex_t base;        /* first coordinate of the wave's tile */

@@ -103,14 +103,22 @@ uint32_t lw_elem(lw *w, uint32_t op, uint32_t e, tir_ty ty) {
     w->loc = at;
     w->lazy_scope[op] = w->scopes.v[w->scopes.n - 1] + 1;
   }
-  if (n->op == WAVEC_OP_SCALAR) {
-    double v = n->sym ? (w->k->bind.is_float[n->sym]
-                             ? w->k->bind.fval[n->sym]
-                             : (double)w->k->bind.ival[n->sym])
-                      : n->fval;
-    return fconst(w, ty, v);
-  }
+  if (n->op == WAVEC_OP_SCALAR)
+    return fconst(w, ty, lw_scalar_value(w, n));
   return w->vals[op] + e;
+}
+
+/* The value of a SCALAR node: its literal or its hyperparameter's. */
+double lw_scalar_value(lw *w, const wv_node *s) {
+  if (!s->sym)
+    return s->fval;
+  return w->k->bind.is_float[s->sym] ? w->k->bind.fval[s->sym]
+                                     : (double)w->k->bind.ival[s->sym];
+}
+
+/* What a READ gives past the edge of its memory: its fill, or 0. */
+double lw_read_fill(lw *w, const wv_node *read) {
+  return read->nops > 1 ? lw_scalar_value(w, wv_get(w->g, read->ops[1])) : 0;
 }
 
 uint32_t lw_new_regs(lw *w, tir_ty ty, uint32_t n) {
@@ -244,7 +252,7 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   for (wavec_sym s = 1; s < w.d->nsyms; s++) {
     wv_diminfo *di = &w.d->dim[s];
     if (di->used && di->tile)
-      w.ranges[di->loopvar] = (ex_range){0, di->size / di->tile - 1, true};
+      w.ranges[di->loopvar] = (ex_range){0, di->tiles - 1, true};
   }
   /* which reads feed only mma operands, and which of those are staged */
   uint32_t nn = k->g->nodes.n, norigin = 1;
@@ -280,6 +288,7 @@ wavec_status wv_pass_lower(wv_kernel *k) {
     }
   }
   w.remarked = wv_alloc(ctx, norigin * sizeof *w.remarked);
+  w.guarded = wv_alloc(ctx, norigin * sizeof *w.guarded);
   w.nuses = wv_alloc(ctx, nn * sizeof *w.nuses);
   for (uint32_t id = 1; id < nn; id++) {
     wv_node *n = wv_get(k->g, id);

@@ -15,6 +15,7 @@
  *   lower_loop.c        loops: walks, the causal mask split, wgmma carries
  *   lower_tma.c         the pipeline decision (cp.async ring or tensor
  *                       copies into an mbarrier ring) and the latter's code
+ *   lower_guard.c       guards at the edges of ragged dimensions
  *   promote.c           which reads are staged in shared memory, ring depth
  */
 #ifndef WV_LOWER_H
@@ -35,8 +36,17 @@ typedef struct load_ent {
   int64_t arg;
   uint32_t off, mask;
   tir_ty ty;
+  double fill; /* what a masked-off element reads */
   uint32_t reg, scope;
 } load_ent;
+
+/* A bounds predicate in scope: 0 <= c < size (either side only where it
+ * is not proved) in register reg. */
+typedef struct guard_ent {
+  ex_t c;
+  int64_t size;
+  uint32_t reg, scope;
+} guard_ent;
 
 /* An ldmatrix decision: for these fragment addresses, the address each
  * lane supplies (0: no ldmatrix) and whether it is the transposed one. */
@@ -132,6 +142,8 @@ typedef struct lw {
    * lse and D per row, read for every column) */
   VEC(load_ent) loads;
   bool *remarked;          /* by origin: conversion remark given */
+  bool *guarded;           /* by origin: guard remark given */
+  VEC(guard_ent) guards;   /* bounds predicates, for reuse */
   bool *red_more;          /* by reduction link: a later link follows it */
   uint32_t *red_init;      /* by deferred link: the chain's initial value */
   struct stage **stage_of; /* by origin (pre-expansion node): its staging */
@@ -174,6 +186,8 @@ uint32_t lw_iconst(lw *w, int64_t v);
 void lw_const_into(lw *w, tir_ty ty, uint32_t d, double v);
 uint32_t lw_nelem(lw *w, uint32_t id);
 uint32_t lw_elem(lw *w, uint32_t op, uint32_t e, tir_ty ty);
+double lw_scalar_value(lw *w, const wv_node *s);
+double lw_read_fill(lw *w, const wv_node *read);
 uint32_t lw_new_regs(lw *w, tir_ty ty, uint32_t n);
 void lw_open_scope(lw *w);
 void lw_close_scope(lw *w);
@@ -198,7 +212,6 @@ const uint32_t *lw_elem_reps(lw *w, const wv_layout *l);
 /* lower_mem.c */
 void lw_read(lw *w, uint32_t id);
 void lw_write(lw *w, uint32_t id);
-void lw_bound_check(lw *w, ex_t c, int64_t size, uint32_t *mask);
 ex_t lw_staged_addr(lw *w, uint32_t id, const stage *st, uint32_t e);
 void lw_staged_read(lw *w, uint32_t id, stage *st);
 
@@ -245,6 +258,13 @@ void lw_tma_acquire(lw *w, const stage *s0, int64_t S, ex_t first,
                     ex_t tile);
 void lw_tma_release(lw *w, const stage *s0, int64_t S, ex_t tile,
                     uint32_t on);
+/* lower_guard.c */
+bool lw_bound_check(lw *w, ex_t c, int64_t size, uint32_t *mask);
+void lw_remark_guards(lw *w, uint32_t id, const char *before,
+                      const wavec_sym *dims, uint32_t n, const char *after);
+uint32_t lw_elem_unpadded(lw *w, uint32_t op, uint32_t e, tir_ty ty,
+                          wavec_sym d, double identity, bool *guarded);
+bool lw_fills_with(lw *w, uint32_t op, double identity);
 
 /* lower_loop.c */
 void lw_iterate(lw *w, uint32_t id);

@@ -5,7 +5,10 @@
 /* Issues the asynchronous copies of st's workgroup tile, 16 bytes each,
  * all threads together, into the slot at byte offset `at` (0: slot 0); the
  * loop counter (if any) replaced by `shift` (0: as is), each copy also
- * predicated by `extra` (0: none). */
+ * predicated by `extra` (0: none). Along a ragged dimension the vectors
+ * past the edge are zeros (nothing is read): a vector is 8 elements of the
+ * last dimension, whose size stageable() makes a multiple of 8, so a
+ * vector lies wholly inside or wholly past the edge. */
 void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
   wavec_ctx *ctx = w->ctx;
   wv_node *mem = wv_get(w->g, st->mem);
@@ -18,6 +21,7 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
   int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
   int64_t iters = (nvec + threads - 1) / threads;
   ex_t tid = lw_linear_tid(w);
+  uint32_t guards = 0; /* bit i: memory dim i has a zero-fill guard */
   for (int64_t it = 0; it < iters; it++) {
     ex_t v = ex_add(ctx, tid, ex_const(ctx, it * threads));
     uint32_t mask = 0;
@@ -27,18 +31,23 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
     ex_t rest = ex_mul(ctx, v, ex_const(ctx, STAGE_VEC));
     ex_t goff = ex_const(ctx, 0), local[WV_MAX_DIMS];
     int64_t gstride = 1;
+    uint32_t inside = 0;
     for (int i = (int)nd - 1; i >= 0; i--) {
       ex_t c = i > 0 ? ex_mod(ctx, rest, ex_const(ctx, st->ext[i])) : rest;
       rest = ex_floordiv(ctx, rest, ex_const(ctx, st->ext[i]));
-      goff = ex_add(ctx, goff,
-                    ex_mul(ctx, ex_add(ctx, st->start[i], c),
-                           ex_const(ctx, gstride)));
+      ex_t g = ex_add(ctx, st->start[i], c);
+      if (shift && st->loopvar)
+        g = ex_subst(ctx, g, 1, &st->loopvar, &shift);
+      goff = ex_add(ctx, goff, ex_mul(ctx, g, ex_const(ctx, gstride)));
       local[i] = c;
-      gstride *= w->k->bind.ival[mem->type.dims[i]];
+      wavec_sym d = mem->type.dims[i];
+      int64_t size = w->k->bind.ival[d];
+      if (w->d->dim[d].ragged &&
+          lw_bound_check(w, lw_concrete(w, g, 0), size, &inside))
+        guards |= 1u << i;
+      gstride *= size;
     }
     ex_t soff = lw_stage_elem_off(ctx, st, nd, local);
-    if (shift && st->loopvar)
-      goff = ex_subst(ctx, goff, 1, &st->loopvar, &shift);
     soff = ex_add(ctx, ex_const(ctx, st->base),
                   ex_mul(ctx, soff, ex_const(ctx, 2)));
     uint32_t m = mask;
@@ -47,8 +56,30 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
     uint32_t sa = lw_smem_addr(w, lw_concrete(w, soff, 0), at);
     if (st->swz)
       sa = lw_op2(w, T_SWZ, TY_I32, sa, 0);
-    lw_emit(w, T_CPA, ty, 0, sa, lw_expr(w, lw_concrete(w, goff, 0)), m,
-            mem->index);
+    tir_instr *in = lw_emit(w, T_CPA, ty, 0, sa,
+                            lw_expr(w, lw_concrete(w, goff, 0)), m, mem->index);
+    if (inside) {
+      in->list = wv_dup(ctx, &inside, sizeof inside);
+      in->nlist = 1;
+    }
+  }
+  /* one remark per staged tile, at a read of it */
+  for (uint32_t id = 1; id < w->g->nodes.n && guards; id++) {
+    wv_node *r = wv_get(w->g, id);
+    if (r->op == WAVEC_OP_READ && w->stage_of[w->ix->info[id].origin] == st) {
+      wavec_sym dims[WV_MAX_DIMS];
+      uint32_t n = 0;
+      for (uint32_t i = 0; i < nd; i++)
+        if (guards >> i & 1)
+          dims[n++] = mem->type.dims[i];
+      wv_buf what;
+      wv_buf_init(&what, ctx);
+      wv_buf_printf(&what, "the copies of '%s' into shared memory fill the "
+                    "tile past the edge of", mem->name);
+      lw_remark_guards(w, id, wv_buf_str(&what), dims, n,
+                       ", with zeros");
+      break;
+    }
   }
 }
 

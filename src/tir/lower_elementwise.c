@@ -50,11 +50,7 @@ void lw_register(lw *w, uint32_t id) {
   tir_ty ty = lw_node_ty(n);
   uint32_t ne = lw_nelem(w, id);
   w->vals[id] = lw_new_regs(w, ty, ne);
-  wv_node *s = wv_get(w->g, n->ops[0]);
-  double v =
-      s->sym ? (w->k->bind.is_float[s->sym] ? w->k->bind.fval[s->sym]
-                                            : (double)w->k->bind.ival[s->sym])
-             : s->fval;
+  double v = lw_scalar_value(w, wv_get(w->g, n->ops[0]));
   for (uint32_t e = 0; e < ne; e++)
     lw_const_into(w, ty, w->vals[id] + e, v);
 }

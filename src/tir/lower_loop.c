@@ -11,7 +11,7 @@
 static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
   wavec_ctx *ctx = w->ctx;
   wv_diminfo *di = &w->d->dim[n->sym];
-  int64_t trips = di->size / di->tile;
+  int64_t trips = di->tiles;
   *first = ex_const(ctx, 0);
   *last = ex_const(ctx, trips);
   if (!n->rel)
@@ -344,7 +344,7 @@ void lw_iterate(lw *w, uint32_t id) {
               0, 0);
   }
   wv_diminfo *di = &w->d->dim[n->sym];
-  int64_t trips = di->size / di->tile;
+  int64_t trips = di->tiles;
   /* the staged tiles this loop streams through its ring (see stage) */
   VEC(stage *) piped = {0};
   for (uint32_t i = 0; i < w->stages_all.n; i++)

@@ -46,25 +46,12 @@ static void mem_coords(lw *w, uint32_t id, uint32_t mapping,
   }
 }
 
-/* A predicate that 0 <= c < size, ANDed into *mask; nothing when the
- * bounds prove it. */
-void lw_bound_check(lw *w, ex_t c, int64_t size, uint32_t *mask) {
-  int64_t lo, hi;
-  if (ex_bounds(w->ctx, c, w->ranges, w->nranges, &lo, &hi) && lo >= 0 &&
-      hi < size)
-    return;
-  uint32_t r = lw_expr(w, c);
-  uint32_t p1 = lw_reg(w, TY_PRED), p2 = lw_reg(w, TY_PRED);
-  lw_emit(w, T_SETP, TY_I32, p1, r, lw_iconst(w, 0), 0, TIR_CMP_GE);
-  lw_emit(w, T_SETP, TY_I32, p2, r, lw_iconst(w, size), 0, TIR_CMP_LT);
-  uint32_t both = lw_op2(w, T_AND, TY_PRED, p1, p2);
-  *mask = *mask ? lw_op2(w, T_AND, TY_PRED, *mask, both) : both;
-}
-
 /* Offset (in elements) of element e of clone `id` in memory `mem`; *mask
- * gets a predicate register, or 0 when the access is provably in bounds. */
+ * gets a predicate register, or 0 when the access is provably in bounds.
+ * Bit i of *guards is set when memory dim i needed a guard. */
 static uint32_t mem_offset(lw *w, uint32_t id, uint32_t mapping,
-                           const wv_node *mem, uint32_t e, uint32_t *mask) {
+                           const wv_node *mem, uint32_t e, uint32_t *mask,
+                           uint32_t *guards) {
   wavec_ctx *ctx = w->ctx;
   ex_t coord[WV_MAX_DIMS];
   mem_coords(w, id, mapping, mem, e, coord);
@@ -73,21 +60,39 @@ static uint32_t mem_offset(lw *w, uint32_t id, uint32_t mapping,
   int64_t stride = 1;
   for (int i = (int)mem->type.n - 1; i >= 0; i--) {
     int64_t size = w->k->bind.ival[mem->type.dims[i]];
-    lw_bound_check(w, coord[i], size, mask);
+    if (lw_bound_check(w, coord[i], size, mask))
+      *guards |= 1u << i;
     off = ex_add(ctx, off, ex_mul(ctx, coord[i], ex_const(ctx, stride)));
     stride *= size;
   }
   return lw_expr(w, ex_simplify(ctx, off, w->ranges, w->nranges));
 }
 
+/* The remark for the guards of access `id` (a READ or WRITE) of memory
+ * `mem`: bit i of `guards` for memory dim i. */
+static void remark_access(lw *w, uint32_t id, const wv_node *mem,
+                          uint32_t guards) {
+  wavec_sym dims[WV_MAX_DIMS];
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < mem->type.n; i++)
+    if (guards >> i & 1)
+      dims[n++] = mem->type.dims[i];
+  wv_buf what;
+  wv_buf_init(&what, w->ctx);
+  wv_buf_printf(&what, "%s of '%s' keeps a bounds guard on",
+                wv_get(w->g, id)->op == WAVEC_OP_READ ? "read" : "write",
+                mem->name);
+  lw_remark_guards(w, id, wv_buf_str(&what), dims, n, "");
+}
+
 /* The register an earlier load in an open scope put the same element in,
  * or 0. */
 static uint32_t loaded(lw *w, int64_t arg, uint32_t off, uint32_t mask,
-                       tir_ty ty) {
+                       tir_ty ty, double fill) {
   for (uint32_t i = w->loads.n; i-- > 0;) {
     load_ent *l = &w->loads.v[i];
     if (l->arg == arg && l->off == off && l->mask == mask && l->ty == ty &&
-        w->scope_open[l->scope])
+        (!mask || l->fill == fill) && w->scope_open[l->scope])
       return l->reg;
   }
   return 0;
@@ -181,24 +186,24 @@ void lw_read(lw *w, uint32_t id) {
   uint32_t ne = lw_nelem(w, id);
   w->vals[id] = lw_new_regs(w, ty, ne);
   wv_node *mem = wv_get(w->g, n->mem);
+  double fill = lw_read_fill(w, n);
+  uint32_t guards = 0;
   for (uint32_t e = 0; e < ne; e++) {
     uint32_t mask;
-    uint32_t off = mem_offset(w, id, n->mapping, mem, e, &mask);
+    uint32_t off = mem_offset(w, id, n->mapping, mem, e, &mask, &guards);
     uint32_t seen = w->written[n->mem] ? 0 : loaded(w, mem->index, off,
-                                                    mask, ty);
+                                                    mask, ty, fill);
     if (seen) {
       lw_emit(w, T_MOV, ty, w->vals[id] + e, seen, 0, 0, 0);
       continue;
     }
-    lw_emit(w, T_LDG, ty, w->vals[id] + e, off, mask, 0, mem->index);
-    load_ent le = {mem->index,
-                   off,
-                   mask,
-                   ty,
-                   w->vals[id] + e,
+    lw_emit(w, T_LDG, ty, w->vals[id] + e, off, mask, 0, mem->index)->fimm =
+        fill;
+    load_ent le = {mem->index, off, mask, ty, fill, w->vals[id] + e,
                    w->scopes.v[w->scopes.n - 1]};
     vec_push(ctx, &w->loads, le);
   }
+  remark_access(w, id, mem, guards);
 }
 
 void lw_write(lw *w, uint32_t id) {
@@ -208,9 +213,10 @@ void lw_write(lw *w, uint32_t id) {
   wv_node *mem = wv_get(w->g, n->mem);
   tir_ty vt = tir_ty_of(wv_get(w->g, v)->type.dt);
   w->p->args.v[mem->index].written = true;
+  uint32_t guards = 0;
   for (uint32_t e = 0; e < lw_nelem(w, v); e++) {
     uint32_t mask;
-    uint32_t off = mem_offset(w, v, n->mapping, mem, e, &mask);
+    uint32_t off = mem_offset(w, v, n->mapping, mem, e, &mask, &guards);
     if ((ctx->test_hooks & WV_HOOK_SHIFT_LANE) && e == 0) {
       /* planted bug: lane 5 writes one element further */
       uint32_t lane = lw_expr(w, lw_concrete(w, w->d->lane, 0));
@@ -223,4 +229,5 @@ void lw_write(lw *w, uint32_t id) {
     }
     lw_emit(w, T_STG, vt, 0, off, w->vals[v] + e, mask, mem->index);
   }
+  remark_access(w, id, mem, guards);
 }

@@ -1,6 +1,26 @@
 /* The lowering: mma.sync and the warpgroup mma (wgmma). */
 #include "tir/lower.h"
 
+/* Element e of operand r (lhs 0, rhs 1) of mma n as type ty: past the edge
+ * of a ragged reduction dimension, 0 (unless the operand is a read that
+ * fills with 0, as staged reads do), so that padding never enters the
+ * sum, whatever was computed there. */
+static uint32_t operand(lw *w, const wv_node *n, int r, uint32_t e, tir_ty ty,
+                        bool *guarded) {
+  uint32_t op = n->ops[r];
+  if (lw_fills_with(w, op, 0.0))
+    return lw_elem(w, op, e, ty);
+  return lw_elem_unpadded(w, op, e, ty, n->sym, 0.0, guarded);
+}
+
+static void remark_operands(lw *w, uint32_t id, bool guarded) {
+  if (!guarded)
+    return;
+  wv_node *n = wv_get(w->g, id);
+  lw_remark_guards(w, id, "mma takes its computed operands past the edge of",
+                   &n->sym, 1, " as 0");
+}
+
 /* The staged, swizzled tile of mma operand r of node n for a wgmma, and
  * whether it is stored N-contiguous (the rhs of p · v: memory [K, N]); an
  * error at the mma's line when the operand cannot be read by a wgmma. */
@@ -16,6 +36,20 @@ static stage *wgmma_tile(lw *w, wv_node *n, int r, bool *mn) {
     last = mt->dims[mt->n - 1];
   }
   *mn = st && last != n->sym;
+  if (!st && o->op == WAVEC_OP_READ) {
+    /* copies move 16 bytes at a time: rows of a multiple of 16 bytes */
+    const wv_node *mem = wv_get(w->g, o->mem);
+    wavec_sym d = mem->type.dims[mem->type.n - 1];
+    int64_t size = w->k->bind.ival[d];
+    int64_t bytes = size * tir_ty_bytes(tir_ty_of(mem->type.dt));
+    if (bytes % 16)
+      wv_fail(ctx, D_UNSUPPORTED, n->loc,
+              "wgmma reads its %s from shared memory, where it is copied 16 "
+              "bytes at a time: the rows of '%s' (%s = %lld, %lld bytes) "
+              "must be a multiple of 16 bytes",
+              r ? "rhs" : "lhs", mem->name, wavec_symbol_name(ctx, d),
+              (long long)size, (long long)bytes);
+  }
   if (!st || !st->swz || (*mn && (r == 0 || last != n->type.dims[n->type.n - 1])))
     wv_fail(ctx, D_UNSUPPORTED, n->loc,
             "wgmma reads its %s from shared memory: it must be a read of "
@@ -70,8 +104,10 @@ void lw_wgmma(lw *w, uint32_t id) {
       lw_emit(w, T_MOV, TY_F32, first + e, r, 0, 0, 0);
     list[e] = own ? r : first + e;
   }
+  bool guarded = false;
   for (uint32_t e = 0; e < na; e++)
-    list[nc + e] = lw_elem(w, n->ops[0], e, tir_ty_of(mi->in));
+    list[nc + e] = operand(w, n, 0, e, tir_ty_of(mi->in), &guarded);
+  remark_operands(w, id, guarded);
   tir_instr *in = lw_emit(w, T_WGMMA, TY_F32, 0, addr[0], addr[1], 0, flags);
   in->imm2 = lbo;
   in->list = list;
@@ -102,10 +138,12 @@ void lw_mma(lw *w, uint32_t id) {
   uint32_t t = 0;
   for (uint32_t e = 0; e < nc; e++)
     list[t++] = w->vals[id] + e;
+  bool guarded = false;
   for (uint32_t e = 0; e < na; e++)
-    list[t++] = lw_elem(w, n->ops[0], e, tir_ty_of(mi->in));
+    list[t++] = operand(w, n, 0, e, tir_ty_of(mi->in), &guarded);
   for (uint32_t e = 0; e < nb; e++)
-    list[t++] = lw_elem(w, n->ops[1], e, tir_ty_of(mi->in));
+    list[t++] = operand(w, n, 1, e, tir_ty_of(mi->in), &guarded);
+  remark_operands(w, id, guarded);
   for (uint32_t e = 0; e < nc; e++)
     list[t++] = lw_elem(w, n->ops[2], e, TY_F32);
   tir_instr *in = lw_emit(w, T_MMA, TY_F32, 0, 0, 0, 0, w->d->mma);

@@ -1,7 +1,20 @@
 /* The lowering: reductions, within a thread, then across lanes with xor
  * shuffles, then across waves through shared memory, then along the
  * chain. */
+#include <math.h>
+
 #include "tir/lower.h"
+
+/* Element e of the reduced operand x of reduction n: past the edge of a
+ * ragged reduced dimension, the reduction's identity (unless x is a read
+ * filled with it). */
+static uint32_t elem_x(lw *w, uint32_t x, uint32_t e, tir_ty ty,
+                       const wv_node *n, bool *guarded) {
+  double identity = n->op == WAVEC_OP_MAX ? -INFINITY : 0.0;
+  if (lw_fills_with(w, x, identity))
+    return lw_elem(w, x, e, ty);
+  return lw_elem_unpadded(w, x, e, ty, n->sym, identity, guarded);
+}
 
 void lw_reduce(lw *w, uint32_t id) {
   wv_node *n = wv_get(w->g, id);
@@ -62,11 +75,12 @@ void lw_reduce(lw *w, uint32_t id) {
     init = w->red_init[prev];
   }
   uint32_t first = lw_new_regs(w, ty, ne);
+  bool guarded = false;
   for (uint32_t e = 0; e < ne; e++) {
     if (rep[e] != e)
       continue;
     /* within the thread: elements of the same row with other D coords */
-    uint32_t acc = lw_elem(w, x, e, ty);
+    uint32_t acc = elem_x(w, x, e, ty, n, &guarded);
     if (prev)
       acc = lw_op2(w, op, ty, w->vals[prev] + e, acc);
     for (uint32_t f = 0; f < ne; f++) {
@@ -81,9 +95,17 @@ void lw_reduce(lw *w, uint32_t id) {
         newd_all &= !dup;
       }
       if (newd_all)
-        acc = lw_op2(w, op, ty, acc, lw_elem(w, x, f, ty));
+        acc = lw_op2(w, op, ty, acc, elem_x(w, x, f, ty, n, &guarded));
     }
     lw_emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
+  }
+  if (guarded) {
+    wv_buf what;
+    wv_buf_init(&what, w->ctx);
+    wv_buf_printf(&what, "%s takes the padding past the edge of",
+                  wv_ops[n->op].name);
+    lw_remark_guards(w, id, wv_buf_str(&what), &n->sym, 1,
+                     n->op == WAVEC_OP_MAX ? " as -inf" : " as 0");
   }
   if (w->red_more[id]) {
     w->red_init[id] = init;

@@ -45,7 +45,9 @@ static ex_t wg_start(lw *w, wavec_sym d, int64_t *ext) {
 /* Can read clone `id` be staged? Fills *st (without base) when it can. */
 static bool stageable(lw *w, uint32_t id, stage *st) {
   wv_node *n = wv_get(w->g, id);
-  if (n->op != WAVEC_OP_READ || !w->mma_only[id] ||
+  /* the copies zero-fill past an edge: a read filled otherwise is not
+   * staged */
+  if (n->op != WAVEC_OP_READ || !w->mma_only[id] || lw_read_fill(w, n) != 0 ||
       (w->ctx->test_hooks & WV_HOOK_NO_STAGING))
     return false;
   wv_node *mem = wv_get(w->g, n->mem);

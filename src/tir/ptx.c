@@ -630,23 +630,36 @@ static const char *mem_suffix(wavec_dtype dt) {
   }
 }
 
-/* The global address of element `off` (a register) of argument `arg`
+/* The global address of element `off` (a .b32 name) of argument `arg`
  * (offsets count elements of the argument, tir.h). */
-static nm global_addr(px *x, int64_t arg, uint32_t off) {
+static nm global_addr_at(px *x, int64_t arg, nm off) {
   const tir_arg *a = &x->p->args.v[arg];
   nm addr = T(x, C_B64);
-  ins(x, "mul.wide.s32 %s, %s, %d", addr.s, R(x, off).s,
+  ins(x, "mul.wide.s32 %s, %s, %d", addr.s, off.s,
       (wv_dtypes[a->dt].bits + 7) / 8);
   ins(x, "add.s64 %s, %%ga%lld, %s", addr.s, (long long)arg, addr.s);
   return addr;
 }
 
-static const char *zero_of(tir_ty t) {
-  switch (t) {
-  case TY_PRED: return "0";
-  case TY_F32: return "0f00000000";
-  default: return "0";
+static nm global_addr(px *x, int64_t arg, uint32_t off) {
+  return global_addr_at(x, arg, R(x, off));
+}
+
+/* A masked load's value (T_LDG's fimm) as an immediate of the element
+ * type dt, loaded as register type t (mem_ty). */
+static nm fill_of(wavec_dtype dt, tir_ty t, double v) {
+  nm n;
+  switch (dt) {
+  case WAVEC_F16: snprintf(n.s, sizeof n.s, "0x%04X", wv_f64_to_f16(v)); break;
+  case WAVEC_BF16: snprintf(n.s, sizeof n.s, "0x%04X", wv_f64_to_bf16(v)); break;
+  case WAVEC_F32: n = F32((float)v); break;
+  default:
+    snprintf(n.s, sizeof n.s, "%lld",
+             dt == WAVEC_I1 || t == TY_PRED ? (long long)(v != 0)
+                                            : (long long)v);
+    break;
   }
+  return n;
 }
 
 /* Moves a value of type `from` held in `v` into register d (the load and
@@ -687,7 +700,8 @@ static void emit_ldg(px *x, const tir_instr *in) {
   nm addr = global_addr(x, in->imm, in->a);
   char guard[32] = "";
   if (in->b) {
-    ins(x, "mov.%s %s, %s", move_type[mt], v.s, zero_of(mt));
+    ins(x, "mov.%s %s, %s", move_type[mt], v.s,
+        fill_of(a->dt, mt, in->fimm).s);
     snprintf(guard, sizeof guard, "@%s ", R(x, in->b).s);
   }
   ins(x, "%sld.global%s.%s %s, [%s]", guard,
@@ -839,14 +853,25 @@ static void emit_vector(px *x, const tir_instr *in) {
 }
 
 /* T_CPA: cp.async of 16 bytes, bypassing L1 (.cg); a masked-off copy is
- * not issued. */
+ * not issued. A copy past an edge (its list predicate false) reads 0 bytes
+ * (the src-size operand), which zero-fills all 16, from the argument's
+ * first element (an address that exists, for memory checkers). */
 static void emit_cpa(px *x, const tir_instr *in) {
-  nm src = global_addr(x, in->imm, in->b);
+  nm off = R(x, in->b), size = {""};
+  if (in->nlist) {
+    nm inside = R(x, in->list[0]);
+    off = T(x, C_B32);
+    size = T(x, C_B32);
+    ins(x, "selp.b32 %s, %s, 0, %s", off.s, R(x, in->b).s, inside.s);
+    ins(x, "selp.b32 %s, 16, 0, %s", size.s, inside.s);
+  }
+  nm src = global_addr_at(x, in->imm, off);
   nm dst = shared_addr(x, in->a);
   char guard[32] = "";
   if (in->c)
     snprintf(guard, sizeof guard, "@%s ", R(x, in->c).s);
-  ins(x, "%scp.async.cg.shared.global [%s], [%s], 16", guard, dst.s, src.s);
+  ins(x, "%scp.async.cg.shared.global [%s], [%s], 16%s%s", guard, dst.s,
+      src.s, in->nlist ? ", " : "", size.s);
 }
 
 /* T_LDSM: ldmatrix; each b32 result holds a lane's two 16-bit elements of

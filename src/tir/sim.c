@@ -510,20 +510,21 @@ static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
 }
 
 /* Issues thread (w, l)'s asynchronous copy of 16 bytes from element `off`
- * of argument in->imm to shared byte `addr`: the global read happens now,
- * the shared bytes are claimed (as written, for the race checks) and land
- * when a wait retires the copy. */
+ * of argument in->imm to shared byte `addr` (16 zero bytes, reading
+ * nothing, when `zero`): the global read happens now, the shared bytes are
+ * claimed (as written, for the race checks) and land when a wait retires
+ * the copy. */
 static void copy_issue(sim *s, const tir_instr *in, uint32_t w, int l,
-                       int64_t addr, int64_t off) {
+                       int64_t addr, int64_t off, bool zero) {
   int64_t size = tir_ty_bytes(in->ty), n = 16 / size;
   shared_bounds(s, in, w, l, addr, 16, 16, true);
-  if (off * size % 16)
+  if (!zero && off * size % 16)
     sim_report(s, in, w, l, D_SIM_OOB,
            "misaligned 16-byte asynchronous copy from element %lld",
            (long long)off);
   scopy c = {.in = in, .wave = w, .lane = l, .group = s->groups[w],
              .addr = addr};
-  for (int64_t j = 0; j < n; j++) {
+  for (int64_t j = 0; j < n && !zero; j++) {
     uint16_t b[2];
     sim_encode(in->ty, ldg(s, in, w, l, in->ty, off + j), b);
     for (int64_t h = 0; h < size / 2; h++)
@@ -717,8 +718,11 @@ static void run_wave(sim *s, uint32_t w) {
         break;
       }
       case T_LDG:
-        if (in->b && !rd(s, in, w, in->b, l).i) {
-          r.i = 0;
+        if (in->b && !rd(s, in, w, in->b, l).i) { /* the fill */
+          if (is_float(ty))
+            r.f = round_to(ty, in->fimm);
+          else
+            r.i = ty == TY_PRED ? in->fimm != 0 : (int64_t)in->fimm;
           break;
         }
         r = ldg(s, in, w, l, ty, rd(s, in, w, in->a, l).i);
@@ -735,7 +739,8 @@ static void run_wave(sim *s, uint32_t w) {
         if (in->c && !rd(s, in, w, in->c, l).i)
           continue;
         copy_issue(s, in, w, l, rd(s, in, w, in->a, l).i,
-                   rd(s, in, w, in->b, l).i);
+                   rd(s, in, w, in->b, l).i,
+                   in->nlist && !rd(s, in, w, in->list[0], l).i);
         continue;
       case T_STS: {
         if (in->c && !rd(s, in, w, in->c, l).i)

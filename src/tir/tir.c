@@ -198,7 +198,8 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
       bad = true;
     if (in->op == T_CPA &&
         (!in->a || !in->b || p->regs.v[in->a] != TY_I32 ||
-         p->regs.v[in->b] != TY_I32 || (in->c && p->regs.v[in->c] != TY_PRED)))
+         p->regs.v[in->b] != TY_I32 || (in->c && p->regs.v[in->c] != TY_PRED) ||
+         in->nlist > 1 || (in->nlist && p->regs.v[in->list[0]] != TY_PRED)))
       bad = true;
     if (in->op == T_WGMMA) {
       wavec_mma_kind kind = (wavec_mma_kind)(in->imm & TIR_WG_KIND);

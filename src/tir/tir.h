@@ -103,7 +103,8 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_SELP, "selp", 3, 0, 0)                                                   \
   /* dst(ty) = a converted (RNE) */                                            \
   X(T_CVT, "cvt", 1, 0, 0)                                                     \
-  /* dst = arg[imm][a] if b (b may be 0: true) */                              \
+  /* dst = arg[imm][a] if b (b may be 0: true), else fimm (a read's fill;  \
+   * 0 by default) */                                                        \
   X(T_LDG, "ldg", 2, 0, 0)                                                     \
   /* arg[imm][a] = b if c */                                                   \
   X(T_STG, "stg", 3, 0, 0)                                                     \
@@ -125,7 +126,8 @@ extern const char *const tir_ty_names[TY_COUNT];
    * (.trans) */                                                               \
   X(T_LDSMT, "ldsm.t", 1, 0, 0)                                                \
   /* shared[byte a .. +16) = arg[imm][b ..] if c, arriving at a later          \
-   * T_CPWAIT; aligned */                                                      \
+   * T_CPWAIT; aligned; with a predicate list[0] (nlist 1), zeros where it   \
+   * is false (past an edge: nothing is read) */                             \
   X(T_CPA, "cp.async", 3, 0, 0)                                                \
   /* closes the thread's group of copies */                                    \
   X(T_CPCOMMIT, "cp.commit", 0, "cp.async.commit_group", 0)                    \

@@ -245,6 +245,15 @@ static void memory_and_loops(pb *b, uint32_t t, uint32_t xi, uint32_t xf) {
                     icst(b, 1280));
   uint32_t odd = setp(b, TY_I32, TIR_CMP_EQ,
                       op(b, T_MOD, TY_I32, t, icst(b, 2)), icst(b, 1));
+  /* masked global loads give their fill (T_LDG's fimm) */
+  static const double fills[] = {0.0, -1.5, -INFINITY};
+  for (int j = 0; j < 3; j++) {
+    uint32_t lf = reg(b, TY_F32), li = reg(b, TY_I32);
+    emit(b, T_LDG, TY_F32, lf, b->g, odd, 0, A_XF)->fimm = fills[j];
+    out(b, lf, "ldg f32 masked: fill", TY_F32, 0);
+    emit(b, T_LDG, TY_I32, li, b->g, odd, 0, A_XI)->fimm = j - 1;
+    out(b, li, "ldg i32 masked: fill", TY_I32, 0);
+  }
   emit(b, T_STS, TY_F32, 0, a4, xf, 0, 0);
   emit(b, T_STS, TY_F16, 0, a2, h, 0, 0);
   emit(b, T_STS, TY_I32, 0, ai, xi, 0, 0);

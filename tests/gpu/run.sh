@@ -11,7 +11,10 @@
 #      or inf that only one of them has; outputs start poisoned, so an
 #      element the GPU leaves unwritten fails);
 #   4. compute-sanitizer memcheck and racecheck on each of those runs;
-#   5. one large GEMM, timed only.
+#   5. ragged sizes (tests/gpu/ragged.c): the examples at sizes their tiles
+#      do not divide, up to GEMM 4097x4095x1000 and attention over 4095
+#      tokens, against float64 references; under memcheck up to size 100;
+#   6. one large GEMM, timed only.
 # Prints a table last; exit status 0 when everything passed.
 # Usage: tests/gpu/run.sh [--quick] [PATTERN]   (--quick: no sanitizers;
 # PATTERN: only the cases whose name contains it, and no ops table)
@@ -33,9 +36,11 @@ san() { timeout 90 "$SAN" "$@"; } # a hung or very slow tool run fails
 if ! make MODE=release -j"$(nproc)" >"$LOG/build.log" 2>&1; then
   tail -30 "$LOG/build.log"; echo "build failed"; exit 1
 fi
-cc -std=c17 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Iinclude -Isrc -O2 \
-  tests/gpu/ops.c build/release/wavec-internal.a -lm -ldl -o build/release/gpu_ops \
-  >>"$LOG/build.log" 2>&1 || { tail -30 "$LOG/build.log"; echo "ops build failed"; exit 1; }
+for prog in ops ragged; do
+  cc -std=c17 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Iinclude -Isrc -O2 \
+    tests/gpu/$prog.c build/release/wavec-internal.a -lm -ldl -o build/release/gpu_$prog \
+    >>"$LOG/build.log" 2>&1 || { tail -30 "$LOG/build.log"; echo "$prog build failed"; exit 1; }
+done
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 
 # name | wavec arguments [| target, default sm_90]
@@ -79,10 +84,21 @@ cases=(
   "wgmma gemm 256x512x640 tma 128x256 stages=4|examples/gemm_wgmma.wave -D M=256 -D N=512 -D K=640 -D BLOCK_N=256 --hardware stages=4|sm_90a"
   "wgmma fwd B2 512/64 tma stages=4|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=2 -D M=512 -D K2=512 -D N=64 -D K1=64 --hardware stages=4|sm_90a"
   "wgmma dkdv_causal B1 512/64 tma stages=2|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dkdv_wgmma_causal -D B=1 -D M=512 -D K2=512 -D N=64 -D K1=64 --hardware stages=2|sm_90a"
+  "ragged gemm 17x33x100|examples/gemm.wave -D M=17 -D N=33 -D K=100"
+  "ragged gemm 129x250x40|examples/gemm.wave -D M=129 -D N=250 -D K=40"
+  "ragged wgmma gemm 200x72x96|examples/gemm_wgmma.wave -D M=200 -D N=72 -D K=96|sm_90a"
+  "ragged wgmma gemm 129x250x40 copies=1|examples/gemm_wgmma.wave -D M=129 -D N=250 -D K=40 --hardware copies=1|sm_90a"
+  "ragged fwd_causal 77/64|examples/attention_fwd.wave --kernel attention_fwd_causal -D B=1 -D M=77 -D K2=77 -D N=64 -D K1=64"
+  "ragged wgmma fwd 100/64|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=1 -D M=100 -D K2=100 -D N=64 -D K1=64|sm_90a"
+  "ragged wgmma dkdv_causal 77/64|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dkdv_wgmma_causal -D B=1 -D M=77 -D K2=77 -D N=64 -D K1=64|sm_90a"
+  "ragged wgmma dq 100/64|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma -D B=1 -D M=100 -D K2=100 -D N=64 -D K1=64|sm_90a"
 )
 if [ -e examples/attention_bwd.wave ]; then
   for k in attention_bwd_D attention_bwd_dkdv attention_bwd_dq attention_bwd_dkdv_causal attention_bwd_dq_causal; do
     cases+=("${k#attention_} B1 64/32|examples/attention_bwd.wave --kernel $k -D B=1 -D M=64 -D K2=64 -D N=32 -D K1=32")
+  done
+  for k in attention_bwd_dkdv_causal attention_bwd_dq; do
+    cases+=("ragged ${k#attention_} B1 100/64|examples/attention_bwd.wave --kernel $k -D B=1 -D M=100 -D K2=100 -D N=64 -D K1=64")
   done
   for k in attention_bwd_dkdv attention_bwd_dq; do
     cases+=("${k#attention_} B1 128/64 64x32 4 waves|examples/attention_bwd.wave --kernel $k -D B=1 -D M=128 -D K2=128 -D N=64 -D K1=64 -D BLOCK_M=64 -D BLOCK_K2=64 -D WAVES=4 --hardware stages=2")
@@ -166,6 +182,20 @@ for c in "${cases[@]}"; do
   i=$((i + 1))
   row "${c%%|*}" "${MS[i]:--}" "${WORST[i]:--}" "${V[i]}" "${MC[i]}" "${RC[i]}"
 done
+
+# ragged sizes against float64 references, large ones included
+if [ -z "$only" ] || [[ ragged == *"$only"* ]]; then
+  ./build/release/gpu_ragged >"$LOG/ragged.log" 2>&1; rc=$?
+  case $rc in 0) v=ok ;; 2) v=NO-GPU ;; *) v=MISMATCH ;; esac
+  [ $rc -ne 0 ] && fail=1
+  grep -E '^(FAIL|SKIP)' "$LOG/ragged.log"; tail -1 "$LOG/ragged.log"
+  mc=-
+  if [ $quick -eq 0 ]; then
+    san --tool memcheck --error-exitcode 99 ./build/release/gpu_ragged --max 100 >"$LOG/ragged.memcheck.log" 2>&1
+    r=$?; [ $r -eq 0 ] && mc=ok || { mc=FAIL; fail=1; tail -20 "$LOG/ragged.memcheck.log"; }
+  fi
+  row "ragged vs float64 (ragged.c)" - - "$v" "$mc" -
+fi
 
 # timing only: the f16 GEMM of the benchmarks at 4096^3 (2 M N K flops)
 if [ -e bench/gemm.wave ] && [ -z "$only" ]; then

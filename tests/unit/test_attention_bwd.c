@@ -11,7 +11,8 @@
  * Sizes: B in {1, 2}, M = K2 in {32, 64, 128}, N = K1 in {16, 32, 64}, with
  * the kernels' default blocks on their own NVIDIA m16n8k16 hardware, plus
  * 64 x 64 blocks with four waves, plus the 64-lane AMD MFMA 16x16x16
- * layouts, plus the warpgroup (wgmma) kernels of attention_bwd_wgmma.wave.
+ * layouts, plus the warpgroup (wgmma) kernels of attention_bwd_wgmma.wave,
+ * plus ragged sequence lengths (1, 77, 100) that no tile divides.
  * Outputs start poisoned; the simulator fails a run that leaves
  * any element unwritten. Each case prints its errors and simulator times.
  *
@@ -166,9 +167,12 @@ static void bwd_case(const cfg *g, int B, int MK, int NK, uint64_t *rng) {
   snprintf(d[2], 32, "K2=%d", MK);
   snprintf(d[3], 32, "N=%d", NK);
   snprintf(d[4], 32, "K1=%d", NK);
-  /* the forward example's default block of 64 queries needs M >= 64 */
-  snprintf(d[5], 32, "BLOCK_M=%d", MK < 64 ? MK : 64);
-  snprintf(d[6], 32, "WAVES=%d", (MK < 64 ? MK : 64) / 16);
+  /* the forward example's block of 64 queries, or all of them when fewer
+   * (a multiple of 16: one m16 tile per wave); a length the block does not
+   * divide is ragged */
+  int fwd_block = MK >= 64 || MK % 16 ? 64 : MK;
+  snprintf(d[5], 32, "BLOCK_M=%d", fwd_block);
+  snprintf(d[6], 32, "WAVES=%d", fwd_block / 16);
   const char *fwd_defs[] = {d[0], d[1], d[2], d[3], d[4], d[5], d[6], NULL};
   const char *defs[12] = {d[0], d[1], d[2], d[3], d[4]};
   size_t nd = 5;
@@ -288,6 +292,20 @@ static void wgmma(void) {
   }
 }
 
+/* Sequence lengths the tiles do not divide (ragged: docs/LANGUAGE-
+ * additions.md): M = K2 in {1, 77, 100}, plain and causal, the shipped
+ * kernels unchanged (mma.sync, N = K1 = 32; warpgroups, 64). */
+static void ragged(void) {
+  static const int ms[] = {1, 77, 100};
+  uint64_t rng = 91;
+  for (int wg = 0; wg < 2; wg++)
+    for (int causal_ = 0; causal_ < 2; causal_++) {
+      cfg g = {causal_, NULL, {NULL}, wg != 0};
+      for (size_t i = 0; i < 3; i++)
+        bwd_case(&g, 1, ms[i], wg ? 64 : 32, &rng);
+    }
+}
+
 /* The same source on the 64-lane AMD MFMA 16x16x16 layouts. */
 static void mfma(void) {
   cfg g = {false, &kc_mfma, {NULL}, false};
@@ -300,6 +318,7 @@ int main(void) {
   RUN(large_blocks);
   RUN(mfma);
   RUN(wgmma);
+  RUN(ragged);
   printf("  %d simulated runs, %.1f s in the simulator\n", cases_run,
          sim_seconds);
   CHECK_EXIT();

@@ -387,6 +387,48 @@ static void tensor_map_info(void) {
   }
 }
 
+/* Ragged sizes (tiles that do not divide their dimension): staged copies
+ * past an edge read 0 bytes (cp.async's src-size operand zero-fills),
+ * guarded loads and stores are predicated, a fill other than 0 is the
+ * masked load's first value; tensor copies (TMA) need nothing, the
+ * hardware fills past the tensor's edge with zeros; assembled by ptxas. */
+static void ragged_modules(void) {
+  static const struct {
+    kcase c;
+    const char *target, *want;
+  } rs[] = {
+      {{"examples/gemm.wave", "gemm", {"M=129", "N=250", "K=40"}, 0, 1, 0,
+        {NULL, NULL}}, "sm_80", "], 16, %tr"},
+      {{"examples/attention_fwd.wave", "attention_fwd_causal",
+        {"B=1", "M=77", "K2=77", "N=64", "K1=64"}, 0, 1, 0, {NULL, NULL}},
+       "sm_90", "], 16, %tr"},
+      {{"examples/gemm.wave", "gemm", {"M=17", "N=33", "K=100"}, 0, 1, 0,
+        {NULL, NULL}}, "sm_90", "@%p"},
+      {{"examples/gemm_wgmma.wave", "gemm_wgmma", {"M=129", "N=250", "K=200"},
+        0, 1, 0, {"copies", "1"}}, "sm_90a", "], 16, %tr"},
+      /* tensor copies: the hardware fills past the tensor's edge */
+      {{"examples/gemm_wgmma.wave", "gemm_wgmma", {"M=129", "N=250", "K=200"},
+        0, 1, 0, {NULL, NULL}}, "sm_90a", "cp.async.bulk.tensor"},
+      {{"tests/kernels/ragged.wave", "shift_fill", {"N=100"}, 0, 0, 0,
+        {NULL, NULL}}, "sm_90", "mov.f32 %f1, 0fBFC00000"},
+  };
+  for (size_t i = 0; i < sizeof rs / sizeof *rs; i++) {
+    wavec_ctx *ctx;
+    wavec_kernel *k = open_kernel(&rs[i].c, &ctx, 0);
+    const char *ptx = NULL;
+    size_t len = 0;
+    if (k) {
+      CHECKF(wavec_emit_ptx(k, rs[i].target, &ptx, &len) == WAVEC_OK,
+             "%s: %s", rs[i].c.kernel, wavec_errmsg(ctx));
+      CHECKF(ptx && strstr(ptx, rs[i].want), "%s %s: no '%s'",
+             rs[i].c.kernel, rs[i].c.defs[0], rs[i].want);
+      if (ptx && ptxas())
+        assemble(ptx, len, rs[i].target, rs[i].c.kernel);
+    }
+    wavec_ctx_free(ctx);
+  }
+}
+
 static void mfma_is_unsupported(void) {
   const kcase c = {"examples/attention_bwd_dkdv.wave",
                    "attention_bwd_dkdv",
@@ -464,6 +506,7 @@ int main(void) {
   RUN(examples_print_and_assemble);
   RUN(wgmma_modules);
   RUN(tensor_map_info);
+  RUN(ragged_modules);
   RUN(mfma_is_unsupported);
   RUN(bad_target_and_uncompiled);
   RUN(gpu_run_without_driver);

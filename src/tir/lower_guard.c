@@ -1,0 +1,115 @@
+/* The lowering: guards at the edges of ragged dimensions (dist.h). A
+ * coordinate past the edge of a dimension is padding: accesses to memory
+ * there are masked (lower_mem.c, lower_copy.c), and the reductions over a
+ * ragged dimension take its padding as their identity (here). Whatever the
+ * index algebra proves in bounds gets no guard; every guard that stays is
+ * listed by --remarks at the line of the op that needs it. */
+#include <math.h>
+
+#include "tir/lower.h"
+
+/* A predicate that 0 <= c < size, ANDed into *mask; nothing when the
+ * bounds prove it (each side is checked only where it is not proved).
+ * Returns whether it added a guard. */
+bool lw_bound_check(lw *w, ex_t c, int64_t size, uint32_t *mask) {
+  int64_t lo = INT64_MIN, hi = INT64_MAX;
+  ex_bounds(w->ctx, c, w->ranges, w->nranges, &lo, &hi);
+  bool low = lo < 0, high = hi >= size;
+  if (!low && !high)
+    return false;
+  uint32_t p = 0;
+  for (uint32_t i = w->guards.n; i-- > 0 && !p;) {
+    guard_ent *g = &w->guards.v[i];
+    if (g->c == c && g->size == size && w->scope_open[g->scope])
+      p = g->reg;
+  }
+  if (!p) {
+    uint32_t r = lw_expr(w, c);
+    if (low) {
+      p = lw_reg(w, TY_PRED);
+      lw_emit(w, T_SETP, TY_I32, p, r, lw_expr(w, ex_const(w->ctx, 0)), 0,
+              TIR_CMP_GE);
+    }
+    if (high) {
+      uint32_t q = lw_reg(w, TY_PRED);
+      lw_emit(w, T_SETP, TY_I32, q, r, lw_expr(w, ex_const(w->ctx, size)), 0,
+              TIR_CMP_LT);
+      p = p ? lw_op2(w, T_AND, TY_PRED, p, q) : q;
+    }
+    guard_ent g = {c, size, p, w->scopes.v[w->scopes.n - 1]};
+    vec_push(w->ctx, &w->guards, g);
+  }
+  *mask = *mask ? lw_op2(w, T_AND, TY_PRED, *mask, p) : p;
+  return true;
+}
+
+/* Why accesses along dim d need a guard, for remarks. */
+static void why(lw *w, wv_buf *b, wavec_sym d) {
+  wv_diminfo *di = &w->d->dim[d];
+  const char *nm = wavec_symbol_name(w->ctx, d);
+  if (di->ragged)
+    wv_buf_printf(b, "'%s' (%lld is not a multiple of its %s tile %lld)", nm,
+                  (long long)di->size, di->wg_axis >= 0 ? "workgroup" : "loop",
+                  (long long)(di->wg_axis >= 0 ? di->wg_tile : di->tile));
+  else
+    wv_buf_printf(b, "'%s' (the index analysis cannot prove the coordinate "
+                     "in [0, %lld))",
+                  nm, (long long)di->size);
+}
+
+/* One remark per op (by origin) that keeps guards: `before`, the dims
+ * with the reason of each, `after`. */
+void lw_remark_guards(lw *w, uint32_t id, const char *before,
+                      const wavec_sym *dims, uint32_t n, const char *after) {
+  uint32_t o = w->ix->info[id].origin;
+  if (!n || w->guarded[o])
+    return;
+  w->guarded[o] = true;
+  wv_buf b;
+  wv_remark_start(w->k, wv_get(w->g, id)->loc, &b);
+  wv_buf_printf(&b, "%s ", before);
+  for (uint32_t i = 0; i < n; i++) {
+    wv_buf_puts(&b, i == 0 ? "" : i + 1 == n ? " and " : ", ");
+    why(w, &b, dims[i]);
+  }
+  wv_buf_puts(&b, after);
+  wv_remark_end(w->k, &b);
+}
+
+/* Element e of operand `op`, as type ty, with the padding of ragged dim d
+ * (a coordinate at or past its size) replaced by `identity`; the element
+ * itself when d is not ragged or its coordinate is proved inside.
+ * *guarded is set when a guard is emitted. */
+uint32_t lw_elem_unpadded(lw *w, uint32_t op, uint32_t e, tir_ty ty,
+                          wavec_sym d, double identity, bool *guarded) {
+  uint32_t v = lw_elem(w, op, e, ty);
+  wv_diminfo *di = &w->d->dim[d];
+  if (!di->ragged || wv_get(w->g, op)->op == WAVEC_OP_SCALAR)
+    return v;
+  uint32_t mask = 0;
+  ex_t c = lw_concrete(w, lw_index_of(w, op, d), e);
+  if (!lw_bound_check(w, c, di->size, &mask))
+    return v;
+  *guarded = true;
+  uint32_t r = lw_reg(w, ty);
+  uint32_t id = lw_reg(w, ty);
+  lw_const_into(w, ty, id, identity);
+  lw_emit(w, T_SELP, ty, r, mask, v, id, 0);
+  return r;
+}
+
+/* Does `op` already hold `identity` past the edges: is it a read with that
+ * fill whose coordinates are the memory's (no mapping, or one that only
+ * permutes dimensions)? */
+bool lw_fills_with(lw *w, uint32_t op, double identity) {
+  const wv_node *n = wv_get(w->g, op);
+  if (n->op != WAVEC_OP_READ || lw_read_fill(w, n) != identity)
+    return false;
+  if (n->mapping) {
+    const wv_mapping *m = &w->k->mappings.v[n->mapping - 1];
+    for (uint32_t j = 0; j < m->inputs.n; j++)
+      if (!ex_sym_of(w->ctx, m->inputs.v[j].e))
+        return false;
+  }
+  return true;
+}

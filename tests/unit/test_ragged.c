@@ -1,0 +1,251 @@
+/* Ragged sizes in the simulator against float64 references: tiles that do
+ * not divide their dimension (docs/LANGUAGE-additions.md, "Ragged sizes").
+ * The examples as shipped, unchanged, at sizes their tiles do not divide:
+ *  - GEMM (gemm.wave, mma.sync, and the 64-lane MFMA layouts; gemm_wgmma)
+ *    at (M, N, K) in {(1, 64, 64), (17, 33, 100), (200, 72, 96),
+ *    (129, 250, 40)} (the warpgroup GEMM at K = 104 for the second: its
+ *    operands are staged in 16-byte rows, so K is a multiple of 8);
+ *  - attention forward (attention_fwd.wave, attention_fwd_wgmma.wave),
+ *    plain and causal, at sequence lengths M = K2 in {1, 77, 100} (and
+ *    1000 for attention_fwd.wave): the
+ *    keys past the edge must enter neither the row max, nor the row sum,
+ *    nor p · v;
+ *  - reads with a fill value, writes past the edge dropped, and a row
+ *    maximum over a ragged dimension (tests/kernels/ragged.wave).
+ * Outputs start poisoned; the simulator fails a run that leaves an element
+ * unwritten or touches memory out of bounds through an unguarded access.
+ * Thresholds as in test_numerics.c: 1e-5 for f32 GEMM results, 1e-2 for o
+ * (p is cast to f16), 1e-3 for lse. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ref/kcase.c"
+#include "../ref/ref.c"
+#include "check.h"
+#include "wavec.h"
+
+static int cases_run;
+
+static bool simulate(kcase *c, const char *what) {
+  bool ok = kc_simulate(c);
+  CHECKF(ok, "%s: %s", what, c->err);
+  cases_run += ok;
+  return ok;
+}
+
+static void expect(kcase *c, const char *name, const double *ref, double tol,
+                   const char *what) {
+  double err = kc_rel_err(c, name, ref);
+  CHECKF(err < tol, "%s: %s rel err %.3g >= %.3g", what, name, err, tol);
+}
+
+static const int gemm_sizes[][3] = {
+    {1, 64, 64}, {17, 33, 100}, {200, 72, 96}, {129, 250, 40}};
+
+static void gemm_case(const char *file, const char *kernel, const kc_hw *hw,
+                      int M, int N, int K, const char *extra, uint64_t *rng) {
+  char dm[32], dn[32], dk[32], what[160];
+  snprintf(dm, sizeof dm, "M=%d", M);
+  snprintf(dn, sizeof dn, "N=%d", N);
+  snprintf(dk, sizeof dk, "K=%d", K);
+  snprintf(what, sizeof what, "%s%s M=%d N=%d K=%d %s", kernel,
+           hw ? " mfma" : "", M, N, K, extra ? extra : "");
+  const char *defs[] = {dm, dn, dk, extra, NULL};
+  kcase c;
+  bool ok = kc_open(&c, file, kernel, hw, defs);
+  CHECKF(ok, "%s: %s", what, c.err);
+  if (ok) {
+    double *a = kc_input(&c, "a", rng), *b = kc_input(&c, "b", rng);
+    double *ref = malloc(sizeof *ref * (size_t)M * (size_t)N);
+    ref_gemm((size_t)M, (size_t)N, (size_t)K, a, b, ref);
+    if (simulate(&c, what))
+      expect(&c, "c", ref, 1e-5, what);
+    free(a), free(b), free(ref);
+  }
+  kc_close(&c);
+}
+
+static void gemm(void) {
+  uint64_t rng = 41;
+  for (size_t i = 0; i < 4; i++)
+    gemm_case("examples/gemm.wave", "gemm", NULL, gemm_sizes[i][0],
+              gemm_sizes[i][1], gemm_sizes[i][2], NULL, &rng);
+  /* the 64-lane MFMA layouts: other fragments, the same guards */
+  gemm_case("examples/gemm.wave", "gemm", &kc_mfma, 17, 33, 100, NULL, &rng);
+  gemm_case("examples/gemm.wave", "gemm", &kc_mfma, 129, 250, 40, NULL, &rng);
+}
+
+static void gemm_wgmma(void) {
+  uint64_t rng = 42;
+  /* tensor copies (the hardware fills past the edge) and cp.async rings
+   * (zero-filling copies) */
+  for (int copies = 1; copies <= 2; copies++)
+    for (size_t i = 0; i < 4; i++)
+      gemm_case("examples/gemm_wgmma.wave", "gemm_wgmma", NULL,
+                gemm_sizes[i][0], gemm_sizes[i][1],
+                i == 1 ? 104 : gemm_sizes[i][2],
+                copies == 1 ? "copies=1" : "copies=2", &rng);
+}
+
+static void fwd_case(const char *file, const char *kernel, bool causal,
+                     int S, int D, uint64_t *rng) {
+  char d[5][32], what[160];
+  snprintf(d[0], 32, "B=%d", 1);
+  snprintf(d[1], 32, "M=%d", S);
+  snprintf(d[2], 32, "K2=%d", S);
+  snprintf(d[3], 32, "N=%d", D);
+  snprintf(d[4], 32, "K1=%d", D);
+  snprintf(what, sizeof what, "%s M=K2=%d N=K1=%d", kernel, S, D);
+  const char *defs[] = {d[0], d[1], d[2], d[3], d[4], NULL};
+  kcase c;
+  bool ok = kc_open(&c, file, kernel, NULL, defs);
+  CHECKF(ok, "%s: %s", what, c.err);
+  if (ok) {
+    double *q = kc_input(&c, "q", rng), *k = kc_input(&c, "k", rng),
+           *v = kc_input(&c, "v", rng);
+    double *o = malloc((size_t)S * D * sizeof *o),
+           *lse = malloc((size_t)S * sizeof *lse);
+    ref_attn_fwd(1, (size_t)S, (size_t)S, (size_t)D, (size_t)D, 0.125,
+                 causal ? REF_CAUSAL : 0, q, k, v, o, lse);
+    if (simulate(&c, what)) {
+      expect(&c, "o", o, 1e-2, what);
+      expect(&c, "lse", lse, 1e-3, what);
+    }
+    free(q), free(k), free(v), free(o), free(lse);
+  }
+  kc_close(&c);
+}
+
+static const int seq_lengths[] = {1, 77, 100};
+
+static void attention_fwd(void) {
+  uint64_t rng = 43;
+  for (int causal = 0; causal < 2; causal++) {
+    const char *k = causal ? "attention_fwd_causal" : "attention_fwd";
+    for (size_t i = 0; i < 3; i++)
+      fwd_case("examples/attention_fwd.wave", k, causal, seq_lengths[i], 32,
+               &rng);
+    /* 16 workgroups, 32 key tiles, the last 8 keys long */
+    fwd_case("examples/attention_fwd.wave", k, causal, 1000, 64, &rng);
+  }
+}
+
+static void attention_fwd_wgmma(void) {
+  uint64_t rng = 44;
+  for (int causal = 0; causal < 2; causal++)
+    for (size_t i = 0; i < 3; i++)
+      fwd_case("examples/attention_fwd_wgmma.wave",
+               causal ? "attention_fwd_wgmma_causal" : "attention_fwd_wgmma",
+               causal, seq_lengths[i], 64, &rng);
+}
+
+static const char *const KERNELS = "tests/kernels/ragged.wave";
+
+/* y[i] = x[i + 1]: the fill where i + 1 is past the edge. */
+static void shift_fill(void) {
+  static const char *const ns[] = {"N=100", "N=128", "N=1"};
+  uint64_t rng = 45;
+  for (size_t i = 0; i < 3; i++) {
+    const char *defs[] = {ns[i], NULL};
+    int n = atoi(ns[i] + 2);
+    kcase c;
+    bool ok = kc_open(&c, KERNELS, "shift_fill", NULL, defs);
+    CHECKF(ok, "%s", c.err);
+    if (ok) {
+      double *x = kc_input(&c, "x", &rng), *ref = malloc(n * sizeof *ref);
+      for (int j = 0; j < n; j++)
+        ref[j] = j + 1 < n ? x[j + 1] : -1.5;
+      if (simulate(&c, ns[i])) {
+        double *y = kc_output(&c, "y");
+        CHECKF(ref_max_abs_err((size_t)n, y, ref) == 0, "%s: y differs",
+               ns[i]);
+        free(y);
+      }
+      free(x), free(ref);
+    }
+    kc_close(&c);
+  }
+}
+
+/* Row max, row sum, and a row sum whose read fills 5.0, over N in tiles
+ * of 32: exact where N divides and where it does not. */
+static void row_reduce(void) {
+  static const int ns[] = {70, 64, 1, 33};
+  uint64_t rng = 46;
+  for (size_t i = 0; i < 4; i++) {
+    char dn[16];
+    snprintf(dn, sizeof dn, "N=%d", ns[i]);
+    const char *defs[] = {"M=8", dn, NULL};
+    int M = 8, N = ns[i];
+    kcase c;
+    bool ok = kc_open(&c, KERNELS, "row_reduce", NULL, defs);
+    CHECKF(ok, "%s", c.err);
+    if (ok) {
+      size_t xi = kc_arg(&c, "x");
+      double *x = malloc((size_t)M * N * sizeof *x);
+      ref_rand_fill(&rng, (size_t)M * N, -2, -1, REF_F32, x);
+      ref_pack((size_t)M * N, x, REF_F32, c.buf[xi]);
+      double mx[8], sm[8];
+      for (int r = 0; r < M; r++) {
+        mx[r] = -INFINITY, sm[r] = 0;
+        for (int j = 0; j < N; j++) {
+          mx[r] = fmax(mx[r], x[r * N + j]);
+          sm[r] += x[r * N + j];
+        }
+      }
+      if (simulate(&c, dn)) {
+        double *m = kc_output(&c, "mx"), *a = kc_output(&c, "s0"),
+               *b = kc_output(&c, "s5");
+        CHECKF(ref_max_abs_err(8, m, mx) == 0, "%s: row max differs", dn);
+        CHECKF(ref_rel_err(8, a, sm) < 1e-6, "%s: row sum differs", dn);
+        CHECKF(ref_rel_err(8, b, sm) < 1e-6,
+               "%s: row sum of the read filled with 5 differs", dn);
+        free(m), free(a), free(b);
+      }
+      free(x);
+    }
+    kc_close(&c);
+  }
+}
+
+/* Integer / and % truncate toward zero: signs of both operands. */
+static void integer_division(void) {
+  const char *defs[] = {"N=40", NULL};
+  kcase c;
+  bool ok = kc_open(&c, KERNELS, "int_div", NULL, defs);
+  CHECKF(ok, "%s", c.err);
+  if (ok) {
+    int32_t *a = c.buf[kc_arg(&c, "a")], *b = c.buf[kc_arg(&c, "b")];
+    for (int i = 0; i < 40; i++) {
+      a[i] = (i % 2 ? -1 : 1) * (i * 7 + 1);
+      b[i] = (i % 3 ? 1 : -1) * (i % 5 + 1);
+    }
+    a[0] = -15, b[0] = 7;  /* C: -2, remainder -1 (floor would be -3, 6) */
+    a[1] = 15, b[1] = -7;  /* -2, 1 */
+    a[2] = -15, b[2] = -7; /* 2, -1 */
+    if (simulate(&c, "int_div")) {
+      const int32_t *q = c.buf[kc_arg(&c, "q")], *r = c.buf[kc_arg(&c, "r")];
+      CHECK(q[0] == -2 && r[0] == -1);
+      CHECK(q[1] == -2 && r[1] == 1);
+      CHECK(q[2] == 2 && r[2] == -1);
+      for (int i = 0; i < 40; i++)
+        CHECKF(q[i] == a[i] / b[i] && r[i] == a[i] % b[i],
+               "%d / %d: %d rem %d", a[i], b[i], q[i], r[i]);
+    }
+  }
+  kc_close(&c);
+}
+
+int main(void) {
+  RUN(shift_fill);
+  RUN(row_reduce);
+  RUN(integer_division);
+  RUN(gemm);
+  RUN(gemm_wgmma);
+  RUN(attention_fwd);
+  RUN(attention_fwd_wgmma);
+  printf("  %d simulated runs\n", cases_run);
+  CHECK_EXIT();
+}

@@ -50,6 +50,11 @@ INCDIR  ?= $(PREFIX)/include
 # The tree's own programs (CLI, tests, tools, examples) link every object,
 # internal names included; libwavec.a and libwavec.so are for users.
 INTERNAL := $(B)/wavec-internal.a
+# The identity of the library's sources, part of the disk cache's key
+# (src/runtime/cache.c): a compiler built from other sources never reads
+# the binaries this one stored.
+ID_SRC  := $(LIB_SRC) $(sort $(wildcard include/*.h src/*/*.h))
+WV_SOURCE_ID := $(shell cat $(ID_SRC) | cksum | cut -d' ' -f1)
 
 .PHONY: all lib install test asan demo clean fuzz format golden-update FORCE
 all: $(B)/wavec lib $(UNIT_BIN) $(EX_C_BIN) $(TOOL_BIN)
@@ -94,6 +99,9 @@ $(B)/tools/%: tools/%.c tests/ref/ref.c tests/ref/kcase.c $(INTERNAL) $(B)/flags
 $(B)/examples/%: examples/%.c $(INTERNAL) $(B)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_MODE) $(CFLAGS) $< $(INTERNAL) $(LDFLAGS_MODE) $(LIBS) -o $@
+
+$(B)/src/runtime/cache.o: CFLAGS_MODE += -DWV_SOURCE_ID='"$(WV_SOURCE_ID)"'
+$(B)/src/runtime/cache.o: $(ID_SRC)
 
 asan:
 	$(MAKE) MODE=asan all

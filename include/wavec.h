@@ -613,6 +613,108 @@ WAVEC_API int wavec_tensor_map_info_get(wavec_kernel *k, size_t i,
 WAVEC_API wavec_status wavec_gpu_run(wavec_kernel *k, void *const *host_args,
                                      double *ms);
 
+/* ---- GPU binaries and the disk cache -------------------------------------- */
+/* A kernel built for one NVIDIA target, ready to launch without the
+ * compiler: its launch shape, its arguments and its machine code (a cubin,
+ * the CUDA driver's compilation of the kernel's PTX for the device). It
+ * belongs to the context that made it. */
+typedef struct wavec_module wavec_module;
+
+#define WAVEC_LOAD_NO_CACHE 1u /* neither read nor write the disk cache */
+/* Assemble with the CUDA toolkit's ptxas ($WAVEC_PTXAS, else
+ * $CUDA_HOME/bin/ptxas, else /usr/local/cuda/bin/ptxas, else PATH) rather
+ * than the driver: needs no GPU (the module launches wherever the cubin
+ * runs), the target must be named (not "auto"), and the key holds the
+ * ptxas binary's path, size and time in place of the driver's version. */
+#define WAVEC_LOAD_PTXAS 2u
+
+/* The binary of the kernel named `kernel` (NULL: the only kernel) among
+ * those parsed into ctx, for target "sm_80", "sm_90", "sm_90a" or "auto"
+ * (the PTX target wavec_gpu_run picks for the device), with ctx's
+ * definitions and hardware overrides, on the calling thread's current CUDA
+ * context (else the first device's primary context, made current).
+ * First looked up in the disk cache (folder: wavec_cache_dir), keyed by
+ * the source text and file name, the kernel, the definitions, the
+ * hardware overrides, wavec's version and build, the target, the driver's
+ * version and the device's compute capability; a hit reads one file and
+ * compiles nothing. On a miss the kernel is compiled (wavec_compile, if it
+ * is not yet), its PTX compiled by the driver into a cubin, and the binary
+ * stored in the cache (written to a temporary file and renamed: safe
+ * under concurrent processes; an entry that is corrupt, truncated or of
+ * another format is ignored and replaced; a cache that cannot be written
+ * is skipped). Kernels made with the builder API have no source to key
+ * on and are never cached. Errors as for wavec_compile and wavec_gpu_run. */
+WAVEC_API wavec_status wavec_gpu_load(wavec_ctx *ctx, const char *kernel,
+                            const char *target, unsigned flags,
+                            wavec_module **out);
+
+WAVEC_API const char *wavec_module_kernel(const wavec_module *b);
+/* The PTX target it was built for: "sm_80", "sm_90" or "sm_90a". */
+WAVEC_API const char *wavec_module_target(const wavec_module *b);
+/* 1 when it was read from the disk cache, 0 when it was built. */
+WAVEC_API int wavec_module_cached(const wavec_module *b);
+/* Grid and block in threads (x, y, z), bytes of shared memory. */
+WAVEC_API void wavec_module_launch_dims(const wavec_module *b, uint32_t grid[3],
+                              uint32_t block[3], size_t *smem_bytes);
+WAVEC_API size_t wavec_module_arg_count(const wavec_module *b);
+/* As wavec_arg_info_get; -1 past the last argument. */
+WAVEC_API int wavec_module_arg(const wavec_module *b, size_t i, wavec_arg_info *out);
+/* The cubin. */
+WAVEC_API const void *wavec_module_code(const wavec_module *b, size_t *len);
+
+/* Launches the binary asynchronously on `stream` (a CUstream; NULL: the
+ * default stream) of the calling thread's current CUDA context (else the
+ * context wavec_gpu_load used), loading its module into that context on
+ * the first launch there. dev_args: one device pointer per argument, in
+ * declaration order, to dense row-major tensors of the argument's shape
+ * and type (wavec_module_arg); nothing is checked on the device side.
+ * WAVEC_ERR_RUNTIME with the driver's error when loading or launching
+ * fails. */
+WAVEC_API wavec_status wavec_module_launch(wavec_module *b, void *stream,
+                                 const uint64_t *dev_args);
+
+/* Ahead of time: the compiled kernel k as C source for target ("sm_80",
+ * "sm_90", "sm_90a"): *c_src one C file holding the kernel's PTX, its cubin
+ * when ptxas is found (assembled through the disk cache; flags as for
+ * wavec_gpu_load, WAVEC_LOAD_PTXAS implied; *with_cubin, which may be
+ * NULL, says whether), and a launcher per kernel NAME (the PTX entry
+ * name): `wavec_status NAME_launch(CUstream, CUdeviceptr ARG, ...)` taking
+ * one device pointer per argument in declaration order (an argument named
+ * as a C keyword gets a '_' appended), which loads the module into the
+ * current context once (the cubin where it runs, else the PTX through the
+ * driver) and launches with the kernel's grid, block and shared memory;
+ * `NAME_load()` to load without launching, `NAME_cu_result()` the driver's
+ * result of the thread's last failure. *h_src: the header declaring them,
+ * which the C file includes as "header_name". The C file compiles with
+ * cuda.h and links with -lcuda alone. Both stay valid until the context is
+ * freed. */
+WAVEC_API wavec_status wavec_emit_c(wavec_kernel *k, const char *target, unsigned flags,
+                          const char *header_name, const char **c_src,
+                          const char **h_src, int *with_cubin);
+
+/* The disk cache's folder: $WAVEC_CACHE_DIR, else $XDG_CACHE_HOME/wavec,
+ * else $HOME/.cache/wavec; NULL when none can be named. Valid until ctx is
+ * freed. */
+WAVEC_API const char *wavec_cache_dir(wavec_ctx *ctx);
+
+typedef struct wavec_cache_entry {
+  const char *file;   /* its path */
+  uint64_t bytes;     /* its size */
+  int valid;          /* 0: corrupt, truncated or of another format */
+  const char *kernel; /* the rest NULL when not valid */
+  const char *target;
+  const char *desc;   /* source file, kernel, definitions, target, ... */
+} wavec_cache_entry;
+
+/* The entries of the cache folder, sorted by file name; *n = 0 when the
+ * folder does not exist. Valid until the context is freed. */
+WAVEC_API wavec_status wavec_cache_list(wavec_ctx *ctx, const wavec_cache_entry **out,
+                              size_t *n);
+/* Removes every entry (and every temporary file a writer left behind);
+ * *removed (may be NULL): how many files. WAVEC_ERR_RUNTIME when one could
+ * not be removed. */
+WAVEC_API wavec_status wavec_cache_clear(wavec_ctx *ctx, size_t *removed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -36,5 +36,8 @@ int cli_emit_ptx(wavec_kernel *k, const char *target, const char *out);
 /* The PTX assembled by ptxas into `out` (required), printing ptxas's
  * resource report; 2 when ptxas is missing or fails. */
 int cli_emit_cubin(wavec_kernel *k, const char *target, const char *out);
+/* `compile --emit=c -o FILE.c`: the kernel as C source (wavec_emit_c) in
+ * FILE.c and its header in FILE.h; 1 a kernel error, 2 usage or I/O. */
+int cli_emit_c(wavec_kernel *k, const char *target, const char *out);
 
 #endif

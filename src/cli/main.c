@@ -10,6 +10,7 @@
 #include "wavec.h"
 
 int wv_cli_layout(int argc, char **argv);
+int wv_cli_cache(int argc, char **argv);
 
 static const char usage[] =
     "usage: wavec COMMAND [OPTIONS] FILE.wave\n"
@@ -24,6 +25,8 @@ static const char usage[] =
     "                         of an mma operand\n"
     "  layout FILE.wave NODE [-D ..] [--hardware ..] [--kernel K] [--svg F]\n"
     "                         the same for a value of a kernel after expansion\n"
+    "  cache [--list|--clear] the compile cache of GPU modules: its folder,\n"
+    "                         its entries, or empty it\n"
     "\n"
     "options:\n"
     "  -D SYM=VALUE           bind a hyperparameter (integer or float);\n"
@@ -49,6 +52,10 @@ static const char usage[] =
     "  --emit=cubin           compile: PTX assembled by ptxas (on PATH or in\n"
     "                         $CUDA_HOME/bin) into -o FILE, with its resource\n"
     "                         report (registers, spills, shared memory)\n"
+    "  --emit=c               compile: -o FILE.c, a C file holding the PTX\n"
+    "                         (and the cubin, when ptxas is found) and a typed\n"
+    "                         launcher KERNEL_launch(CUstream, CUdeviceptr ...),\n"
+    "                         declared in FILE.h; needs cuda.h and -lcuda only\n"
     "  -o FILE                compile --emit=ptx: write to FILE ('-': stdout)\n"
     "  -h, --help             this text\n"
     "\n"
@@ -168,6 +175,7 @@ static int run(wavec_ctx *ctx, cli *c) {
     if (st == WAVEC_OK && c->emit && !opt.check_only && !is_run) {
       const char *tgt = c->run.target ? c->run.target : "sm_90";
       int rc = strcmp(c->emit, "cubin") == 0 ? cli_emit_cubin(k, tgt, c->out)
+               : strcmp(c->emit, "c") == 0   ? cli_emit_c(k, tgt, c->out)
                                              : cli_emit_ptx(k, tgt, c->out);
       if (rc)
         return rc;
@@ -201,6 +209,8 @@ static int run(wavec_ctx *ctx, cli *c) {
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "layout") == 0)
     return wv_cli_layout(argc - 1, argv + 1);
+  if (argc > 1 && strcmp(argv[1], "cache") == 0)
+    return wv_cli_cache(argc - 1, argv + 1);
   cli c = {0};
   c.run.seed = 1;
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
@@ -275,8 +285,9 @@ int main(int argc, char **argv) {
         rc = usage_error("--compare compares with 'sim', not '%s'", v);
       c.run.compare_sim = 1;
     } else if (!strncmp(a, "--emit=", 7)) {
-      if (strcmp(a + 7, "ptx") != 0 && strcmp(a + 7, "cubin") != 0)
-        rc = usage_error("unknown --emit '%s' (ptx, cubin)", a + 7);
+      if (strcmp(a + 7, "ptx") != 0 && strcmp(a + 7, "cubin") != 0 &&
+          strcmp(a + 7, "c") != 0)
+        rc = usage_error("unknown --emit '%s' (ptx, cubin, c)", a + 7);
       c.emit = a + 7;
     } else if (!strcmp(a, "-o")) {
       if (i + 1 >= argc)

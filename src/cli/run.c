@@ -143,6 +143,39 @@ int cli_emit_ptx(wavec_kernel *k, const char *target, const char *out) {
   return write_out(out, ptx, len);
 }
 
+int cli_emit_c(wavec_kernel *k, const char *target, const char *out) {
+  size_t n = out ? strlen(out) : 0;
+  if (!n || strcmp(out, "-") == 0) {
+    fprintf(stderr, "wavec: --emit=c needs -o FILE.c (its header goes beside "
+                    "it, FILE.h)\n");
+    return 2;
+  }
+  /* FILE.c -> FILE.h; any other name gets .h appended */
+  char *hpath = malloc(n + 3);
+  if (!hpath)
+    return 2;
+  bool dotc = n > 2 && strcmp(out + n - 2, ".c") == 0;
+  snprintf(hpath, n + 3, "%.*s.h", (int)(dotc ? n - 2 : n), out);
+  const char *slash = strrchr(hpath, '/');
+  const char *csrc, *hsrc;
+  int cubin = 0, rc = 0;
+  if (wavec_emit_c(k, target, 0, slash ? slash + 1 : hpath, &csrc, &hsrc,
+                   &cubin) != WAVEC_OK) {
+    fputs(wavec_errmsg(wavec_kernel_ctx(k)), stderr);
+    rc = 1;
+  } else {
+    rc = write_out(hpath, hsrc, strlen(hsrc));
+    if (rc == 0)
+      rc = write_out(out, csrc, strlen(csrc));
+    if (rc == 0 && !cubin)
+      fprintf(stderr, "wavec: note: no ptxas found (CUDA_HOME, PATH): %s holds "
+                      "the PTX only, compiled by the driver at the first "
+                      "launch\n", out);
+  }
+  free(hpath);
+  return rc;
+}
+
 /* The whole file at path (malloc'ed), or NULL. */
 static char *read_all(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");

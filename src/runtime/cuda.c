@@ -22,6 +22,7 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct CUlinkState_st *CUlinkState;
 
 enum {
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
@@ -30,6 +31,7 @@ enum {
   CU_JIT_ERROR_LOG_BUFFER = 5,
   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
   CU_JIT_GENERATE_LINE_INFO = 13,
+  CU_JIT_INPUT_PTX = 1,
 };
 
 /* name in the library, C name, parameters */
@@ -37,6 +39,7 @@ enum {
   X("cuInit", Init, (unsigned))                                                \
   X("cuGetErrorName", GetErrorName, (CUresult, const char **))                 \
   X("cuGetErrorString", GetErrorString, (CUresult, const char **))             \
+  X("cuDriverGetVersion", DriverGetVersion, (int *))                           \
   X("cuDeviceGetCount", DeviceGetCount, (int *))                               \
   X("cuDeviceGet", DeviceGet, (CUdevice *, int))                               \
   X("cuDeviceGetAttribute", DeviceGetAttribute, (int *, int, CUdevice))        \
@@ -44,6 +47,14 @@ enum {
   X("cuDevicePrimaryCtxRelease_v2", PrimaryCtxRelease, (CUdevice))             \
   X("cuCtxSetCurrent", CtxSetCurrent, (CUcontext))                             \
   X("cuCtxSynchronize", CtxSynchronize, (void))                                \
+  X("cuCtxGetCurrent", CtxGetCurrent, (CUcontext *))                           \
+  X("cuCtxGetDevice", CtxGetDevice, (CUdevice *))                              \
+  X("cuModuleLoadData", ModuleLoadData, (CUmodule *, const void *))            \
+  X("cuLinkCreate_v2", LinkCreate, (unsigned, int *, void **, CUlinkState *))  \
+  X("cuLinkAddData_v2", LinkAddData,                                           \
+    (CUlinkState, int, void *, size_t, const char *, unsigned, int *, void **)) \
+  X("cuLinkComplete", LinkComplete, (CUlinkState, void **, size_t *))          \
+  X("cuLinkDestroy", LinkDestroy, (CUlinkState))                               \
   X("cuModuleLoadDataEx", ModuleLoadDataEx,                                    \
     (CUmodule *, const void *, unsigned, int *, void **))                      \
   X("cuModuleUnload", ModuleUnload, (CUmodule))                                \
@@ -67,7 +78,9 @@ struct wv_cuda {
   void *lib;
   CUdevice dev;
   CUcontext cuctx;
+  bool owns_ctx; /* retained the primary context (and made it current) */
   int sm;
+  int driver_version; /* 12080 for CUDA 12.8 */
 #define X(sym, name, params) CUresult (*name) params;
   CU_FUNCS(X)
 #undef X
@@ -101,6 +114,7 @@ static void *sym(void *lib, const char *name) {
 }
 
 wv_cuda *wv_cuda_open(wavec_ctx *ctx, wavec_loc loc) {
+  wv_cuda *cu = wv_alloc(ctx, sizeof *cu); /* before dlopen: may unwind */
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char *why = dlerror();
@@ -108,7 +122,6 @@ wv_cuda *wv_cuda_open(wavec_ctx *ctx, wavec_loc loc) {
              why ? ": " : "", why ? why : "");
     return NULL;
   }
-  wv_cuda *cu = wv_alloc(ctx, sizeof *cu);
   cu->ctx = ctx;
   cu->lib = lib;
   const char *missing = NULL;
@@ -139,20 +152,23 @@ wv_cuda *wv_cuda_open(wavec_ctx *ctx, wavec_loc loc) {
   }
   CUresult r;
   int n = 0, major = 0, minor = 0;
+  CUcontext cur = NULL;
   if ((r = cu->Init(0)) != 0) {
     cu_error(cu, loc, "cuInit", r, NULL);
+  } else if ((r = cu->DriverGetVersion(&cu->driver_version)) != 0) {
+    cu_error(cu, loc, "cuDriverGetVersion", r, NULL);
+  } else if ((r = cu->CtxGetCurrent(&cur)) != 0) {
+    cu_error(cu, loc, "cuCtxGetCurrent", r, NULL);
+  } else if (cur) {
+    cu->cuctx = cur;
+    if ((r = cu->CtxGetDevice(&cu->dev)) != 0)
+      cu_error(cu, loc, "cuCtxGetDevice", r, NULL);
   } else if ((r = cu->DeviceGetCount(&n)) != 0) {
     cu_error(cu, loc, "cuDeviceGetCount", r, NULL);
   } else if (n == 0) {
     wv_error(ctx, D_GPU, loc, "no CUDA device");
     r = -1;
-  } else if ((r = cu->DeviceGet(&cu->dev, 0)) != 0 ||
-             (r = cu->DeviceGetAttribute(
-                  &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                  cu->dev)) != 0 ||
-             (r = cu->DeviceGetAttribute(
-                  &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                  cu->dev)) != 0) {
+  } else if ((r = cu->DeviceGet(&cu->dev, 0)) != 0) {
     cu_error(cu, loc, "cuDeviceGet", r, NULL);
   } else if ((r = cu->PrimaryCtxRetain(&cu->cuctx, cu->dev)) != 0) {
     cu_error(cu, loc, "cuDevicePrimaryCtxRetain", r, NULL);
@@ -160,6 +176,21 @@ wv_cuda *wv_cuda_open(wavec_ctx *ctx, wavec_loc loc) {
     cu_error(cu, loc, "cuCtxSetCurrent", r, NULL);
     cu->PrimaryCtxRelease(cu->dev);
     cu->cuctx = NULL;
+  } else {
+    cu->owns_ctx = true;
+  }
+  if (r == 0 &&
+      ((r = cu->DeviceGetAttribute(
+            &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu->dev)) !=
+           0 ||
+       (r = cu->DeviceGetAttribute(
+            &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu->dev)) !=
+           0)) {
+    cu_error(cu, loc, "cuDeviceGetAttribute", r, NULL);
+    if (cu->owns_ctx) {
+      cu->CtxSetCurrent(NULL);
+      cu->PrimaryCtxRelease(cu->dev);
+    }
   }
   if (r != 0) {
     dlclose(lib);
@@ -170,14 +201,38 @@ wv_cuda *wv_cuda_open(wavec_ctx *ctx, wavec_loc loc) {
 }
 
 void wv_cuda_close(wv_cuda *cu) {
-  if (!cu)
+  if (!cu || !cu->lib)
     return;
-  if (cu->cuctx) {
-    cu->CtxSetCurrent(NULL);
+  if (cu->owns_ctx) {
+    CUcontext cur = NULL;
+    if (cu->CtxGetCurrent(&cur) == 0 && cur == cu->cuctx)
+      cu->CtxSetCurrent(NULL);
     cu->PrimaryCtxRelease(cu->dev);
   }
   dlclose(cu->lib);
   cu->lib = NULL;
+}
+
+static void close_ctx_cuda(void *ud) {
+  wavec_ctx *ctx = ud;
+  wv_cuda_close(ctx->cuda);
+  ctx->cuda = NULL;
+}
+
+wv_cuda *wv_ctx_cuda(wavec_ctx *ctx, wavec_loc loc) {
+  if (!ctx->cuda) {
+    /* the closing is registered before anything is opened: a failed
+     * registration (out of memory) leaves nothing open */
+    bool registered = false;
+    for (uint32_t i = 0; i < ctx->cleanups.n; i++)
+      registered |= ctx->cleanups.v[i].fn == close_ctx_cuda;
+    if (!registered)
+      wv_on_free(ctx, close_ctx_cuda, ctx);
+    ctx->cuda = wv_cuda_open(ctx, loc);
+    if (!ctx->cuda)
+      wv_throw(ctx);
+  }
+  return ctx->cuda;
 }
 
 int wv_cuda_sm(const wv_cuda *cu) { return cu->sm; }
@@ -188,7 +243,7 @@ const char *wv_cuda_ptx_target(int sm, bool needs_90a) {
   return sm >= 90 ? "sm_90" : sm >= 80 ? "sm_80" : NULL;
 }
 
-/* ---- wavec_gpu_run ------------------------------------------------------------ */
+/* ---- binaries -------------------------------------------------------------------- */
 /* The PTX, or false with the printer's diagnostic recorded. */
 static bool emit(wv_kernel *k, const wv_target *t, wv_buf *out) {
   wavec_ctx *ctx = k->ctx;
@@ -237,108 +292,396 @@ wavec_status wv_cuda_tensor_map(wv_cuda *cu, wavec_loc loc,
   return r ? cu_error(cu, loc, "cuTensorMapEncodeTiled", r, NULL) : WAVEC_OK;
 }
 
-#define CU(call, what)                                                         \
-  do {                                                                         \
-    CUresult r_ = (call);                                                      \
-    if (r_ != 0) {                                                             \
-      st = cu_error(cu, k->loc, what, r_, NULL);                               \
-      goto done;                                                               \
-    }                                                                          \
-  } while (0)
+static bool known_target(const char *t) {
+  static const char *const names[] = {"sm_80", "sm_90", "sm_90a", "auto"};
+  for (size_t i = 0; i < WV_ARRAY_LEN(names); i++)
+    if (t && strcmp(t, names[i]) == 0)
+      return true;
+  return false;
+}
 
-static wavec_status gpu_run(wavec_kernel *pk, void *const *host, double *ms) {
-  wv_kernel *k = &pk->k;
+/* The PTX target for kernel k on cu's device: `target`, or for "auto" the
+ * one wv_cuda_ptx_target picks; unwinds when the device cannot run k. */
+static const char *ptx_target(wv_cuda *cu, wv_kernel *k, const char *target) {
+  bool wg = wv_mma_is_warpgroup((wavec_mma_kind)k->tir->mma);
+  if (strcmp(target, "auto") != 0)
+    return target;
+  const char *t = wv_cuda_ptx_target(cu->sm, wg);
+  if (!t)
+    wv_fail(k->ctx, D_GPU, k->loc, "the GPU has compute capability %d.%d; %s",
+            cu->sm / 10, cu->sm % 10,
+            wg ? "wgmma needs exactly 9.0 (sm_90a: H100, H200)"
+               : "wavec's PTX needs 8.0 or newer (mma.sync m16n8k16)");
+  return t;
+}
+
+/* The driver's compilation of PTX into a cubin for the device of the
+ * current context, with line information (profilers map the machine code
+ * back to .wave lines); the cubin is copied into the arena. */
+static void jit(wv_cuda *cu, wv_kernel *k, const char *ptx, size_t len,
+                const void **code, size_t *code_len) {
   wavec_ctx *ctx = k->ctx;
-  const tir_prog *p = k->tir;
-  wavec_status st = WAVEC_OK;
-  for (uint32_t i = 0; i < p->args.n; i++)
-    if (!host[i])
-      return wv_error(ctx, D_INVALID, k->loc, "no buffer for argument '%s'",
-                      p->args.v[i].name);
-  wv_cuda *cu = wv_cuda_open(ctx, k->loc);
-  if (!cu)
-    return ctx->status;
-  CUmodule mod = NULL;
-  CUevent ev[2] = {NULL, NULL};
-  uint32_t n = p->args.n;
-  CUdeviceptr *dptr = wv_alloc(ctx, (n + 1) * sizeof *dptr);
-  void **params = wv_alloc(ctx, (n + p->tmaps.n + 1) * sizeof *params);
-  size_t *bytes = wv_alloc(ctx, (n + 1) * sizeof *bytes);
-
-  bool wg = wv_mma_is_warpgroup((wavec_mma_kind)p->mma);
-  const char *tname = wv_cuda_ptx_target(cu->sm, wg);
-  if (!tname) {
-    st = wv_error(ctx, D_GPU, k->loc,
-                  "the GPU has compute capability %d.%d; %s", cu->sm / 10,
-                  cu->sm % 10,
-                  wg ? "wgmma needs exactly 9.0 (sm_90a: H100, H200)"
-                     : "wavec's PTX needs 8.0 or newer (mma.sync m16n8k16)");
-    goto done;
-  }
-  wv_buf ptx;
-  wv_buf_init(&ptx, ctx);
-  if (!emit(k, wv_target_get(tname), &ptx)) {
-    st = ctx->status;
-    goto done;
-  }
   char log[8192] = "";
   int opt[3] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
                 CU_JIT_GENERATE_LINE_INFO};
   void *val[3] = {log, (void *)(uintptr_t)sizeof log, (void *)(uintptr_t)1};
-  CUresult r = cu->ModuleLoadDataEx(&mod, wv_buf_str(&ptx), 3, opt, val);
+  CUlinkState *ls = wv_alloc(ctx, sizeof *ls); /* read after an unwind */
+  CUresult r = cu->LinkCreate(3, opt, val, ls);
   if (r != 0) {
-    mod = NULL;
-    st = cu_error(cu, k->loc, "cuModuleLoadDataEx (JIT of the PTX)", r, log);
-    goto done;
+    cu_error(cu, k->loc, "cuLinkCreate", r, NULL);
+    wv_throw(ctx);
   }
-  CUfunction fn;
+  /* the link state is destroyed on every path, an unwind too */
+  wv_guard g;
+  g.prev = ctx->guard;
+  ctx->guard = &g;
+  if (setjmp(g.jb)) {
+    ctx->guard = g.prev;
+    cu->LinkDestroy(*ls);
+    wv_throw(ctx);
+  }
+  void *out = NULL;
+  size_t n = 0;
+  r = cu->LinkAddData(*ls, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, k->name, 0,
+                      NULL, NULL);
+  if (r != 0) {
+    cu_error(cu, k->loc, "cuLinkAddData (JIT of the PTX)", r, log);
+    wv_throw(ctx);
+  }
+  r = cu->LinkComplete(*ls, &out, &n);
+  if (r != 0) {
+    cu_error(cu, k->loc, "cuLinkComplete (JIT of the PTX)", r, log);
+    wv_throw(ctx);
+  }
+  *code = wv_dup(ctx, out, n); /* the link state owns out */
+  *code_len = n;
+  ctx->guard = g.prev;
+  cu->LinkDestroy(*ls);
+}
+
+wavec_module *wv_module_of(wavec_ctx *ctx, wv_kernel *k, const char *target) {
+  const tir_prog *p = k->tir;
+  wavec_module *b = wv_alloc(ctx, sizeof *b);
+  b->ctx = ctx;
+  b->kernel = k->name;
+  b->target = target;
   wv_buf ename;
   wv_buf_init(&ename, ctx);
   tir_ptx_entry_name(k->name, &ename);
-  CU(cu->ModuleGetFunction(&fn, mod, wv_buf_str(&ename)),
-     "cuModuleGetFunction");
-  unsigned dyn = 0;
-  if (p->smem_bytes > TIR_PTX_STATIC_SMEM_MAX) {
-    dyn = (unsigned)p->smem_bytes;
-    CU(cu->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                            (int)dyn),
-       "cuFuncSetAttribute (dynamic shared memory)");
+  b->entry = wv_buf_str(&ename);
+  for (int d = 0; d < 3; d++) {
+    b->grid[d] = (uint32_t)p->grid[d];
+    b->block[d] = (uint32_t)p->block[d];
   }
+  b->smem = (uint64_t)p->smem_bytes;
+  b->nargs = p->args.n;
+  b->args = wv_alloc(ctx, (b->nargs + 1) * sizeof *b->args);
+  for (uint32_t i = 0; i < b->nargs; i++)
+    wavec_arg_info_get((wavec_kernel *)k, i, &b->args[i]);
+  b->ntmaps = (uint32_t)wavec_tensor_map_count((wavec_kernel *)k);
+  if (b->ntmaps > WV_MAX_TMAPS)
+    wv_fail(ctx, D_UNSUPPORTED, k->loc,
+            "kernel '%s' has %u tensor maps; a launch passes at most %d",
+            k->name, b->ntmaps, WV_MAX_TMAPS);
+  b->tmaps = wv_alloc(ctx, (b->ntmaps + 1) * sizeof *b->tmaps);
+  for (uint32_t i = 0; i < b->ntmaps; i++)
+    wavec_tensor_map_info_get((wavec_kernel *)k, i, &b->tmaps[i]);
+  return b;
+}
+
+/* Builds the module of compiled kernel k: PTX for `target` (a PTX
+ * target, resolved), assembled by ptxas when `ptxas` names it, else by the
+ * driver of cu. */
+static wavec_module *build(wv_cuda *cu, const char *ptxas, wv_kernel *k,
+                           const char *target) {
+  wavec_ctx *ctx = k->ctx;
+  wavec_module *b = wv_module_of(ctx, k, target);
+  wv_buf ptx;
+  wv_buf_init(&ptx, ctx);
+  if (!emit(k, wv_target_get(b->target), &ptx))
+    wv_throw(ctx);
+  if (ptxas)
+    wv_ptxas(ctx, k->loc, ptxas, target, wv_buf_str(&ptx), ptx.n, &b->code,
+             &b->code_len);
+  else
+    jit(cu, k, wv_buf_str(&ptx), ptx.n, &b->code, &b->code_len);
+  return b;
+}
+
+static wv_kernel *find_kernel(wavec_ctx *ctx, const char *name) {
+  if (!name) {
+    if (ctx->kernels.n != 1)
+      wv_fail(ctx, D_INVALID, (wavec_loc){0},
+              "%u kernels parsed: name the one to load",
+              (unsigned)ctx->kernels.n);
+    return ctx->kernels.v[0];
+  }
+  wavec_kernel *k = wavec_kernel_find(ctx, name);
+  if (!k) {
+    wv_buf names;
+    wv_buf_init(&names, ctx);
+    for (uint32_t i = 0; i < ctx->kernels.n; i++)
+      wv_buf_printf(&names, "%s%s", i ? ", " : "", ctx->kernels.v[i]->name);
+    wv_fail(ctx, D_INVALID, (wavec_loc){0}, "no kernel '%s' (kernels: %s)",
+            name, ctx->kernels.n ? wv_buf_str(&names) : "none");
+  }
+  return &k->k;
+}
+
+wavec_module *wv_load(wavec_ctx *ctx, wv_kernel *k, const char *name,
+                      const char *target, unsigned flags) {
+  if (!known_target(target))
+    wv_fail(ctx, D_INVALID, k ? k->loc : (wavec_loc){0},
+            "unknown GPU target '%s' (choose sm_80, sm_90, sm_90a or auto)",
+            target ? target : "(null)");
+  if (!k)
+    k = find_kernel(ctx, name);
+  /* the assembler, and what of it the key holds */
+  wv_cuda *cu = NULL;
+  const char *ptxas = NULL, *tool;
+  if (flags & WAVEC_LOAD_PTXAS) {
+    if (strcmp(target, "auto") == 0)
+      wv_fail(ctx, D_INVALID, k->loc, "target 'auto' needs a GPU to ask; "
+              "with ptxas name it (sm_80, sm_90 or sm_90a)");
+    ptxas = wv_ptxas_path(ctx);
+    if (!ptxas)
+      wv_fail(ctx, D_GPU, k->loc, "ptxas not found (set WAVEC_PTXAS or "
+              "CUDA_HOME, or put the CUDA toolkit's bin on PATH)");
+    tool = wv_ptxas_identity(ctx, ptxas);
+  } else {
+    cu = wv_ctx_cuda(ctx, k->loc);
+    wv_buf b;
+    wv_buf_init(&b, ctx);
+    wv_buf_printf(&b, "cuda-driver %d sm_%d", cu->driver_version, cu->sm);
+    tool = wv_buf_str(&b);
+  }
+  uint64_t key[2] = {0, 0};
+  const char *desc = NULL;
+  bool keyed = tool && !(flags & WAVEC_LOAD_NO_CACHE) &&
+               wv_cache_key(ctx, k->name, target, tool, key, &desc);
+  const void *data;
+  size_t len;
+  if (keyed && wv_cache_get(ctx, key, &data, &len)) {
+    wavec_module *b = wv_module_read(ctx, data, len, key);
+    if (b && strcmp(b->kernel, k->name) == 0) {
+      b->cached = true;
+      return b;
+    }
+  }
+  if (!k->tir && wavec_compile((wavec_kernel *)k, NULL) != WAVEC_OK)
+    wv_throw(ctx);
+  wavec_module *b =
+      build(cu, ptxas, k, cu ? ptx_target(cu, k, target) : target);
+  if (keyed) {
+    b->key[0] = key[0];
+    b->key[1] = key[1];
+    b->desc = desc;
+    wv_buf bytes;
+    wv_buf_init(&bytes, ctx);
+    wv_module_write(b, &bytes);
+    wv_cache_put(ctx, key, bytes.s, bytes.n);
+  }
+  return b;
+}
+
+wavec_status wavec_gpu_load(wavec_ctx *ctx, const char *kernel,
+                            const char *target, unsigned flags,
+                            wavec_module **out) {
+  if (!ctx || !out)
+    return WAVEC_ERR_INVALID;
+  *out = NULL;
+  if (ctx->status != WAVEC_OK)
+    return ctx->status;
+  WV_GUARD(ctx, ctx->status);
+  wavec_module *b = wv_load(ctx, NULL, kernel, target, flags);
+  WV_UNGUARD(ctx);
+  *out = b;
+  return WAVEC_OK;
+}
+
+const char *wavec_module_kernel(const wavec_module *b) { return b->kernel; }
+const char *wavec_module_target(const wavec_module *b) { return b->target; }
+int wavec_module_cached(const wavec_module *b) { return b->cached; }
+size_t wavec_module_arg_count(const wavec_module *b) { return b->nargs; }
+
+void wavec_module_launch_dims(const wavec_module *b, uint32_t grid[3],
+                              uint32_t block[3], size_t *smem_bytes) {
+  for (int d = 0; d < 3; d++) {
+    if (grid)
+      grid[d] = b->grid[d];
+    if (block)
+      block[d] = b->block[d];
+  }
+  if (smem_bytes)
+    *smem_bytes = (size_t)b->smem;
+}
+
+int wavec_module_arg(const wavec_module *b, size_t i, wavec_arg_info *out) {
+  if (i >= b->nargs)
+    return -1;
+  *out = b->args[i];
+  return 0;
+}
+
+const void *wavec_module_code(const wavec_module *b, size_t *len) {
+  if (len)
+    *len = b->code_len;
+  return b->code;
+}
+
+/* ---- launching ------------------------------------------------------------------- */
+static void unload_cb(void *ud) {
+  wavec_module *b = ud;
+  wv_cuda *cu = b->ctx->cuda;
+  /* the driver may be gone at process exit: results are ignored */
+  for (uint32_t i = 0; cu && i < b->nmods; i++)
+    cu->ModuleUnload(b->mods[i].mod);
+  b->nmods = 0;
+}
+
+#define CU(call, what)                                                         \
+  do {                                                                         \
+    CUresult r_ = (call);                                                      \
+    if (r_ != 0) {                                                             \
+      cu_error(cu, loc, what, r_, NULL);                                       \
+      wv_throw(ctx);                                                           \
+    }                                                                          \
+  } while (0)
+
+/* b's function in the current context (made cu's when there is none),
+ * loading the module there the first time. */
+static CUfunction function(wv_cuda *cu, wavec_module *b) {
+  wavec_ctx *ctx = b->ctx;
+  wavec_loc loc = {0};
+  CUcontext cur = NULL;
+  CU(cu->CtxGetCurrent(&cur), "cuCtxGetCurrent");
+  if (!cur) {
+    CU(cu->CtxSetCurrent(cu->cuctx), "cuCtxSetCurrent");
+    cur = cu->cuctx;
+  }
+  for (uint32_t i = 0; i < b->nmods; i++)
+    if (b->mods[i].cuctx == (void *)cur)
+      return b->mods[i].fn;
+  if (b->nmods == WV_BIN_MODS)
+    wv_fail(ctx, D_GPU, loc,
+            "module of '%s' launched in more than %d CUDA contexts", b->kernel,
+            WV_BIN_MODS);
+  if (b->nmods == 0)
+    wv_on_free(ctx, unload_cb, b); /* before anything is loaded */
+  CUmodule mod = NULL;
+  CU(cu->ModuleLoadData(&mod, b->code), "cuModuleLoadData (the cubin)");
+  CUfunction fn = NULL;
+  CUresult r = cu->ModuleGetFunction(&fn, mod, b->entry);
+  if (r == 0 && b->smem > TIR_PTX_STATIC_SMEM_MAX)
+    r = cu->FuncSetAttribute(fn,
+                             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                             (int)b->smem);
+  if (r != 0) {
+    cu->ModuleUnload(mod);
+    cu_error(cu, loc, "cuModuleGetFunction / cuFuncSetAttribute", r, NULL);
+    wv_throw(ctx);
+  }
+  b->mods[b->nmods].cuctx = cur;
+  b->mods[b->nmods].mod = mod;
+  b->mods[b->nmods].fn = fn;
+  b->nmods++;
+  return fn;
+}
+
+/* Launches b with the argument pointers ptrs and, after them, the tensor
+ * maps of b built over those pointers (for every launch: they hold the
+ * addresses). */
+static void launch(wv_cuda *cu, wavec_module *b, CUstream stream,
+                   CUdeviceptr *ptrs) {
+  wavec_ctx *ctx = b->ctx;
+  wavec_loc loc = {0};
+  CUfunction fn = function(cu, b);
+  void *params[WV_MAX_LAUNCH_ARGS + WV_MAX_TMAPS];
+  /* CUtensorMap: 128 bytes, 64-aligned */
+  _Alignas(128) unsigned char maps[WV_MAX_TMAPS][128];
+  for (uint32_t i = 0; i < b->nargs; i++)
+    params[i] = &ptrs[i];
+  for (uint32_t i = 0; i < b->ntmaps; i++) {
+    const wavec_tensor_map_info *m = &b->tmaps[i];
+    if (wv_cuda_tensor_map(cu, loc, m, &b->args[m->arg], ptrs[m->arg],
+                           maps[i]) != WAVEC_OK)
+      wv_throw(ctx);
+    params[b->nargs + i] = maps[i];
+  }
+  unsigned dyn = b->smem > TIR_PTX_STATIC_SMEM_MAX ? (unsigned)b->smem : 0;
+  CU(cu->LaunchKernel(fn, b->grid[0], b->grid[1], b->grid[2], b->block[0],
+                      b->block[1], b->block[2], dyn, stream, params, NULL),
+     "cuLaunchKernel");
+}
+
+wavec_status wavec_module_launch(wavec_module *b, void *stream,
+                                 const uint64_t *dev_args) {
+  if (!b || (!dev_args && b->nargs))
+    return WAVEC_ERR_INVALID;
+  wavec_ctx *ctx = b->ctx;
+  if (ctx->status != WAVEC_OK)
+    return ctx->status;
+  WV_GUARD(ctx, ctx->status);
+  if (b->nargs > WV_MAX_LAUNCH_ARGS)
+    wv_fail(ctx, D_INVALID, (wavec_loc){0}, "kernel '%s' has %u arguments; "
+            "at most %d can be launched", b->kernel, b->nargs,
+            WV_MAX_LAUNCH_ARGS);
+  CUdeviceptr ptrs[WV_MAX_LAUNCH_ARGS];
+  for (uint32_t i = 0; i < b->nargs; i++)
+    ptrs[i] = (CUdeviceptr)dev_args[i];
+  launch(wv_ctx_cuda(ctx, (wavec_loc){0}), b, (CUstream)stream, ptrs);
+  WV_UNGUARD(ctx);
+  return WAVEC_OK;
+}
+
+/* ---- wavec_gpu_run ------------------------------------------------------------ */
+static void free_run(wv_cuda *cu, CUevent *ev, CUdeviceptr *dptr, uint32_t n) {
+  for (int i = 0; i < 2; i++)
+    if (ev[i])
+      cu->EventDestroy(ev[i]);
+  for (uint32_t i = 0; i < n; i++)
+    if (dptr[i])
+      cu->MemFree(dptr[i]);
+}
+
+/* Device copies of the host buffers, a launch (timed after a warm-up when
+ * ms is wanted), the written arguments copied back. */
+static void gpu_run(wv_kernel *k, void *const *host, double *ms) {
+  wavec_ctx *ctx = k->ctx;
+  wavec_loc loc = k->loc;
+  const tir_prog *p = k->tir;
+  for (uint32_t i = 0; i < p->args.n; i++)
+    if (!host[i])
+      wv_fail(ctx, D_INVALID, k->loc, "no buffer for argument '%s'",
+              p->args.v[i].name);
+  wavec_module *b = wv_load(ctx, k, k->name, "auto", 0);
+  wv_cuda *cu = ctx->cuda;
+  uint32_t n = p->args.n;
+  CUdeviceptr *dptr = wv_alloc(ctx, (n + 1) * sizeof *dptr);
+  size_t *bytes = wv_alloc(ctx, (n + 1) * sizeof *bytes);
+  CUevent *ev = wv_alloc(ctx, 2 * sizeof *ev);
+  /* what was allocated is freed on every path, an unwind too (after a
+   * fault the context is unusable and these fail: results ignored);
+   * everything the unwind reads lives in the arena */
+  wv_guard g;
+  g.prev = ctx->guard;
+  ctx->guard = &g;
+  if (setjmp(g.jb)) {
+    ctx->guard = g.prev;
+    free_run(cu, ev, dptr, n);
+    wv_throw(ctx);
+  }
+  function(cu, b); /* the module is loaded before the copies */
   for (uint32_t i = 0; i < n; i++) {
     const tir_arg *a = &p->args.v[i];
     bytes[i] = (size_t)a->elems * (size_t)((wv_dtypes[a->dt].bits + 7) / 8);
     CU(cu->MemAlloc(&dptr[i], bytes[i] ? bytes[i] : 16), "cuMemAlloc");
-    params[i] = &dptr[i];
     CU(cu->MemcpyHtoD(dptr[i], host[i], bytes[i]), "cuMemcpyHtoD");
   }
-  if (p->tmaps.n) {
-    /* CUtensorMap is 128 bytes, 64-aligned */
-    char *maps = wv_alloc(ctx, p->tmaps.n * 128 + 128);
-    maps += (128 - (uintptr_t)maps % 128) % 128;
-    for (uint32_t i = 0; i < p->tmaps.n; i++) {
-      wavec_tensor_map_info m;
-      wavec_arg_info ai;
-      wavec_tensor_map_info_get(pk, i, &m);
-      wavec_arg_info_get(pk, m.arg, &ai);
-      if ((st = wv_cuda_tensor_map(cu, k->loc, &m, &ai, dptr[m.arg],
-                                   maps + 128 * i)) != WAVEC_OK)
-        goto done;
-      params[n + i] = maps + 128 * i;
-    }
-  }
-  unsigned g[3], b[3];
-  for (int d = 0; d < 3; d++) {
-    g[d] = (unsigned)p->grid[d];
-    b[d] = (unsigned)p->block[d];
-  }
-#define LAUNCH()                                                               \
-  CU(cu->LaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], dyn, NULL,       \
-                      params, NULL),                                           \
-     "cuLaunchKernel")
   if (ms) {
     /* warm-up, then the written arguments as they were, then one timed
      * launch: the results are those of one launch */
-    LAUNCH();
+    launch(cu, b, NULL, dptr);
     CU(cu->CtxSynchronize(), "the kernel (cuCtxSynchronize after launch)");
     for (uint32_t i = 0; i < n; i++)
       if (p->args.v[i].written)
@@ -346,33 +689,21 @@ static wavec_status gpu_run(wavec_kernel *pk, void *const *host, double *ms) {
     CU(cu->EventCreate(&ev[0], 0), "cuEventCreate");
     CU(cu->EventCreate(&ev[1], 0), "cuEventCreate");
     CU(cu->EventRecord(ev[0], NULL), "cuEventRecord");
-    LAUNCH();
+    launch(cu, b, NULL, dptr);
     CU(cu->EventRecord(ev[1], NULL), "cuEventRecord");
     CU(cu->EventSynchronize(ev[1]), "the kernel (cuEventSynchronize)");
     float t = 0;
     CU(cu->EventElapsedTime(&t, ev[0], ev[1]), "cuEventElapsedTime");
     *ms = t;
   } else {
-    LAUNCH();
+    launch(cu, b, NULL, dptr);
   }
-#undef LAUNCH
   CU(cu->CtxSynchronize(), "the kernel (cuCtxSynchronize after launch)");
   for (uint32_t i = 0; i < n; i++)
     if (p->args.v[i].written)
       CU(cu->MemcpyDtoH(host[i], dptr[i], bytes[i]), "cuMemcpyDtoH");
-done:
-  /* after a fault the context is unusable and these fail: their results
-   * are ignored, and releasing the primary context resets it */
-  for (int i = 0; i < 2; i++)
-    if (ev[i])
-      cu->EventDestroy(ev[i]);
-  for (uint32_t i = 0; i < n; i++)
-    if (dptr[i])
-      cu->MemFree(dptr[i]);
-  if (mod)
-    cu->ModuleUnload(mod);
-  wv_cuda_close(cu);
-  return st;
+  ctx->guard = g.prev;
+  free_run(cu, ev, dptr, n);
 }
 #undef CU
 
@@ -389,7 +720,7 @@ wavec_status wavec_gpu_run(wavec_kernel *pk, void *const *host_args,
     wv_fail(ctx, D_INVALID, k->loc,
             "kernel '%s' is not compiled (call wavec_compile first)",
             k->name);
-  wavec_status st = gpu_run(pk, host_args, ms);
+  gpu_run(k, host_args, ms);
   WV_UNGUARD(ctx);
-  return st;
+  return WAVEC_OK;
 }

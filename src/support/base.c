@@ -355,9 +355,15 @@ wavec_ctx *wavec_ctx_new(wavec_alloc_fn alloc, void *ud) {
   return ctx;
 }
 
+void wv_on_free(wavec_ctx *ctx, void (*fn)(void *ud), void *ud) {
+  vec_push(ctx, &ctx->cleanups, ((wv_cleanup){fn, ud}));
+}
+
 void wavec_ctx_free(wavec_ctx *ctx) {
   if (!ctx)
     return;
+  for (uint32_t i = ctx->cleanups.n; i-- > 0;)
+    ctx->cleanups.v[i].fn(ctx->cleanups.v[i].ud);
   wv_chunk *c = ctx->arena.head;
   while (c) {
     wv_chunk *n = c->next;

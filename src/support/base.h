@@ -129,6 +129,7 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_SIM_ASYNC, 608, WAVEC_ERR_RUNTIME, "asynchronous copy not waited for")   \
   X(D_SIM_DEADLOCK, 609, WAVEC_ERR_RUNTIME, "a wait that can never complete") \
   X(D_SIM_MBARRIER, 610, WAVEC_ERR_RUNTIME, "mbarrier misuse")                 \
+  X(D_CACHE, 611, WAVEC_ERR_RUNTIME, "compile cache error")                    \
   X(D_UNSUPPORTED, 701, WAVEC_ERR_UNSUPPORTED, "not supported by the target")  \
   X(D_INVALID, 901, WAVEC_ERR_INVALID, "invalid argument")                     \
   X(D_NOMEM, 902, WAVEC_ERR_NOMEM, "out of memory")                            \
@@ -212,6 +213,13 @@ typedef struct wv_time {
   uint64_t ns;
 } wv_time;
 
+/* Called by wavec_ctx_free, latest first, before the arena goes: what the
+ * context holds outside its arena (the CUDA driver, loaded modules). */
+typedef struct wv_cleanup {
+  void (*fn)(void *ud);
+  void *ud;
+} wv_cleanup;
+
 struct wavec_ctx {
   wavec_alloc_fn alloc;
   void *alloc_ud;
@@ -231,7 +239,12 @@ struct wavec_ctx {
   int64_t hw_threads; /* --hardware overrides; 0 / -1 when unset */
   int hw_mma;
   int64_t hw_ints[WAVEC_HW_INT_COUNT]; /* 0 when unset */
+  VEC(wv_cleanup) cleanups;
+  struct wv_cuda *cuda; /* the driver, opened by the first GPU call */
 };
+
+/* Registers fn(ud) to run when ctx is freed. */
+void wv_on_free(wavec_ctx *ctx, void (*fn)(void *ud), void *ud);
 
 /* Test hooks (wavec_test_hook): each plants one bug so that a test can show
  * the checker that should catch it does. */

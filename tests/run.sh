@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite. Usage: tests/run.sh [GROUP...]
-# Groups: unit golden diag cli builder build fuzz valgrind (default: all).
+# Groups: unit golden diag cli python builder build fuzz valgrind (default: all).
 # Expects `make MODE=asan all` and `make MODE=release all` to have run
 # (`make test` does both). Prints one line per test and, last,
 # "N passed, N failed"; the exit status is 0 only when nothing failed.
@@ -31,6 +31,11 @@
 #                           lines; a line "SKIPPED: WHY" (a part it could
 #                           not run, such as ptxas missing) is listed with
 #                           the skips before the summary.
+#   tests/python/test_*.py  the Python package's CPU tests (unittest), run
+#                           by tests/python/run.py on the release build's
+#                           libwavec.so (`make lib`) with NumPy; a case
+#                           that cannot run here (torch absent) is a SKIP.
+# The compile cache of every test is a temporary folder (WAVEC_CACHE_DIR).
 set -u
 cd "$(dirname "$0")/.."
 ASAN=build/asan
@@ -45,6 +50,7 @@ TIMEOUT=${WAVEC_TEST_TIMEOUT:-120}
 UPDATE=${WAVEC_UPDATE_GOLDEN:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+export WAVEC_CACHE_DIR=$tmp/cache
 
 pass=0
 fail=0
@@ -68,7 +74,7 @@ else
   limit() { "$@"; }
 fi
 
-ALL_GROUPS=(unit golden diag cli builder build fuzz valgrind)
+ALL_GROUPS=(unit golden diag cli python builder build fuzz valgrind)
 GROUPS_=("$@")
 [ ${#GROUPS_[@]} -eq 0 ] && GROUPS_=("${ALL_GROUPS[@]}")
 for g in "${GROUPS_[@]}"; do
@@ -188,6 +194,35 @@ if want cli && have "$WAVEC"; then
     else bad "$name (exit $rc)" "$(cat "$tmp/out")"; fi
   done
   [ $n -eq 0 ] && bad "cli (no tests in tests/cli)"
+fi
+
+# ---- the Python package: tests/python/test_*.py ------------------------------
+if want python; then
+  so=$REL/libwavec.so
+  if ! command -v python3 >/dev/null; then
+    bad "python (python3 is not installed)"
+  elif ! python3 -c 'import numpy' 2>/dev/null; then
+    bad "python (NumPy is not installed: python3 -m pip install numpy)"
+  elif [ ! -e "$so" ]; then
+    skip "python ($so is not built: make lib)"
+  else
+    n=0
+    for t in tests/python/test_*.py; do
+      [ -e "$t" ] || continue
+      n=$((n + 1))
+      name=python/$(basename "$t" .py)
+      WAVEC_LIB=$so limit python3 tests/python/run.py "$(basename "$t" .py)" >"$tmp/out" 2>&1; rc=$?
+      np=$(grep -c '^ok ' "$tmp/out")
+      nf=$(grep -c '^FAIL ' "$tmp/out")
+      while IFS= read -r line; do skip "$name: ${line#SKIP }"; done < <(grep '^SKIP ' "$tmp/out")
+      if [ $rc -eq 0 ] && [ "$nf" -eq 0 ] && [ "$np" -gt 0 ]; then
+        ok "$name ($np cases)"
+      else
+        bad "$name (exit $rc, $np passed, $nf failed)" "$(grep -v '^ok ' "$tmp/out")"
+      fi
+    done
+    [ $n -eq 0 ] && bad "python (no tests in tests/python)"
+  fi
 fi
 
 # ---- the builder examples build the same graph as the parser ----------------

@@ -1,0 +1,370 @@
+"""wavec from Python: compile a Wave kernel, call it on tensors.
+
+    import torch, wavec
+    k = wavec.compile("examples/gemm.wave", kernel="gemm", M=256, N=256, K=128)
+    a = torch.randn(256, 128, dtype=torch.float16, device="cuda")
+    ...
+    k(a, b, c)          # launched on torch's current stream
+
+`target`: "sm_90a", "sm_90", "sm_80" (the GPU, through the CUDA driver),
+"sim" (wavec's simulator, on NumPy arrays: every thread of every workgroup,
+checking bounds, races and unwritten outputs) or "auto" (the current CUDA
+device's target, or the simulator on a machine without one). Sizes and
+other hyperparameters are keyword arguments (what `-D SYM=VALUE` sets on
+the command line). GPU binaries go through wavec's disk cache
+($WAVEC_CACHE_DIR, default ~/.cache/wavec): the second compile of the same
+kernel, in any process, reads one file.
+"""
+import ctypes
+import os
+import sys
+import threading
+
+from ._version import __version__
+from ._lib import lib, ArgInfo, CacheEntry, LOAD_NO_CACHE, LOAD_PTXAS
+from ._args import ArgumentError, adapt, shape_str
+
+__all__ = ["compile", "Kernel", "Arg", "WavecError", "ArgumentError", "cache_dir", "cache_list",
+           "cache_clear", "library_version", "autotune"]
+
+TARGETS = ("sm_80", "sm_90", "sm_90a", "sim", "auto")
+
+
+class WavecError(RuntimeError):
+    """An error the library reported: `status` (a wavec_status name such as
+    "syntax error") and the formatted diagnostic, with file:line:col and a
+    caret where the source is known."""
+
+    def __init__(self, message, status=None):
+        super().__init__(message.rstrip("\n"))
+        self.status = status
+
+
+class Arg:
+    """A kernel argument as declared: name, element type ("f16", "bf16",
+    "f32", "i32", "i1"), shape (sizes bound at compile time), and whether
+    the kernel writes it."""
+    __slots__ = ("name", "dtype", "shape", "is_output")
+
+    def __init__(self, name, dtype, shape, is_output):
+        self.name, self.dtype, self.shape, self.is_output = name, dtype, tuple(shape), bool(is_output)
+
+    def __repr__(self):
+        return f"Arg({self.name}: {self.dtype} {shape_str(self.shape)}{', output' if self.is_output else ''})"
+
+
+def _arg(info):
+    return Arg(info.name.decode(), lib.wavec_dtype_name(info.dtype).decode(),
+               [info.shape[i] for i in range(info.ndims)], info.is_output)
+
+
+def library_version():
+    """The version of the libwavec.so in use."""
+    return lib.wavec_version().decode()
+
+
+class _Ctx:
+    """A wavec_ctx, freed with this object."""
+
+    def __init__(self):
+        self.p = lib.wavec_ctx_new(None, None)
+        if not self.p:
+            raise MemoryError("wavec: out of memory")
+
+    def __del__(self):
+        if getattr(self, "p", None):
+            lib.wavec_ctx_free(self.p)
+            self.p = None
+
+    def error(self, what=None):
+        msg = lib.wavec_errmsg(self.p).decode(errors="replace")
+        st = lib.wavec_status_string(lib.wavec_errcode(self.p)).decode()
+        return WavecError(f"{what}: {msg}" if what else msg, st)
+
+    def ok(self, status, what=None):
+        if status != 0:
+            raise self.error(what)
+
+
+def _read_source(source):
+    """(file name, text) of a path or of source text (a string holding a
+    newline or a parenthesis and naming no file)."""
+    if isinstance(source, bytes):
+        return "<string>", source
+    if isinstance(source, os.PathLike) or os.path.isfile(source) or not ("\n" in source or "(" in source):
+        path = os.fspath(source)
+        with open(path, "rb") as f:
+            return path, f.read()
+    return "<string>", source.encode()
+
+
+_gpu_present = None
+
+
+def _have_gpu():
+    """Whether a CUDA driver with a device is present (for target="auto")."""
+    global _gpu_present
+    if _gpu_present is None:
+        try:
+            cuda = ctypes.CDLL("libcuda.so.1")
+            n = ctypes.c_int(0)
+            _gpu_present = cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(n)) == 0 and n.value > 0
+        except OSError:
+            _gpu_present = False
+    return _gpu_present
+
+
+def _stream_handle(stream):
+    """A CUstream from an int, a torch.cuda.Stream or anything with
+    .cuda_stream / .ptr / .handle."""
+    if stream is None or isinstance(stream, int):
+        return stream or 0
+    for attr in ("cuda_stream", "ptr", "handle"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    raise TypeError(f"wavec: stream {stream!r}: not a CUDA stream handle")
+
+
+class Kernel:
+    """A compiled kernel: call it on its arguments, in declaration order.
+
+    Attributes: name, target ("sim", "sm_90a", ...), args (the declared
+    arguments, Arg), grid, block (threads, x y z), smem (bytes of shared
+    memory), cached (GPU: the binary came from the disk cache), defines."""
+
+    def __init__(self, source, kernel=None, target="auto", hardware=None, cache=True, ptxas=False,
+                 **defines):
+        if target not in TARGETS:
+            raise ValueError(f"wavec: unknown target {target!r} (choose {', '.join(TARGETS)})")
+        if target == "auto":
+            target = "auto" if _have_gpu() else "sim"
+        self.file, self._text = _read_source(source)
+        self.defines = dict(defines)
+        self.hardware = dict(hardware or {})
+        self.target = target
+        self._cache = cache
+        self._ptxas = ptxas
+        if ptxas and target in ("sim", "auto"):
+            raise ValueError("wavec: ptxas=True assembles for a named GPU target (sm_80, sm_90, sm_90a)")
+        self._lock = threading.Lock()
+        self._ctx = None     # the compiler's context: simulation, ptx(), remarks()
+        self._kernel = None  # wavec_kernel *, once compiled there
+        self._mctx = None    # GPU: the context that owns the module
+        self._module = None  # wavec_module *
+        self.name = kernel
+        if target == "sim":
+            self._compile_sim()
+        else:
+            self._load_gpu()
+
+    # ---- building ------------------------------------------------------------
+    def _new_ctx(self):
+        """A context holding the parsed source, the definitions and the
+        hardware overrides."""
+        ctx = _Ctx()
+        for name, v in sorted(self.defines.items()):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise TypeError(f"wavec: {name}={v!r}: sizes and hyperparameters are numbers")
+            st = (lib.wavec_define_float(ctx.p, name.encode(), float(v)) if isinstance(v, float)
+                  else lib.wavec_define_int(ctx.p, name.encode(), int(v)))
+            ctx.ok(st, f"wavec: {name}={v!r}")
+        for key, v in sorted(self.hardware.items()):
+            if lib.wavec_hardware_override(ctx.p, key.encode(), str(v).encode()) != 0:
+                raise ValueError(f"wavec: invalid hardware entry {key}={v!r} (keys: threads_per_wave, mma, "
+                                 "stages, workgroups_per_sm)")
+        ctx.ok(lib.wavec_parse(ctx.p, self.file.encode(), self._text, len(self._text)))
+        unused = []
+        while lib.wavec_unused_define(ctx.p, len(unused)):
+            unused.append(lib.wavec_unused_define(ctx.p, len(unused)).decode())
+        if unused:
+            raise TypeError(f"wavec: {self.file} has no symbol named {', '.join(unused)} "
+                            f"(keyword arguments set sizes and hyperparameters)")
+        n = lib.wavec_kernel_count(ctx.p)
+        names = [lib.wavec_kernel_name(lib.wavec_kernel_get(ctx.p, i)).decode() for i in range(n)]
+        if self.name is None:
+            if n != 1:
+                raise ValueError(f"wavec: {self.file} has {n} kernels ({', '.join(names)}): choose one with kernel=")
+            self.name = names[0]
+        elif self.name not in names:
+            raise ValueError(f"wavec: no kernel {self.name!r} in {self.file} (kernels: {', '.join(names)})")
+        return ctx
+
+    def _compile_here(self):
+        """Compiles the kernel in this object's context (for the simulator,
+        and for ptx())."""
+        if self._ctx is None:
+            self._ctx = self._new_ctx()
+        if self._kernel is None:
+            k = lib.wavec_kernel_find(self._ctx.p, self.name.encode())
+            self._ctx.ok(lib.wavec_compile(k, None))
+            self._kernel = k
+        return self._kernel
+
+    def _compile_sim(self):
+        k = self._compile_here()
+        n = lib.wavec_arg_count(k)
+        infos = [ArgInfo() for _ in range(n)]
+        for i, info in enumerate(infos):
+            lib.wavec_arg_info_get(k, i, ctypes.byref(info))
+        self.args = [_arg(i) for i in infos]
+        grid, block, smem = (ctypes.c_uint32 * 3)(), (ctypes.c_uint32 * 3)(), ctypes.c_size_t()
+        self._ctx.ok(lib.wavec_launch_dims(k, grid, block, ctypes.byref(smem)))
+        self.grid, self.block, self.smem = tuple(grid), tuple(block), smem.value
+        self.cached = False
+
+    def _load_gpu(self):
+        self._mctx = self._new_ctx()
+        m = ctypes.c_void_p()
+        self._mctx.ok(lib.wavec_gpu_load(self._mctx.p, self.name.encode(), self.target.encode(),
+                                         (0 if self._cache else LOAD_NO_CACHE)
+                                         | (LOAD_PTXAS if self._ptxas else 0), ctypes.byref(m)))
+        self._module = m
+        self.target = lib.wavec_module_target(m).decode()
+        n = lib.wavec_module_arg_count(m)
+        infos = [ArgInfo() for _ in range(n)]
+        for i, info in enumerate(infos):
+            lib.wavec_module_arg(m, i, ctypes.byref(info))
+        self.args = [_arg(i) for i in infos]
+        grid, block, smem = (ctypes.c_uint32 * 3)(), (ctypes.c_uint32 * 3)(), ctypes.c_size_t()
+        lib.wavec_module_launch_dims(m, grid, block, ctypes.byref(smem))
+        self.grid, self.block, self.smem = tuple(grid), tuple(block), smem.value
+        self.cached = bool(lib.wavec_module_cached(m))
+        self._params = (ctypes.c_uint64 * max(1, n))()
+
+    # ---- what it is ------------------------------------------------------------
+    def __repr__(self):
+        args = ", ".join(f"{a.name}: {a.dtype} {shape_str(a.shape)}" for a in self.args)
+        return f"<wavec.Kernel {self.name}({args}) target={self.target}>"
+
+    @property
+    def outputs(self):
+        """The arguments the kernel writes."""
+        return [a for a in self.args if a.is_output]
+
+    def ptx(self, target=None):
+        """The kernel's PTX for target (default: the kernel's own GPU
+        target, else sm_90)."""
+        target = target or (self.target if self.target.startswith("sm_") else "sm_90")
+        with self._lock:
+            k = self._compile_here()
+            s, n = ctypes.c_char_p(), ctypes.c_size_t()
+            st = lib.wavec_emit_ptx(k, target.encode(), ctypes.byref(s), ctypes.byref(n))
+            if st != 0:
+                err = self._ctx.error()
+                self._ctx, self._kernel = None, None  # the context keeps its first error
+                raise err
+            return ctypes.string_at(s, n.value).decode()
+
+    def remarks(self):
+        """The compiler's performance remarks ("file:line:col: remark: ...")."""
+        with self._lock:
+            k = self._compile_here()
+            return [lib.wavec_remark(k, i).decode() for i in range(lib.wavec_remark_count(k))]
+
+    # ---- calling ----------------------------------------------------------------
+    def _adapt_all(self, args, gpu, stream=None):
+        if len(args) != len(self.args):
+            names = ", ".join(a.name for a in self.args)
+            raise TypeError(f"{self.name}: takes {len(self.args)} arguments ({names}), got {len(args)}")
+        return [adapt(self.name, info, x, gpu=gpu, stream=stream) for info, x in zip(self.args, args)]
+
+    def sizes(self, *args):
+        """The sizes a launch passes beyond the pointers: the dims the
+        kernel leaves to run time, taken from the arguments' shapes. Every
+        size is bound at compile time today, so none; this is where dynamic
+        dims are to come in."""
+        return ()
+
+    def __call__(self, *args, stream=None):
+        """Runs the kernel on args (in declaration order). GPU: launched
+        asynchronously on `stream` (default: torch's current stream of the
+        arguments' device when they are torch tensors, else the default
+        stream). Simulator: runs to completion; outputs are written in
+        place."""
+        if self.target == "sim":
+            return self._simulate(args)
+        return self._launch(args, stream)
+
+    def _simulate(self, args):
+        adapted = self._adapt_all(args, gpu=False)
+        ptrs = (ctypes.c_void_p * max(1, len(adapted)))(*[a.ptr for a in adapted])
+        with self._lock:
+            k = self._compile_here()
+            st = lib.wavec_simulate(k, ptrs)
+            if st != 0:
+                err = self._ctx.error()
+                # the context keeps its first error: the next call starts afresh
+                self._ctx, self._kernel = None, None
+                raise err
+
+    def _launch(self, args, stream):
+        torch = sys.modules.get("torch")
+        adapted = self._adapt_all(args, gpu=True, stream=stream)
+        devices = {a.device[1] for a in adapted if a.device[1] is not None}
+        if len(devices) > 1:
+            where = ", ".join(f"{i.name} on cuda:{a.device[1]}" for i, a in zip(self.args, adapted))
+            raise ArgumentError(self.name, self.args[0].name, f"arguments on different devices ({where})")
+        dev = devices.pop() if devices else None
+        tensors = [a.torch for a in adapted if a.torch is not None]
+        if stream is None and tensors and torch is not None:
+            stream = torch.cuda.current_stream(tensors[0].device).cuda_stream
+        handle = _stream_handle(stream)
+        with self._lock:
+            for i, a in enumerate(adapted):
+                self._params[i] = a.ptr
+            if torch is not None and dev is not None and tensors and torch.cuda.current_device() != dev:
+                with torch.cuda.device(dev):
+                    st = lib.wavec_module_launch(self._module, handle, self._params)
+            else:
+                st = lib.wavec_module_launch(self._module, handle, self._params)
+            if st != 0:
+                raise self._mctx.error(f"{self.name}: launch")
+
+
+def compile(source, kernel=None, target="auto", hardware=None, cache=True, ptxas=False, **defines):
+    """Compiles `kernel` (a name; None when the source has one kernel) of
+    `source` (a path to a .wave file, or the source text) for `target`
+    ("sm_90a", "sm_90", "sm_80", "sim" or "auto") with the sizes and
+    hyperparameters given as keyword arguments, and `hardware` overrides
+    ({"stages": 3, "workgroups_per_sm": 2, ...}, what --hardware sets).
+    Returns a Kernel, callable on its arguments. cache=False: neither read
+    nor write the disk cache. ptxas=True: assemble with the CUDA toolkit's
+    ptxas rather than the driver (compiling then needs no GPU; the target
+    must be named). Errors: WavecError (the compiler's diagnostic,
+    with file:line:col and a caret), TypeError/ValueError for bad keyword
+    arguments."""
+    return Kernel(source, kernel=kernel, target=target, hardware=hardware, cache=cache, ptxas=ptxas,
+                  **defines)
+
+
+# ---- the disk cache ------------------------------------------------------------------
+def cache_dir():
+    """The disk cache's folder ($WAVEC_CACHE_DIR, else $XDG_CACHE_HOME/wavec,
+    else ~/.cache/wavec)."""
+    ctx = _Ctx()
+    d = lib.wavec_cache_dir(ctx.p)
+    return d.decode() if d else None
+
+
+def cache_list():
+    """The cache's entries: dicts with file, bytes, valid, kernel, target,
+    desc."""
+    ctx = _Ctx()
+    out, n = ctypes.POINTER(CacheEntry)(), ctypes.c_size_t()
+    ctx.ok(lib.wavec_cache_list(ctx.p, ctypes.byref(out), ctypes.byref(n)))
+    dec = lambda s: s.decode() if s else None
+    return [dict(file=dec(e.file), bytes=e.bytes, valid=bool(e.valid), kernel=dec(e.kernel),
+                 target=dec(e.target), desc=dec(e.desc)) for e in (out[i] for i in range(n.value))]
+
+
+def cache_clear():
+    """Removes every entry of the cache; returns how many files."""
+    ctx = _Ctx()
+    n = ctypes.c_size_t()
+    ctx.ok(lib.wavec_cache_clear(ctx.p, ctypes.byref(n)))
+    return n.value
+
+
+def autotune(*args, **kwargs):
+    from ._autotune import autotune as run
+    return run(*args, **kwargs)

@@ -1,0 +1,130 @@
+"""Errors: arguments that do not fit the kernel (each names the argument),
+compile errors (file:line:col and a caret), bad keyword arguments, and a
+context that recovers after an error."""
+import unittest
+
+import numpy as np
+
+import wavec
+from common import GEMM, GEMM_WGMMA
+
+
+class Arguments(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.k = wavec.compile(GEMM, target="sim", M=64, N=64, K=32)
+        cls.a = np.zeros((64, 32), np.float16)
+        cls.b = np.zeros((64, 32), np.float16)
+        cls.c = np.zeros((64, 64), np.float32)
+
+    def call_error(self, *args):
+        with self.assertRaises(wavec.ArgumentError) as cm:
+            self.k(*args)
+        return cm.exception
+
+    def test_dtype(self):
+        e = self.call_error(self.a, self.b.astype(np.float32), self.c)
+        self.assertEqual(e.arg, "b")
+        self.assertEqual(str(e), "gemm: argument 'b': element type float32, but the kernel declares f16 [64, 32]")
+        self.assertIsInstance(e, ValueError)
+
+    def test_shape(self):
+        e = self.call_error(self.a, self.b, np.zeros((64, 32), np.float32))
+        self.assertEqual(str(e), "gemm: argument 'c': shape [64, 32], but the kernel declares f32 [64, 64]")
+
+    def test_rank(self):
+        e = self.call_error(self.a.reshape(-1), self.b, self.c)
+        self.assertIn("argument 'a': shape [2048]", str(e))
+
+    def test_not_contiguous(self):
+        e = self.call_error(self.a, self.b, np.zeros((64, 64), np.float32).T)
+        self.assertEqual(e.arg, "c")
+        self.assertIn("not contiguous", str(e))
+        e = self.call_error(np.zeros((64, 64), np.float16)[:, :32], self.b, self.c)
+        self.assertEqual(e.arg, "a")
+        self.assertIn("not contiguous", str(e))
+
+    def test_read_only_output(self):
+        c = np.zeros((64, 64), np.float32)
+        c.setflags(write=False)
+        e = self.call_error(self.a, self.b, c)
+        self.assertIn("argument 'c': read-only, but the kernel writes it", str(e))
+        a = self.a.copy()
+        a.setflags(write=False)
+        self.k(a, self.b, self.c)  # an input may be read-only
+
+    def test_count(self):
+        with self.assertRaisesRegex(TypeError, r"gemm: takes 3 arguments \(a, b, c\), got 2"):
+            self.k(self.a, self.b)
+
+    def test_unknown_object(self):
+        e = self.call_error(self.a, [[0.0]], self.c)
+        self.assertIn("argument 'b': a list; wavec takes torch tensors", str(e))
+
+    def test_device_memory_in_the_simulator(self):
+        class OnGpu:
+            __cuda_array_interface__ = {"shape": (64, 32), "typestr": "<f2", "data": (1 << 40, False),
+                                        "version": 3}
+        e = self.call_error(self.a, OnGpu(), self.c)
+        self.assertIn("argument 'b'", str(e))
+
+
+class Compile(unittest.TestCase):
+    def test_syntax_error_has_location_and_caret(self):
+        with self.assertRaises(wavec.WavecError) as cm:
+            wavec.compile("kernel k(a: Memory[M, f16]) {\n    x = read(a)\n    y = x + zz\n}\n", target="sim")
+        msg = str(cm.exception)
+        self.assertTrue(msg.startswith("<string>:3:13: error[E0201]: "), msg)
+        self.assertIn("    y = x + zz", msg)
+        self.assertIn("^", msg)
+        self.assertEqual(cm.exception.status, "type error")
+
+    def test_unbound_size(self):
+        with self.assertRaisesRegex(wavec.WavecError, r"gemm.wave:\d+:\d+: error\[E0501\]"):
+            wavec.compile(GEMM, target="sim", M=64, N=64)
+
+    def test_unknown_define(self):
+        with self.assertRaisesRegex(TypeError, "has no symbol named BLOCK_Q"):
+            wavec.compile(GEMM, target="sim", M=64, N=64, K=32, BLOCK_Q=2)
+
+    def test_define_not_a_number(self):
+        with self.assertRaisesRegex(TypeError, "M='64': sizes and hyperparameters are numbers"):
+            wavec.compile(GEMM, target="sim", M="64", N=64, K=32)
+
+    def test_unknown_target(self):
+        with self.assertRaisesRegex(ValueError, "unknown target 'sm_75'"):
+            wavec.compile(GEMM, target="sm_75", M=64, N=64, K=32)
+
+    def test_kernel_choice(self):
+        from common import BENCH_GEMM
+        with self.assertRaisesRegex(ValueError, "has 4 kernels .*gemm_f16.*choose one with kernel="):
+            wavec.compile(BENCH_GEMM, target="sim", M=64, N=64, K=64)
+        with self.assertRaisesRegex(ValueError, "no kernel 'gemm_f8'"):
+            wavec.compile(BENCH_GEMM, kernel="gemm_f8", target="sim", M=64, N=64, K=64)
+
+    def test_missing_file(self):
+        with self.assertRaises(FileNotFoundError):
+            wavec.compile("no/such/kernel.wave", target="sim")
+
+    def test_error_then_recovery(self):
+        k = wavec.compile(GEMM_WGMMA, target="sim", M=128, N=128, K=64)
+        with self.assertRaisesRegex(wavec.WavecError, "sm_90a"):
+            k.ptx("sm_80")  # wgmma has no sm_80 form
+        self.assertIn(".target sm_90a", k.ptx("sm_90a"))  # a fresh context
+        a = np.zeros((128, 64), np.float16)
+        c = np.zeros((128, 128), np.float32)
+        k(a, a, c)
+
+    def test_gpu_without_driver(self):
+        if wavec._have_gpu():
+            self.skipTest("a GPU is present")
+        with self.assertRaisesRegex(wavec.WavecError, "no CUDA driver|no CUDA device"):
+            wavec.compile(GEMM, target="sm_90", M=64, N=64, K=32)
+
+    def test_ptxas_needs_a_named_target(self):
+        with self.assertRaisesRegex(ValueError, "ptxas=True assembles for a named GPU target"):
+            wavec.compile(GEMM, target="sim", ptxas=True, M=64, N=64, K=32)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,90 +1,40 @@
 """wavec benchmarks on the GPU, side by side with the peers in one run.
 
-For each workload: compile the .wave kernel with the wavec CLI (source ->
-PTX, timed; PTX -> cubin with ptxas, timed), load the PTX through the CUDA
-driver (ctypes), run it on torch tensors, check it against the peer's result,
+For each workload: compile the .wave kernel with wavec's Python package
+(python/: source -> PTX in-process, timed; PTX -> cubin with ptxas, timed),
+run it on torch tensors (wavec.Kernel: the driver's cubin, launched on
+torch's current stream), check it against the peer's result,
 and time both with CUDA events (median of 20 after 3 warm-ups) in the same
 process. FLOP conventions as ../shared/anchors/README.md: GEMM 2MNK,
 attention forward 4*B*H*N*N*D (halved when causal).
 
-Usage (on the GPU machine, from the repo root, after `make MODE=release`):
+Usage (on the GPU machine, from the repo root, after `make MODE=release all lib`):
   python3 bench/bench.py [--quick] [--out DIR]
 Writes DIR/results.json, DIR/RESULTS.md and DIR/results.png and prints a
 table last.
 """
-import argparse, ctypes, json, os, re, subprocess, sys, tempfile, time
+import argparse, json, os, re, subprocess, sys, tempfile, time
 import torch
 import torch.nn.functional as F
 
 WAVEC = os.environ.get("WAVEC", "build/release/wavec")
 dev = "cuda"
 
-# ---- the CUDA driver, for loading wavec's PTX ------------------------------
-cuda = ctypes.CDLL("libcuda.so.1")
-def ck(r, what):
-    if r != 0:
-        s = ctypes.c_char_p()
-        cuda.cuGetErrorString(r, ctypes.byref(s))
-        raise RuntimeError(f"{what}: CUDA error {r} {s.value.decode() if s.value else ''}")
+# ---- wavec's Python package (python/, over build/release/libwavec.so) --------
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import wavec  # noqa: E402
 
 torch.zeros(1, device=dev)  # the primary context, current on this thread
 
-# CUtensorMapDataType by torch dtype (cuda.h): FLOAT16 6, FLOAT32 7, BFLOAT16 9
-TMAP_DTYPE = {torch.float16: 6, torch.float32: 7, torch.bfloat16: 9}
-
-def encode_tmap(t, box, swz):
-    """The 128-byte CUtensorMap of tensor t (dense, row-major) with the box
-    `box` (t's dim order), as wavec_tensor_map_info says."""
-    buf = (ctypes.c_uint8 * 256)()  # the driver wants the map 64-aligned
-    m = (ctypes.c_uint64 * 16).from_buffer(buf, -ctypes.addressof(buf) % 128)
-    m._buf = buf
-    r = t.dim()
-    dims = (ctypes.c_uint64 * r)(*[t.shape[r - 1 - j] for j in range(r)])
-    strides = (ctypes.c_uint64 * max(r - 1, 1))(*[t.stride(r - 1 - j) * t.element_size() for j in range(1, r)])
-    boxd = (ctypes.c_uint32 * r)(*[box[r - 1 - j] for j in range(r)])
-    es = (ctypes.c_uint32 * r)(*([1] * r))
-    # no interleave, swizzle 128B (3) or none, L2 promotion 256B (3), OOB zeros
-    ck(cuda.cuTensorMapEncodeTiled(ctypes.byref(m), TMAP_DTYPE[t.dtype], r, ctypes.c_void_p(t.data_ptr()), dims,
-                                   strides, boxd, es, 0, 3 if swz else 0, 3, 0), "cuTensorMapEncodeTiled")
-    return m
-
-class Kernel:
-    def __init__(self, ptx: bytes, name: str, grid, block, smem, tmaps=()):
-        self.mod = ctypes.c_void_p()
-        ck(cuda.cuModuleLoadData(ctypes.byref(self.mod), ctypes.c_char_p(ptx + b"\0")), "cuModuleLoadData")
-        self.fn = ctypes.c_void_p()
-        ck(cuda.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, name.encode()), "cuModuleGetFunction")
-        self.grid, self.block, self.smem = grid, block, smem
-        self.tmaps, self.maps = list(tmaps), {}  # (arg, box, swizzle); encoded maps by data pointers
-        if smem > 48 * 1024:
-            # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-            ck(cuda.cuFuncSetAttribute(self.fn, 8, smem), "cuFuncSetAttribute")
-
-    def __call__(self, *tensors):
-        ptrs = [ctypes.c_uint64(t.data_ptr()) for t in tensors]
-        key = tuple(p.value for p in ptrs)
-        if self.tmaps and key not in self.maps:
-            self.maps[key] = [encode_tmap(tensors[a], box, swz) for a, box, swz in self.tmaps]
-        refs = [ctypes.cast(ctypes.byref(p), ctypes.c_void_p) for p in ptrs]
-        refs += [ctypes.cast(ctypes.byref(m), ctypes.c_void_p) for m in self.maps.get(key, [])]
-        params = (ctypes.c_void_p * len(refs))(*refs)
-        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        dyn = self.smem if self.dynamic else 0
-        ck(cuda.cuLaunchKernel(self.fn, *self.grid, *self.block, dyn, stream, params, None), "cuLaunchKernel")
-
-def wavec_compile(wave, kernel, defs, extra=(), target="sm_90"):
-    """Returns (Kernel, ms source->PTX, ms PTX->cubin, info)."""
-    args = [WAVEC, "compile", wave, "--kernel", kernel] + [f"-D{k}={v}" for k, v in defs.items()] + list(extra)
+def wavec_compile(wave, kernel, defs, hardware=None, target="sm_90"):
+    """Returns (Kernel, ms source->PTX, ms PTX->cubin, info): the kernel
+    through wavec.compile (launched on torch's current stream; its module
+    from the disk cache when it was built before), the compile times of a
+    cold compile (source to PTX by the library in this process, PTX to cubin
+    by ptxas -O3) and ptxas's resource report."""
+    k = wavec.compile(wave, kernel=kernel, target=target, hardware=hardware, **defs)
     t = time.perf_counter()
-    lines = subprocess.run(args, check=True, capture_output=True, text=True).stdout.splitlines()
-    tir = lines[0]
-    argi = {m.group(2): int(m.group(1)) for m in (re.match(r"  arg (\d+) (\S+) ", l) for l in lines) if m}
-    tmaps = [(argi[m.group(1)], [int(x) for x in m.group(2).split(", ")], bool(m.group(3)))
-             for m in (re.match(r"  tmap \d+ (\S+) box \[([\d, ]+)\]( swizzle 128)?", l) for l in lines) if m]
-    m = re.match(r"tir grid \[(\d+), (\d+), (\d+)\] block \[(\d+), (\d+), (\d+)\] lanes \d+ shared (\d+) bytes", tir)
-    grid = tuple(int(x) for x in m.group(1, 2, 3)); block = tuple(int(x) for x in m.group(4, 5, 6)); smem = int(m.group(7))
-    t = time.perf_counter()
-    ptx = subprocess.run(args + ["--emit=ptx", f"--target={target}"], check=True, capture_output=True).stdout
+    ptx = k.ptx(target).encode()
     ms_ptx = 1e3 * (time.perf_counter() - t)
     with tempfile.TemporaryDirectory() as d:
         open(f"{d}/k.ptx", "wb").write(ptx)
@@ -92,10 +42,8 @@ def wavec_compile(wave, kernel, defs, extra=(), target="sm_90"):
         r = subprocess.run(["ptxas", f"-arch={target}", "-O3", "-v", f"{d}/k.ptx", "-o", f"{d}/k.cubin"], check=True,
                            capture_output=True, text=True)
         ms_cubin = 1e3 * (time.perf_counter() - t)
-    k = Kernel(ptx, kernel, grid, block, smem, tmaps)
-    k.dynamic = b".extern .shared" in ptx
     regs = re.search(r"Used (\d+) registers", r.stderr); spill = re.search(r"(\d+) bytes spill stores", r.stderr)
-    return k, ms_ptx, ms_cubin, dict(grid=grid, block=block, smem=smem, regs=int(regs.group(1)) if regs else 0,
+    return k, ms_ptx, ms_cubin, dict(grid=k.grid, block=k.block, smem=k.smem, regs=int(regs.group(1)) if regs else 0,
                                      spill=int(spill.group(1)) if spill else 0)
 
 def bench(fn, warm=3, rep=20):
@@ -142,7 +90,7 @@ def gemm_kernel(fam, dt, n, cfg):
                          BLOCK_K=bk, WAVES_M=wm, WAVES_N=wn), stages_opt(st, wps))
 
 def stages_opt(s, wps=0):
-    return ["--hardware", f"stages={s}" + (f",workgroups_per_sm={wps}" if wps else "")]
+    return dict(stages=s, **(dict(workgroups_per_sm=wps) if wps else {}))
 
 def gemm_sweep(n, dt, fam):
     """Times every tile configuration of a family once (median of 5),
@@ -253,7 +201,7 @@ def attn_sweep(D, N=4096, kinds=("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_w
 def attn_kernel(kind, D, wave, kname, sizes):
     cfg = best_attn.get((kind, D))
     defs, st = attn_defs(kind, cfg) if cfg else ({}, None)
-    return wavec_compile(wave, kname, dict(sizes, **defs), stages_opt(st) if st else (),
+    return wavec_compile(wave, kname, dict(sizes, **defs), stages_opt(st) if st else None,
                          target="sm_90a" if kind in WG_KINDS else "sm_90"), cfg
 
 def attn_fwd(D, N, causal, kind="fwd"):
@@ -466,8 +414,8 @@ def main():
                 f"Attention: against SDPA on the same f16 inputs; backward: max over dq, dk, dv. Times: median of 20 after 3 warm-ups, "
                 f"CUDA events; the backward is wavec's D, dk/dv and dq kernels together.\n\n")
         if triton_ms:
-            f.write(f"Compile times: wavec's per kernel in the table (backward rows: its dk/dv and dq kernels summed; source to PTX by the wavec CLI, process start "
-                    f"included; PTX to cubin by ptxas); a cold Triton compile of a tiled matmul in this run: "
+            f.write(f"Compile times: wavec's per kernel in the table (backward rows: its dk/dv and dq kernels summed; source to PTX by wavec's library in the "
+                    f"benchmark's process; PTX to cubin by ptxas); a cold Triton compile of a tiled matmul in this run: "
                     f"{triton_ms['matmul']:.0f} ms.\n\n")
         f.write("| workload | wavec TFLOP/s | peer | peer TFLOP/s | ratio | rel err | source->PTX ms | PTX->cubin ms |\n|---|---|---|---|---|---|---|---|\n")
         for r in rows:

@@ -710,7 +710,8 @@ typedef struct wavec_cache_entry {
  * folder does not exist. Valid until the context is freed. */
 WAVEC_API wavec_status wavec_cache_list(wavec_ctx *ctx, const wavec_cache_entry **out,
                               size_t *n);
-/* Removes every entry (and every temporary file a writer left behind);
+/* Removes every entry, the autotuner's choices (python/) and every
+ * temporary file a writer left behind;
  * *removed (may be NULL): how many files. WAVEC_ERR_RUNTIME when one could
  * not be removed. */
 WAVEC_API wavec_status wavec_cache_clear(wavec_ctx *ctx, size_t *removed);

@@ -203,9 +203,7 @@ if want python; then
     bad "python (python3 is not installed)"
   elif ! python3 -c 'import numpy' 2>/dev/null; then
     bad "python (NumPy is not installed: python3 -m pip install numpy)"
-  elif [ ! -e "$so" ]; then
-    skip "python ($so is not built: make lib)"
-  else
+  elif have "$so"; then
     n=0
     for t in tests/python/test_*.py; do
       [ -e "$t" ] || continue

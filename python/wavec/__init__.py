@@ -25,7 +25,7 @@ from ._lib import lib, ArgInfo, CacheEntry, LOAD_NO_CACHE, LOAD_PTXAS
 from ._args import ArgumentError, adapt, shape_str
 
 __all__ = ["compile", "Kernel", "Arg", "WavecError", "ArgumentError", "cache_dir", "cache_list",
-           "cache_clear", "library_version", "autotune"]
+           "cache_clear", "library_version", "autotune", "custom_op"]
 
 TARGETS = ("sm_80", "sm_90", "sm_90a", "sim", "auto")
 
@@ -365,6 +365,14 @@ def cache_clear():
     return n.value
 
 
-def autotune(*args, **kwargs):
+def autotune(source, kernel, configs, key=(), target="auto", **kwargs):
+    """The fastest correct configuration per key: see wavec._autotune."""
     from ._autotune import autotune as run
-    return run(*args, **kwargs)
+    return run(source, kernel, configs, key=key, target=target, **kwargs)
+
+
+def custom_op(kernel, name=None):
+    """kernel as a torch.library operator (torch.compile, CUDA graphs): see
+    wavec._torch."""
+    from ._torch import custom_op as register
+    return register(kernel, name)

@@ -425,16 +425,29 @@ static bool entry_name(const char *name, uint64_t key[2]) {
   return true;
 }
 
-/* A writer's temporary file (support/outfile.c): ".<entry name>.XXXXXX". */
-static bool temp_name(const char *name) {
-  size_t n = strlen(name);
-  char entry[64];
-  if (name[0] != '.' || n < 8 || n - 8 >= sizeof entry || name[n - 7] != '.')
+/* Other files of the cache that --clear removes: the autotuner's choices
+ * ("<32 hex digits>.wvtune", python/wavec/_autotune.py) and temporary files
+ * writers leave behind when they die (".<entry or choice name>.XXXXXX"). */
+static bool hex32(const char *s) {
+  for (int i = 0; i < 32; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return false;
+  return true;
+}
+static bool other_cache_file(const char *name) {
+  static const char *const exts[] = {".wvbin", ".wvtune"};
+  bool temp = name[0] == '.';
+  const char *p = name + temp;
+  if (strlen(p) < 32 || !hex32(p))
     return false;
-  memcpy(entry, name + 1, n - 8);
-  entry[n - 8] = 0;
-  uint64_t key[2];
-  return entry_name(entry, key);
+  p += 32;
+  for (size_t i = 0; i < WV_ARRAY_LEN(exts); i++) {
+    size_t n = strlen(exts[i]);
+    if (strncmp(p, exts[i], n) == 0 &&
+        (temp ? p[n] == '.' && p[n + 1] : p[n] == 0))
+      return true;
+  }
+  return false;
 }
 
 static int cmp_entry(const void *a, const void *b) {
@@ -471,7 +484,7 @@ static bool is_entry(const char *name) {
   return entry_name(name, k);
 }
 static bool is_cache_file(const char *name) {
-  return is_entry(name) || temp_name(name);
+  return is_entry(name) || other_cache_file(name);
 }
 
 wavec_status wavec_cache_list(wavec_ctx *ctx, const wavec_cache_entry **out,

@@ -207,6 +207,61 @@ def second_process_spends_no_time_compiling():
     assert float(outs[1][1]) < 1.0
 
 
+@case
+def custom_op_eager_compile_and_cuda_graphs():
+    kern = wavec.compile(GEMM_WGMMA, target="sm_90a", M=256, N=256, K=128)
+    op = wavec.custom_op(kern)
+    assert wavec.custom_op(kern) is op  # registered once per variant
+    a, b = inputs(256, 256, 128)
+    ref = a.double() @ b.double().T
+    close(op(a, b), ref)
+    if hasattr(torch.library, "opcheck"):
+        torch.library.opcheck(op, (a, b))
+
+    def f(x, y):
+        return torch.relu(op(x, y)) + 1.0
+
+    want = torch.relu(ref) + 1.0
+    close(torch.compile(f, fullgraph=True)(a, b), want)
+    g = torch.compile(f, mode="reduce-overhead", fullgraph=True)  # CUDA graphs
+    for _ in range(4):
+        a.copy_(torch.randn_like(a))
+        close(g(a, b).clone(), torch.relu(a.double() @ b.double().T) + 1.0)
+    # shapes from the fake implementation, without running the kernel
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode() as mode:
+        fa, fb = mode.from_tensor(a), mode.from_tensor(b)
+        out = op(fa, fb)
+        assert tuple(out.shape) == (256, 256) and out.dtype == torch.float32, out
+
+
+@case
+def autotune_picks_a_correct_config():
+    configs = [dict(BLOCK_M=128, BLOCK_N=128), dict(BLOCK_M=64, BLOCK_N=128),
+               dict(BLOCK_M=128, BLOCK_N=256, hardware=dict(stages=4)),
+               dict(BLOCK_M=128, BLOCK_N=96),  # does not divide N: a compile error
+               dict(BLOCK_M=64, BLOCK_N=256, hardware=dict(stages=2))]
+    lines = []
+    t = wavec.autotune(GEMM_WGMMA, "gemm_wgmma", configs, key=["M", "N", "K"], target="sm_90a",
+                       progress=lines.append, rep=10)
+    k = t.best(M=1024, N=1024, K=512)
+    for line in lines:
+        note(line)
+    results = t.results[(1024, 1024, 512)]
+    assert [r.status for r in results].count("ok") == 4, results
+    assert results[0].status == "ok" and results[0].ms == min(r.ms for r in results if r.ms)
+    a, b = inputs(1024, 1024, 512)
+    c = torch.empty(1024, 1024, device="cuda")
+    k(a, b, c)
+    torch.cuda.synchronize()
+    close(c, a.double() @ b.double().T)
+    # a new tuner reads the choice back without tuning
+    lines2 = []
+    t2 = wavec.autotune(GEMM_WGMMA, "gemm_wgmma", configs, key=["M", "N", "K"], target="sm_90a",
+                        progress=lines2.append)
+    assert t2.best_config(M=1024, N=1024, K=512) == results[0].config and not lines2
+
+
 def main():
     only = sys.argv[1:]
     passed = failed = 0

@@ -433,7 +433,8 @@ static void ptxas_miss_hit_corrupt(void) {
   WV_UNGUARD(probe);
   wavec_ctx_free(probe);
   if (!have) {
-    printf("  (ptxas not found: the cache through ptxas is not tested)\n");
+    printf("SKIPPED: ptxas not found: the cache through ptxas is not "
+           "tested\n");
     return;
   }
   fresh_dir("ptxas");

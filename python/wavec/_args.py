@@ -81,7 +81,7 @@ def check(kernel, info, *, dtype_ok, dtype_name, shape, contiguous, writable=Tru
 
 def from_torch(kernel, info, t):
     check(kernel, info, dtype_ok=str(t.dtype).replace("torch.", "") in DTYPES[info.dtype][1],
-          dtype_name=str(t.dtype), shape=tuple(t.shape), contiguous=t.is_contiguous())
+          dtype_name=str(t.dtype).replace("torch.", ""), shape=tuple(t.shape), contiguous=t.is_contiguous())
     dev = "cpu" if t.device.type == "cpu" else ("cuda", t.device.index if t.device.index is not None else 0)
     if t.device.type not in ("cpu", "cuda"):
         raise ArgumentError(kernel, info.name, f"a tensor on {t.device}; wavec runs on CUDA devices "

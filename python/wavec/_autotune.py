@@ -323,10 +323,11 @@ class Autotuner:
                                f"({', '.join(sorted(set(r.status for r in results)))})")
         best = good[0]
         self.progress(f"wavec.autotune {self.kernel}: best {_describe(best.config)} ({best.ms:.4f} ms)")
-        self.results[key] = results
+        ranked = good + [r for r in results if r.status != "ok"]
+        self.results[key] = ranked
         self._best[key] = (best.config, kernels[self.configs.index(best.config)])
         self._store(key, best.config, best.ms)
-        return good + [r for r in results if r.status != "ok"]
+        return ranked
 
     def best_config(self, **sizes):
         """The chosen configuration for the key of `sizes`: from this

@@ -59,7 +59,7 @@ class Autotune(unittest.TestCase):
         self.assertEqual([r.status for r in results], ["ok", "ok", "ok", "numbers differ", "compile error"])
         self.assertEqual([r.config for r in results[:3]], [CONFIGS[1], CONFIGS[4], CONFIGS[0]])
         self.assertAlmostEqual(results[3].error, 0.5, places=5)  # S = 1.5 against 1.0
-        self.assertIn("not", results[4].error.lower())  # the compiler's message
+        self.assertIn("error[e0405]", results[4].error.lower())  # the compiler's located message
         self.assertEqual(sorted(self.timed), [0, 1, 4])  # the rejected are never timed
         # one line per configuration, a first and a last
         self.assertEqual(len(self.lines), len(CONFIGS) + 2)

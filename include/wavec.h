@@ -438,7 +438,8 @@ typedef enum wavec_pass {
   WAVEC_PASS_BROADCAST = 4,
   WAVEC_PASS_EXPAND = 5,
   WAVEC_PASS_LOWER = 6,
-  WAVEC_PASS_COUNT = 7 /* one more than the largest value */
+  WAVEC_PASS_WAITS = 7,
+  WAVEC_PASS_COUNT = 8 /* one more than the largest value */
 } wavec_pass;
 /* The i-th pass of the pipeline, in the order they run; -1 past the last. */
 WAVEC_API int wavec_pass_at(size_t i);

@@ -28,6 +28,11 @@ static wavec_status verify_tir(wv_kernel *k, const char *pass) {
   return st == WAVEC_OK ? tir_verify(k->ctx, k->tir) : st;
 }
 
+static wavec_status verify_waits(wv_kernel *k, const char *pass) {
+  wavec_status st = verify_tir(k, pass);
+  return st == WAVEC_OK ? tir_verify_waits(k->ctx, k->tir) : st;
+}
+
 /* What --print-after shows: the graph, or the thread program. */
 static void print_graph(wv_kernel *k, wv_buf *b) { wv_print_kernel(k, b); }
 
@@ -58,7 +63,9 @@ static const struct {
     {WAVEC_PASS_EXPAND, "expand", wv_pass_expand, verify_views, print_graph,
      "one node per vector tile; mma and reductions become chains"},
     {WAVEC_PASS_LOWER, "lower", wv_pass_lower, verify_tir, print_tir,
-     "the thread program (TIR) that the simulator and PTX printer run"},
+     "the thread program (TIR); wgmma waits are the next pass's"},
+    {WAVEC_PASS_WAITS, "waits", wv_pass_waits, verify_waits, print_tir,
+     "wgmma waits where a wgmma's registers or tiles are next touched"},
 };
 
 static int row_of(wavec_pass p) {

@@ -28,30 +28,10 @@ uint32_t lw_reg(lw *w, tir_ty ty) {
   return w->p->regs.n - 1;
 }
 
-bool lw_pending(const lw *w, uint32_t r) {
-  return r && r < w->pend.n && w->pend.v[r];
-}
-
-/* Every instruction goes through here. While wgmmas are in flight, the
- * first other instruction that touches their registers, and any barrier
- * or loop boundary (the tiles they read must not be overwritten), is
- * preceded by a wait for all of them (tir.h), and so is an mbarrier
- * arrival (it releases the slots they read) — except at the end of a loop
- * that carries its last group into the next iteration (carry_group). */
+/* Every instruction goes through here (the wgmma waits are the pass
+ * `waits`'s, after the lowering). */
 tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
                    uint32_t b, uint32_t c, int64_t imm) {
-  /* planted bug for the tests: never wait */
-  if (w->npend && op != T_WGMMA &&
-      !(w->ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT) &&
-      (op == T_BAR || op == T_LOOP ||
-       ((op == T_ENDLOOP || op == T_MBARRIVE) && !w->carry_group) ||
-       lw_pending(w, dst) || lw_pending(w, a) || lw_pending(w, b) ||
-       lw_pending(w, c))) {
-    tir_instr wait = {.op = T_WGWAIT, .ty = TY_PRED, .loc = w->loc};
-    vec_push(w->ctx, &w->p->code, wait);
-    memset(w->pend.v, 0, w->pend.n);
-    w->npend = 0;
-  }
   tir_instr in = {.op = op, .ty = ty, .dst = dst, .a = a, .b = b, .c = c,
                   .imm = imm, .loc = w->loc};
   vec_push(w->ctx, &w->p->code, in);
@@ -301,8 +281,6 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   lw_open_scope(&w);
   lw_tma_prologue(&w);
   lw_block(&w, 0);
-  if (w.npend && !(ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT))
-    lw_emit(&w, T_WGWAIT, TY_PRED, 0, 0, 0, 0, 0);
   p->smem_bytes = w.convert_bytes + w.stage_bytes;
   k->tir = p;
   return WAVEC_OK;

@@ -17,6 +17,7 @@
  *                       copies into an mbarrier ring) and the latter's code
  *   lower_guard.c       guards at the edges of ragged dimensions
  *   promote.c           which reads are staged in shared memory, ring depth
+ * The wgmma waits are the next pass's (waits.c), not the lowering's.
  */
 #ifndef WV_LOWER_H
 #define WV_LOWER_H
@@ -150,10 +151,6 @@ typedef struct lw {
   VEC(struct stage *) stages_all; /* every staged tile, once */
   uint32_t *nuses;                /* by node: operands that name it */
   bool wgmma;                     /* the kernel's mma is a warpgroup one */
-  /* registers a wgmma in flight writes (by register; see emit) */
-  VEC(uint8_t) pend;
-  uint32_t npend;
-  bool carry_group;   /* the ENDLOOP being emitted keeps a group in flight */
   int64_t *frag_vals; /* frag_at's scratch */
   bool *frag_known;
   VEC(layout_facts) facts;   /* frag_table and elem_reps, by layout */
@@ -178,7 +175,6 @@ typedef struct loop_part {
 
 /* lower.c */
 uint32_t lw_reg(lw *w, tir_ty ty);
-bool lw_pending(const lw *w, uint32_t r);
 tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
                    uint32_t b, uint32_t c, int64_t imm);
 uint32_t lw_op2(lw *w, tir_op op, tir_ty ty, uint32_t a, uint32_t b);

@@ -104,7 +104,7 @@ ex_t lw_slot_at(lw *w, const stage *st, int64_t S, ex_t tile) {
 }
 
 /* Does a loop streaming through a ring of S slots carry its last wgmma
- * group into the next iteration when it can (see carry_blocker)? */
+ * group into the next iteration when it can (see tir_carry_blocker)? */
 bool lw_ring_carries(const lw *w, int64_t S) {
   return w->wgmma && S >= 3 && !(w->ctx->test_hooks & WV_HOOK_WGMMA_NO_CARRY);
 }

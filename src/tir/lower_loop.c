@@ -70,34 +70,6 @@ static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
   wv_remark_end(w->k, &b);
 }
 
-/* Can the wgmmas pending at the end of a loop body (code from `from` on,
- * after the ring's refill) stay in flight into the next iteration? Only if
- * that iteration waits for everything (a full T_WGWAIT) before it touches
- * their registers other than by a wgmma (which accumulates in order: the
- * same instructions, the same shapes) and before it copies into shared
- * memory outside the ring, whose distance protects the slots they read;
- * no nested loop either. NULL if they can, else the first instruction in
- * the way. */
-static const tir_instr *carry_blocker(const lw *w, uint32_t from) {
-  const tir_prog *p = w->p;
-  for (uint32_t i = from; i < p->code.n; i++) {
-    const tir_instr *in = &p->code.v[i];
-    if (in->op == T_WGWAIT && in->imm == 0)
-      return NULL;
-    if (in->op == T_WGMMA)
-      continue;
-    if (in->op == T_LOOP || in->op == T_ENDLOOP || in->op == T_CPA)
-      return in;
-    if (lw_pending(w, in->dst) || lw_pending(w, in->a) ||
-        lw_pending(w, in->b) || lw_pending(w, in->c))
-      return in;
-    for (uint32_t e = 0; e < in->nlist; e++)
-      if (lw_pending(w, in->list[e]))
-        return in;
-  }
-  return NULL;
-}
-
 /* Whether loop n carries its last group of wgmmas into the next
  * iteration, and if not, the line that stops it. */
 static void remark_carry(lw *w, const wv_node *n, const tir_instr *blocker) {
@@ -275,15 +247,22 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
   w->loc = n->loc;
   for (uint32_t i = 0; i < piped_n; i++)
     piped_v[i]->at = 0;
-  /* the last group stays in flight: wait for all but it */
-  if (carry && w->npend) {
-    const tir_instr *blocker = carry_blocker(w, body_from);
-    remark_carry(w, n, blocker);
-    w->carry_group = !blocker;
+  /* The last group stays in flight, if the next iteration waits for all
+   * wgmmas before it touches what that group uses (see tir_carry_blocker):
+   * wait for all but it. */
+  bool carried = false;
+  if (carry) {
+    bool pending;
+    const tir_instr *blocker =
+        tir_carry_blocker(ctx, w->p, body_from,
+                          ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT, &pending);
+    if (pending) {
+      remark_carry(w, n, blocker);
+      carried = !blocker;
+    }
   }
-  if (w->carry_group)
+  if (carried)
     lw_emit(w, T_WGWAIT, TY_PRED, 0, 0, 0, 0, 1);
-  bool carried = w->carry_group;
   if (tma && !early_release) {
     if (carried) {
       uint32_t from = rfirst ? rfirst : lw_iconst(w, 0);
@@ -299,7 +278,6 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
   tir_instr *ei =
       lw_emit(w, T_ENDLOOP, TY_I32, counter, rfirst, rlast, 0, trips);
   uint32_t end = (uint32_t)(ei - w->p->code.v);
-  w->carry_group = false;
   if (tma && carried && !early_release) {
     /* the part's last tile, read by the group carried out of the loop */
     uint32_t any = 0;
@@ -361,7 +339,7 @@ void lw_iterate(lw *w, uint32_t id) {
   int64_t S = w->stages;
   /* A wgmma loop with a ring of 3 or more slots may carry the last group
    * of wgmmas of an iteration, in flight, into the next one (see
-   * carry_blocker); the group of iteration i-1 may then still read the slot
+   * tir_carry_blocker); the group of iteration i-1 may then still read the slot
    * of tile i-1 when iteration i refills a slot, so the ring runs one
    * tile less ahead: tile i+S-2 goes into the slot of tile i-2. */
   bool carry = piped.n && lw_ring_carries(w, S);

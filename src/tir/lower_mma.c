@@ -65,8 +65,8 @@ static stage *wgmma_tile(lw *w, wv_node *n, int r, bool *mn) {
  * element's address is all it needs); an lhs computed in registers (p in
  * p · v) is passed as its fragment. It accumulates in place: into the
  * accumulator operand's registers when nothing else reads them, else into
- * a copy. It runs asynchronously; lw_emit() waits for it where its registers
- * are next touched. */
+ * a copy. It runs asynchronously; the pass waits (waits.c) waits for it
+ * where its registers are next touched. */
 void lw_wgmma(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
@@ -112,12 +112,6 @@ void lw_wgmma(lw *w, uint32_t id) {
   in->imm2 = lbo;
   in->list = list;
   in->nlist = nc + na;
-  for (uint32_t e = 0; e < nc + na; e++) {
-    while (w->pend.n <= list[e])
-      vec_push(ctx, &w->pend, 0);
-    w->npend += !w->pend.v[list[e]];
-    w->pend.v[list[e]] = 1;
-  }
   w->vals[id] = list[0];
   for (uint32_t e = 1; e < nc; e++)
     wv_assert(ctx, list[e] == list[0] + e);

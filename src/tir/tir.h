@@ -254,6 +254,20 @@ wavec_status wv_pass_lower(wv_kernel *k);
 tir_prog *wv_kernel_tir(wv_kernel *k);
 void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b);
 wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p);
+/* Pass `waits` (waits.c): the full wgmma waits; its verifier checks that
+ * no instruction touches what a wgmma in flight uses and that a loop that
+ * carries a group into its next iteration keeps to the rule of tir.h. */
+wavec_status wv_pass_waits(wv_kernel *k);
+wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p);
+/* For a loop body that starts at instruction `from` and runs to the end of
+ * p's code (its ENDLOOP not yet there), with the waits `waits` will put
+ * (none if `never`): *pending says whether wgmmas are in flight at its
+ * end; the result is the first instruction of the body that would touch
+ * them, or copy into shared memory, or start or end a loop, before the body
+ * waits for all wgmmas (so they cannot stay in flight into the next
+ * iteration), or NULL. */
+const tir_instr *tir_carry_blocker(wavec_ctx *ctx, const tir_prog *p,
+                                   uint32_t from, bool never, bool *pending);
 
 tir_ty tir_ty_of(wavec_dtype dt);
 int tir_ty_bytes(tir_ty ty); /* 2 for f16/bf16, 4 for f32/i32, 1 pred */

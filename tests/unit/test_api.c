@@ -212,7 +212,8 @@ static void passes(void) {
                 {WAVEC_PASS_INDEX, 3, "index"},
                 {WAVEC_PASS_BROADCAST, 4, "broadcast"},
                 {WAVEC_PASS_EXPAND, 5, "expand"},
-                {WAVEC_PASS_LOWER, 6, "lower"}};
+                {WAVEC_PASS_LOWER, 6, "lower"},
+                {WAVEC_PASS_WAITS, 7, "waits"}};
   for (size_t i = 0; i < sizeof pinned / sizeof *pinned; i++) {
     CHECKF((int)pinned[i].p == pinned[i].value, "%s is %d, pinned %d",
            pinned[i].name, (int)pinned[i].p, pinned[i].value);

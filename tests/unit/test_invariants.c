@@ -315,6 +315,39 @@ static void wgmma_waits_are_checked(void) {
 
 static bool has_remark(wavec_kernel *k, const char *text);
 
+/* The verifier after the pass waits: a program missing one of its waits is
+ * refused, naming the instruction. */
+static wavec_status verify_waits(wavec_ctx *ctx, const tir_prog *p) {
+  WV_GUARD(ctx, ctx->status);
+  wavec_status st = tir_verify_waits(ctx, p);
+  WV_UNGUARD(ctx);
+  return st;
+}
+
+static void wgmma_waits_verified(void) {
+  wavec_kernel *pk;
+  wavec_status st;
+  wavec_ctx *ctx = build("examples/gemm_wgmma.wave", "gemm_wgmma", NULL, 128,
+                         256, 128, 128, NULL, &pk, &st);
+  CHECKF(st == WAVEC_OK, "%s", wavec_errmsg(ctx));
+  if (st == WAVEC_OK) {
+    tir_prog *p = wv_kernel_tir(K(pk));
+    CHECK(tir_verify_waits(ctx, p) == WAVEC_OK);
+    /* the first full wait, dropped */
+    uint32_t i = 0;
+    while (i < p->code.n &&
+           !(p->code.v[i].op == T_WGWAIT && p->code.v[i].imm == 0))
+      i++;
+    CHECK(i < p->code.n);
+    p->code.v[i].op = T_CPCOMMIT;
+    st = verify_waits(ctx, p);
+    CHECKF(st == WAVEC_ERR_INTERNAL &&
+               strstr(wavec_errmsg(ctx), "touches what a wgmma in flight"),
+           "a missing wait: %s", wavec_errmsg(ctx));
+  }
+  wavec_ctx_free(ctx);
+}
+
 /* Does the thread program hold an instruction whose printed form
  * contains `text`? */
 static bool tir_has(wavec_kernel *pk, const char *text) {
@@ -662,6 +695,7 @@ static void tma_bugs_are_caught(void) {
 }
 
 int main(void) {
+  RUN(wgmma_waits_verified);
   RUN(cast_of_mma_has_own_dims);
   RUN(users_see_last_link);
   RUN(broken_lookup_is_caught);

@@ -669,6 +669,8 @@ WAVEC_API const void *wavec_module_code(const wavec_module *b, size_t *len);
  * the first launch there. dev_args: one device pointer per argument, in
  * declaration order, to dense row-major tensors of the argument's shape
  * and type (wavec_module_arg); nothing is checked on the device side.
+ * A kernel with tensor maps (wavec_tensor_map_info) gets them built over
+ * these pointers at every launch and passed after them.
  * WAVEC_ERR_RUNTIME with the driver's error when loading or launching
  * fails. */
 WAVEC_API wavec_status wavec_module_launch(wavec_module *b, void *stream,

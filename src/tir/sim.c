@@ -587,240 +587,335 @@ static void check_not_in_flight(sim *s, const tir_instr *in, uint32_t w) {
   }
 }
 
-/* Runs wave w until a barrier or its end. */
+/* ---- one instruction ---------------------------------------------------------
+ *
+ * Values: an op that computes one value per lane from that lane's registers
+ * is a lane function (lane_value); exec_value runs it for every lane, in
+ * lane order, and writes dst. Every other op runs for the whole wave at
+ * once (exec), its lanes in order too, so that the first error found is
+ * the same whatever the op. */
+
+typedef val lane_fn(sim *s, const tir_instr *in, uint32_t w, int l);
+
+static val lane_const(sim *s, const tir_instr *in, uint32_t w, int l) {
+  val r = {0};
+  if (is_float(in->ty))
+    r.f = round_to(in->ty, in->fimm);
+  else
+    r.i = in->imm;
+  return r;
+}
+
+static val lane_sreg(sim *s, const tir_instr *in, uint32_t w, int l) {
+  return (val){.i = sreg(s, w, l, in->imm)};
+}
+
+static val lane_mov(sim *s, const tir_instr *in, uint32_t w, int l) {
+  return rd(s, in, w, in->a, l);
+}
+
+static val lane_setp(sim *s, const tir_instr *in, uint32_t w, int l) {
+  tir_ty at = s->p->regs.v[in->a];
+  val a = rd(s, in, w, in->a, l), b = rd(s, in, w, in->b, l);
+  return (val){.i = is_float(at) ? cmp(in->imm, a.f, b.f)
+                                 : cmp(in->imm, (double)a.i, (double)b.i)};
+}
+
+static val lane_and(sim *s, const tir_instr *in, uint32_t w, int l) {
+  return (val){.i = rd(s, in, w, in->a, l).i && rd(s, in, w, in->b, l).i};
+}
+
+static val lane_selp(sim *s, const tir_instr *in, uint32_t w, int l) {
+  return rd(s, in, w, in->a, l).i ? rd(s, in, w, in->b, l)
+                                  : rd(s, in, w, in->c, l);
+}
+
+static val lane_cvt(sim *s, const tir_instr *in, uint32_t w, int l) {
+  tir_ty at = s->p->regs.v[in->a], ty = in->ty;
+  val a = rd(s, in, w, in->a, l), r = {0};
+  double x = is_float(at) ? a.f : (double)a.i;
+  if (is_float(ty))
+    r.f = round_to(ty, x);
+  else if (ty == TY_PRED)
+    r.i = x != 0; /* 0 or 1; NaN is true (x != 0 holds for NaN) */
+  else
+    r.i = (int64_t)nearbyint(x);
+  return r;
+}
+
+static val lane_ldg(sim *s, const tir_instr *in, uint32_t w, int l) {
+  if (in->b && !rd(s, in, w, in->b, l).i) { /* the fill */
+    if (is_float(in->ty))
+      return (val){.f = round_to(in->ty, in->fimm)};
+    return (val){.i = in->ty == TY_PRED ? in->fimm != 0 : (int64_t)in->fimm};
+  }
+  return ldg(s, in, w, l, in->ty, rd(s, in, w, in->a, l).i);
+}
+
+static val lane_lds(sim *s, const tir_instr *in, uint32_t w, int l) {
+  return shared_access(s, in, w, l, in->ty, rd(s, in, w, in->a, l).i, NULL);
+}
+
+/* Integer arithmetic (floor division and modulus, tir.h). */
+static int64_t int_op(sim *s, const tir_instr *in, uint32_t w, int l,
+                      int64_t a, int64_t b) {
+  switch (in->op) {
+  case T_ADD: return a + b;
+  case T_SUB: return a - b;
+  case T_MUL: return a * b;
+  case T_DIV:
+  case T_MOD:
+    if (b == 0)
+      sim_report(s, in, w, l, D_SIM_OOB, "integer division by zero");
+    return in->op == T_DIV ? floordiv(a, b) : a - floordiv(a, b) * b;
+  case T_TDIV:
+  case T_TREM:
+    if (b == 0)
+      sim_report(s, in, w, l, D_SIM_OOB, "integer division by zero");
+    return in->op == T_TDIV ? a / b : a % b; /* C truncates */
+  case T_MIN: return a < b ? a : b;
+  case T_MAX: return a > b ? a : b;
+  case T_NEG: return -a;
+  case T_ABS: return a < 0 ? -a : a;
+  case T_SWZ: return tir_swz128(a);
+  default:
+    wv_fail(s->ctx, D_INTERNAL, in->loc, "simulator: no integer %s", "op");
+  }
+}
+
+/* Arithmetic: floats computed exactly (fop) and rounded once to the
+ * register's type; everything else as integers. */
+static val lane_arith(sim *s, const tir_instr *in, uint32_t w, int l) {
+  val a = in->a ? rd(s, in, w, in->a, l) : (val){0};
+  val b = in->b ? rd(s, in, w, in->b, l) : (val){0};
+  if (is_float(in->ty))
+    return (val){.f = round_to(in->ty, fop(in->op, a.f, b.f))};
+  return (val){.i = int_op(s, in, w, l, a.i, b.i)};
+}
+
+static lane_fn *const lane_value[T__COUNT] = {
+    [T_CONST] = lane_const, [T_SREG] = lane_sreg,   [T_MOV] = lane_mov,
+    [T_ADD] = lane_arith,   [T_SUB] = lane_arith,   [T_MUL] = lane_arith,
+    [T_DIV] = lane_arith,   [T_MOD] = lane_arith,   [T_TDIV] = lane_arith,
+    [T_TREM] = lane_arith,  [T_MIN] = lane_arith,   [T_MAX] = lane_arith,
+    [T_NEG] = lane_arith,   [T_ABS] = lane_arith,   [T_EXP2] = lane_arith,
+    [T_EXP] = lane_arith,   [T_LOG2] = lane_arith,  [T_RCP] = lane_arith,
+    [T_SQRT] = lane_arith,  [T_RSQRT] = lane_arith, [T_TANH] = lane_arith,
+    [T_SWZ] = lane_arith,   [T_SETP] = lane_setp,   [T_AND] = lane_and,
+    [T_SELP] = lane_selp,   [T_CVT] = lane_cvt,     [T_LDG] = lane_ldg,
+    [T_LDS] = lane_lds};
+
+/* An op run for the whole wave; false when the wave stops before the next
+ * instruction (a barrier, or an mbarrier wait whose phase has not
+ * completed). */
+typedef bool exec_fn(sim *s, const tir_instr *in, uint32_t w);
+
+static bool exec_value(sim *s, const tir_instr *in, uint32_t w) {
+  lane_fn *f = lane_value[in->op];
+  for (int l = 0; l < s->lanes; l++)
+    wr(s, w, in->dst, l, f(s, in, w, l));
+  return true;
+}
+
+static bool exec_stg(sim *s, const tir_instr *in, uint32_t w) {
+  for (int l = 0; l < s->lanes; l++)
+    if (!in->c || rd(s, in, w, in->c, l).i)
+      stg(s, in, w, l, in->ty, rd(s, in, w, in->a, l).i,
+          rd(s, in, w, in->b, l));
+  return true;
+}
+
+static bool exec_sts(sim *s, const tir_instr *in, uint32_t w) {
+  for (int l = 0; l < s->lanes; l++) {
+    if (in->c && !rd(s, in, w, in->c, l).i)
+      continue;
+    val v = rd(s, in, w, in->b, l);
+    shared_access(s, in, w, l, in->ty, rd(s, in, w, in->a, l).i, &v);
+  }
+  return true;
+}
+
+static bool exec_cpa(sim *s, const tir_instr *in, uint32_t w) {
+  for (int l = 0; l < s->lanes; l++)
+    if (!in->c || rd(s, in, w, in->c, l).i)
+      copy_issue(s, in, w, l, rd(s, in, w, in->a, l).i,
+                 rd(s, in, w, in->b, l).i,
+                 in->nlist && !rd(s, in, w, in->list[0], l).i);
+  return true;
+}
+
+/* T_LDGV, T_LDSV, T_STSV: n consecutive elements, the whole vector aligned
+ * to its size. */
+static bool exec_vector(sim *s, const tir_instr *in, uint32_t w) {
+  tir_ty ty = in->ty;
+  int64_t size = tir_ty_bytes(ty), n = in->nlist;
+  for (int l = 0; l < s->lanes; l++) {
+    int64_t a = rd(s, in, w, in->a, l).i;
+    int64_t bytes = in->op == T_LDGV ? a * size : a;
+    if (bytes % (size * n) != 0)
+      sim_report(s, in, w, l, D_SIM_OOB,
+                 "misaligned %lld-byte vector access at byte %lld",
+                 (long long)(size * n), (long long)bytes);
+    bool on = in->op == T_LDSV || !in->b || rd(s, in, w, in->b, l).i;
+    if (!on && in->op == T_STSV)
+      continue;
+    for (int64_t j = 0; j < n; j++) {
+      if (in->op == T_LDGV) {
+        wr(s, w, in->list[j], l, on ? ldg(s, in, w, l, ty, a + j) : (val){0});
+      } else if (in->op == T_LDSV) {
+        wr(s, w, in->list[j], l,
+           shared_access(s, in, w, l, ty, a + j * size, NULL));
+      } else {
+        val v = rd(s, in, w, in->list[j], l);
+        shared_access(s, in, w, l, ty, a + j * size, &v);
+      }
+    }
+  }
+  return true;
+}
+
+/* T_LDSM, T_LDSMT: each lane reads two elements of each matrix from row
+ * addresses other lanes supply (read all before writing any): plain, its
+ * row l/4 at columns 2(l%4), +1; transposed, rows 2(l%4), +1 at column
+ * l/4. */
+static bool exec_ldsm(sim *s, const tir_instr *in, uint32_t w) {
+  int L = s->lanes;
+  bool tr = in->op == T_LDSMT;
+  for (int l = 0; l < L; l++)
+    for (int64_t j = 0; j < in->imm; j++)
+      for (int h = 0; h < 2; h++) {
+        int src = (int)(8 * j + (tr ? 2 * (l % 4) + h : l / 4));
+        int64_t row = rd(s, in, w, in->a, src).i;
+        int64_t col = tr ? 2 * (l / 4) : 4 * (l % 4) + 2 * h;
+        s->tmp[(2 * j + h) * L + l] =
+            shared_access(s, in, w, l, in->ty, row + col, NULL);
+      }
+  for (int l = 0; l < L; l++)
+    for (uint32_t k = 0; k < in->nlist; k++)
+      wr(s, w, in->list[k], l, s->tmp[k * L + l]);
+  return true;
+}
+
+static bool exec_shfl(sim *s, const tir_instr *in, uint32_t w) {
+  for (int l = 0; l < s->lanes; l++)
+    s->tmp[l] = rd(s, in, w, in->a, l ^ (int)in->imm);
+  for (int l = 0; l < s->lanes; l++)
+    wr(s, w, in->dst, l, s->tmp[l]);
+  return true;
+}
+
+static bool exec_mma(sim *s, const tir_instr *in, uint32_t w) {
+  do_mma(s, in, w);
+  return true;
+}
+
+static bool exec_wgmma(sim *s, const tir_instr *in, uint32_t w) {
+  do_wgmma(s, in, w);
+  return true;
+}
+
+static bool exec_wgwait(sim *s, const tir_instr *in, uint32_t w) {
+  wgmma_wait(s, w, in->imm);
+  return true;
+}
+
+static bool exec_cpcommit(sim *s, const tir_instr *in, uint32_t w) {
+  s->groups[w]++;
+  return true;
+}
+
+static bool exec_cpwait(sim *s, const tir_instr *in, uint32_t w) {
+  copy_wait(s, w, in->imm);
+  return true;
+}
+
+static bool exec_async(sim *s, const tir_instr *in, uint32_t w) {
+  sim_async_exec(s, in, w);
+  return true;
+}
+
+static bool exec_mbwait(sim *s, const tir_instr *in, uint32_t w) {
+  if (sim_async_wait(s, in, w))
+    return true;
+  swave *wv = &s->waves[w];
+  wv->pc--; /* tried again when another wave has moved */
+  wv->steps--;
+  wv->blocked = true;
+  return false;
+}
+
+static bool exec_bar(sim *s, const tir_instr *in, uint32_t w) {
+  s->waves[w].at_barrier = true;
+  return false;
+}
+
+/* Sets the loop counter dst to c in every lane; then T_LOOP (`enter`)
+ * skips the body when c is not below the bound, and T_ENDLOOP goes back to
+ * the body's first instruction while c is below it. */
+static void loop_step(sim *s, const tir_instr *in, uint32_t w, int64_t c,
+                      bool enter) {
+  for (int l = 0; l < s->lanes; l++)
+    wr(s, w, in->dst, l, (val){.i = c});
+  int64_t bound = in->b ? loop_bound(s, in, w, in->b) : in->imm;
+  if (enter ? c >= bound : c < bound)
+    s->waves[w].pc = in->match + 1;
+}
+
+static bool exec_loop(sim *s, const tir_instr *in, uint32_t w) {
+  loop_step(s, in, w, in->a ? loop_bound(s, in, w, in->a) : 0, true);
+  return true;
+}
+
+static bool exec_endloop(sim *s, const tir_instr *in, uint32_t w) {
+  loop_step(s, in, w, R(s, w, in->dst, 0).i + 1, false);
+  return true;
+}
+
+static exec_fn *const exec[T__COUNT] = {
+    [T_CONST] = exec_value,     [T_SREG] = exec_value,
+    [T_MOV] = exec_value,       [T_ADD] = exec_value,
+    [T_SUB] = exec_value,       [T_MUL] = exec_value,
+    [T_DIV] = exec_value,       [T_MOD] = exec_value,
+    [T_TDIV] = exec_value,      [T_TREM] = exec_value,
+    [T_MIN] = exec_value,       [T_MAX] = exec_value,
+    [T_NEG] = exec_value,       [T_ABS] = exec_value,
+    [T_EXP2] = exec_value,      [T_EXP] = exec_value,
+    [T_LOG2] = exec_value,      [T_RCP] = exec_value,
+    [T_SQRT] = exec_value,      [T_RSQRT] = exec_value,
+    [T_TANH] = exec_value,      [T_SETP] = exec_value,
+    [T_AND] = exec_value,       [T_SELP] = exec_value,
+    [T_CVT] = exec_value,       [T_LDG] = exec_value,
+    [T_STG] = exec_stg,         [T_LDS] = exec_value,
+    [T_STS] = exec_sts,         [T_LDGV] = exec_vector,
+    [T_LDSV] = exec_vector,     [T_STSV] = exec_vector,
+    [T_LDSM] = exec_ldsm,       [T_LDSMT] = exec_ldsm,
+    [T_CPA] = exec_cpa,         [T_CPCOMMIT] = exec_cpcommit,
+    [T_CPWAIT] = exec_cpwait,   [T_SWZ] = exec_value,
+    [T_WGMMA] = exec_wgmma,     [T_WGWAIT] = exec_wgwait,
+    [T_BAR] = exec_bar,         [T_MBINIT] = exec_async,
+    [T_MBARRIVE] = exec_async,  [T_MBWAIT] = exec_mbwait,
+    [T_TMA] = exec_async,       [T_FENCE] = exec_async,
+    [T_SHFL] = exec_shfl,       [T_MMA] = exec_mma,
+    [T_LOOP] = exec_loop,       [T_ENDLOOP] = exec_endloop};
+
+/* Runs wave w until a barrier, an mbarrier wait that cannot complete yet,
+ * or its end. */
 static void run_wave(sim *s, uint32_t w) {
   const tir_prog *p = s->p;
   swave *wv = &s->waves[w];
-  int L = s->lanes;
   while (wv->pc < p->code.n) {
     const tir_instr *in = &p->code.v[wv->pc++];
-    tir_ty ty = in->ty;
     wv->steps++;
     if (s->wpend[w].n && in->op != T_WGMMA)
       check_not_in_flight(s, in, w);
-    switch (in->op) {
-    case T_BAR:
-      wv->at_barrier = true;
+    wv_assert(s->ctx, exec[in->op]);
+    if (!exec[in->op](s, in, w))
       return;
-    case T_WGMMA:
-      do_wgmma(s, in, w);
-      continue;
-    case T_WGWAIT:
-      wgmma_wait(s, w, in->imm);
-      continue;
-    case T_CPCOMMIT:
-      s->groups[w]++;
-      continue;
-    case T_CPWAIT:
-      copy_wait(s, w, in->imm);
-      continue;
-    case T_MBINIT:
-    case T_MBARRIVE:
-    case T_TMA:
-    case T_FENCE:
-      sim_async_exec(s, in, w);
-      continue;
-    case T_MBWAIT:
-      if (!sim_async_wait(s, in, w)) {
-        wv->pc--; /* tried again when another wave has moved */
-        wv->steps--;
-        wv->blocked = true;
-        return;
-      }
-      continue;
-    case T_LOOP: {
-      int64_t c = in->a ? loop_bound(s, in, w, in->a) : 0;
-      for (int l = 0; l < L; l++)
-        wr(s, w, in->dst, l, (val){.i = c});
-      if (c >= (in->b ? loop_bound(s, in, w, in->b) : in->imm))
-        wv->pc = in->match + 1;
-      continue;
-    }
-    case T_ENDLOOP: {
-      int64_t c = R(s, w, in->dst, 0).i + 1;
-      for (int l = 0; l < L; l++)
-        wr(s, w, in->dst, l, (val){.i = c});
-      if (c < (in->b ? loop_bound(s, in, w, in->b) : in->imm))
-        wv->pc = in->match + 1;
-      continue;
-    }
-    case T_MMA:
-      do_mma(s, in, w);
-      continue;
-    case T_LDSM:
-    case T_LDSMT:
-      /* each lane reads two elements of each matrix from row addresses
-       * other lanes supply (read all before writing any): plain, its row
-       * l/4 at columns 2(l%4), +1; transposed, rows 2(l%4), +1 at column
-       * l/4 */
-      for (int l = 0; l < L; l++)
-        for (int64_t j = 0; j < in->imm; j++)
-          for (int h = 0; h < 2; h++) {
-            bool tr = in->op == T_LDSMT;
-            int src = (int)(8 * j + (tr ? 2 * (l % 4) + h : l / 4));
-            int64_t row = rd(s, in, w, in->a, src).i;
-            int64_t col = tr ? 2 * (l / 4) : 4 * (l % 4) + 2 * h;
-            s->tmp[(2 * j + h) * L + l] =
-                shared_access(s, in, w, l, ty, row + col, NULL);
-          }
-      for (int l = 0; l < L; l++)
-        for (uint32_t k = 0; k < in->nlist; k++)
-          wr(s, w, in->list[k], l, s->tmp[k * L + l]);
-      continue;
-    case T_SHFL:
-      for (int l = 0; l < L; l++)
-        s->tmp[l] = rd(s, in, w, in->a, l ^ (int)in->imm);
-      for (int l = 0; l < L; l++)
-        wr(s, w, in->dst, l, s->tmp[l]);
-      continue;
-    default:
-      break;
-    }
-    for (int l = 0; l < L; l++) {
-      val r = {0};
-      switch (in->op) {
-      case T_CONST:
-        if (is_float(ty))
-          r.f = round_to(ty, in->fimm);
-        else
-          r.i = in->imm;
-        break;
-      case T_SREG:
-        r.i = sreg(s, w, l, in->imm);
-        break;
-      case T_MOV:
-        r = rd(s, in, w, in->a, l);
-        break;
-      case T_SETP: {
-        tir_ty at = p->regs.v[in->a];
-        val a = rd(s, in, w, in->a, l), b = rd(s, in, w, in->b, l);
-        r.i = is_float(at) ? cmp(in->imm, a.f, b.f)
-                           : cmp(in->imm, (double)a.i, (double)b.i);
-        break;
-      }
-      case T_AND:
-        r.i = rd(s, in, w, in->a, l).i && rd(s, in, w, in->b, l).i;
-        break;
-      case T_SELP:
-        r = rd(s, in, w, in->a, l).i ? rd(s, in, w, in->b, l)
-                                     : rd(s, in, w, in->c, l);
-        break;
-      case T_CVT: {
-        tir_ty at = p->regs.v[in->a];
-        val a = rd(s, in, w, in->a, l);
-        double x = is_float(at) ? a.f : (double)a.i;
-        if (is_float(ty))
-          r.f = round_to(ty, x);
-        else if (ty == TY_PRED)
-          r.i = x != 0; /* 0 or 1; NaN is true (x != 0 holds for NaN) */
-        else
-          r.i = (int64_t)nearbyint(x);
-        break;
-      }
-      case T_LDG:
-        if (in->b && !rd(s, in, w, in->b, l).i) { /* the fill */
-          if (is_float(ty))
-            r.f = round_to(ty, in->fimm);
-          else
-            r.i = ty == TY_PRED ? in->fimm != 0 : (int64_t)in->fimm;
-          break;
-        }
-        r = ldg(s, in, w, l, ty, rd(s, in, w, in->a, l).i);
-        break;
-      case T_STG:
-        if (in->c && !rd(s, in, w, in->c, l).i)
-          continue;
-        stg(s, in, w, l, ty, rd(s, in, w, in->a, l).i, rd(s, in, w, in->b, l));
-        continue;
-      case T_LDS:
-        r = shared_access(s, in, w, l, ty, rd(s, in, w, in->a, l).i, NULL);
-        break;
-      case T_CPA:
-        if (in->c && !rd(s, in, w, in->c, l).i)
-          continue;
-        copy_issue(s, in, w, l, rd(s, in, w, in->a, l).i,
-                   rd(s, in, w, in->b, l).i,
-                   in->nlist && !rd(s, in, w, in->list[0], l).i);
-        continue;
-      case T_STS: {
-        if (in->c && !rd(s, in, w, in->c, l).i)
-          continue;
-        val v = rd(s, in, w, in->b, l);
-        shared_access(s, in, w, l, ty, rd(s, in, w, in->a, l).i, &v);
-        continue;
-      }
-      case T_LDGV:
-      case T_LDSV:
-      case T_STSV: {
-        /* n consecutive elements, the whole vector aligned to its size */
-        int64_t a = rd(s, in, w, in->a, l).i;
-        int64_t size = tir_ty_bytes(ty), n = in->nlist;
-        int64_t bytes = in->op == T_LDGV ? a * size : a;
-        if (bytes % (size * n) != 0)
-          sim_report(s, in, w, l, D_SIM_OOB,
-                 "misaligned %lld-byte vector access at byte %lld",
-                 (long long)(size * n), (long long)bytes);
-        bool on = in->op == T_LDSV || !in->b || rd(s, in, w, in->b, l).i;
-        if (!on && in->op == T_STSV)
-          continue;
-        for (int64_t j = 0; j < n; j++) {
-          if (in->op == T_LDGV) {
-            wr(s, w, in->list[j], l,
-               on ? ldg(s, in, w, l, ty, a + j) : (val){0});
-          } else if (in->op == T_LDSV) {
-            wr(s, w, in->list[j], l,
-               shared_access(s, in, w, l, ty, a + j * size, NULL));
-          } else {
-            val v = rd(s, in, w, in->list[j], l);
-            shared_access(s, in, w, l, ty, a + j * size, &v);
-          }
-        }
-        continue;
-      }
-      default: {
-        val a = in->a ? rd(s, in, w, in->a, l) : (val){0};
-        val b = in->b ? rd(s, in, w, in->b, l) : (val){0};
-        if (is_float(ty)) {
-          r.f = round_to(ty, fop(in->op, a.f, b.f));
-        } else {
-          switch (in->op) {
-          case T_ADD: r.i = a.i + b.i; break;
-          case T_SUB: r.i = a.i - b.i; break;
-          case T_MUL: r.i = a.i * b.i; break;
-          case T_DIV:
-          case T_MOD:
-            if (b.i == 0)
-              sim_report(s, in, w, l, D_SIM_OOB, "integer division by zero");
-            r.i = floordiv(a.i, b.i);
-            if (in->op == T_MOD)
-              r.i = a.i - r.i * b.i;
-            break;
-          case T_TDIV:
-          case T_TREM:
-            if (b.i == 0)
-              sim_report(s, in, w, l, D_SIM_OOB, "integer division by zero");
-            r.i = in->op == T_TDIV ? a.i / b.i : a.i % b.i; /* C truncates */
-            break;
-          case T_MIN: r.i = a.i < b.i ? a.i : b.i; break;
-          case T_MAX: r.i = a.i > b.i ? a.i : b.i; break;
-          case T_NEG: r.i = -a.i; break;
-          case T_ABS: r.i = a.i < 0 ? -a.i : a.i; break;
-          case T_SWZ: r.i = tir_swz128(a.i); break;
-          default:
-            wv_fail(s->ctx, D_INTERNAL, in->loc, "simulator: no integer %s",
-                    "op");
-          }
-        }
-        break;
-      }
-      }
-      wr(s, w, in->dst, l, r);
-    }
   }
   wv_assert(s->ctx, wv->pc == p->code.n);
   if (s->wpend[w].n)
     sim_report(s, &p->code.v[p->code.n - 1], w, 0, D_SIM_ASYNC,
-           "a wgmma is never waited for");
+               "a wgmma is never waited for");
   wv->done = true;
 }
 

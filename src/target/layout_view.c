@@ -494,145 +494,174 @@ static uint32_t find_value(wv_kernel *k, const char *spec, uint32_t *pick) {
   return 0;
 }
 
-static wavec_status render_node(wv_kernel *k, const char *spec, int svg,
-                                const char **out) {
-  wavec_ctx *ctx = k->ctx;
-  wv_buf msg;
-  wv_buf_init(&msg, ctx);
-  if (!k->dist || !k->index || !k->index->expanded) {
-    wv_buf_printf(&msg,
-                  "kernel '%s' is not compiled: the layout of a node is "
-                  "drawn after expansion (call wavec_compile first)",
-                  k->name);
-    return invalid(ctx, &msg);
-  }
-  wv_graph *g = k->g;
-  wv_index *ix = k->index;
-  wv_dist *d = k->dist;
-  uint32_t pick;
-  uint32_t origin = find_value(k, spec, &pick);
-  if (!origin)
-    return WAVEC_ERR_INVALID;
-  const wv_node *pn = wv_get(g, pick);
-  const wv_type *t = &pn->type;
-  const wv_layout *lay = ix->info[pick].layout;
-  wavec_loc loc = pn->loc;
-  int nd = t->n;
-  int64_t v[WV_MAX_DIMS], span[WV_MAX_DIMS], cnt[WV_MAX_DIMS];
-  ex_t frag[WV_MAX_DIMS];
+/* The picture of one value being made: its tile, its clones, who holds
+ * each cell. Filled in order by the pic_* steps below. */
+typedef struct npic {
+  wv_kernel *k;
+  wavec_ctx *ctx;
+  const wv_node *pn;    /* the clone find_value picked: name, type, line */
+  const wv_layout *lay; /* its layout */
+  uint32_t origin;
+  int nd;               /* dims of the value */
   const char *dn[WV_MAX_DIMS];
-  uint64_t total = 1;
-  for (int i = 0; i < nd; i++) {
-    const wv_ldim *e = wv_layout_dim(lay, t->dims[i]);
-    dn[i] = wavec_symbol_name(ctx, t->dims[i]);
-    span[i] = d->dim[t->dims[i]].span;
-    if (!e || e->v <= 0 || span[i] <= 0 || span[i] % e->v != 0) {
-      wv_error(ctx, D_INTERNAL, loc,
+  int64_t v[WV_MAX_DIMS];    /* vector tile per dim */
+  int64_t span[WV_MAX_DIMS]; /* the wave's tile per dim */
+  int64_t cnt[WV_MAX_DIMS];  /* clones per dim: span / v */
+  ex_t frag[WV_MAX_DIMS];    /* coordinate in the vector tile of ($T0, $E) */
+  uint64_t total;            /* clones */
+  int rd, cd;                /* dims drawn as rows (-1: one row) and cols */
+  int64_t rows, cols;
+  uint32_t *clone; /* node of each clone, by flat expansion coordinate */
+  int lanes, ne;   /* lanes, elements per lane */
+  int64_t *pos;    /* [lane][elem][dim]: frag evaluated */
+  size_t cells;    /* rows x cols */
+  holder *own;     /* per cell */
+  int replicated, most; /* cells held more than once; the most holders */
+} npic;
+
+/* The vector tile and the wave's tile along each dim, and the slice drawn:
+ * the last two dims. */
+static wavec_status pic_tile(npic *q) {
+  wavec_ctx *ctx = q->ctx;
+  const wv_type *t = &q->pn->type;
+  q->nd = t->n;
+  q->total = 1;
+  for (int i = 0; i < q->nd; i++) {
+    const wv_ldim *e = wv_layout_dim(q->lay, t->dims[i]);
+    q->dn[i] = wavec_symbol_name(ctx, t->dims[i]);
+    q->span[i] = q->k->dist->dim[t->dims[i]].span;
+    if (!e || e->v <= 0 || q->span[i] <= 0 || q->span[i] % e->v != 0) {
+      wv_error(ctx, D_INTERNAL, q->pn->loc,
                "layout view of '%s': dim %s has no vector tile that divides "
                "the wave's span %lld",
-               pn->name, dn[i], (long long)span[i]);
+               q->pn->name, q->dn[i], (long long)q->span[i]);
       return WAVEC_ERR_INTERNAL;
     }
-    v[i] = e->v;
-    frag[i] = e->frag;
-    cnt[i] = span[i] / v[i];
-    total *= (uint64_t)cnt[i];
+    q->v[i] = e->v;
+    q->frag[i] = e->frag;
+    q->cnt[i] = q->span[i] / q->v[i];
+    q->total *= (uint64_t)q->cnt[i];
   }
-  int rd = nd >= 2 ? nd - 2 : -1, cd = nd - 1;
-  int64_t rows = rd >= 0 ? span[rd] : 1, cols = span[cd];
-  if (rows * cols > (1 << 20) || total > (1u << 20)) {
+  q->rd = q->nd >= 2 ? q->nd - 2 : -1;
+  q->cd = q->nd - 1;
+  q->rows = q->rd >= 0 ? q->span[q->rd] : 1;
+  q->cols = q->span[q->cd];
+  q->cells = (size_t)q->rows * (size_t)q->cols;
+  if (q->rows * q->cols > (1 << 20) || q->total > (1u << 20)) {
+    wv_buf msg;
+    wv_buf_init(&msg, ctx);
     wv_buf_printf(&msg,
                   "the tile of '%s' is %lld x %lld in %llu clones: too large "
                   "to draw",
-                  pn->name, (long long)rows, (long long)cols,
-                  (unsigned long long)total);
+                  q->pn->name, (long long)q->rows, (long long)q->cols,
+                  (unsigned long long)q->total);
     return invalid(ctx, &msg);
   }
+  return WAVEC_OK;
+}
 
-  /* the clones by flat expansion coordinate (of a chain: its last link) */
-  uint32_t *clone = wv_alloc(ctx, total * sizeof *clone);
-  int32_t *link = wv_alloc(ctx, total * sizeof *link);
-  for (uint32_t id = 1; id < g->nodes.n && id < ix->n; id++) {
+/* The clones by flat expansion coordinate (of a chain: its last link);
+ * every coordinate has one. */
+static wavec_status pic_clones(npic *q) {
+  wavec_ctx *ctx = q->ctx;
+  wv_index *ix = q->k->index;
+  q->clone = wv_alloc(ctx, q->total * sizeof *q->clone);
+  int32_t *link = wv_alloc(ctx, q->total * sizeof *link);
+  for (uint32_t id = 1; id < q->k->g->nodes.n && id < ix->n; id++) {
     const wv_nodeinfo *in = &ix->info[id];
-    if (in->origin != origin || !in->layout)
+    if (in->origin != q->origin || !in->layout)
       continue;
     uint64_t flat = 0;
-    for (int i = 0; i < nd; i++) {
-      if (in->coord[i] < 0 || in->coord[i] >= cnt[i]) {
-        wv_error(ctx, D_INTERNAL, loc,
+    for (int i = 0; i < q->nd; i++) {
+      if (in->coord[i] < 0 || in->coord[i] >= q->cnt[i]) {
+        wv_error(ctx, D_INTERNAL, q->pn->loc,
                  "layout view of '%s': clone %%%u has coordinate %d along %s, "
                  "outside 0..%lld",
-                 pn->name, id, in->coord[i], dn[i], (long long)cnt[i] - 1);
+                 q->pn->name, id, in->coord[i], q->dn[i],
+                 (long long)q->cnt[i] - 1);
         return WAVEC_ERR_INTERNAL;
       }
-      flat = flat * (uint64_t)cnt[i] + (uint64_t)in->coord[i];
+      flat = flat * (uint64_t)q->cnt[i] + (uint64_t)in->coord[i];
     }
-    if (!clone[flat] || in->link > link[flat]) {
-      clone[flat] = id;
+    if (!q->clone[flat] || in->link > link[flat]) {
+      q->clone[flat] = id;
       link[flat] = in->link;
     }
   }
-  for (uint64_t f = 0; f < total; f++) {
-    if (!clone[f]) {
-      wv_error(ctx, D_INTERNAL, loc,
+  for (uint64_t f = 0; f < q->total; f++) {
+    if (!q->clone[f]) {
+      wv_error(ctx, D_INTERNAL, q->pn->loc,
                "layout view of '%s': no clone at flat expansion coordinate "
                "%llu of %llu",
-               pn->name, (unsigned long long)f, (unsigned long long)total);
+               q->pn->name, (unsigned long long)f,
+               (unsigned long long)q->total);
       return WAVEC_ERR_INTERNAL;
     }
   }
+  return WAVEC_OK;
+}
 
-  /* frag of every dim for every lane and element */
-  int lanes = d->lanes, ne = (int)lay->nelem;
+/* frag of every dim for every lane and element. */
+static wavec_status pic_frags(npic *q) {
+  wavec_ctx *ctx = q->ctx;
+  const wv_dist *d = q->k->dist;
+  int nd = q->nd;
+  q->lanes = d->lanes;
+  q->ne = (int)q->lay->nelem;
   uint32_t nv = ctx->sym_names.n;
   int64_t *vals = wv_alloc(ctx, nv * sizeof *vals);
   bool *known = wv_alloc(ctx, nv * sizeof *known);
-  wv_assert(ctx, d->T[0] < nv && d->E < nv && lanes > 0 && ne > 0);
+  wv_assert(ctx, d->T[0] < nv && d->E < nv && q->lanes > 0 && q->ne > 0);
   known[d->T[0]] = known[d->E] = true;
-  int64_t *pos = wv_alloc(ctx, (size_t)lanes * (size_t)ne * (size_t)nd *
-                                   sizeof *pos);
-  for (int l = 0; l < lanes; l++) {
-    for (int e = 0; e < ne; e++) {
+  q->pos = wv_alloc(ctx, (size_t)q->lanes * (size_t)q->ne * (size_t)nd *
+                             sizeof *q->pos);
+  for (int l = 0; l < q->lanes; l++) {
+    for (int e = 0; e < q->ne; e++) {
       vals[d->T[0]] = l;
       vals[d->E] = e;
       for (int i = 0; i < nd; i++) {
-        if (!ex_eval(ctx, frag[i], vals, known, nv,
-                     &pos[((size_t)l * ne + e) * nd + i])) {
-          wv_error(ctx, D_INTERNAL, loc,
+        if (!ex_eval(ctx, q->frag[i], vals, known, nv,
+                     &q->pos[((size_t)l * q->ne + e) * nd + i])) {
+          wv_error(ctx, D_INTERNAL, q->pn->loc,
                    "layout view of '%s': the coordinate along %s of lane %d "
                    "element %d (%s) does not evaluate",
-                   pn->name, dn[i], l, e, ex_str(ctx, frag[i]));
+                   q->pn->name, q->dn[i], l, e, ex_str(ctx, q->frag[i]));
           return WAVEC_ERR_INTERNAL;
         }
       }
     }
   }
+  return WAVEC_OK;
+}
 
-  /* who holds each cell of the slice shown */
-  size_t cells = (size_t)rows * (size_t)cols;
-  holder *own = wv_alloc(ctx, cells * sizeof *own);
-  for (size_t i = 0; i < cells; i++)
-    own[i] = (holder){-1, -1, -1, 0};
+/* Who holds each cell of the slice shown: every element of every lane of
+ * every clone, placed at its coordinate; two clones never meet. */
+static wavec_status pic_holders(npic *q) {
+  wavec_ctx *ctx = q->ctx;
+  int nd = q->nd, rd = q->rd, cd = q->cd;
+  q->own = wv_alloc(ctx, q->cells * sizeof *q->own);
+  for (size_t i = 0; i < q->cells; i++)
+    q->own[i] = (holder){-1, -1, -1, 0};
   int32_t cc[WV_MAX_DIMS];
-  for (uint64_t f = 0; f < total; f++) {
+  for (uint64_t f = 0; f < q->total; f++) {
     uint64_t rest = f;
     for (int i = nd - 1; i >= 0; i--) {
-      cc[i] = (int32_t)(rest % (uint64_t)cnt[i]);
-      rest /= (uint64_t)cnt[i];
+      cc[i] = (int32_t)(rest % (uint64_t)q->cnt[i]);
+      rest /= (uint64_t)q->cnt[i];
     }
-    for (int l = 0; l < lanes; l++) {
-      for (int e = 0; e < ne; e++) {
-        const int64_t *fp = &pos[((size_t)l * ne + e) * nd];
+    for (int l = 0; l < q->lanes; l++) {
+      for (int e = 0; e < q->ne; e++) {
+        const int64_t *fp = &q->pos[((size_t)l * q->ne + e) * nd];
         int64_t p[WV_MAX_DIMS];
         bool shown = true;
         for (int i = 0; i < nd; i++) {
-          p[i] = cc[i] * v[i] + fp[i];
-          if (fp[i] < 0 || fp[i] >= v[i]) {
-            wv_error(ctx, D_INTERNAL, loc,
+          p[i] = cc[i] * q->v[i] + fp[i];
+          if (fp[i] < 0 || fp[i] >= q->v[i]) {
+            wv_error(ctx, D_INTERNAL, q->pn->loc,
                      "layout view of '%s': lane %d element %d lies at %lld "
                      "along %s, outside its vector tile 0..%lld",
-                     pn->name, l, e, (long long)fp[i], dn[i],
-                     (long long)v[i] - 1);
+                     q->pn->name, l, e, (long long)fp[i], q->dn[i],
+                     (long long)q->v[i] - 1);
             return WAVEC_ERR_INTERNAL;
           }
           if (i != rd && i != cd && p[i] != 0)
@@ -640,18 +669,18 @@ static wavec_status render_node(wv_kernel *k, const char *spec, int svg,
         }
         if (!shown)
           continue;
-        holder *h = &own[(size_t)(rd >= 0 ? p[rd] : 0) * (size_t)cols +
-                         (size_t)p[cd]];
+        holder *h = &q->own[(size_t)(rd >= 0 ? p[rd] : 0) * (size_t)q->cols +
+                            (size_t)p[cd]];
         if (h->count == 0) {
           *h = (holder){(int32_t)f, l, e, 1};
         } else if (h->clone != (int32_t)f) {
-          wv_error(ctx, D_INTERNAL, loc,
+          wv_error(ctx, D_INTERNAL, q->pn->loc,
                    "layout view of '%s': clones %d and %llu overlap: lane "
                    "%d element %d of one and lane %d element %d of the "
                    "other both hold %s %lld, %s %lld",
-                   pn->name, h->clone, (unsigned long long)f, h->lane,
-                   h->elem, l, e, rd >= 0 ? dn[rd] : "row",
-                   (long long)(rd >= 0 ? p[rd] : 0), dn[cd],
+                   q->pn->name, h->clone, (unsigned long long)f, h->lane,
+                   h->elem, l, e, rd >= 0 ? q->dn[rd] : "row",
+                   (long long)(rd >= 0 ? p[rd] : 0), q->dn[cd],
                    (long long)p[cd]);
           return WAVEC_ERR_INTERNAL;
         } else {
@@ -660,42 +689,52 @@ static wavec_status render_node(wv_kernel *k, const char *spec, int svg,
       }
     }
   }
-  int replicated = 0, most = 1;
-  for (size_t i = 0; i < cells; i++) {
-    if (own[i].count == 0) {
-      wv_error(ctx, D_INTERNAL, loc,
+  return WAVEC_OK;
+}
+
+/* Every cell has a holder; counts the replicated ones. */
+static wavec_status pic_coverage(npic *q) {
+  int rd = q->rd, cd = q->cd;
+  q->replicated = 0;
+  q->most = 1;
+  for (size_t i = 0; i < q->cells; i++) {
+    if (q->own[i].count == 0) {
+      wv_error(q->ctx, D_INTERNAL, q->pn->loc,
                "layout view of '%s': no lane holds %s %lld, %s %lld of the "
                "wave's tile",
-               pn->name, rd >= 0 ? dn[rd] : "row",
-               (long long)(rd >= 0 ? (int64_t)i / cols : 0), dn[cd],
-               (long long)((int64_t)i % cols));
+               q->pn->name, rd >= 0 ? q->dn[rd] : "row",
+               (long long)(rd >= 0 ? (int64_t)i / q->cols : 0), q->dn[cd],
+               (long long)((int64_t)i % q->cols));
       return WAVEC_ERR_INTERNAL;
     }
-    if (own[i].count > 1)
-      replicated++;
-    if (own[i].count > most)
-      most = own[i].count;
+    if (q->own[i].count > 1)
+      q->replicated++;
+    if (q->own[i].count > q->most)
+      q->most = q->own[i].count;
   }
+  return WAVEC_OK;
+}
 
-  view vw = {0};
-  vw.rows = (int)rows;
-  vw.cols = (int)cols;
-  vw.coord[0] = rd >= 0 ? dn[rd] : "-";
-  vw.coord[1] = dn[cd];
+/* The view's title (the value, its type and line) and legend (the slice,
+ * the clones, the vector tile, replication). */
+static void pic_caption(const npic *q, view *vw) {
+  wavec_ctx *ctx = q->ctx;
+  int nd = q->nd, rd = q->rd, cd = q->cd;
+  const char *const *dn = q->dn;
   wv_buf tb;
   wv_buf_init(&tb, ctx);
-  wv_buf_printf(&tb, "%s ", pn->name);
-  wv_type_print(ctx, &tb, t);
-  wv_buf_printf(&tb, " (kernel %s, line %u)", k->name, loc.line);
-  vw.title = wv_buf_str(&tb);
+  wv_buf_printf(&tb, "%s ", q->pn->name);
+  wv_type_print(ctx, &tb, &q->pn->type);
+  wv_buf_printf(&tb, " (kernel %s, line %u)", q->k->name, q->pn->loc.line);
+  vw->title = wv_buf_str(&tb);
   wv_buf lb;
   wv_buf_init(&lb, ctx);
   if (rd >= 0)
     wv_buf_printf(&lb, "rows %s 0..%lld, cols %s 0..%lld", dn[rd],
-                  (long long)rows - 1, dn[cd], (long long)cols - 1);
+                  (long long)q->rows - 1, dn[cd], (long long)q->cols - 1);
   else
     wv_buf_printf(&lb, "one row, cols %s 0..%lld", dn[cd],
-                  (long long)cols - 1);
+                  (long long)q->cols - 1);
   wv_buf_puts(&lb, " of one wave's tile, from its base");
   /* the dims not drawn: their first coordinate only */
   for (int i = 0; i < rd; i++)
@@ -704,44 +743,86 @@ static wavec_status render_node(wv_kernel *k, const char *spec, int svg,
   if (rd > 0)
     wv_buf_puts(&lb, ")");
   wv_buf_printf(&lb, "; cell clone:lane:elem; %llu clone%s (",
-                (unsigned long long)total, total == 1 ? "" : "s");
+                (unsigned long long)q->total, q->total == 1 ? "" : "s");
   for (int i = 0; i < nd; i++)
-    wv_buf_printf(&lb, "%s%s %lld", i ? " x " : "", dn[i], (long long)cnt[i]);
+    wv_buf_printf(&lb, "%s%s %lld", i ? " x " : "", dn[i],
+                  (long long)q->cnt[i]);
   wv_buf_puts(&lb, ") of vector tile ");
   for (int i = 0; i < nd; i++)
-    wv_buf_printf(&lb, "%s%s %lld", i ? " x " : "", dn[i], (long long)v[i]);
-  wv_buf_printf(&lb, ", %d lanes x %d elements each; ", lanes, ne);
-  if (replicated)
+    wv_buf_printf(&lb, "%s%s %lld", i ? " x " : "", dn[i],
+                  (long long)q->v[i]);
+  wv_buf_printf(&lb, ", %d lanes x %d elements each; ", q->lanes, q->ne);
+  if (q->replicated)
     wv_buf_printf(&lb,
                   "replicated (*): %d of %zu cells are held by several "
                   "lanes or elements (up to %d), the first is shown",
-                  replicated, cells, most);
+                  q->replicated, q->cells, q->most);
   else
     wv_buf_puts(&lb, "not replicated: one lane and element holds each cell");
-  vw.legend = wv_buf_str(&lb);
+  vw->legend = wv_buf_str(&lb);
+}
 
-  view_alloc(ctx, &vw);
-  for (size_t i = 0; i < cells; i++) {
-    const holder *h = &own[i];
-    const wv_nodeinfo *in = &ix->info[clone[h->clone]];
-    int64_t r = rd >= 0 ? (int64_t)i / cols : 0, c = (int64_t)i % cols;
-    vw.label[i] = strf(ctx, "%d:%d:%d%s", h->clone, h->lane, h->elem,
-                       h->count > 1 ? "*" : "");
+/* Each cell's label, tooltip and colour (its holder's lane). */
+static void pic_cells(const npic *q, view *vw) {
+  wavec_ctx *ctx = q->ctx;
+  int rd = q->rd, cd = q->cd;
+  view_alloc(ctx, vw);
+  for (size_t i = 0; i < q->cells; i++) {
+    const holder *h = &q->own[i];
+    const wv_nodeinfo *in = &q->k->index->info[q->clone[h->clone]];
+    int64_t r = rd >= 0 ? (int64_t)i / q->cols : 0, c = (int64_t)i % q->cols;
+    vw->label[i] = strf(ctx, "%d:%d:%d%s", h->clone, h->lane, h->elem,
+                        h->count > 1 ? "*" : "");
     wv_buf tip;
     wv_buf_init(&tip, ctx);
     wv_buf_printf(&tip, "clone %d @[", h->clone);
-    for (int j = 0; j < nd; j++)
-      wv_buf_printf(&tip, "%s%s=%d", j ? ", " : "", dn[j], in->coord[j]);
+    for (int j = 0; j < q->nd; j++)
+      wv_buf_printf(&tip, "%s%s=%d", j ? ", " : "", q->dn[j], in->coord[j]);
     wv_buf_printf(&tip, "] (%%%u), lane %d, element %d: ",
-                  clone[h->clone], h->lane, h->elem);
+                  q->clone[h->clone], h->lane, h->elem);
     if (rd >= 0)
-      wv_buf_printf(&tip, "%s %lld, ", dn[rd], (long long)r);
-    wv_buf_printf(&tip, "%s %lld", dn[cd], (long long)c);
+      wv_buf_printf(&tip, "%s %lld, ", q->dn[rd], (long long)r);
+    wv_buf_printf(&tip, "%s %lld", q->dn[cd], (long long)c);
     if (h->count > 1)
       wv_buf_printf(&tip, " (replicated: %d holders)", h->count);
-    vw.tip[i] = wv_buf_str(&tip);
-    vw.lane[i] = h->lane;
+    vw->tip[i] = wv_buf_str(&tip);
+    vw->lane[i] = h->lane;
   }
+}
+
+static wavec_status render_node(wv_kernel *k, const char *spec, int svg,
+                                const char **out) {
+  wavec_ctx *ctx = k->ctx;
+  if (!k->dist || !k->index || !k->index->expanded) {
+    wv_buf msg;
+    wv_buf_init(&msg, ctx);
+    wv_buf_printf(&msg,
+                  "kernel '%s' is not compiled: the layout of a node is "
+                  "drawn after expansion (call wavec_compile first)",
+                  k->name);
+    return invalid(ctx, &msg);
+  }
+  npic q = {.k = k, .ctx = ctx};
+  uint32_t pick;
+  q.origin = find_value(k, spec, &pick);
+  if (!q.origin)
+    return WAVEC_ERR_INVALID;
+  q.pn = wv_get(k->g, pick);
+  q.lay = k->index->info[pick].layout;
+  static wavec_status (*const steps[])(npic *) = {
+      pic_tile, pic_clones, pic_frags, pic_holders, pic_coverage};
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+    wavec_status st = steps[i](&q);
+    if (st != WAVEC_OK)
+      return st;
+  }
+  view vw = {0};
+  vw.rows = (int)q.rows;
+  vw.cols = (int)q.cols;
+  vw.coord[0] = q.rd >= 0 ? q.dn[q.rd] : "-";
+  vw.coord[1] = q.dn[q.cd];
+  pic_caption(&q, &vw);
+  pic_cells(&q, &vw);
   *out = render_view(ctx, &vw, svg);
   return WAVEC_OK;
 }

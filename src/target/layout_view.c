@@ -377,6 +377,14 @@ typedef struct holder {
   int32_t clone, lane, elem, count;
 } holder;
 
+/* Node id holds elements in registers: it has a layout, and the layout
+ * has elements (an operand a warpgroup mma reads from shared memory has
+ * only the extents of its tile). */
+static bool in_registers(const wv_kernel *k, uint32_t id) {
+  const wv_layout *l = k->index->info[id].layout;
+  return l && l->nelem > 0 && wv_get(k->g, id)->type.n > 0;
+}
+
 /* The distinct names of register values, in graph order, for a diagnostic. */
 static void list_values(wv_kernel *k, wv_buf *msg) {
   enum { SHOWN = 16 };
@@ -385,7 +393,7 @@ static void list_values(wv_kernel *k, wv_buf *msg) {
   bool more = false;
   for (uint32_t id = 1; id < k->g->nodes.n && id < k->index->n; id++) {
     const wv_node *nd = wv_get(k->g, id);
-    if (!nd->name || !k->index->info[id].layout || nd->type.n == 0)
+    if (!nd->name || !in_registers(k, id))
       continue;
     bool dup = false;
     for (int i = 0; i < n && !dup; i++)
@@ -448,7 +456,7 @@ static uint32_t find_value(wv_kernel *k, const char *spec, uint32_t *pick) {
     if (!n->name || strcmp(n->name, name) != 0)
       continue;
     named = true;
-    if (!ix->info[id].layout || n->type.n == 0)
+    if (!in_registers(k, id))
       continue;
     in_regs = true;
     if (line && n->loc.line != line)
@@ -467,8 +475,8 @@ static uint32_t find_value(wv_kernel *k, const char *spec, uint32_t *pick) {
     int count = 0;
     for (uint32_t id = 1; id < k->g->nodes.n && id < ix->n; id++) {
       const wv_node *n = wv_get(k->g, id);
-      if (n->name && strcmp(n->name, name) == 0 && ix->info[id].layout &&
-          n->type.n > 0 && n->loc.line != last) {
+      if (n->name && strcmp(n->name, name) == 0 && in_registers(k, id) &&
+          n->loc.line != last) {
         wv_buf_printf(&lines, "%s %u", count++ ? "," : "", n->loc.line);
         last = n->loc.line;
       }
@@ -482,7 +490,8 @@ static uint32_t find_value(wv_kernel *k, const char *spec, uint32_t *pick) {
     if (named)
       wv_buf_printf(&msg,
                     "'%s' in kernel '%s' is not a value in registers (a "
-                    "kernel argument in memory or a scalar has no lane "
+                    "kernel argument in memory, a scalar or an operand the "
+                    "warpgroup mma reads from shared memory has no lane "
                     "layout); ",
                     name, k->name);
     else

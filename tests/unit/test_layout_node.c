@@ -308,6 +308,35 @@ static void bad_names(void) {
 
 /* Planted bugs: a layout that leaves cells empty, and two clones on one
  * vector tile, are internal errors rather than pictures. */
+/* An operand the warpgroup mma reads from shared memory (q_i, k_j, v_j of
+ * the wgmma forward) has no elements in registers: a diagnostic, not an
+ * internal error; the values listed are all drawable. */
+static void wgmma_shared_operands(void) {
+  static const char *const defs[] = {"B",  "1",  "M",  "128", "K2", "128",
+                                     "N",  "64", "K1", "64",  NULL};
+  static const char *const names[] = {"p", "q_i", "k_j", "v_j"};
+  for (int i = 0; i < 4; i++) { /* an error sticks: a context each */
+    wavec_kernel *k;
+    wavec_ctx *ctx = build("examples/attention_fwd_wgmma.wave",
+                           "attention_fwd_wgmma", defs, NULL, &k);
+    const char *out = "unset";
+    wavec_status st =
+        k ? wavec_layout_render_node(k, names[i], 0, &out) : WAVEC_OK;
+    const char *msg = wavec_errmsg(ctx);
+    if (k && i == 0) /* a value in registers draws */
+      CHECKF(st == WAVEC_OK && out && strstr(out, "p [B, M, K2]"), "%s",
+             msg);
+    else if (k)
+      CHECKF(st == WAVEC_ERR_INVALID && out == NULL &&
+                 strstr(msg, "not a value in registers") &&
+                 strstr(msg, "reads from shared memory") &&
+                 strstr(msg, "values: m_init") && !strstr(msg, " q_i,") &&
+                 !strstr(msg, " k_j,") && !strstr(msg, " v_j,"),
+             "%s: %s", names[i], msg);
+    wavec_ctx_free(ctx);
+  }
+}
+
 static void planted_bugs(void) {
   for (int bug = 0; bug < 2; bug++) {
     wavec_kernel *pk;
@@ -367,6 +396,7 @@ int main(void) {
   RUN(bwd_s_ij_mfma);
   RUN(names_and_lines);
   RUN(bad_names);
+  RUN(wgmma_shared_operands);
   RUN(planted_bugs);
   CHECK_EXIT();
 }

@@ -297,6 +297,7 @@ static const wv_source *find_source(wavec_ctx *ctx, const char *file) {
 /* file:line:col: error[E0304]: message
  *     12 |     x = a + b
  *        |           ^            */
+#define WV_SNIPPET 120
 static void format_diag(wavec_ctx *ctx, wv_buf *b, const wv_diag *d) {
   if (d->loc.file && d->loc.line)
     wv_buf_printf(b, "%s:%u:%u: ", d->loc.file, d->loc.line, d->loc.col);
@@ -312,11 +313,25 @@ static void format_diag(wavec_ctx *ctx, wv_buf *b, const wv_diag *d) {
   size_t le = ls;
   while (le < src->len && src->text[le] != '\n')
     le++;
-  wv_buf_printf(b, "%5u | ", d->loc.line);
-  for (size_t i = ls; i < le; i++) /* a NUL must not end the message */
+  /* A long line is cut to WV_SNIPPET bytes around the caret, "..." marking
+   * each cut, never inside a UTF-8 character. */
+  size_t from = ls, to = le, at = d->offset < le ? d->offset : le;
+  if (le - ls > WV_SNIPPET) {
+    from = at - ls > WV_SNIPPET / 2 ? at - WV_SNIPPET / 2 : ls;
+    if (le - from < WV_SNIPPET)
+      from = le - WV_SNIPPET;
+    to = from + WV_SNIPPET;
+    while (from > ls && (src->text[from] & 0xc0) == 0x80)
+      from--;
+    while (to < le && (src->text[to] & 0xc0) == 0x80)
+      to++;
+  }
+  wv_buf_printf(b, "%5u | %s", d->loc.line, from > ls ? "..." : "");
+  for (size_t i = from; i < to; i++) /* a NUL must not end the message */
     wv_buf_add(b, src->text[i] ? &src->text[i] : "?", 1);
-  wv_buf_puts(b, "\n      | ");
-  for (size_t i = ls; i < d->offset && i < le; i++)
+  wv_buf_printf(b, "%s\n      | %s", to < le ? "..." : "",
+                from > ls ? "   " : "");
+  for (size_t i = from; i < at; i++)
     wv_buf_add(b, src->text[i] == '\t' ? "\t" : " ", 1);
   wv_buf_puts(b, "^\n");
 }

@@ -219,9 +219,10 @@ typedef struct ev_env {
   const int64_t *vals;
   const bool *known;
   uint32_t n;
+  bool overflow; /* set when a value does not fit in int64 */
 } ev_env;
 
-static bool ev(wv_exprs *X, ex_t e, const ev_env *env, int64_t *out) {
+static bool ev(wv_exprs *X, ex_t e, ev_env *env, int64_t *out) {
   const ex_node *q = nd(X, e);
   int64_t a, b;
   switch ((ex_kind)q->kind) {
@@ -246,10 +247,10 @@ static bool ev(wv_exprs *X, ex_t e, const ev_env *env, int64_t *out) {
         return false;
       if (k == EX_ADD) {
         if (__builtin_add_overflow(a, b, &a))
-          return false;
+          return !(env->overflow = true);
       } else if (k == EX_MUL) {
         if (__builtin_mul_overflow(a, b, &a))
-          return false;
+          return !(env->overflow = true);
       } else if (k == EX_MIN) {
         a = min64(a, b);
       } else {
@@ -268,7 +269,7 @@ static bool ev(wv_exprs *X, ex_t e, const ev_env *env, int64_t *out) {
       if (q->kind == EX_MOD)
         *out = 0;
       else if (a == INT64_MIN)
-        return false;
+        return !(env->overflow = true);
       else
         *out = -a;
       return true;
@@ -279,10 +280,17 @@ static bool ev(wv_exprs *X, ex_t e, const ev_env *env, int64_t *out) {
   return false;
 }
 
+bool ex_eval_ck(wavec_ctx *ctx, ex_t e, const int64_t *vals,
+                const bool *known, uint32_t nvals, int64_t *out,
+                bool *overflow) {
+  ev_env env = {vals, known, nvals, false};
+  bool ok = e && ev(ctx->ex, e, &env, out);
+  if (overflow)
+    *overflow = env.overflow;
+  return ok;
+}
+
 bool ex_eval(wavec_ctx *ctx, ex_t e, const int64_t *vals, const bool *known,
              uint32_t nvals, int64_t *out) {
-  ev_env env = {vals, known, nvals};
-  if (!e)
-    return false;
-  return ev(ctx->ex, e, &env, out);
+  return ex_eval_ck(ctx, e, vals, known, nvals, out, NULL);
 }

@@ -4,7 +4,7 @@
  * Representation. Every expression is a node in one per-context table; a
  * handle (ex_t) is the node's index, 0 being "none". Nodes are immutable once
  * made. Arguments live in one shared pool (`args`), a node holding an offset
- * and a count. Because the table grows with wv_grow (copy into a new arena
+ * and a count. Because the table grows with wv_grow_stable (copy into a new arena
  * block; the old one stays valid until the context dies), a stale node or
  * argument pointer still reads correct data for the nodes it held: growth
  * never causes a use-after-free, only waste.
@@ -50,8 +50,9 @@
 /* Constructors refuse to build a value int64 cannot hold: the index would be
  * wrong on every target, so it is an error, not a wrap. */
 _Noreturn void exi_overflow(wv_exprs *X) {
-  wavec_loc none = {0};
-  wv_fail(X->ctx, D_INVALID, none, "integer overflow in an index expression");
+  wv_fail(X->ctx, D_OVERFLOW, X->ctx->at,
+          "integer overflow: an integer computed here does not fit in 64 "
+          "bits");
 }
 
 /* ---- the table ---------------------------------------------------------- */
@@ -60,8 +61,8 @@ wv_exprs *ex_table_new(wavec_ctx *ctx) {
   X->ctx = ctx;
   X->slot_mask = 1023;
   X->slots = wv_alloc(ctx, (X->slot_mask + 1) * sizeof *X->slots);
-  wv_grow(ctx, (void **)&X->nodes.v, &X->nodes.cap, 512, sizeof(ex_node));
-  wv_grow(ctx, (void **)&X->args.v, &X->args.cap, 1024, sizeof(ex_t));
+  wv_grow_stable(ctx, (void **)&X->nodes.v, &X->nodes.cap, 512, sizeof(ex_node));
+  wv_grow_stable(ctx, (void **)&X->args.v, &X->args.cap, 1024, sizeof(ex_t));
   X->nodes.n = 1; /* handle 0 is "none" */
   X->opc = wv_alloc(ctx, OPC_SIZE * sizeof *X->opc);
   return X;
@@ -98,10 +99,10 @@ static uint32_t hash_leaf(ex_kind k, int64_t v) {
 static void reserve(wv_exprs *X, uint32_t n) {
   wavec_ctx *ctx = X->ctx;
   if (X->nodes.n + 1 > X->nodes.cap)
-    wv_grow(ctx, (void **)&X->nodes.v, &X->nodes.cap, X->nodes.n + 1,
+    wv_grow_stable(ctx, (void **)&X->nodes.v, &X->nodes.cap, X->nodes.n + 1,
             sizeof(ex_node));
   if (X->args.n + n > X->args.cap)
-    wv_grow(ctx, (void **)&X->args.v, &X->args.cap, X->args.n + n,
+    wv_grow_stable(ctx, (void **)&X->args.v, &X->args.cap, X->args.n + n,
             sizeof(ex_t));
   if (2 * (X->nodes.n + 1) > X->slot_mask + 1) {
     uint32_t ncap = 2 * (X->slot_mask + 1), m = ncap - 1;

@@ -62,9 +62,13 @@ void ex_syms(wavec_ctx *ctx, ex_t e, void (*f)(void *ud, wavec_sym s),
 
 /* Evaluation under an assignment: vals[s] for symbol s (nvals entries), with
  * known[s] telling which are set (known may be NULL: all set). Returns false
- * on an unset symbol or a division by zero. Never unwinds. */
+ * on an unset symbol, a division by zero or a value past int64 (then
+ * ex_eval_ck sets *overflow; overflow may be NULL). Never unwinds. */
 bool ex_eval(wavec_ctx *ctx, ex_t e, const int64_t *vals, const bool *known,
              uint32_t nvals, int64_t *out);
+bool ex_eval_ck(wavec_ctx *ctx, ex_t e, const int64_t *vals,
+                const bool *known, uint32_t nvals, int64_t *out,
+                bool *overflow);
 
 /* Substitution: each symbol syms[i] becomes repl[i]; the result is
  * canonical (constants folded). */

@@ -1351,6 +1351,7 @@ static void parse_mapping(parser *p) {
  * body, but not inside an iterate body; yield only inside one. */
 static void parse_item(parser *p, loopctx *loop) {
   wv_tok *t = cur(p), *next = ahead(p, 1);
+  p->ctx->at = (wavec_loc){p->file, t->line, t->col};
   bool cons = is_word(t, "constraints") && next->kind == T_LBRACE;
   bool defs = is_word(t, "defaults") && next->kind == T_LBRACE;
   bool map = is_word(t, "mapping") && next->kind == T_IDENT;
@@ -1492,6 +1493,7 @@ static void parse_source(wavec_ctx *ctx, const char *filename,
   p.t = toks.v;
   p.ntok = toks.n;
   parse_program(&p);
+  wv_release(ctx, toks.v); /* the graph holds what the tokens said */
   wv_time tm = {"parse", wv_now_ns() - t0};
   vec_push(ctx, &ctx->times, tm);
 }
@@ -1504,6 +1506,7 @@ wavec_status wavec_parse(wavec_ctx *ctx, const char *filename,
     return ctx->status; /* the context keeps its first error */
   WV_GUARD(ctx, ctx->status);
   parse_source(ctx, filename, src, len);
+  ctx->at = (wavec_loc){0};
   WV_UNGUARD(ctx);
   return WAVEC_OK;
 }

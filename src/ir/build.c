@@ -194,6 +194,7 @@ wavec_expr wavec_expr_sym(wavec_kernel *pk, wavec_sym s) {
 static ex_t expr_binary(wv_kernel *k, wavec_expr_op op, ex_t a, ex_t b,
                         wavec_loc loc) {
   wavec_ctx *ctx = k->ctx;
+  ctx->at = loc; /* an overflow while folding constants is reported here */
   if (!a || !b)
     wv_fail(ctx, D_INVALID, loc, "invalid expression handle");
   int64_t bv;

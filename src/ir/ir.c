@@ -79,6 +79,14 @@ uint32_t wv_graph_add(wavec_ctx *ctx, wv_graph *g, uint32_t block,
   return id;
 }
 
+void wv_graph_release(wavec_ctx *ctx, wv_graph *g) {
+  for (uint32_t b = 0; b < g->blocks.n; b++)
+    wv_release(ctx, g->blocks.v[b].nodes.v);
+  wv_release(ctx, g->blocks.v);
+  wv_release(ctx, g->nodes.v);
+  memset(g, 0, sizeof *g);
+}
+
 bool wv_type_has(const wv_type *t, wavec_sym d) {
   for (uint32_t i = 0; i < t->n; i++)
     if (t->dims[i] == d)

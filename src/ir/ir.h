@@ -176,6 +176,8 @@ struct wv_kernel {
   VEC(const char *) remarks;
   struct tir_prog *tir;   /* after lower */
   wv_buf dump;
+  /* the last pass's printer, when its dump is not made yet */
+  void (*dump_due)(wv_kernel *k, wv_buf *b);
 };
 /* The public handle is the internal kernel. */
 struct wavec_kernel {
@@ -189,6 +191,9 @@ wv_graph *wv_graph_new(wavec_ctx *ctx);
 uint32_t wv_graph_add(wavec_ctx *ctx, wv_graph *g, uint32_t block,
                       const wv_node *proto);
 uint32_t wv_graph_add_block(wavec_ctx *ctx, wv_graph *g, uint32_t owner);
+/* Gives back the arrays of a graph a pass has replaced (wv_release);
+ * nothing may use g afterwards. */
+void wv_graph_release(wavec_ctx *ctx, wv_graph *g);
 
 bool wv_type_has(const wv_type *t, wavec_sym d);
 bool wv_type_eq(const wv_type *a, const wv_type *b);

@@ -192,5 +192,6 @@ wavec_status wv_verify(wv_kernel *k, const char *after_pass) {
       bad(&v, id, "node is in no block");
     check_node(&v, id);
   }
+  wv_release(k->ctx, v.seen.v);
   return WAVEC_OK;
 }

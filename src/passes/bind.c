@@ -75,8 +75,14 @@ static int64_t eval(wv_kernel *k, ex_t e, wavec_loc loc, const char *what) {
   symcheck sc = {k, loc, what};
   ex_syms(k->ctx, e, need_int, &sc);
   int64_t v;
-  if (!ex_eval(k->ctx, e, k->bind.ival, k->bind.known, k->bind.n, &v))
+  bool over;
+  if (!ex_eval_ck(k->ctx, e, k->bind.ival, k->bind.known, k->bind.n, &v,
+                  &over)) {
+    if (over)
+      wv_fail(k->ctx, D_OVERFLOW, loc,
+              "integer overflow: the value of %s does not fit in 64 bits", what);
     wv_fail(k->ctx, D_DIV_ZERO, loc, "%s divides by zero", what);
+  }
   return v;
 }
 

@@ -119,6 +119,7 @@ static wavec_status compile(wv_kernel *k, const wavec_options *opt) {
     }
   }
   for (size_t i = 0; i < WV_ARRAY_LEN(pipeline); i++) {
+    ctx->at = k->loc; /* until the pass says which node it is at */
     uint64_t t0 = wv_now_ns();
     wavec_status st = pipeline[i].run(k);
     if (st == WAVEC_OK)
@@ -130,10 +131,13 @@ static wavec_status compile(wv_kernel *k, const wavec_options *opt) {
     bool want = opt && (opt->print_after >> pipeline[i].pass) & 1u;
     bool last = i + 1 == WV_ARRAY_LEN(pipeline) ||
                 (opt && opt->check_only && pipeline[i].pass == WAVEC_PASS_CHECK);
-    if (want || last) {
+    if (want) {
       wv_buf_init(&k->dump, k->ctx);
       pipeline[i].print(k, &k->dump);
     }
+    /* the final dump is printed only when asked for (wavec_kernel_dump):
+     * for a large kernel it is larger than the program */
+    k->dump_due = last && !want ? pipeline[i].print : NULL;
     if (want && opt->dump)
       opt->dump(opt->dump_ud, pipeline[i].pass, k->dump.s ? k->dump.s : "",
                 k->dump.n);
@@ -174,12 +178,21 @@ wavec_status wavec_compile(wavec_kernel *pk, const wavec_options *opt) {
   WV_GUARD(ctx, ctx->status);
   wavec_options o = read_options(k, opt);
   wavec_status st = compile(k, &o);
+  ctx->at = (wavec_loc){0};
   WV_UNGUARD(ctx);
   return st;
 }
 
 const char *wavec_kernel_dump(wavec_kernel *pk) {
-  return pk->k.dump.s ? pk->k.dump.s : "";
+  wv_kernel *k = &pk->k;
+  if (k->dump_due) {
+    WV_GUARD(k->ctx, "");
+    wv_buf_init(&k->dump, k->ctx);
+    k->dump_due(k, &k->dump);
+    k->dump_due = NULL;
+    WV_UNGUARD(k->ctx);
+  }
+  return k->dump.s ? k->dump.s : "";
 }
 
 wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,

@@ -130,6 +130,7 @@ static void expand_node(xp *x, uint32_t oid, uint32_t nblock) {
   wv_node *n = wv_get(x->old, oid);
   if (n->op == WAVEC_OP_CARRIED)
     return; /* made with its loop */
+  ctx->at = n->loc;
   const wv_type *t;
   const wv_layout *l;
   int64_t cnt[WV_MAX_DIMS];
@@ -368,10 +369,13 @@ wavec_status wv_pass_expand(wv_kernel *k) {
   verify(&x);
   for (uint32_t i = 0; i < k->args.n; i++)
     k->args.v[i] = x.clones[k->args.v[i]][0];
-  wv_index *ix = wv_index_new(k, x.nw->nodes.n);
-  memcpy(ix->info, x.info.v, x.nw->nodes.n * sizeof *ix->info);
+  wv_index *ix = wv_alloc(ctx, sizeof *ix);
+  ix->n = x.nw->nodes.n;
+  ix->info = x.info.v; /* one entry per new node, as wv_index_new's */
   ix->expanded = true;
   k->g = x.nw; /* the old graph is unreachable from here on */
   k->index = ix;
+  wv_graph_release(ctx, x.old);
+  wv_release(ctx, x.oix->info);
   return WAVEC_OK;
 }

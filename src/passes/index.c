@@ -16,7 +16,7 @@ wv_index *wv_kernel_index(wv_kernel *k) { return k->index; }
 wv_index *wv_index_new(wv_kernel *k, uint32_t nnodes) {
   wv_index *ix = wv_alloc(k->ctx, sizeof *ix);
   ix->n = nnodes;
-  ix->info = wv_alloc(k->ctx, nnodes * sizeof *ix->info);
+  ix->info = wv_alloc_big(k->ctx, nnodes * sizeof *ix->info);
   return ix;
 }
 
@@ -351,6 +351,7 @@ wavec_status wv_pass_index(wv_kernel *k) {
   }
   for (uint32_t id = 1; id < nn; id++) {
     wv_node *n = wv_get(g, id);
+    ctx->at = n->loc;
     for (uint32_t i = 0; i < n->nops; i++) {
       wv_ids *us = &s.users.v[n->ops[i]];
       vec_push(ctx, us, id);

@@ -106,6 +106,7 @@ static void copy_block(rw *r, uint32_t oblock, uint32_t nblock) {
   for (uint32_t j = 0; j < ob->nodes.n; j++) {
     uint32_t oid = ob->nodes.v[j];
     wv_node n = *wv_get(r->old, oid);
+    ctx->at = n.loc;
     uint32_t *ops = n.nops ? wv_alloc(ctx, n.nops * sizeof *ops) : NULL;
     for (uint32_t i = 0; i < n.nops; i++)
       ops[i] = reconcile(r, nblock, oid, i, r->map[n.ops[i]]);
@@ -141,6 +142,9 @@ wavec_status wv_pass_broadcast(wv_kernel *k) {
   wv_index *ix = wv_index_new(k, r.nw->nodes.n);
   for (uint32_t id = 1; id < r.nw->nodes.n; id++)
     ix->info[id].layout = r.lay.v[id];
+  wv_graph_release(ctx, k->g);
+  wv_release(ctx, k->index->info);
+  wv_release(ctx, r.lay.v);
   k->g = r.nw;
   k->index = ix;
   return WAVEC_OK;

@@ -32,6 +32,15 @@ _Noreturn void wv_throw(wavec_ctx *ctx) {
   longjmp(ctx->guard->jb, 1);
 }
 
+static _Noreturn void out_of_memory(wavec_ctx *ctx, size_t asked) {
+  if (ctx->status == WAVEC_OK) {
+    ctx->status = WAVEC_ERR_NOMEM;
+    ctx->oom_at = ctx->at;
+    ctx->oom_asked = asked;
+  }
+  wv_throw(ctx);
+}
+
 static size_t chunk_header(void) {
   return (sizeof(wv_chunk) + WV_ALIGN - 1) & ~(size_t)(WV_ALIGN - 1);
 }
@@ -46,11 +55,8 @@ void *wv_alloc(wavec_ctx *ctx, size_t n) {
     if (a->total > 8 * WV_CHUNK_MIN && size < a->total / 4)
       size = a->total / 4; /* grow geometrically: few chunks for big inputs */
     wv_chunk *c = ctx->alloc(ctx->alloc_ud, NULL, 0, chunk_header() + size);
-    if (!c) {
-      if (ctx->status == WAVEC_OK)
-        ctx->status = WAVEC_ERR_NOMEM;
-      wv_throw(ctx);
-    }
+    if (!c)
+      out_of_memory(ctx, size);
     c->next = a->head;
     c->size = size;
     a->head = c;
@@ -82,18 +88,114 @@ char *wv_strdup(wavec_ctx *ctx, const char *s) {
   return wv_strndup(ctx, s, strlen(s));
 }
 
-void wv_grow(wavec_ctx *ctx, void **p, uint32_t *cap, uint32_t need,
-             size_t elt) {
+/* Growable arrays of WV_BIG bytes or more live in blocks of their own,
+ * resized by the allocator and linked into ctx->bigs (freed with the
+ * context): growing one leaves no old copy behind, where an arena copy
+ * would stay until the context is freed (a doubling array would hold twice
+ * its size). Smaller arrays come from the arena. */
+#ifdef WV_DEBUG
+#define WV_BIG 256u /* test builds: nearly every array moves when it grows */
+#else
+#define WV_BIG (64u * 1024u)
+#endif
+struct wv_big {
+  wv_big *prev, *next;
+  size_t size;   /* of the payload */
+  uint64_t pad;  /* keeps the payload 16-aligned */
+};
+
+static bool in_arena(wavec_ctx *ctx, const void *p) {
+  for (wv_chunk *c = ctx->arena.head; c; c = c->next) {
+    const char *b = (const char *)c + chunk_header();
+    if ((const char *)p >= b && (const char *)p < b + c->size)
+      return true;
+  }
+  return false;
+}
+
+static void big_link(wavec_ctx *ctx, wv_big *b) {
+  b->prev = NULL;
+  b->next = ctx->bigs;
+  if (ctx->bigs)
+    ctx->bigs->prev = b;
+  ctx->bigs = b;
+}
+
+static void big_unlink(wavec_ctx *ctx, wv_big *b) {
+  if (b->prev)
+    b->prev->next = b->next;
+  else
+    ctx->bigs = b->next;
+  if (b->next)
+    b->next->prev = b->prev;
+}
+
+void *wv_alloc_big(wavec_ctx *ctx, size_t n) {
+  if (n < WV_BIG)
+    return wv_alloc(ctx, n);
+  wv_big *b = ctx->alloc(ctx->alloc_ud, NULL, 0, sizeof *b + n);
+  if (!b)
+    out_of_memory(ctx, n);
+  memset(b + 1, 0, n);
+  b->size = n;
+  big_link(ctx, b);
+  ctx->big_total += n;
+  return b + 1;
+}
+
+void wv_release(wavec_ctx *ctx, void *p) {
+  if (!p || in_arena(ctx, p))
+    return;
+  wv_big *b = (wv_big *)p - 1;
+  big_unlink(ctx, b);
+  ctx->big_total -= b->size;
+  ctx->alloc(ctx->alloc_ud, b, sizeof *b + b->size, 0);
+}
+
+static void grow(wavec_ctx *ctx, void **p, uint32_t *cap, uint32_t need,
+                 size_t elt, bool stable) {
   if (need <= *cap)
     return;
   uint32_t nc = *cap ? *cap * 2 : 8;
   while (nc < need)
     nc *= 2;
-  void *q = wv_alloc(ctx, (size_t)nc * elt);
-  if (*cap)
-    memcpy(q, *p, (size_t)*cap * elt);
-  *p = q;
+  size_t ob = (size_t)*cap * elt, nb = (size_t)nc * elt;
+  if (nb < WV_BIG || stable) {
+    void *q = wv_alloc(ctx, nb);
+    if (*cap)
+      memcpy(q, *p, ob);
+    *p = q;
+    *cap = nc;
+    return;
+  }
+  wv_big *old = *cap && !in_arena(ctx, *p) ? (wv_big *)*p - 1 : NULL;
+  if (old)
+    big_unlink(ctx, old);
+  wv_big *b = ctx->alloc(ctx->alloc_ud, old, old ? sizeof *old + old->size : 0,
+                         sizeof *b + nb);
+  if (!b) {
+    if (old)
+      big_link(ctx, old);
+    out_of_memory(ctx, nb);
+  }
+  if (!old && *cap)
+    memcpy(b + 1, *p, ob);
+  memset((char *)(b + 1) + ob, 0, nb - ob); /* zeroed, as from the arena */
+  b->size = nb;
+  big_link(ctx, b);
+  ctx->big_total += nb - (old ? ob : 0);
+  *p = b + 1;
   *cap = nc;
+}
+
+void wv_grow(wavec_ctx *ctx, void **p, uint32_t *cap, uint32_t need,
+             size_t elt) {
+  grow(ctx, p, cap, need, elt, false);
+}
+
+void wv_grow_stable(wavec_ctx *ctx, void **p, uint32_t *cap, uint32_t need,
+                    size_t elt) {
+  grow(ctx, p, cap, need, elt, true);
 }
 
 /* ---- buffers --------------------------------------------------------------- */
@@ -385,6 +487,10 @@ void wavec_ctx_free(wavec_ctx *ctx) {
     ctx->alloc(ctx->alloc_ud, c, chunk_header() + c->size, 0);
     c = n;
   }
+  for (wv_big *b = ctx->bigs, *n; b; b = n) {
+    n = b->next;
+    ctx->alloc(ctx->alloc_ud, b, sizeof *b + b->size, 0);
+  }
   ctx->alloc(ctx->alloc_ud, ctx, sizeof *ctx, 0);
 }
 
@@ -397,8 +503,26 @@ const char *wavec_errmsg(wavec_ctx *ctx) {
   wv_buf_init(&ctx->errbuf, ctx);
   for (uint32_t i = 0; i < ctx->diags.n; i++)
     format_diag(ctx, &ctx->errbuf, &ctx->diags.v[i]);
-  if (!ctx->diags.n)
+  if (!ctx->diags.n && ctx->status == WAVEC_ERR_NOMEM) {
+    /* Formatted without allocating (memory ran out): into oom_text, which
+     * holds it whole: the file name is bounded and the source line cut. */
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "out of memory: %.1f MiB held, %.1f MiB more asked for%s",
+             (double)(ctx->arena.total + ctx->big_total) / 1048576.0,
+             (double)ctx->oom_asked / 1048576.0,
+             ctx->oom_at.line ? " while compiling this" : "");
+    wavec_loc at = ctx->oom_at;
+    if (at.file && strlen(at.file) > 1024)
+      at = (wavec_loc){0};
+    wv_diag d = {D_NOMEM, at, loc_offset(ctx, at), msg};
+    wv_buf ob = {ctx, ctx->oom_text, 0, sizeof ctx->oom_text};
+    format_diag(ctx, &ob, &d);
+    WV_UNGUARD(ctx);
+    return ctx->oom_text;
+  } else if (!ctx->diags.n) {
     wv_buf_printf(&ctx->errbuf, "error: %s\n", wavec_status_string(ctx->status));
+  }
   WV_UNGUARD(ctx);
   return wv_buf_str(&ctx->errbuf);
 }

@@ -26,6 +26,7 @@
 
 /* ---- arena ---------------------------------------------------------------- */
 typedef struct wv_chunk wv_chunk;
+typedef struct wv_big wv_big;
 typedef struct wv_arena {
   wv_chunk *head;
   char *cur, *end;
@@ -37,9 +38,22 @@ void *wv_alloc(wavec_ctx *ctx, size_t n);
 void *wv_dup(wavec_ctx *ctx, const void *p, size_t n);
 char *wv_strdup(wavec_ctx *ctx, const char *s);
 char *wv_strndup(wavec_ctx *ctx, const char *s, size_t n);
-/* Grows *p (holding *cap elements of size elt) to hold at least need. */
+/* Grows *p (holding *cap elements of size elt) to hold at least need.
+ * Arrays of 64 KiB or more get blocks of their own (base.c) and move: a
+ * pointer to an element is invalid once the array grows. */
 void wv_grow(wavec_ctx *ctx, void **p, uint32_t *cap, uint32_t need,
              size_t elt);
+/* wv_grow for an array whose elements its users point to across growth:
+ * the old copies stay readable (in the arena) until the context is freed. */
+void wv_grow_stable(wavec_ctx *ctx, void **p, uint32_t *cap, uint32_t need,
+                    size_t elt);
+/* Zeroed memory like wv_alloc; 64 KiB or more in a block of its own that
+ * wv_release can give back before the context is freed. */
+void *wv_alloc_big(wavec_ctx *ctx, size_t n);
+/* Gives back what wv_alloc_big or a growable array holds in a block of its
+ * own (the memory of what a pass replaced); arena memory stays until the
+ * context is freed. p may be NULL. Nothing may use p afterwards. */
+void wv_release(wavec_ctx *ctx, void *p);
 
 /* Growable arrays in the arena: `VEC(int) xs = {0};  vec_push(ctx, &xs, 3);` */
 #define VEC(T)                                                                 \
@@ -119,6 +133,7 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_FLOAT_SHAPE, 504, WAVEC_ERR_BIND, "float hyperparameter used as a size") \
   X(D_BAD_DEFINE, 505, WAVEC_ERR_BIND, "invalid definition")                   \
   X(D_TOO_LARGE, 506, WAVEC_ERR_BIND, "tensor too large")                      \
+  X(D_OVERFLOW, 507, WAVEC_ERR_BIND, "integer overflow")                       \
   X(D_SIM_OOB, 601, WAVEC_ERR_RUNTIME, "out-of-bounds access")                 \
   X(D_SIM_UNINIT, 602, WAVEC_ERR_RUNTIME, "read of unwritten memory")         \
   X(D_SIM_RACE, 603, WAVEC_ERR_RUNTIME, "shared-memory race")                 \
@@ -236,6 +251,16 @@ struct wavec_ctx {
   VEC(wv_kernel *) kernels;
   VEC(wv_time) times;
   uint32_t test_hooks; /* WV_HOOK_* bits: planted bugs for tests */
+  wv_big *bigs;        /* the big growable arrays (base.c) */
+  size_t big_total;    /* their bytes */
+  /* The source place being worked on (a builder call's, the node a pass is
+   * at, else the kernel's): errors that have no place of their own, an
+   * index expression that overflows or memory running out, are reported
+   * there. {0} outside of the library's entry points. */
+  wavec_loc at;
+  wavec_loc oom_at;    /* `at` when memory ran out, and what was asked */
+  size_t oom_asked;
+  char oom_text[2048]; /* wavec_errmsg's text when memory ran out */
   int64_t hw_threads; /* --hardware overrides; 0 / -1 when unset */
   int hw_mma;
   int64_t hw_ints[WAVEC_HW_INT_COUNT]; /* 0 when unset */

@@ -172,7 +172,7 @@ static void (*const lower_op[WV_OP_COUNT])(lw *w, uint32_t id) = {
 
 void lw_node(lw *w, uint32_t id) {
   wv_node *n = wv_get(w->g, id);
-  w->loc = n->loc;
+  w->loc = w->ctx->at = n->loc;
   if (lower_op[n->op])
     lower_op[n->op](w, id);
   else

@@ -1358,6 +1358,7 @@ wavec_status wavec_emit_ptx(wavec_kernel *pk, const char *target,
   if (ctx->status != WAVEC_OK)
     return ctx->status;
   WV_GUARD(ctx, ctx->status);
+  ctx->at = k->loc;
   const wv_target *t = wv_target_get(target);
   if (!t || !t->ptx_target)
     wv_fail(ctx, D_INVALID, k->loc,
@@ -1373,6 +1374,7 @@ wavec_status wavec_emit_ptx(wavec_kernel *pk, const char *target,
   *ptx = wv_buf_str(&out);
   if (len)
     *len = out.n;
+  ctx->at = (wavec_loc){0};
   WV_UNGUARD(ctx);
   return WAVEC_OK;
 }

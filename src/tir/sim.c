@@ -1079,8 +1079,10 @@ wavec_status wavec_simulate(wavec_kernel *pk, void *const *args) {
   if (ctx->status != WAVEC_OK)
     return ctx->status;
   WV_GUARD(ctx, ctx->status);
+  ctx->at = k->loc;
   /* the simulator's scratch lives in the arena only for this call */
   simulate(k, args);
+  ctx->at = (wavec_loc){0};
   WV_UNGUARD(ctx);
   return WAVEC_OK;
 }

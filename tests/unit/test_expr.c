@@ -605,7 +605,7 @@ static void overflow_body(void) {
 }
 TEST(test_overflow) {
   CHECK(!guarded(overflow_body));
-  CHECK(wavec_errcode(C) == WAVEC_ERR_INVALID);
+  CHECK(wavec_errcode(C) == WAVEC_ERR_BIND);
   CHECK(strstr(wavec_errmsg(C), "overflow") != NULL);
   /* The table is still usable after the unwind. */
   ex_t x = S("x");

@@ -283,6 +283,17 @@ WAVEC_API wavec_status wavec_wave(wavec_kernel *k, wavec_sym dim,
                                   wavec_expr tile, wavec_loc loc);
 WAVEC_API wavec_status wavec_tiling(wavec_kernel *k, wavec_sym dim,
                                     wavec_expr tile, wavec_loc loc);
+/* `dynamic(DIM)` / `dynamic(DIM, multiple_of = M)`: the size of DIM is
+ * known only at launch. It becomes a kernel parameter, the grid and the
+ * loop trips are computed from it, and one compiled kernel serves every
+ * size; `multiple` (0: none) states that every size is a multiple of it,
+ * which removes the guards at the edges of tiles that divide it. DIM must
+ * be split by a workgroup or tiling constraint, and no other size may
+ * depend on it. The size is given at run time by wavec_arg_shape (the
+ * shape of an argument with DIM), or taken from a definition of DIM
+ * (wavec_define_int) until then. */
+WAVEC_API wavec_status wavec_dynamic(wavec_kernel *k, wavec_sym dim,
+                                     wavec_expr multiple, wavec_loc loc);
 /* Where the tile of the constraint just added is written: errors about the
  * tile (no value, not positive, does not divide) point there; without it,
  * at the constraint. */
@@ -500,6 +511,18 @@ typedef struct wavec_arg_info {
 } wavec_arg_info;
 /* The arguments of kernel k; WAVEC_ERR_INVALID when i is past the last. */
 WAVEC_API size_t wavec_arg_count(wavec_kernel *k);
+/* The shape of argument i for the next runs of the compiled kernel k: its
+ * dynamic dimensions (wavec_dynamic) take their sizes from it, the others
+ * must be what k was compiled for. One compiled kernel serves every size;
+ * wavec_arg_info_get, wavec_launch_dims, wavec_simulate and wavec_gpu_run
+ * use the sizes given last. WAVEC_ERR_INVALID, with a diagnostic, for
+ * another number of dims, a static dim that differs, or a size that is not
+ * positive. */
+WAVEC_API wavec_status wavec_arg_shape(wavec_kernel *k, size_t i,
+                                       size_t ndims, const int64_t *shape);
+/* 1 when dimension d of argument i of the compiled kernel k is dynamic
+ * (its size is given at run time), else 0. */
+WAVEC_API int wavec_arg_dim_is_dynamic(wavec_kernel *k, size_t i, size_t d);
 WAVEC_API wavec_status wavec_arg_info_get(wavec_kernel *k, size_t i,
                                           wavec_arg_info *out);
 

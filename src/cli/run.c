@@ -294,6 +294,32 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
       rc = 2;
     }
   }
+  /* the sizes of dynamic dimensions from the inputs' shapes (the others
+   * are checked below, with the element type) */
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    wavec_arg_info a;
+    wavec_arg_info_get(k, i, &a);
+    const char *file = find_kv(o->args, o->nargs, a.name);
+    wv_npy arr;
+    char err[256];
+    if (!file || wv_npy_read(file, &arr, err, sizeof err) != 0)
+      continue; /* reported below */
+    if ((size_t)arr.ndim == a.ndims) {
+      int64_t shape[8];
+      bool fits = true;
+      for (size_t d = 0; d < a.ndims; d++) {
+        shape[d] = arr.shape[d];
+        /* a static dim that differs is reported below, with the type */
+        fits &= arr.shape[d] == a.shape[d] || wavec_arg_dim_is_dynamic(k, i, d);
+      }
+      if (fits && wavec_arg_shape(k, i, a.ndims, shape) != WAVEC_OK) {
+        fprintf(stderr, "wavec: %s: %s\n", file,
+                wavec_errmsg(wavec_kernel_ctx(k)));
+        rc = 1;
+      }
+    }
+    wv_npy_free(&arr);
+  }
   for (size_t i = 0; i < n && rc == 0; i++) {
     wavec_arg_info a;
     wavec_arg_info_get(k, i, &a);

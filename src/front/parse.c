@@ -1214,21 +1214,44 @@ static void parse_hardware(parser *p) {
   expect(p, T_RPAREN, "',' or ')'");
 }
 
+/* dynamic = 'dynamic' '(' dim [',' 'multiple_of' '=' iexpr] ')' */
+static void parse_dynamic(parser *p, wv_tok *t) {
+  expect(p, T_LPAREN, NULL);
+  wavec_sym dim = parse_dim(p, D_CONSTRAINT_DIM, "dynamic");
+  wavec_expr multiple = 0;
+  if (accept(p, T_COMMA)) {
+    wv_tok *kt = expect(p, T_IDENT, "multiple_of");
+    if (!is_word(kt, "multiple_of"))
+      fail(p, kt, D_BAD_KWARG,
+           "dynamic has no keyword argument %s (usage: dynamic(DIM) or "
+           "dynamic(DIM, multiple_of = M))",
+           desc(p, kt));
+    expect(p, T_ASSIGN, "'='");
+    multiple = parse_iexpr(p);
+  }
+  expect(p, T_RPAREN, NULL);
+  must_ok(p, wavec_dynamic(p->k, dim, multiple, loc_of(p, t)));
+}
+
 /* constraint = 'workgroup' '(' dim ',' iexpr ',' INT ')'
  *            | ('wave' | 'tiling') '(' dim ',' iexpr ')'
- *            | hardware */
+ *            | dynamic | hardware */
 static void parse_constraint(parser *p, void *ud) {
   (void)ud;
-  wv_tok *t = expect(p, T_IDENT, "a constraint (workgroup, wave, tiling or "
-                                 "hardware)");
+  wv_tok *t = expect(p, T_IDENT, "a constraint (workgroup, wave, tiling, "
+                                 "dynamic or hardware)");
   if (is_word(t, "hardware")) {
     parse_hardware(p);
+    return;
+  }
+  if (is_word(t, "dynamic")) {
+    parse_dynamic(p, t);
     return;
   }
   bool wg = is_word(t, "workgroup");
   if (!wg && !is_word(t, "wave") && !is_word(t, "tiling"))
     fail(p, t, D_UNKNOWN_OP, "unknown constraint %s (expected workgroup, "
-                             "wave, tiling or hardware)",
+                             "wave, tiling, dynamic or hardware)",
          desc(p, t));
   expect(p, T_LPAREN, NULL);
   wavec_sym dim = parse_dim(p, D_CONSTRAINT_DIM, t->name);

@@ -319,6 +319,25 @@ wavec_status wavec_tiling(wavec_kernel *pk, wavec_sym dim, wavec_expr tile,
         constraint(&pk->k, WV_TILING, dim, tile, 0, loc));
 }
 
+static wavec_status dynamic_(wv_kernel *k, wavec_sym dim, ex_t multiple,
+                             wavec_loc loc) {
+  if (dim == 0 || dim >= k->ctx->sym_names.n)
+    wv_fail(k->ctx, D_INVALID, loc, "invalid symbol handle %u", dim);
+  for (uint32_t i = 0; i < k->dynamics.n; i++)
+    if (k->dynamics.v[i].dim == dim)
+      wv_fail(k->ctx, D_CONSTRAINT_DUP, loc,
+              "dynamic('%s') is given twice (first at line %u)",
+              sym_name(k, dim), k->dynamics.v[i].loc.line);
+  wv_dynamic d = {dim, multiple, loc};
+  vec_push(k->ctx, &k->dynamics, d);
+  return WAVEC_OK;
+}
+
+wavec_status wavec_dynamic(wavec_kernel *pk, wavec_sym dim,
+                           wavec_expr multiple, wavec_loc loc) {
+  BUILD(pk, pk->k.ctx->status, dynamic_(&pk->k, dim, multiple, loc));
+}
+
 static wavec_status tile_loc(wv_kernel *k, wavec_loc loc) {
   if (!k->constraints.n)
     wv_fail(k->ctx, D_INVALID, loc, "no constraint to give a tile location");

@@ -118,6 +118,13 @@ typedef struct wv_default {
   wavec_loc loc;
 } wv_default;
 
+/* A dimension whose size is known only at launch (wavec_dynamic). */
+typedef struct wv_dynamic {
+  wavec_sym dim;
+  ex_t multiple; /* every size is a multiple of it; 0: none stated */
+  wavec_loc loc;
+} wv_dynamic;
+
 /* An exact division a / b, checked when symbols are bound. */
 typedef struct wv_exactdiv {
   ex_t a, b;
@@ -150,6 +157,11 @@ typedef struct wv_binding {
   double *fval;
   bool *known;
   bool *is_float;
+  /* dynamic dimensions (wv_dynamic): not known; ival holds the size a
+   * definition gives (0: none), the default at run time; multiple[] what
+   * every size is a multiple of (1: nothing stated) */
+  bool *dynamic;
+  int64_t *multiple;
 } wv_binding;
 
 struct wv_kernel {
@@ -165,6 +177,7 @@ struct wv_kernel {
   uint32_t ndim_loc;
   VEC(wv_mapping) mappings; /* id = index + 1 */
   VEC(wv_exactdiv) exactdivs;
+  VEC(wv_dynamic) dynamics;
   /* builder state */
   VEC(uint32_t) block_stack; /* innermost last */
   bool ended;
@@ -175,6 +188,8 @@ struct wv_kernel {
   struct wv_index *index; /* after index; replaced by broadcast and expand */
   VEC(const char *) remarks;
   struct tir_prog *tir;   /* after lower */
+  int64_t *run_size;      /* by tir sizes index: the run-time sizes (0:
+                             not given yet), set by wavec_arg_shape */
   wv_buf dump;
   /* the last pass's printer, when its dump is not made yet */
   void (*dump_due)(wv_kernel *k, wv_buf *b);

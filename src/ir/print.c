@@ -42,6 +42,18 @@ static void print_header(wv_kernel *k, wv_buf *b) {
     print_loc(b, start, c->loc);
     wv_buf_puts(b, "\n");
   }
+  for (uint32_t i = 0; i < k->dynamics.n; i++) {
+    wv_dynamic *dy = &k->dynamics.v[i];
+    uint32_t start = b->n;
+    wv_buf_printf(b, "  dynamic(%s", sym(k, dy->dim));
+    if (dy->multiple) {
+      wv_buf_puts(b, ", multiple_of = ");
+      print_expr(k, b, dy->multiple);
+    }
+    wv_buf_puts(b, ")");
+    print_loc(b, start, dy->loc);
+    wv_buf_puts(b, "\n");
+  }
   bool ints = false;
   for (int i = 0; i < WAVEC_HW_INT_COUNT; i++)
     ints |= k->hw.ints[i] != 0;
@@ -148,8 +160,12 @@ static void print_dist(wv_kernel *k, wv_buf *b) {
     if (!best)
       break;
     wv_diminfo *di = &d->dim[best];
-    wv_buf_printf(b, "  dim %s: size %lld span %lld", sym(k, best),
-                  (long long)di->size, (long long)di->span);
+    if (di->dynamic)
+      wv_buf_printf(b, "  dim %s: size dynamic (a multiple of %lld) span %lld",
+                    sym(k, best), (long long)di->multiple, (long long)di->span);
+    else
+      wv_buf_printf(b, "  dim %s: size %lld span %lld", sym(k, best),
+                    (long long)di->size, (long long)di->span);
     if (di->wg_axis >= 0)
       wv_buf_printf(b, " workgroup axis %d tile %lld wave tile %lld",
                     di->wg_axis, (long long)di->wg_tile,
@@ -157,7 +173,9 @@ static void print_dist(wv_kernel *k, wv_buf *b) {
     if (di->tile)
       wv_buf_printf(b, " loop %s tile %lld", sym(k, di->loopvar),
                     (long long)di->tile);
-    if (di->ragged)
+    if (di->ragged && di->dynamic)
+      wv_buf_puts(b, " ragged");
+    else if (di->ragged)
       wv_buf_printf(b, " ragged (%lld tiles, the last %lld past the edge)",
                     (long long)di->tiles,
                     (long long)(di->tiles * (di->tile ? di->tile : di->wg_tile) -

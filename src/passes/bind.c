@@ -53,6 +53,11 @@ typedef struct symcheck {
 static void need_int(void *ud, wavec_sym s) {
   symcheck *sc = ud;
   wv_binding *b = &sc->k->bind;
+  if (b->dynamic[s])
+    wv_fail(sc->k->ctx, D_UNBOUND, sc->loc,
+            "'%s' is dynamic (known only at run time), but %s needs its "
+            "value when the kernel is compiled",
+            name(sc->k, s), sc->what);
   if (!b->known[s])
     wv_fail(sc->k->ctx, D_UNBOUND, sc->loc,
             "'%s' in %s has no value; give it in defaults { } or with -D "
@@ -95,8 +100,34 @@ wavec_status wv_pass_bind(wv_kernel *k) {
   b->fval = wv_alloc(ctx, n * sizeof *b->fval);
   b->known = wv_alloc(ctx, n * sizeof *b->known);
   b->is_float = wv_alloc(ctx, n * sizeof *b->is_float);
-  for (wavec_sym s = 1; s < n; s++)
+  b->dynamic = wv_alloc(ctx, n * sizeof *b->dynamic);
+  b->multiple = wv_alloc(ctx, n * sizeof *b->multiple);
+  for (wavec_sym s = 1; s < n; s++) {
     lookup(k, b, s);
+    b->multiple[s] = 1;
+  }
+  /* dynamic dimensions: a definition is only their run-time default */
+  for (uint32_t i = 0; i < k->dynamics.n; i++) {
+    wv_dynamic *dy = &k->dynamics.v[i];
+    wavec_sym s = dy->dim;
+    if (b->is_float[s])
+      wv_fail(ctx, D_FLOAT_SHAPE, dy->loc, "'%s' is defined as a float",
+              name(k, s));
+    if (!b->known[s])
+      b->ival[s] = 0;
+    b->known[s] = false;
+    b->dynamic[s] = true;
+  }
+  for (uint32_t i = 0; i < k->dynamics.n; i++) {
+    wv_dynamic *dy = &k->dynamics.v[i];
+    if (dy->multiple) {
+      int64_t m = eval(k, dy->multiple, dy->loc, "multiple_of");
+      if (m <= 0)
+        wv_fail(ctx, D_TILE_POSITIVE, dy->loc, "multiple_of = %lld is not "
+                "positive", (long long)m);
+      b->multiple[dy->dim] = m;
+    }
+  }
 
   /* Dimensions of every tensor: positive integers. */
   for (uint32_t id = 1; id < k->g->nodes.n; id++) {
@@ -105,6 +136,8 @@ wavec_status wv_pass_bind(wv_kernel *k) {
       wavec_sym d = nd->type.dims[i];
       wavec_loc at = d < k->ndim_loc && k->dim_loc[d].line ? k->dim_loc[d]
                                                            : nd->loc;
+      if (b->dynamic[d])
+        continue; /* given at run time */
       symcheck sc = {k, at, "a tensor shape"};
       need_int(&sc, d);
       if (b->ival[d] <= 0)

@@ -21,6 +21,19 @@ static int64_t value(wv_kernel *k, ex_t e) {
 
 wv_dist *wv_kernel_dist(wv_kernel *k) { return k->dist; }
 
+/* The tiles of `tile` that cover dim di, and whether the last runs past its
+ * edge; for a dynamic dim, unknown (-1), and ragged unless the tile
+ * divides what every size is a multiple of. */
+static void split_tiles(wv_diminfo *di, int64_t tile) {
+  if (di->dynamic) {
+    di->tiles = -1;
+    di->ragged = di->multiple % tile != 0;
+    return;
+  }
+  di->tiles = (di->size + tile - 1) / tile;
+  di->ragged = di->size % tile != 0;
+}
+
 wavec_status wv_pass_constraints(wv_kernel *k) {
   wavec_ctx *ctx = k->ctx;
   wv_dist *d = wv_alloc(ctx, sizeof *d);
@@ -54,8 +67,11 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
     wv_node *n = wv_get(k->g, id);
     for (uint32_t i = 0; i < n->type.n; i++) {
       wv_diminfo *di = &d->dim[n->type.dims[i]];
+      wavec_sym s = n->type.dims[i];
       di->used = true;
-      di->size = k->bind.ival[n->type.dims[i]];
+      di->dynamic = k->bind.dynamic[s];
+      di->multiple = k->bind.multiple[s];
+      di->size = di->dynamic ? -1 : k->bind.ival[s];
     }
   }
   for (uint32_t i = 0; i < k->constraints.n; i++) {
@@ -103,9 +119,9 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
       if (!di->wave_tile)
         di->wave_tile = di->wg_tile;
       int a = di->wg_axis;
-      di->tiles = (di->size + di->wg_tile - 1) / di->wg_tile;
-      di->ragged = di->size % di->wg_tile != 0;
+      split_tiles(di, di->wg_tile);
       d->grid[a] = di->tiles;
+      d->grid_dim[a] = s;
       d->waves[a] = di->wg_tile / di->wave_tile;
       /* wave coordinate along axis a: floor($T0/lanes), $T1 or $T2 */
       ex_t wave = a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]),
@@ -118,12 +134,23 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
       di->base = base;
       di->span = di->wave_tile;
     } else if (di->tile) {
-      di->tiles = (di->size + di->tile - 1) / di->tile;
-      di->ragged = di->size % di->tile != 0;
+      split_tiles(di, di->tile);
       di->loopvar = named(ctx, "$ARG", wavec_symbol_name(ctx, s));
       di->base = ex_mul(ctx, ex_sym(ctx, di->loopvar), ex_const(ctx, di->tile));
       di->span = di->tile;
     } else {
+      if (di->dynamic) {
+        const wv_dynamic *dy = NULL;
+        for (uint32_t i = 0; i < k->dynamics.n && !dy; i++)
+          if (k->dynamics.v[i].dim == s)
+            dy = &k->dynamics.v[i];
+        wv_fail(ctx, D_CONSTRAINT_DIM, dy ? dy->loc : k->loc,
+                "dynamic dimension '%s' is neither split over workgroups nor "
+                "walked by a loop; give it a workgroup(%s, ...) or "
+                "tiling(%s, ...) constraint",
+                wavec_symbol_name(ctx, s), wavec_symbol_name(ctx, s),
+                wavec_symbol_name(ctx, s));
+      }
       di->base = ex_const(ctx, 0);
       di->span = di->size;
     }

@@ -34,6 +34,9 @@ typedef struct wv_diminfo {
                        ceil(size / tile) */
   bool ragged;      /* its tile does not divide it: the last tile runs
                        past the edge, and accesses along it are guarded */
+  bool dynamic;     /* known only at launch (wv_dynamic): size and tiles
+                       are -1; ragged unless its tile divides multiple */
+  int64_t multiple; /* every size is a multiple of it (1: none stated) */
   int64_t span;     /* the extent one wave covers at once */
   int64_t vshape;   /* hardware vector_shapes entry; -1 unset */
   ex_t base;        /* first coordinate of the wave's tile */
@@ -45,7 +48,9 @@ typedef struct wv_dist {
   int mma;                  /* wavec_mma_kind or WAVEC_MMA_NONE */
   int64_t hw[WAVEC_HW_INT_COUNT]; /* integer hardware entries; 0: unset */
   int64_t waves[3];         /* waves per block along each grid axis */
-  int64_t grid[3];          /* workgroups along each grid axis */
+  int64_t grid[3];          /* workgroups along each grid axis; -1: the
+                               dynamic dim grid_dim[a] sets it at launch */
+  wavec_sym grid_dim[3];    /* the dim split along each axis, or 0 */
   int64_t block[3];         /* threads per block along each axis */
   uint32_t nsyms;
   wv_diminfo *dim;          /* by wavec_sym */

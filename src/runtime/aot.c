@@ -282,6 +282,11 @@ wavec_status wavec_emit_c(wavec_kernel *pk, const char *target, unsigned flags,
   if (!k->tir)
     wv_fail(ctx, D_INVALID, k->loc,
             "kernel '%s' is not compiled (call wavec_compile first)", k->name);
+  if (k->tir->sizes.n)
+    wv_fail(ctx, D_UNSUPPORTED, k->loc,
+            "kernel '%s' has run-time sizes (dynamic dimensions); the C "
+            "launcher takes fixed sizes only",
+            k->name);
   const wv_target *t = wv_target_get(target);
   if (!t || !t->ptx_target)
     wv_fail(ctx, D_INVALID, k->loc,

@@ -378,6 +378,11 @@ wavec_module *wv_module_of(wavec_ctx *ctx, wv_kernel *k, const char *target) {
   b->args = wv_alloc(ctx, (b->nargs + 1) * sizeof *b->args);
   for (uint32_t i = 0; i < b->nargs; i++)
     wavec_arg_info_get((wavec_kernel *)k, i, &b->args[i]);
+  b->nsizes = p->sizes.n;
+  if (b->nsizes > WV_MAX_SIZES)
+    wv_fail(ctx, D_UNSUPPORTED, k->loc,
+            "kernel '%s' has %u run-time sizes; a launch passes at most %d",
+            k->name, b->nsizes, WV_MAX_SIZES);
   b->ntmaps = (uint32_t)wavec_tensor_map_count((wavec_kernel *)k);
   if (b->ntmaps > WV_MAX_TMAPS)
     wv_fail(ctx, D_UNSUPPORTED, k->loc,
@@ -472,7 +477,9 @@ wavec_module *wv_load(wavec_ctx *ctx, wv_kernel *k, const char *name,
     wv_throw(ctx);
   wavec_module *b =
       build(cu, ptxas, k, cu ? ptx_target(cu, k, target) : target);
-  if (keyed) {
+  /* (a module with run-time sizes is not cached: it is built for the
+   * process that knows them) */
+  if (keyed && !b->nsizes) {
     b->key[0] = key[0];
     b->key[1] = key[1];
     b->desc = desc;
@@ -596,7 +603,7 @@ static void launch(wv_cuda *cu, wavec_module *b, CUstream stream,
   wavec_ctx *ctx = b->ctx;
   wavec_loc loc = {0};
   CUfunction fn = function(cu, b);
-  void *params[WV_MAX_LAUNCH_ARGS + WV_MAX_TMAPS];
+  void *params[WV_MAX_LAUNCH_ARGS + WV_MAX_TMAPS + WV_MAX_SIZES];
   /* CUtensorMap: 128 bytes, 64-aligned */
   _Alignas(128) unsigned char maps[WV_MAX_TMAPS][128];
   for (uint32_t i = 0; i < b->nargs; i++)
@@ -608,6 +615,9 @@ static void launch(wv_cuda *cu, wavec_module *b, CUstream stream,
       wv_throw(ctx);
     params[b->nargs + i] = maps[i];
   }
+  /* the run-time sizes (.param .u32), after the tensor maps */
+  for (uint32_t i = 0; i < b->nsizes; i++)
+    params[b->nargs + b->ntmaps + i] = (void *)&b->sizes[i];
   unsigned dyn = b->smem > TIR_PTX_STATIC_SMEM_MAX ? (unsigned)b->smem : 0;
   CU(cu->LaunchKernel(fn, b->grid[0], b->grid[1], b->grid[2], b->block[0],
                       b->block[1], b->block[2], dyn, stream, params, NULL),
@@ -622,6 +632,11 @@ wavec_status wavec_module_launch(wavec_module *b, void *stream,
   if (ctx->status != WAVEC_OK)
     return ctx->status;
   WV_GUARD(ctx, ctx->status);
+  if (b->nsizes)
+    wv_fail(ctx, D_INVALID, (wavec_loc){0},
+            "kernel '%s' has run-time sizes (dynamic dimensions): launch it "
+            "with wavec_gpu_run, which takes them from the arguments' shapes",
+            b->kernel);
   if (b->nargs > WV_MAX_LAUNCH_ARGS)
     wv_fail(ctx, D_INVALID, (wavec_loc){0}, "kernel '%s' has %u arguments; "
             "at most %d can be launched", b->kernel, b->nargs,
@@ -649,12 +664,30 @@ static void free_run(wv_cuda *cu, CUevent *ev, CUdeviceptr *dptr, uint32_t n) {
 static void gpu_run(wv_kernel *k, void *const *host, double *ms) {
   wavec_ctx *ctx = k->ctx;
   wavec_loc loc = k->loc;
-  const tir_prog *p = k->tir;
+  /* the program with the run-time sizes: its grid and shapes */
+  const tir_prog *p = tir_instance(ctx, k->tir, k->run_size, k->loc);
   for (uint32_t i = 0; i < p->args.n; i++)
     if (!host[i])
       wv_fail(ctx, D_INVALID, k->loc, "no buffer for argument '%s'",
               p->args.v[i].name);
+  for (uint32_t i = 0; i < p->args.n; i++)
+    if (p->args.v[i].elems > INT32_MAX)
+      wv_fail(ctx, D_INVALID, k->loc,
+              "argument '%s' has %lld elements: more than the 2^31 that "
+              "32-bit indices reach",
+              p->args.v[i].name, (long long)p->args.v[i].elems);
   wavec_module *b = wv_load(ctx, k, k->name, "auto", 0);
+  if (b->nsizes) {
+    /* this launch's grid, shapes (for the tensor maps) and sizes */
+    uint32_t *sizes = wv_alloc(ctx, b->nsizes * sizeof *sizes);
+    for (uint32_t i = 0; i < b->nsizes; i++)
+      sizes[i] = (uint32_t)p->size_vals[i];
+    b->sizes = sizes;
+    for (int d = 0; d < 3; d++)
+      b->grid[d] = (uint32_t)p->grid[d];
+    for (uint32_t i = 0; i < b->nargs; i++)
+      wavec_arg_info_get((wavec_kernel *)k, i, &b->args[i]);
+  }
   wv_cuda *cu = ctx->cuda;
   uint32_t n = p->args.n;
   CUdeviceptr *dptr = wv_alloc(ctx, (n + 1) * sizeof *dptr);

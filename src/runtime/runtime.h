@@ -49,6 +49,7 @@ wavec_status wv_cuda_tensor_map(wv_cuda *cu, wavec_loc loc,
 #define WV_BIN_MODS 8 /* CUDA contexts one module is loaded into at most */
 #define WV_MAX_LAUNCH_ARGS 64 /* kernel parameters one launch passes */
 #define WV_MAX_TMAPS 16       /* tensor maps of one launch */
+#define WV_MAX_SIZES 8        /* run-time sizes of one launch */
 
 struct wavec_module {
   wavec_ctx *ctx;
@@ -61,6 +62,10 @@ struct wavec_module {
   wavec_arg_info *args;
   uint32_t ntmaps;            /* tensor maps passed after the pointers */
   wavec_tensor_map_info *tmaps;
+  uint32_t nsizes;            /* run-time sizes (dynamic dims) passed after
+                                 the tensor maps; such a module is never
+                                 cached and launched by wavec_gpu_run only */
+  const uint32_t *sizes;      /* their values for the next launch */
   const void *code;           /* the cubin */
   size_t code_len;
   uint64_t key[2];            /* its cache key; 0, 0 when not keyed */

@@ -201,9 +201,27 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   w.loopreg = wv_alloc(ctx, w.d->nsyms * sizeof *w.loopreg);
   tir_prog *p = w.p;
   vec_push(ctx, &p->regs, TY_PRED); /* register 0: none */
+  /* dynamic dims: run-time sizes, in the order they are declared */
+  w.size_index = wv_alloc(ctx, w.d->nsyms * sizeof *w.size_index);
+  k->run_size = wv_alloc(ctx, (k->dynamics.n + 1) * sizeof *k->run_size);
+  for (uint32_t i = 0; i < k->dynamics.n; i++) {
+    wavec_sym s = k->dynamics.v[i].dim;
+    if (!w.d->dim[s].used)
+      continue;
+    tir_size z = {wavec_symbol_name(ctx, s), s, w.d->dim[s].multiple};
+    k->run_size[p->sizes.n] = k->bind.ival[s]; /* a definition, or 0 */
+    vec_push(ctx, &p->sizes, z);
+    w.size_index[s] = p->sizes.n;
+  }
   for (int a = 0; a < 3; a++) {
     p->grid[a] = w.d->grid[a];
     p->block[a] = w.d->block[a];
+    wavec_sym g = w.d->grid_dim[a];
+    if (g && w.d->dim[g].dynamic) {
+      p->grid[a] = 0;
+      p->grid_size[a] = w.size_index[g];
+      p->grid_tile[a] = w.d->dim[g].wg_tile;
+    }
   }
   p->lanes = w.d->lanes;
   p->wgs_per_sm = w.d->hw[WAVEC_HW_WORKGROUPS_PER_SM];
@@ -212,8 +230,13 @@ wavec_status wv_pass_lower(wv_kernel *k) {
     wv_node *a = wv_get(k->g, k->args.v[i]);
     tir_arg ta = {.name = a->name, .dt = a->type.dt, .ndims = a->type.n,
                   .elems = wv_tensor_elems(k, a, NULL)};
-    for (uint32_t j = 0; j < a->type.n; j++)
-      ta.shape[j] = k->bind.ival[a->type.dims[j]];
+    for (uint32_t j = 0; j < a->type.n; j++) {
+      wavec_sym d = a->type.dims[j];
+      ta.dyn[j] = w.size_index[d];
+      ta.shape[j] = ta.dyn[j] ? 0 : k->bind.ival[d];
+      if (ta.dyn[j])
+        ta.elems = 0;
+    }
     vec_push(ctx, &p->args, ta);
   }
   /* bound user symbols become constants; ids get their ranges */
@@ -225,14 +248,20 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   }
   w.nranges = ctx->sym_names.n;
   w.ranges = wv_alloc(ctx, w.nranges * sizeof *w.ranges);
+  /* (a dynamic dim's tiles: as many as 32-bit indices reach) */
   for (int a = 0; a < 3; a++) {
     w.ranges[w.d->T[a]] = (ex_range){0, w.d->block[a] - 1, true};
-    w.ranges[w.d->WG[a]] = (ex_range){0, w.d->grid[a] - 1, true};
+    w.ranges[w.d->WG[a]] =
+        (ex_range){0, p->grid_size[a] ? INT32_MAX / p->grid_tile[a]
+                                      : w.d->grid[a] - 1,
+                   true};
   }
   for (wavec_sym s = 1; s < w.d->nsyms; s++) {
     wv_diminfo *di = &w.d->dim[s];
     if (di->used && di->tile)
-      w.ranges[di->loopvar] = (ex_range){0, di->tiles - 1, true};
+      w.ranges[di->loopvar] =
+          (ex_range){0, di->dynamic ? INT32_MAX / di->tile : di->tiles - 1,
+                     true};
   }
   /* which reads feed only mma operands, and which of those are staged */
   uint32_t nn = k->g->nodes.n, norigin = 1;

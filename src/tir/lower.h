@@ -44,8 +44,7 @@ typedef struct load_ent {
 /* A bounds predicate in scope: 0 <= c < size (either side only where it
  * is not proved) in register reg. */
 typedef struct guard_ent {
-  ex_t c;
-  int64_t size;
+  ex_t c, size;
   uint32_t reg, scope;
 } guard_ent;
 
@@ -144,6 +143,8 @@ typedef struct lw {
   VEC(load_ent) loads;
   bool *remarked;          /* by origin: conversion remark given */
   bool *guarded;           /* by origin: guard remark given */
+  uint32_t *size_index;    /* by dim: 1 + its run-time size's index in
+                              p->sizes (a dynamic dim), or 0 */
   VEC(guard_ent) guards;   /* bounds predicates, for reuse */
   bool *red_more;          /* by reduction link: a later link follows it */
   uint32_t *red_init;      /* by deferred link: the chain's initial value */
@@ -254,8 +255,12 @@ void lw_tma_acquire(lw *w, const stage *s0, int64_t S, ex_t first,
                     ex_t tile);
 void lw_tma_release(lw *w, const stage *s0, int64_t S, ex_t tile,
                     uint32_t on);
+/* lower_expr.c: the size of dim d, a constant or (dynamic) its symbol,
+ * which lowers to T_PARAM */
+ex_t lw_dim_size(lw *w, wavec_sym d);
+
 /* lower_guard.c */
-bool lw_bound_check(lw *w, ex_t c, int64_t size, uint32_t *mask);
+bool lw_bound_check(lw *w, ex_t c, ex_t size, uint32_t *mask);
 void lw_remark_guards(lw *w, uint32_t id, const char *before,
                       const wavec_sym *dims, uint32_t n, const char *after);
 uint32_t lw_elem_unpadded(lw *w, uint32_t op, uint32_t e, tir_ty ty,

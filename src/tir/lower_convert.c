@@ -118,7 +118,7 @@ void lw_convert(lw *w, uint32_t id) {
         ex_t local = ex_add(ctx, ex_const(ctx, oi->coord[i] * od->v - rc * rd->v),
                             od->frag);
         local = lw_concrete(w, local, e);
-        lw_bound_check(w, local, rd->v, &mask);
+        lw_bound_check(w, local, ex_const(ctx, rd->v), &mask);
         off = ex_add(ctx, off, ex_mul(ctx, local, ex_const(ctx, stride[ri])));
       }
       off = ex_mul(ctx, off, ex_const(ctx, esize));

@@ -26,11 +26,11 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
     ex_t v = ex_add(ctx, tid, ex_const(ctx, it * threads));
     uint32_t mask = 0;
     if (nvec % threads)
-      lw_bound_check(w, lw_concrete(w, v, 0), nvec, &mask);
+      lw_bound_check(w, lw_concrete(w, v, 0), ex_const(ctx, nvec), &mask);
     /* local coordinates of the vector's first element, row-major */
     ex_t rest = ex_mul(ctx, v, ex_const(ctx, STAGE_VEC));
     ex_t goff = ex_const(ctx, 0), local[WV_MAX_DIMS];
-    int64_t gstride = 1;
+    ex_t gstride = ex_const(ctx, 1);
     uint32_t inside = 0;
     for (int i = (int)nd - 1; i >= 0; i--) {
       ex_t c = i > 0 ? ex_mod(ctx, rest, ex_const(ctx, st->ext[i])) : rest;
@@ -38,14 +38,14 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
       ex_t g = ex_add(ctx, st->start[i], c);
       if (shift && st->loopvar)
         g = ex_subst(ctx, g, 1, &st->loopvar, &shift);
-      goff = ex_add(ctx, goff, ex_mul(ctx, g, ex_const(ctx, gstride)));
+      goff = ex_add(ctx, goff, ex_mul(ctx, g, gstride));
       local[i] = c;
       wavec_sym d = mem->type.dims[i];
-      int64_t size = w->k->bind.ival[d];
+      ex_t size = lw_dim_size(w, d);
       if (w->d->dim[d].ragged &&
           lw_bound_check(w, lw_concrete(w, g, 0), size, &inside))
         guards |= 1u << i;
-      gstride *= size;
+      gstride = ex_mul(ctx, gstride, size);
     }
     ex_t soff = lw_stage_elem_off(ctx, st, nd, local);
     soff = ex_add(ctx, ex_const(ctx, st->base),

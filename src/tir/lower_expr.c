@@ -55,6 +55,9 @@ uint32_t lw_expr(lw *w, ex_t e) {
     }
     if (!r && s < w->d->nsyms && w->loopreg[s])
       r = w->loopreg[s];
+    if (!r && s < w->d->nsyms && w->size_index[s]) /* a dynamic size */
+      r = lw_reg(w, TY_I32),
+      lw_emit(w, T_PARAM, TY_I32, r, 0, 0, 0, w->size_index[s] - 1);
     if (!r)
       wv_fail(ctx, D_INTERNAL, w->loc, "index uses '%s', which has no value "
               "in the thread program", wavec_symbol_name(ctx, s));
@@ -170,4 +173,9 @@ bool lw_eval_threads(lw *w, ex_t e, int64_t *out) {
       return false;
   }
   return true;
+}
+
+ex_t lw_dim_size(lw *w, wavec_sym d) {
+  wv_diminfo *di = &w->d->dim[d];
+  return di->dynamic ? ex_sym(w->ctx, d) : ex_const(w->ctx, di->size);
 }

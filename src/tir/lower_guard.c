@@ -11,10 +11,11 @@
 /* A predicate that 0 <= c < size, ANDed into *mask; nothing when the
  * bounds prove it (each side is checked only where it is not proved).
  * Returns whether it added a guard. */
-bool lw_bound_check(lw *w, ex_t c, int64_t size, uint32_t *mask) {
-  int64_t lo = INT64_MIN, hi = INT64_MAX;
+bool lw_bound_check(lw *w, ex_t c, ex_t size, uint32_t *mask) {
+  int64_t lo = INT64_MIN, hi = INT64_MAX, n = INT64_MIN;
   ex_bounds(w->ctx, c, w->ranges, w->nranges, &lo, &hi);
-  bool low = lo < 0, high = hi >= size;
+  /* a symbolic size (a dynamic dim) proves nothing of the upper side */
+  bool low = lo < 0, high = !ex_is_const(w->ctx, size, &n) || hi >= n;
   if (!low && !high)
     return false;
   uint32_t p = 0;
@@ -32,8 +33,7 @@ bool lw_bound_check(lw *w, ex_t c, int64_t size, uint32_t *mask) {
     }
     if (high) {
       uint32_t q = lw_reg(w, TY_PRED);
-      lw_emit(w, T_SETP, TY_I32, q, r, lw_expr(w, ex_const(w->ctx, size)), 0,
-              TIR_CMP_LT);
+      lw_emit(w, T_SETP, TY_I32, q, r, lw_expr(w, size), 0, TIR_CMP_LT);
       p = p ? lw_op2(w, T_AND, TY_PRED, p, q) : q;
     }
     guard_ent g = {c, size, p, w->scopes.v[w->scopes.n - 1]};
@@ -47,10 +47,17 @@ bool lw_bound_check(lw *w, ex_t c, int64_t size, uint32_t *mask) {
 static void why(lw *w, wv_buf *b, wavec_sym d) {
   wv_diminfo *di = &w->d->dim[d];
   const char *nm = wavec_symbol_name(w->ctx, d);
-  if (di->ragged)
+  int64_t tile = di->wg_axis >= 0 ? di->wg_tile : di->tile;
+  const char *kind = di->wg_axis >= 0 ? "workgroup" : "loop";
+  if (di->ragged && di->dynamic)
+    wv_buf_printf(b, "'%s' (dynamic, not stated a multiple of its %s tile "
+                     "%lld)", nm, kind, (long long)tile);
+  else if (di->ragged)
     wv_buf_printf(b, "'%s' (%lld is not a multiple of its %s tile %lld)", nm,
-                  (long long)di->size, di->wg_axis >= 0 ? "workgroup" : "loop",
-                  (long long)(di->wg_axis >= 0 ? di->wg_tile : di->tile));
+                  (long long)di->size, kind, (long long)tile);
+  else if (di->dynamic)
+    wv_buf_printf(b, "'%s' (dynamic: the index analysis cannot prove the "
+                     "coordinate below its size)", nm);
   else
     wv_buf_printf(b, "'%s' (the index analysis cannot prove the coordinate "
                      "in [0, %lld))",
@@ -88,7 +95,7 @@ uint32_t lw_elem_unpadded(lw *w, uint32_t op, uint32_t e, tir_ty ty,
     return v;
   uint32_t mask = 0;
   ex_t c = lw_concrete(w, lw_index_of(w, op, d), e);
-  if (!lw_bound_check(w, c, di->size, &mask))
+  if (!lw_bound_check(w, c, lw_dim_size(w, d), &mask))
     return v;
   *guarded = true;
   uint32_t r = lw_reg(w, ty);

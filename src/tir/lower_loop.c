@@ -7,13 +7,17 @@
  * `iterate(D REL E)` those holding a coordinate d with d REL e for some e
  * of the workgroup's tile of E, [e0, e1]: d <= e1 (<: d <= e1 - 1) ends
  * the walk at the tile holding e1, d >= e0 (>: d >= e0 + 1) starts it at
- * the tile holding e0. Clamped to [0, trips]. */
+ * the tile holding e0. Clamped to [0, trips] (trips: ceil(size / tile),
+ * for a dynamic dim an expression in its size). */
 static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
   wavec_ctx *ctx = w->ctx;
   wv_diminfo *di = &w->d->dim[n->sym];
   int64_t trips = di->tiles;
+  ex_t all = di->dynamic ? ex_ceildiv(ctx, lw_dim_size(w, n->sym),
+                                      ex_const(ctx, di->tile))
+                         : ex_const(ctx, trips);
   *first = ex_const(ctx, 0);
-  *last = ex_const(ctx, trips);
+  *last = all;
   if (!n->rel)
     return;
   wv_diminfo *ei = &w->d->dim[n->rel_dim];
@@ -22,7 +26,7 @@ static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
                    ex_const(ctx, ei->wg_tile));
   ex_t e1 = ex_add(ctx, e0, ex_const(ctx, ei->wg_tile - 1));
   ex_t T = ex_const(ctx, di->tile), zero = ex_const(ctx, 0),
-       all = ex_const(ctx, trips), one = ex_const(ctx, 1);
+       one = ex_const(ctx, 1);
   switch (n->rel) {
   case WAVEC_REL_LE:
   case WAVEC_REL_LT: {
@@ -38,6 +42,8 @@ static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
   }
   *first = lw_concrete(w, ex_max(ctx, zero, ex_min(ctx, *first, all)), 0);
   *last = lw_concrete(w, ex_max(ctx, zero, ex_min(ctx, *last, all)), 0);
+  if (di->dynamic || ei->dynamic)
+    return; /* the remark below needs the sizes */
   /* what the bound saves, as a remark: the tiles each workgroup walks */
   uint32_t ns = ctx->sym_names.n;
   int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);
@@ -322,7 +328,8 @@ void lw_iterate(lw *w, uint32_t id) {
               0, 0);
   }
   wv_diminfo *di = &w->d->dim[n->sym];
-  int64_t trips = di->tiles;
+  /* the most trips (a dynamic dim: as many as 32-bit indices reach) */
+  int64_t trips = di->dynamic ? INT32_MAX / di->tile : di->tiles;
   /* the staged tiles this loop streams through its ring (see stage) */
   VEC(stage *) piped = {0};
   for (uint32_t i = 0; i < w->stages_all.n; i++)

@@ -46,6 +46,24 @@ static void mem_coords(lw *w, uint32_t id, uint32_t mapping,
   }
 }
 
+/* Does `mapping` (0: none) compute memory dim d's coordinate from other
+ * than the iterator of the same register dim? */
+static bool mapped_dim(lw *w, uint32_t mapping, wavec_sym d) {
+  if (!mapping)
+    return false;
+  wv_mapping *m = &w->k->mappings.v[mapping - 1];
+  for (uint32_t j = 0; j < m->inputs.n; j++) {
+    if (m->inputs.v[j].dim != d)
+      continue;
+    wavec_sym it = ex_sym_of(w->ctx, m->inputs.v[j].e);
+    for (uint32_t o = 0; o < m->outputs.n; o++)
+      if (m->outputs.v[o].dim == d && ex_sym_of(w->ctx, m->outputs.v[o].e) == it)
+        return !it;
+    return true;
+  }
+  return true;
+}
+
 /* Offset (in elements) of element e of clone `id` in memory `mem`; *mask
  * gets a predicate register, or 0 when the access is provably in bounds.
  * Bit i of *guards is set when memory dim i needed a guard. */
@@ -55,15 +73,19 @@ static uint32_t mem_offset(lw *w, uint32_t id, uint32_t mapping,
   wavec_ctx *ctx = w->ctx;
   ex_t coord[WV_MAX_DIMS];
   mem_coords(w, id, mapping, mem, e, coord);
-  ex_t off = ex_const(ctx, 0);
+  ex_t off = ex_const(ctx, 0), stride = ex_const(ctx, 1);
   *mask = 0;
-  int64_t stride = 1;
   for (int i = (int)mem->type.n - 1; i >= 0; i--) {
-    int64_t size = w->k->bind.ival[mem->type.dims[i]];
-    if (lw_bound_check(w, coord[i], size, mask))
+    wavec_sym d = mem->type.dims[i];
+    ex_t size = lw_dim_size(w, d);
+    /* a dynamic dim's coordinate, as its layout gives it, lies in its
+     * tiles: below its size unless they run past it */
+    bool inside = w->d->dim[d].dynamic && !w->d->dim[d].ragged &&
+                  !mapped_dim(w, mapping, d);
+    if (!inside && lw_bound_check(w, coord[i], size, mask))
       *guards |= 1u << i;
-    off = ex_add(ctx, off, ex_mul(ctx, coord[i], ex_const(ctx, stride)));
-    stride *= size;
+    off = ex_add(ctx, off, ex_mul(ctx, coord[i], stride));
+    stride = ex_mul(ctx, stride, size);
   }
   return lw_expr(w, ex_simplify(ctx, off, w->ranges, w->nranges));
 }

@@ -40,8 +40,16 @@ static stage *wgmma_tile(lw *w, wv_node *n, int r, bool *mn) {
     /* copies move 16 bytes at a time: rows of a multiple of 16 bytes */
     const wv_node *mem = wv_get(w->g, o->mem);
     wavec_sym d = mem->type.dims[mem->type.n - 1];
-    int64_t size = w->k->bind.ival[d];
+    wv_diminfo *di = &w->d->dim[d];
+    int64_t size = di->dynamic ? di->multiple : di->size;
     int64_t bytes = size * tir_ty_bytes(tir_ty_of(mem->type.dt));
+    if (bytes % 16 && di->dynamic)
+      wv_fail(ctx, D_UNSUPPORTED, n->loc,
+              "wgmma reads its %s from shared memory, where it is copied 16 "
+              "bytes at a time: the rows of '%s' must be a multiple of 16 "
+              "bytes; state it: dynamic(%s, multiple_of = %lld)",
+              r ? "rhs" : "lhs", mem->name, wavec_symbol_name(ctx, d),
+              (long long)(16 / tir_ty_bytes(tir_ty_of(mem->type.dt))));
     if (bytes % 16)
       wv_fail(ctx, D_UNSUPPORTED, n->loc,
               "wgmma reads its %s from shared memory, where it is copied 16 "

@@ -30,7 +30,7 @@ void lw_reduce(lw *w, uint32_t id) {
       di = (int)i;
   wv_assert(w->ctx, di >= 0);
   wv_diminfo *dinfo = &w->d->dim[n->sym];
-  if (dinfo->wg_axis >= 0 && w->d->grid[dinfo->wg_axis] > 1)
+  if (dinfo->wg_axis >= 0 && w->d->grid[dinfo->wg_axis] != 1)
     wv_fail(w->ctx, D_HARDWARE, n->loc,
             "reducing '%s', which is split over workgroups, is not supported "
             "yet (it needs a second kernel or atomics); keep it in one "

@@ -68,7 +68,9 @@ static bool stageable(lw *w, uint32_t id, stage *st) {
     if (di->tile && di->wg_axis < 0)
       st->loopvar = di->loopvar;
   }
-  int64_t last = w->k->bind.ival[mem->type.dims[nd - 1]];
+  /* every size of a dynamic last dim is a multiple of this */
+  wv_diminfo *ld = &w->d->dim[mem->type.dims[nd - 1]];
+  int64_t last = ld->dynamic ? ld->multiple : ld->size;
   if (st->ext[nd - 1] % STAGE_VEC || last % STAGE_VEC)
     return false;
   if (w->wgmma) {

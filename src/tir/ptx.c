@@ -214,6 +214,7 @@ static void put_form(px *x, const tir_instr *in, const char *f,
       break;
     case 's': wv_buf_puts(b, sreg_ptx[in->imm]); break;
     case 'T': wv_buf_puts(b, move_type[in->ty]); break;
+    case '%': wv_buf_puts(b, "%"); break;
     default: wv_assert(x->ctx, 0);
     }
   }
@@ -243,6 +244,7 @@ static bool yields_nonneg(px *x, const tir_instr *in) {
   case T_LOOP: return !in->a || nn[in->a]; /* counts up from its start */
   case T_ENDLOOP: return nn[in->dst];
   case T_SREG:
+  case T_PARAM: /* a size: positive */
   case T_ABS: return true;
   case T_MOV:
   case T_SWZ: /* flips bits 4..6 only */
@@ -1304,6 +1306,12 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     put_ident(out, name);
     wv_buf_printf(out, "_tmap_%u[128]", i);
   }
+  /* run-time sizes (dynamic dims), after the tensor maps */
+  for (uint32_t i = 0; i < p->sizes.n; i++) {
+    wv_buf_puts(out, ",\n\t.param .u32 ");
+    put_ident(out, name);
+    wv_buf_printf(out, "_size_%u", i);
+  }
   wv_buf_printf(out, "\n)\n.reqntid %lld, %lld, %lld\n",
                 (long long)p->block[0], (long long)p->block[1],
                 (long long)p->block[2]);
@@ -1324,6 +1332,8 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     wv_buf_puts(out, "\t.reg .b32 %smem;\n");
   if (p->tmaps.n)
     wv_buf_printf(out, "\t.reg .b64 %%tm<%u>;\n", p->tmaps.n);
+  if (p->sizes.n)
+    wv_buf_printf(out, "\t.reg .b32 %%sz<%u>;\n", p->sizes.n);
   if (x.need_hz)
     wv_buf_puts(out, "\t.reg .b16 %hz;\n");
   if (x.nwa)
@@ -1340,6 +1350,11 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     put_ident(out, name);
     wv_buf_printf(out, "_tmap_%u;\n\tcvta.param.u64 %%tm%u, %%tm%u;\n", i, i,
                   i);
+  }
+  for (uint32_t i = 0; i < p->sizes.n; i++) {
+    wv_buf_printf(out, "\tld.param.u32 %%sz%u, [", i);
+    put_ident(out, name);
+    wv_buf_printf(out, "_size_%u];\n", i);
   }
   if (p->smem_bytes)
     wv_buf_puts(out, "\tmov.u32 %smem, wv_smem;\n");
@@ -1388,15 +1403,24 @@ wavec_status wavec_launch_dims(wavec_kernel *pk, uint32_t grid[3],
     return wv_error(k->ctx, D_INVALID, k->loc,
                     "kernel '%s' is not compiled (call wavec_compile first)",
                     k->name);
+  /* along a dynamic dim's axis, from its run-time size (0 until given) */
+  int64_t g[3];
+  for (int d = 0; d < 3; d++) {
+    const tir_prog *t = k->tir;
+    int64_t v = t->grid_size[d] ? k->run_size[t->grid_size[d] - 1] : 0;
+    g[d] = !t->grid_size[d] ? t->grid[d]
+           : v > 0          ? (v + t->grid_tile[d] - 1) / t->grid_tile[d]
+                            : 0;
+  }
   for (int d = 0; d < 3; d++)
-    if (k->tir->grid[d] > UINT32_MAX)
+    if (g[d] > UINT32_MAX)
       return wv_error(k->ctx, D_UNSUPPORTED, k->loc,
                       "kernel '%s' has %lld workgroups along grid axis %d: "
                       "more than a launch can count",
-                      k->name, (long long)k->tir->grid[d], d);
+                      k->name, (long long)g[d], d);
   for (int d = 0; d < 3; d++) {
     if (grid)
-      grid[d] = (uint32_t)k->tir->grid[d];
+      grid[d] = (uint32_t)g[d];
     if (block)
       block[d] = (uint32_t)k->tir->block[d];
   }

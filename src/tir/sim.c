@@ -610,6 +610,11 @@ static val lane_sreg(sim *s, const tir_instr *in, uint32_t w, int l) {
   return (val){.i = sreg(s, w, l, in->imm)};
 }
 
+/* a run-time size (the instance's) */
+static val lane_param(sim *s, const tir_instr *in, uint32_t w, int l) {
+  return (val){.i = s->p->size_vals[in->imm]};
+}
+
 static val lane_mov(sim *s, const tir_instr *in, uint32_t w, int l) {
   return rd(s, in, w, in->a, l);
 }
@@ -695,6 +700,7 @@ static val lane_arith(sim *s, const tir_instr *in, uint32_t w, int l) {
 
 static lane_fn *const lane_value[T__COUNT] = {
     [T_CONST] = lane_const, [T_SREG] = lane_sreg,   [T_MOV] = lane_mov,
+    [T_PARAM] = lane_param,
     [T_ADD] = lane_arith,   [T_SUB] = lane_arith,   [T_MUL] = lane_arith,
     [T_DIV] = lane_arith,   [T_MOD] = lane_arith,   [T_TDIV] = lane_arith,
     [T_TREM] = lane_arith,  [T_MIN] = lane_arith,   [T_MAX] = lane_arith,
@@ -873,6 +879,7 @@ static bool exec_endloop(sim *s, const tir_instr *in, uint32_t w) {
 
 static exec_fn *const exec[T__COUNT] = {
     [T_CONST] = exec_value,     [T_SREG] = exec_value,
+    [T_PARAM] = exec_value,
     [T_MOV] = exec_value,       [T_ADD] = exec_value,
     [T_SUB] = exec_value,       [T_MUL] = exec_value,
     [T_DIV] = exec_value,       [T_MOD] = exec_value,
@@ -987,6 +994,7 @@ static void simulate(wv_kernel *k, void *const *args) {
   const tir_prog *p = k->tir;
   if (!p)
     wv_fail(ctx, D_INVALID, k->loc, "kernel '%s' is not compiled", k->name);
+  p = tir_instance(ctx, p, k->run_size, k->loc); /* the run-time sizes */
   sim s = {0};
   s.ctx = ctx;
   s.k = k;
@@ -1106,6 +1114,20 @@ wavec_status wavec_arg_info_get(wavec_kernel *pk, size_t i,
     int64_t bytes;
     out->elems = (size_t)wv_tensor_elems(k, a, &bytes);
     out->bytes = (size_t)bytes;
+  }
+  /* a dynamic dim: its run-time size, 0 until given */
+  const tir_arg *ta = k->tir ? &k->tir->args.v[i] : NULL;
+  bool dyn = false;
+  for (uint32_t j = 0; ta && j < ta->ndims; j++)
+    if (ta->dyn[j]) {
+      out->shape[j] = k->run_size[ta->dyn[j] - 1];
+      dyn = true;
+    }
+  if (dyn) {
+    out->elems = 1;
+    for (uint32_t j = 0; j < ta->ndims; j++)
+      out->elems *= (size_t)out->shape[j];
+    out->bytes = out->elems * (size_t)((wv_dtypes[a->type.dt].bits + 7) / 8);
   }
   out->is_output = k->tir ? k->tir->args.v[i].written : 0;
   return WAVEC_OK;

@@ -30,6 +30,14 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
                   wv_dtypes[p->args.v[i].dt].name,
                   (long long)p->args.v[i].elems,
                   p->args.v[i].written ? " (written)" : "");
+  for (uint32_t i = 0; i < p->sizes.n; i++)
+    wv_buf_printf(b, "  size %u %s (dynamic, a multiple of %lld)\n", i,
+                  p->sizes.v[i].name, (long long)p->sizes.v[i].multiple);
+  for (int a = 0; a < 3; a++)
+    if (p->grid_size[a])
+      wv_buf_printf(b, "  grid axis %d: ceil(%s / %lld)\n", a,
+                    p->sizes.v[p->grid_size[a] - 1].name,
+                    (long long)p->grid_tile[a]);
   for (uint32_t i = 0; i < p->tmaps.n; i++) {
     const tir_tmap *m = &p->tmaps.v[i];
     wv_buf_printf(b, "  tmap %u %s box [", i, p->args.v[m->arg].name);
@@ -57,6 +65,9 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
       break;
     case T_SREG:
       wv_buf_printf(b, " %s", sreg_names[in->imm]);
+      break;
+    case T_PARAM:
+      wv_buf_printf(b, " %s", p->sizes.v[in->imm].name);
       break;
     case T_SETP:
       wv_buf_printf(b, " %s", cmp_names[in->imm]);
@@ -162,6 +173,44 @@ static bool async_ok(const tir_prog *p, const tir_instr *in) {
   }
 }
 
+const tir_prog *tir_instance(wavec_ctx *ctx, const tir_prog *p,
+                             const int64_t *vals, wavec_loc loc) {
+  if (!p->sizes.n)
+    return p;
+  for (uint32_t i = 0; i < p->sizes.n; i++) {
+    const tir_size *z = &p->sizes.v[i];
+    if (vals[i] <= 0)
+      wv_fail(ctx, D_INVALID, loc,
+              "the size of dynamic dimension '%s' is %s; give the shape of "
+              "an argument with it (wavec_arg_shape, or --arg) or define "
+              "it (-D %s=N)",
+              z->name, vals[i] ? "not positive" : "not given", z->name);
+    if (vals[i] % z->multiple)
+      wv_fail(ctx, D_INVALID, loc,
+              "'%s' = %lld is not a multiple of %lld, as "
+              "dynamic(%s, multiple_of = %lld) states",
+              z->name, (long long)vals[i], (long long)z->multiple, z->name,
+              (long long)z->multiple);
+  }
+  tir_prog *q = wv_dup(ctx, p, sizeof *p);
+  q->args.v = wv_dup(ctx, p->args.v, p->args.n * sizeof *p->args.v);
+  q->size_vals = wv_dup(ctx, vals, p->sizes.n * sizeof *vals);
+  for (uint32_t i = 0; i < q->args.n; i++) {
+    tir_arg *a = &q->args.v[i];
+    a->elems = 1;
+    for (uint32_t j = 0; j < a->ndims; j++) {
+      if (a->dyn[j])
+        a->shape[j] = vals[a->dyn[j] - 1];
+      a->elems *= a->shape[j];
+    }
+  }
+  for (int a = 0; a < 3; a++)
+    if (q->grid_size[a])
+      q->grid[a] = (vals[q->grid_size[a] - 1] + q->grid_tile[a] - 1) /
+                   q->grid_tile[a];
+  return q;
+}
+
 wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
   for (uint32_t i = 0; i < p->tmaps.n; i++)
     if (!tmap_ok(p, &p->tmaps.v[i]))
@@ -219,6 +268,9 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
     }
     if (in->op == T_SWZ && (p->regs.v[in->a] != TY_I32 || in->ty != TY_I32))
       bad = true;
+    if (in->op == T_PARAM &&
+        (in->ty != TY_I32 || in->imm < 0 || in->imm >= p->sizes.n))
+      bad = true;
     if (!bad && !async_ok(p, in))
       bad = true;
     if ((in->op == T_CPWAIT || in->op == T_WGWAIT) && (in->imm < 0 || in->imm > 7))
@@ -245,6 +297,47 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
     wv_fail(ctx, D_INTERNAL, (wavec_loc){0},
             "thread program verifier: a loop is not closed");
   return WAVEC_OK;
+}
+
+wavec_status wavec_arg_shape(wavec_kernel *pk, size_t i, size_t ndims,
+                             const int64_t *shape) {
+  if (!pk || !shape)
+    return WAVEC_ERR_INVALID;
+  wv_kernel *k = &pk->k;
+  const tir_prog *p = k->tir;
+  if (!p)
+    return wv_error(k->ctx, D_INVALID, k->loc,
+                    "kernel '%s' is not compiled (call wavec_compile first)",
+                    k->name);
+  if (i >= p->args.n)
+    return wv_error(k->ctx, D_INVALID, k->loc, "kernel '%s' has %u arguments",
+                    k->name, p->args.n);
+  const tir_arg *a = &p->args.v[i];
+  if (ndims != a->ndims)
+    return wv_error(k->ctx, D_INVALID, k->loc,
+                    "argument '%s' has %u dimensions, the shape %zu", a->name,
+                    a->ndims, ndims);
+  for (uint32_t j = 0; j < a->ndims; j++) {
+    if (shape[j] <= 0 || shape[j] > INT32_MAX)
+      return wv_error(k->ctx, D_INVALID, k->loc,
+                      "argument '%s': size %lld of dimension %u is out of "
+                      "range", a->name, (long long)shape[j], j);
+    if (!a->dyn[j] && shape[j] != a->shape[j])
+      return wv_error(k->ctx, D_INVALID, k->loc,
+                      "argument '%s': dimension %u is %lld, compiled in; "
+                      "the shape gives %lld (declare it dynamic to vary it)",
+                      a->name, j, (long long)a->shape[j], (long long)shape[j]);
+  }
+  for (uint32_t j = 0; j < a->ndims; j++)
+    if (a->dyn[j])
+      k->run_size[a->dyn[j] - 1] = shape[j];
+  return WAVEC_OK;
+}
+
+int wavec_arg_dim_is_dynamic(wavec_kernel *pk, size_t i, size_t d) {
+  const tir_prog *p = pk ? pk->k.tir : NULL;
+  return p && i < p->args.n && d < p->args.v[i].ndims &&
+         p->args.v[i].dyn[d] != 0;
 }
 
 size_t wavec_tensor_map_count(wavec_kernel *pk) {

@@ -64,7 +64,7 @@ extern const char *const tir_ty_names[TY_COUNT];
  * In a format "; " separates instructions; %= is dst, %0 %1 %2 are a, b, c
  * (in fptx their f32 values), %i is imm, %t one temporary (.b32; in fptx
  * .f32), %s the special register imm names, %T the move type of ty (pred,
- * b32, b16, f32). */
+ * b32, b16, f32), %% a '%'. */
 #define TIR_OPS(X)                                                             \
   /* dst = imm (ival or fval) */                                               \
   X(T_CONST, "const", 0, 0, 0)                                                 \
@@ -165,6 +165,8 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_SHFL, "shfl", 1, 0, 0)                                                   \
   /* list: dst..., a..., b..., c...; imm kind */                               \
   X(T_MMA, "mma", 0, 0, 0)                                                     \
+  /* dst = the run-time size imm (of tir_prog sizes: a dynamic dim) */        \
+  X(T_PARAM, "param", 0, "mov.b32 %=, %%sz%i", 0)                             \
   /* dst = counter from a (0: 0) while below b (0: imm), imm the most          \
    * trips; the body to ENDLOOP, which has the same a, b */                    \
   X(T_LOOP, "loop", 2, 0, 0)                                                   \
@@ -229,17 +231,32 @@ typedef struct tir_arg {
   const char *name;
   wavec_dtype dt;
   uint32_t ndims;
-  int64_t shape[WV_MAX_DIMS];
-  int64_t elems;
+  int64_t shape[WV_MAX_DIMS]; /* 0 for a dynamic dim until an instance */
+  int64_t elems;              /* 0 with a dynamic dim until an instance */
+  uint32_t dyn[WV_MAX_DIMS];  /* 1 + its size's index in sizes, or 0 */
   bool written;       /* some instruction stores to it */
 } tir_arg;
+
+/* A size known only at launch (a dynamic dimension), a kernel parameter
+ * (`.param .u32` after the pointers and tensor maps). */
+typedef struct tir_size {
+  const char *name;
+  wavec_sym dim;
+  int64_t multiple; /* every value is a multiple of it */
+} tir_size;
 
 typedef struct tir_prog {
   VEC(tir_instr) code;
   VEC(tir_ty) regs;   /* type of each register; register 0 is "none" */
   VEC(tir_arg) args;
   VEC(tir_tmap) tmaps; /* parameters after the argument pointers */
+  VEC(tir_size) sizes; /* parameters after the tensor maps */
   int64_t grid[3], block[3];
+  /* along axis a with grid_size[a] != 0 the grid is ceil(size /
+   * grid_tile[a]) of size grid_size[a] - 1 (grid[a] is 0 until then) */
+  uint32_t grid_size[3];
+  int64_t grid_tile[3];
+  const int64_t *size_vals; /* an instance's sizes (tir_instance), or NULL */
   int lanes;
   int mma;            /* wavec_mma_kind used by T_MMA, or -1 */
   int64_t smem_bytes;
@@ -268,6 +285,13 @@ wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p);
  * iteration), or NULL. */
 const tir_instr *tir_carry_blocker(wavec_ctx *ctx, const tir_prog *p,
                                    uint32_t from, bool never, bool *pending);
+
+/* The program for run-time sizes vals (one per p->sizes): a copy whose
+ * grid and argument shapes have them (p itself when it has no sizes).
+ * Unwinds with D_INVALID at loc when a size is not positive or not a
+ * multiple of what its dynamic(..., multiple_of) states. */
+const tir_prog *tir_instance(wavec_ctx *ctx, const tir_prog *p,
+                             const int64_t *vals, wavec_loc loc);
 
 tir_ty tir_ty_of(wavec_dtype dt);
 int tir_ty_bytes(tir_ty ty); /* 2 for f16/bf16, 4 for f32/i32, 1 pred */

@@ -13,7 +13,9 @@
 #   4. compute-sanitizer memcheck and racecheck on each of those runs;
 #   5. ragged sizes (tests/gpu/ragged.c): the examples at sizes their tiles
 #      do not divide, up to GEMM 4097x4095x1000 and attention over 4095
-#      tokens, against float64 references; under memcheck up to size 100;
+#      tokens, and the kernels with run-time sizes (tests/kernels/
+#      dynamic.wave) compiled once and run at all of them, against float64
+#      references; under memcheck up to size 100;
 #   6. one large GEMM, timed only.
 # Prints a table last; exit status 0 when everything passed.
 # Usage: tests/gpu/run.sh [--quick] [PATTERN]   (--quick: no sanitizers;
@@ -91,6 +93,9 @@ cases=(
   "ragged fwd_causal 77/64|examples/attention_fwd.wave --kernel attention_fwd_causal -D B=1 -D M=77 -D K2=77 -D N=64 -D K1=64"
   "ragged wgmma fwd 100/64|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=1 -D M=100 -D K2=100 -D N=64 -D K1=64|sm_90a"
   "ragged wgmma dkdv_causal 77/64|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dkdv_wgmma_causal -D B=1 -D M=77 -D K2=77 -D N=64 -D K1=64|sm_90a"
+  "dynamic gemm 129x250x40|tests/kernels/dynamic.wave --kernel gemm_dyn -D M=129 -D N=250 -D K=40"
+  "dynamic wgmma gemm 200x72x128|tests/kernels/dynamic.wave --kernel gemm_dyn_wgmma -D M=200 -D N=72 -D K=128|sm_90a"
+  "dynamic fwd_causal 77/64|tests/kernels/dynamic.wave --kernel attention_fwd_dyn_causal -D B=1 -D M=77 -D K2=77 -D N=64 -D K1=64"
   "ragged wgmma dq 100/64|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma -D B=1 -D M=100 -D K2=100 -D N=64 -D K1=64|sm_90a"
 )
 if [ -e examples/attention_bwd.wave ]; then

@@ -391,7 +391,8 @@ static void tensor_map_info(void) {
  * past an edge read 0 bytes (cp.async's src-size operand zero-fills),
  * guarded loads and stores are predicated, a fill other than 0 is the
  * masked load's first value; tensor copies (TMA) need nothing, the
- * hardware fills past the tensor's edge with zeros; assembled by ptxas. */
+ * hardware fills past the tensor's edge with zeros; kernels with run-time
+ * sizes take them as parameters; assembled by ptxas. */
 static void ragged_modules(void) {
   static const struct {
     kcase c;
@@ -411,6 +412,14 @@ static void ragged_modules(void) {
         0, 1, 0, {NULL, NULL}}, "sm_90a", "cp.async.bulk.tensor"},
       {{"tests/kernels/ragged.wave", "shift_fill", {"N=100"}, 0, 0, 0,
         {NULL, NULL}}, "sm_90", "mov.f32 %f1, 0fBFC00000"},
+      /* run-time sizes: parameters after the pointers (and tensor maps) */
+      {{"tests/kernels/dynamic.wave", "gemm_dyn", {NULL}, 0, 1, 0,
+        {NULL, NULL}}, "sm_80", ".param .u32 gemm_dyn_size_2"},
+      {{"tests/kernels/dynamic.wave", "gemm_dyn_wgmma", {NULL}, 0, 1, 0,
+        {NULL, NULL}}, "sm_90a", "ld.param.u32 %sz2, [gemm_dyn_wgmma_size_2]"},
+      {{"tests/kernels/dynamic.wave", "attention_fwd_dyn_causal",
+        {"B=1", "N=64", "K1=64"}, 0, 1, 0, {NULL, NULL}}, "sm_90",
+       ".param .u32 attention_fwd_dyn_causal_size_1"},
   };
   for (size_t i = 0; i < sizeof rs / sizeof *rs; i++) {
     wavec_ctx *ctx;

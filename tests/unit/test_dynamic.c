@@ -1,0 +1,225 @@
+/* Run-time sizes (docs/LANGUAGE-additions.md, "Dynamic sizes"): each kernel
+ * of tests/kernels/dynamic.wave is compiled once — one context, one
+ * wavec_compile, its PTX taken before the first run and compared after the
+ * last — and then run in the simulator at every size of the ragged tests,
+ * the sizes given by the shapes of its arguments (wavec_arg_shape), against
+ * float64 references:
+ *  - gemm_dyn (mma.sync) and gemm_dyn_wgmma at (M, N, K) in {(1, 64, 64),
+ *    (17, 33, 104), (200, 72, 96), (129, 250, 40), (64, 64, 32)} (K a
+ *    multiple of 8, of 64 for the warpgroup one, as they state);
+ *  - attention_fwd_dyn, plain and causal, at M = K2 in {1, 77, 100, 128}.
+ * Also: a size not given, one that breaks a stated multiple, and a static
+ * dim given another size are errors at run time, not crashes. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ref/kcase.c"
+#include "../ref/ref.c"
+#include "check.h"
+#include "wavec.h"
+
+static const char *const FILE_ = "tests/kernels/dynamic.wave";
+
+/* One compiled kernel (defines: only what is not dynamic). */
+static wavec_kernel *compile(wavec_ctx *ctx, const char *kernel,
+                             const char *ptx_target, char **ptx) {
+  size_t len;
+  char *src = slurp(FILE_, &len);
+  wavec_status st = src ? wavec_parse(ctx, FILE_, src, len) : WAVEC_ERR_INVALID;
+  free(src);
+  wavec_kernel *k = st == WAVEC_OK ? wavec_kernel_find(ctx, kernel) : NULL;
+  st = k ? wavec_compile(k, NULL) : WAVEC_ERR_INVALID;
+  CHECKF(st == WAVEC_OK, "%s: %s", kernel, wavec_errmsg(ctx));
+  if (st != WAVEC_OK)
+    return NULL;
+  const char *p = NULL;
+  CHECKF(wavec_emit_ptx(k, ptx_target, &p, &len) == WAVEC_OK, "%s: %s", kernel,
+         wavec_errmsg(ctx));
+  *ptx = p ? strdup(p) : NULL;
+  return k;
+}
+
+/* The PTX after the runs is the one before them: nothing recompiled. */
+static void same_ptx(wavec_kernel *k, const char *target, const char *before) {
+  const char *p = NULL;
+  CHECK(wavec_emit_ptx(k, target, &p, NULL) == WAVEC_OK);
+  CHECKF(before && p && !strcmp(before, p),
+         "%s: the PTX changed between runs", wavec_kernel_name(k));
+  CHECKF(p && strstr(p, ".param .u32 "), "%s: no size parameter",
+         wavec_kernel_name(k));
+}
+
+/* Buffers for the argument shapes given (args in order, shapes[i] with
+ * the dims of each); every buffer poisoned. */
+static void **shaped(wavec_kernel *k, size_t n, const int64_t (*shapes)[4]) {
+  void **bufs = calloc(n, sizeof *bufs);
+  for (size_t i = 0; i < n; i++) {
+    wavec_arg_info a;
+    wavec_arg_info_get(k, i, &a);
+    CHECK(wavec_arg_shape(k, i, a.ndims, shapes[i]) == WAVEC_OK);
+  }
+  for (size_t i = 0; i < n; i++) {
+    wavec_arg_info a;
+    wavec_arg_info_get(k, i, &a);
+    for (size_t d = 0; d < a.ndims; d++)
+      CHECKF(a.shape[d] == shapes[i][d], "arg %zu dim %zu: %lld", i, d,
+             (long long)a.shape[d]);
+    bufs[i] = malloc(a.bytes ? a.bytes : 1);
+    memset(bufs[i], 0xff, a.bytes);
+  }
+  return bufs;
+}
+
+static void free_bufs(void **bufs, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(bufs[i]);
+  free(bufs);
+}
+
+static double *rand_in(void *buf, size_t n, uint64_t *rng) {
+  double *x = malloc(n * sizeof *x);
+  ref_rand_fill(rng, n, -1, 1, REF_F16, x);
+  ref_pack(n, x, REF_F16, buf);
+  return x;
+}
+
+static double rel_err_f32(const void *buf, size_t n, const double *ref) {
+  return ref_rel_err_f32(n, buf, ref);
+}
+
+static void gemm(const char *kernel, const char *target, int kmul) {
+  static const int sizes[][3] = {
+      {1, 64, 64}, {17, 33, 104}, {200, 72, 96}, {129, 250, 40}, {64, 64, 32}};
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  char *ptx = NULL;
+  wavec_kernel *k = compile(ctx, kernel, target, &ptx);
+  uint64_t rng = 71;
+  for (size_t s = 0; k && s < 5; s++) {
+    int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+    if (K % kmul)
+      K += kmul - K % kmul;
+    const int64_t shapes[3][4] = {{M, K}, {N, K}, {M, N}};
+    void **bufs = shaped(k, 3, shapes);
+    double *a = rand_in(bufs[0], (size_t)M * K, &rng),
+           *b = rand_in(bufs[1], (size_t)N * K, &rng);
+    double *ref = malloc((size_t)M * N * sizeof *ref);
+    ref_gemm((size_t)M, (size_t)N, (size_t)K, a, b, ref);
+    uint32_t grid[3], block[3];
+    CHECK(wavec_launch_dims(k, grid, block, NULL) == WAVEC_OK);
+    bool ok = wavec_simulate(k, bufs) == WAVEC_OK;
+    CHECKF(ok, "%s %dx%dx%d: %s", kernel, M, N, K, wavec_errmsg(ctx));
+    if (ok)
+      CHECKF(rel_err_f32(bufs[2], (size_t)M * N, ref) < 1e-5,
+             "%s %dx%dx%d: rel err %g", kernel, M, N, K,
+             rel_err_f32(bufs[2], (size_t)M * N, ref));
+    int tile = strcmp(kernel, "gemm_dyn") ? 128 : 64; /* the M tile */
+    CHECKF(grid[0] == (uint32_t)((M + tile - 1) / tile) &&
+               grid[1] == (uint32_t)((N + tile - 1) / tile),
+           "%s: grid %u x %u for M = %d, N = %d", kernel, grid[0], grid[1], M,
+           N);
+    free(a), free(b), free(ref);
+    free_bufs(bufs, 3);
+  }
+  if (k)
+    same_ptx(k, target, ptx);
+  free(ptx);
+  wavec_ctx_free(ctx);
+}
+
+static void gemm_mma_sync(void) { gemm("gemm_dyn", "sm_90", 8); }
+static void gemm_wgmma(void) { gemm("gemm_dyn_wgmma", "sm_90a", 64); }
+
+static void attention(void) {
+  static const int seqs[] = {1, 77, 100, 128};
+  for (int causal = 0; causal < 2; causal++) {
+    const char *kn = causal ? "attention_fwd_dyn_causal" : "attention_fwd_dyn";
+    wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+    wavec_define_int(ctx, "B", 1);
+    wavec_define_int(ctx, "N", 64);
+    wavec_define_int(ctx, "K1", 64);
+    char *ptx = NULL;
+    wavec_kernel *k = compile(ctx, kn, "sm_90", &ptx);
+    uint64_t rng = 72;
+    for (size_t i = 0; k && i < 4; i++) {
+      int S = seqs[i];
+      const int64_t shapes[5][4] = {
+          {1, S, 64}, {1, S, 64}, {1, S, 64}, {1, S, 64}, {1, S}};
+      void **bufs = shaped(k, 5, shapes);
+      size_t n = (size_t)S * 64;
+      double *q = rand_in(bufs[0], n, &rng), *kk = rand_in(bufs[1], n, &rng),
+             *v = rand_in(bufs[2], n, &rng);
+      double *o = malloc(n * sizeof *o), *lse = malloc((size_t)S * sizeof *lse);
+      ref_attn_fwd(1, (size_t)S, (size_t)S, 64, 64, 0.125,
+                   causal ? REF_CAUSAL : 0, q, kk, v, o, lse);
+      bool ok = wavec_simulate(k, bufs) == WAVEC_OK;
+      CHECKF(ok, "%s S=%d: %s", kn, S, wavec_errmsg(ctx));
+      if (ok) {
+        CHECKF(rel_err_f32(bufs[3], n, o) < 1e-2, "%s S=%d: o rel err %g", kn,
+               S, rel_err_f32(bufs[3], n, o));
+        CHECKF(rel_err_f32(bufs[4], (size_t)S, lse) < 1e-3,
+               "%s S=%d: lse rel err %g", kn, S,
+               rel_err_f32(bufs[4], (size_t)S, lse));
+      }
+      free(q), free(kk), free(v), free(o), free(lse);
+      free_bufs(bufs, 5);
+    }
+    if (k)
+      same_ptx(k, "sm_90", ptx);
+    free(ptx);
+    wavec_ctx_free(ctx);
+  }
+}
+
+/* Sizes at run time that cannot be: errors with a message, no crash. */
+static void bad_sizes(void) {
+  /* not given */
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  char *ptx = NULL;
+  wavec_kernel *k = compile(ctx, "gemm_dyn", "sm_90", &ptx);
+  free(ptx);
+  if (k) {
+    void *bufs[3] = {malloc(16), malloc(16), malloc(16)};
+    CHECK(wavec_simulate(k, bufs) == WAVEC_ERR_INVALID);
+    CHECKF(strstr(wavec_errmsg(ctx), "'M' is not given"), "%s",
+           wavec_errmsg(ctx));
+    free(bufs[0]), free(bufs[1]), free(bufs[2]);
+  }
+  wavec_ctx_free(ctx);
+  /* not the stated multiple */
+  ctx = wavec_ctx_new(NULL, NULL);
+  k = compile(ctx, "gemm_dyn", "sm_90", &ptx);
+  free(ptx);
+  if (k) {
+    const int64_t shapes[3][4] = {{64, 100}, {64, 100}, {64, 64}};
+    void **bufs = shaped(k, 3, shapes);
+    CHECK(wavec_simulate(k, bufs) == WAVEC_ERR_INVALID);
+    CHECKF(strstr(wavec_errmsg(ctx), "'K' = 100 is not a multiple of 8"),
+           "%s", wavec_errmsg(ctx));
+    free_bufs(bufs, 3);
+  }
+  wavec_ctx_free(ctx);
+  /* a static dim given another size */
+  ctx = wavec_ctx_new(NULL, NULL);
+  wavec_define_int(ctx, "B", 1);
+  wavec_define_int(ctx, "N", 64);
+  wavec_define_int(ctx, "K1", 64);
+  k = compile(ctx, "attention_fwd_dyn", "sm_90", &ptx);
+  free(ptx);
+  if (k) {
+    const int64_t q[3] = {1, 77, 32};
+    CHECK(wavec_arg_shape(k, 0, 3, q) == WAVEC_ERR_INVALID);
+    CHECKF(strstr(wavec_errmsg(ctx), "compiled in"), "%s", wavec_errmsg(ctx));
+    CHECK(wavec_arg_dim_is_dynamic(k, 0, 1) && !wavec_arg_dim_is_dynamic(k, 0, 2));
+  }
+  wavec_ctx_free(ctx);
+}
+
+int main(void) {
+  RUN(gemm_mma_sync);
+  RUN(gemm_wgmma);
+  RUN(attention);
+  RUN(bad_sizes);
+  CHECK_EXIT();
+}

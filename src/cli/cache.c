@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "wavec.h"
 
 int wv_cli_cache(int argc, char **argv);
@@ -38,19 +39,19 @@ int wv_cli_cache(int argc, char **argv) {
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
   if (!ctx) {
     fprintf(stderr, "wavec: out of memory\n");
-    return 2;
+    return CLI_MACHINE;
   }
   int rc = 0;
   const char *dir = wavec_cache_dir(ctx);
   if (!dir) {
     fprintf(stderr,
             "wavec cache: no cache folder (set WAVEC_CACHE_DIR or HOME)\n");
-    rc = 2;
+    rc = CLI_MACHINE;
   } else if (clear) {
     size_t n = 0;
     if (wavec_cache_clear(ctx, &n) != WAVEC_OK) {
       fprintf(stderr, "wavec cache: %s", wavec_errmsg(ctx));
-      rc = 2;
+      rc = CLI_FILE;
     } else {
       printf("removed %zu file%s from %s\n", n, n == 1 ? "" : "s", dir);
     }
@@ -59,7 +60,7 @@ int wv_cli_cache(int argc, char **argv) {
     size_t n = 0;
     if (wavec_cache_list(ctx, &es, &n) != WAVEC_OK) {
       fprintf(stderr, "wavec cache: %s", wavec_errmsg(ctx));
-      rc = 2;
+      rc = CLI_FILE;
     } else {
       unsigned long long total = 0;
       for (size_t i = 0; i < n; i++) {

@@ -17,27 +17,47 @@ typedef struct cli_run_opts {
   int compare_sim;    /* --compare sim: run both, compare the outputs */
 } cli_run_opts;
 
-/* -D SYM=VALUE and --hardware KEY=VALUE,...: 0, or 2 after a message that
- * starts with `prog`. */
-int cli_define(wavec_ctx *ctx, const char *prog, const char *arg);
+/* The exit status of wavec, one meaning each (README, --help). */
+enum {
+  CLI_OK = 0,
+  CLI_KERNEL = 1,   /* an error in the kernel: a diagnostic at its source */
+  CLI_USAGE = 2,    /* a bad command line */
+  CLI_FILE = 3,     /* a file cannot be read or written, or does not fit */
+  CLI_MACHINE = 4,  /* this machine lacks something: memory, a GPU or its
+                       driver, ptxas */
+  CLI_MISMATCH = 5  /* --compare: the GPU's results differ from the
+                       simulator's */
+};
+
+/* -D defs[i] (SYM=VALUE; defs[0..i) are the earlier ones, for a warning
+ * when SYM repeats) and --hardware KEY=VALUE,...: 0, or CLI_USAGE after a
+ * message that starts with `prog`. */
+int cli_define(wavec_ctx *ctx, const char *prog, const char *const *defs,
+               size_t i);
 int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg);
 /* The --hardware keys with their values, from the library's table. */
 #define CLI_HW_INT_TEXT(e, v, name, lo, hi) ", " name "=" #lo ".." #hi
 #define CLI_HW_KEYS                                                            \
   "threads_per_wave=32|64|128, mma=NAME" WAVEC_HW_INTS(CLI_HW_INT_TEXT)
 
-/* Runs a compiled kernel in the simulator; 0 ok, 1 a kernel or data error,
- * 2 usage or I/O. */
+/* The number of the library's diagnostic that means "not on this machine"
+ * (D_MACHINE in src/support/base.h): exit status CLI_MACHINE. */
+#define CLI_E_MACHINE 613
+/* Prints ctx's error; its exit status: CLI_MACHINE when memory ran out or
+ * the machine lacks what the call needs, else CLI_KERNEL. */
+int cli_fail(wavec_ctx *ctx);
+
+/* Runs a compiled kernel in the simulator or on the GPU; an exit status. */
 int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o);
 
 /* `compile --emit=ptx`: writes the kernel's PTX for target to `out`
- * (support/outfile.h; NULL or "-": stdout). 0 ok, 1 a kernel error, 2 I/O. */
+ * (support/outfile.h; NULL or "-": stdout). An exit status. */
 int cli_emit_ptx(wavec_kernel *k, const char *target, const char *out);
 /* The PTX assembled by ptxas into `out` (required), printing ptxas's
- * resource report; 2 when ptxas is missing or fails. */
+ * resource report; CLI_MACHINE when ptxas is missing or fails. */
 int cli_emit_cubin(wavec_kernel *k, const char *target, const char *out);
 /* `compile --emit=c -o FILE.c`: the kernel as C source (wavec_emit_c) in
- * FILE.c and its header in FILE.h; 1 a kernel error, 2 usage or I/O. */
+ * FILE.c and its header in FILE.h; an exit status. */
 int cli_emit_c(wavec_kernel *k, const char *target, const char *out);
 
 #endif

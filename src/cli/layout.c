@@ -41,9 +41,9 @@ static const char layout_usage[] =
     "  --svg FILE         write an SVG picture to FILE instead of printing text\n"
     "  -h, --help         this text\n"
     "\n"
-    "Exit status: 0 success; mma: 1 an internal error, 2 bad usage or an\n"
-    "unwritable file; .wave: 1 an error in the kernel or an unknown NODE,\n"
-    "2 bad usage or an unreadable or unwritable file.\n";
+    "Exit status as for wavec (wavec --help): 0 success, 1 an error in the\n"
+    "kernel, or an unknown NODE (mma: an internal error), 2 a bad command\n"
+    "line, 3 a file that cannot be read or written, 4 out of memory.\n";
 
 static int layout_usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "wavec layout: ");
@@ -58,7 +58,7 @@ static int write_out(const char *path, const char *text) {
   wv_span part = {text, strlen(text)};
   if (wv_write_file(path, &part, 1, err, sizeof err) != 0) {
     fprintf(stderr, "wavec layout: %s\n", err);
-    return 2;
+    return CLI_FILE;
   }
   return 0;
 }
@@ -117,8 +117,8 @@ typedef struct layout_args {
 /* `wavec layout FILE.wave NODE ...` */
 static int layout_node(wavec_ctx *ctx, const layout_args *a) {
   for (int i = 0; i < a->ndefs; i++)
-    if (cli_define(ctx, "wavec layout", a->defs[i]))
-      return 2;
+    if (cli_define(ctx, "wavec layout", a->defs, (size_t)i))
+      return CLI_USAGE;
   for (int i = 0; i < a->nhws; i++)
     if (cli_hardware(ctx, "wavec layout", a->hws[i]))
       return 2;
@@ -127,14 +127,12 @@ static int layout_node(wavec_ctx *ctx, const layout_args *a) {
   if (!src) {
     fprintf(stderr, "wavec layout: cannot read '%s': %s\n", a->first,
             strerror(errno));
-    return 2;
+    return CLI_FILE;
   }
   wavec_status st = wavec_parse(ctx, a->first, src, len);
   free(src);
-  if (st != WAVEC_OK) {
-    fputs(wavec_errmsg(ctx), stderr);
-    return 1;
-  }
+  if (st != WAVEC_OK)
+    return cli_fail(ctx);
   wavec_kernel *k = NULL;
   size_t nk = wavec_kernel_count(ctx);
   if (a->kernel)
@@ -164,10 +162,8 @@ static int layout_node(wavec_ctx *ctx, const layout_args *a) {
   st = wavec_compile(k, NULL);
   if (st == WAVEC_OK)
     st = wavec_layout_render_node(k, a->second, a->svg != NULL, &out);
-  if (st != WAVEC_OK) {
-    fputs(wavec_errmsg(ctx), stderr);
-    return 1;
-  }
+  if (st != WAVEC_OK)
+    return cli_fail(ctx);
   return emit(a->svg, out);
 }
 
@@ -256,7 +252,7 @@ int wv_cli_layout(int argc, char **argv) {
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
   if (!ctx) {
     fprintf(stderr, "wavec layout: out of memory\n");
-    return 2;
+    return CLI_MACHINE;
   }
   int rc = wave ? layout_node(ctx, &a) : layout_mma(ctx, &a);
   wavec_ctx_free(ctx);

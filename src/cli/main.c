@@ -56,15 +56,28 @@ static const char usage[] =
     "                         (and the cubin, when ptxas is found) and a typed\n"
     "                         launcher KERNEL_launch(CUstream, CUdeviceptr ...),\n"
     "                         declared in FILE.h; needs cuda.h and -lcuda only\n"
-    "  -o FILE                compile --emit=ptx: write to FILE ('-': stdout)\n"
+    "  -o FILE                compile --emit=...: write to FILE ('-': stdout,\n"
+    "                         for ptx); a device, FIFO or link is written\n"
+    "                         through, a regular file replaced whole\n"
     "  -h, --help             this text\n"
+    "  --version              the compiler version\n"
+    "\n"
+    "-D takes an integer (decimal or 0x hex) or a decimal float; repeated,\n"
+    "the last one counts (with a warning). --arg and --out name an argument\n"
+    "once each.\n"
     "\n"
     ".npy element types: f16 as <f2, f32 as <f4, i32 as <i4, i1 as |b1, and\n"
     "bf16 as <u2 holding the raw 16-bit patterns (NumPy has no bfloat16).\n"
-    "  --version              the compiler version\n"
     "\n"
-    "Exit status: 0 success, 1 an error in the kernel source, 2 bad usage or\n"
-    "an unreadable file.\n";
+    "Exit status, one meaning each:\n"
+    "  0  success\n"
+    "  1  an error in the kernel: a diagnostic at its source (compiling it,\n"
+    "     or an error the simulator or the GPU found running it)\n"
+    "  2  a bad command line\n"
+    "  3  a file that cannot be read or written, or a .npy that does not fit\n"
+    "     its argument\n"
+    "  4  this machine lacks something: memory, a GPU or its driver, ptxas\n"
+    "  5  run --compare sim: the GPU's results differ from the simulator's\n";
 
 typedef struct cli {
   const char *cmd;
@@ -75,6 +88,8 @@ typedef struct cli {
   int remarks;
   const char *emit; /* "ptx" or NULL */
   const char *out;  /* -o */
+  const char *defs[256]; /* -D, in order */
+  size_t ndefs;
   cli_run_opts run;
 } cli;
 
@@ -91,7 +106,7 @@ static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "wavec: ");
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\n(see wavec --help)\n");
-  return 2;
+  return CLI_USAGE;
 }
 
 static char *read_file(const char *path, size_t *len) {
@@ -145,13 +160,13 @@ static int run(wavec_ctx *ctx, cli *c) {
   char *src = read_file(c->file, &len);
   if (!src) {
     fprintf(stderr, "wavec: cannot read '%s': %s\n", c->file, strerror(errno));
-    return 2;
+    return CLI_FILE;
   }
   wavec_status st = wavec_parse(ctx, c->file, src, len);
   free(src);
   if (st == WAVEC_OK && c->kernel && !wavec_kernel_find(ctx, c->kernel)) {
     fprintf(stderr, "wavec: no kernel '%s' in %s\n", c->kernel, c->file);
-    return 2;
+    return CLI_USAGE;
   }
   wavec_options opt = WAVEC_OPTIONS_INIT;
   opt.print_after = c->print_after;
@@ -164,7 +179,7 @@ static int run(wavec_ctx *ctx, cli *c) {
   if (c->emit && nsel > 1) {
     fprintf(stderr, "wavec: %s has %zu kernels; --emit=ptx prints one: "
             "choose it with --kernel\n", c->file, nsel);
-    return 2;
+    return CLI_USAGE;
   }
   for (size_t i = 0; st == WAVEC_OK && i < wavec_kernel_count(ctx); i++) {
     wavec_kernel *k = wavec_kernel_get(ctx, i);
@@ -195,10 +210,8 @@ static int run(wavec_ctx *ctx, cli *c) {
   }
   if (c->time)
     print_times(ctx);
-  if (st != WAVEC_OK) {
-    fputs(wavec_errmsg(ctx), stderr);
-    return 1;
-  }
+  if (st != WAVEC_OK)
+    return cli_fail(ctx);
   /* a definition no kernel can take is likely a misspelling */
   for (size_t i = 0; wavec_unused_define(ctx, i); i++)
     fprintf(stderr, "wavec: warning: -D %s: no kernel in %s has a symbol of "
@@ -216,7 +229,7 @@ int main(int argc, char **argv) {
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
   if (!ctx) {
     fprintf(stderr, "wavec: out of memory\n");
-    return 2;
+    return CLI_MACHINE;
   }
   int rc = 0;
   for (int i = 1; i < argc && rc == 0; i++) {
@@ -232,7 +245,12 @@ int main(int argc, char **argv) {
       return 0;
     } else if (!strcmp(a, "-D") || !strncmp(a, "-D", 2)) {
       const char *v = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-      rc = v ? cli_define(ctx, "wavec", v) : usage_error("%s wants SYM=VALUE", a);
+      if (!v)
+        rc = usage_error("%s wants SYM=VALUE", a);
+      else if (c.ndefs == sizeof c.defs / sizeof *c.defs)
+        rc = usage_error("more than %s -D options", "256");
+      else
+        c.defs[c.ndefs++] = v;
     } else if (!strcmp(a, "--hardware") || !strncmp(a, "--hardware=", 11)) {
       const char *v = a[10] ? a + 11 : (i + 1 < argc ? argv[++i] : NULL);
       rc = v ? cli_hardware(ctx, "wavec", v) : usage_error("%s wants KEY=VALUE,...", a);
@@ -264,6 +282,12 @@ int main(int argc, char **argv) {
         rc = usage_error("too many %s options", a);
       else {
         *eq = 0;
+        for (size_t j = 0; j < *nkv && rc == 0; j++)
+          if (!strcmp(kv[j].key, v)) {
+            fprintf(stderr, "wavec: %s %s given twice (%s and %s)\n(see "
+                    "wavec --help)\n", a, v, kv[j].value, eq + 1);
+            rc = CLI_USAGE;
+          }
         kv[(*nkv)++] = (cli_kv){v, eq + 1};
       }
     } else if (!strcmp(a, "--seed")) {
@@ -312,9 +336,17 @@ int main(int argc, char **argv) {
       rc = usage_error("unknown command '%s'", c.cmd);
     else if (!c.file)
       rc = usage_error("%s", "no input file");
-    else
-      rc = run(ctx, &c);
+    else if (c.emit && strcmp(c.cmd, "compile") != 0)
+      rc = usage_error("--emit is for compile, not %s", c.cmd);
+    else if (c.out && !c.emit)
+      rc = usage_error("-o %s: -o writes what --emit=ptx|cubin|c makes; give "
+                       "--emit (without it compile prints the thread program "
+                       "to stdout)", c.out);
   }
+  for (size_t i = 0; rc == 0 && i < c.ndefs; i++)
+    rc = cli_define(ctx, "wavec", c.defs, i);
+  if (rc == 0)
+    rc = run(ctx, &c);
   wavec_ctx_free(ctx);
   return rc;
 }

@@ -1,5 +1,6 @@
 /* Options that several wavec commands take: -D and --hardware. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,38 +11,82 @@ static int usage(const char *prog, const char *fmt, const char *arg) {
   fprintf(stderr, "%s: ", prog);
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\n(see %s --help)\n", prog);
-  return 2;
+  return CLI_USAGE;
 }
 
-int cli_define(wavec_ctx *ctx, const char *prog, const char *arg) {
+/* The length of the name of -D NAME=VALUE, 0 when there is no '='. */
+static size_t name_len(const char *arg) {
   const char *eq = strchr(arg, '=');
-  if (!eq || eq == arg)
+  return eq ? (size_t)(eq - arg) : 0;
+}
+
+/* An integer as C writes one: [+-] digits, or [+-] 0x hex digits. */
+static bool int_syntax(const char *v, int *base) {
+  const char *p = v + (*v == '+' || *v == '-');
+  *base = 10;
+  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+    *base = 16;
+    p += 2;
+  }
+  if (!*p)
+    return false;
+  for (; *p; p++)
+    if (!(*base == 16 ? (*p >= '0' && *p <= '9') ||
+                            (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F')
+                      : *p >= '0' && *p <= '9'))
+      return false;
+  return true;
+}
+
+int cli_define(wavec_ctx *ctx, const char *prog, const char *const *defs,
+               size_t i) {
+  const char *arg = defs[i];
+  size_t n = name_len(arg);
+  if (n == 0)
     return usage(prog, "-D wants SYM=VALUE, not '%s'", arg);
   char name[256];
-  size_t n = (size_t)(eq - arg);
   if (n >= sizeof name)
     return usage(prog, "-D name too long: '%s'", arg);
   memcpy(name, arg, n);
   name[n] = 0;
-  const char *v = eq + 1;
+  /* a repeated -D: the last one counts, as for cc, but say so */
+  for (size_t j = i; j-- > 0;)
+    if (name_len(defs[j]) == n && !strncmp(defs[j], arg, n)) {
+      fprintf(stderr, "%s: warning: -D %s repeats -D %s; the last one counts\n",
+              prog, arg, defs[j]);
+      break;
+    }
+  const char *v = arg + n + 1;
   char *end;
-  errno = 0;
-  long long i = strtoll(v, &end, 10);
+  int base;
   wavec_status st;
-  if (*v && !*end && errno == 0) {
-    st = wavec_define_int(ctx, name, i);
+  if (int_syntax(v, &base)) {
+    errno = 0;
+    long long x = strtoll(v, &end, base);
+    if (errno == ERANGE) {
+      fprintf(stderr, "%s: -D %s: the integer is out of range (%lld to %lld)\n"
+              "(see %s --help)\n", prog, arg, (long long)INT64_MIN,
+              (long long)INT64_MAX, prog);
+      return CLI_USAGE;
+    }
+    st = wavec_define_int(ctx, name, x);
   } else {
     errno = 0;
     double f = strtod(v, &end);
-    if (!*v || *end || errno != 0)
-      return usage(prog, "-D value is not a number: '%s'", arg);
+    bool hex = strchr(v, 'x') || strchr(v, 'X');
+    if (!*v || *end || hex)
+      return usage(prog, "-D value is not a number (an integer, 0x hex "
+                         "integer or decimal float): '%s'", arg);
+    if (errno == ERANGE && (f > 1 || f < -1))
+      return usage(prog, "-D value is out of the range of a double: '%s'",
+                   arg);
     st = wavec_define_float(ctx, name, f);
   }
   if (st != WAVEC_OK) {
     fprintf(stderr, "%s: %s", prog, wavec_errmsg(ctx));
-    return 2;
+    return CLI_USAGE;
   }
-  return 0;
+  return CLI_OK;
 }
 
 int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg) {
@@ -61,5 +106,5 @@ int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg) {
                    ")", kv);
     }
   }
-  return 0;
+  return CLI_OK;
 }

@@ -119,27 +119,36 @@ static int compare(const char *kname, const wavec_arg_info *a, const void *g,
   return ok ? 0 : 1;
 }
 
+int cli_fail(wavec_ctx *ctx) {
+  fputs(wavec_errmsg(ctx), stderr);
+  wavec_diag_info d;
+  if (wavec_errcode(ctx) == WAVEC_ERR_NOMEM ||
+      (wavec_diag(ctx, 0, &d) == WAVEC_OK && d.code == CLI_E_MACHINE))
+    return CLI_MACHINE;
+  return CLI_KERNEL;
+}
+
 /* Writes len bytes to out (support/outfile.h: never a partial file); 0, or
- * 2 after a message. */
+ * CLI_FILE after a message. */
 static int write_out(const char *out, const void *p, size_t len) {
   char err[512];
   wv_span part = {p, len};
   if (wv_write_file(out, &part, 1, err, sizeof err) != 0) {
     fprintf(stderr, "wavec: %s\n", err);
-    return 2;
+    return CLI_FILE;
   }
-  return 0;
+  return CLI_OK;
 }
 
 int cli_emit_ptx(wavec_kernel *k, const char *target, const char *out) {
   const char *ptx;
   size_t len;
-  if (wavec_emit_ptx(k, target, &ptx, &len) != WAVEC_OK) {
-    fputs(wavec_errmsg(wavec_kernel_ctx(k)), stderr);
-    return 1;
-  }
+  if (wavec_emit_ptx(k, target, &ptx, &len) != WAVEC_OK)
+    return cli_fail(wavec_kernel_ctx(k));
   if (!out || strcmp(out, "-") == 0)
-    return fwrite(ptx, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : 2;
+    return fwrite(ptx, 1, len, stdout) == len && fflush(stdout) == 0
+               ? CLI_OK
+               : CLI_FILE;
   return write_out(out, ptx, len);
 }
 
@@ -148,12 +157,12 @@ int cli_emit_c(wavec_kernel *k, const char *target, const char *out) {
   if (!n || strcmp(out, "-") == 0) {
     fprintf(stderr, "wavec: --emit=c needs -o FILE.c (its header goes beside "
                     "it, FILE.h)\n");
-    return 2;
+    return CLI_USAGE;
   }
   /* FILE.c -> FILE.h; any other name gets .h appended */
   char *hpath = malloc(n + 3);
   if (!hpath)
-    return 2;
+    return CLI_MACHINE;
   bool dotc = n > 2 && strcmp(out + n - 2, ".c") == 0;
   snprintf(hpath, n + 3, "%.*s.h", (int)(dotc ? n - 2 : n), out);
   const char *slash = strrchr(hpath, '/');
@@ -161,8 +170,7 @@ int cli_emit_c(wavec_kernel *k, const char *target, const char *out) {
   int cubin = 0, rc = 0;
   if (wavec_emit_c(k, target, 0, slash ? slash + 1 : hpath, &csrc, &hsrc,
                    &cubin) != WAVEC_OK) {
-    fputs(wavec_errmsg(wavec_kernel_ctx(k)), stderr);
-    rc = 1;
+    rc = cli_fail(wavec_kernel_ctx(k));
   } else {
     rc = write_out(hpath, hsrc, strlen(hsrc));
     if (rc == 0)
@@ -206,14 +214,12 @@ static char *read_all(const char *path, size_t *len) {
 int cli_emit_cubin(wavec_kernel *k, const char *target, const char *out) {
   if (!out || strcmp(out, "-") == 0) {
     fprintf(stderr, "wavec: --emit=cubin needs -o FILE\n");
-    return 2;
+    return CLI_USAGE;
   }
   const char *ptx_text;
   size_t ptx_len;
-  if (wavec_emit_ptx(k, target, &ptx_text, &ptx_len) != WAVEC_OK) {
-    fputs(wavec_errmsg(wavec_kernel_ctx(k)), stderr);
-    return 1;
-  }
+  if (wavec_emit_ptx(k, target, &ptx_text, &ptx_len) != WAVEC_OK)
+    return cli_fail(wavec_kernel_ctx(k));
   const char *tmpdir = getenv("TMPDIR");
   char dir[4096], ptx[4200], cubin[4200];
   snprintf(dir, sizeof dir, "%s/wavec-XXXXXX",
@@ -221,7 +227,7 @@ int cli_emit_cubin(wavec_kernel *k, const char *target, const char *out) {
   if (!mkdtemp(dir)) {
     fprintf(stderr, "wavec: cannot make a temporary directory '%s': %s\n",
             dir, strerror(errno));
-    return 2;
+    return CLI_FILE;
   }
   snprintf(ptx, sizeof ptx, "%s/kernel.ptx", dir);
   snprintf(cubin, sizeof cubin, "%s/kernel.cubin", dir);
@@ -251,11 +257,11 @@ int cli_emit_cubin(wavec_kernel *k, const char *target, const char *out) {
                   ? " (not found: put the CUDA toolkit's bin on PATH or set "
                     "CUDA_HOME)"
                   : "");
-      rc = 2;
+      rc = CLI_MACHINE;
     } else if (!(bin = read_all(cubin, &len))) {
       fprintf(stderr, "wavec: cannot read ptxas's output '%s': %s\n", cubin,
               strerror(errno));
-      rc = 2;
+      rc = CLI_FILE;
     } else {
       rc = write_out(out, bin, len);
     }
@@ -280,7 +286,7 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
     if (j == n) {
       fprintf(stderr, "wavec: --arg %s: kernel '%s' has no argument '%s'\n",
               o->args[i].key, wavec_kernel_name(k), o->args[i].key);
-      rc = 2;
+      rc = CLI_USAGE;
     }
   }
   for (size_t i = 0; i < o->nouts; i++) {
@@ -291,7 +297,7 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
     if (j == n) {
       fprintf(stderr, "wavec: --out %s: kernel '%s' has no argument '%s'\n",
               o->outs[i].key, wavec_kernel_name(k), o->outs[i].key);
-      rc = 2;
+      rc = CLI_USAGE;
     }
   }
   /* the sizes of dynamic dimensions from the inputs' shapes (the others
@@ -325,8 +331,9 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
     wavec_arg_info_get(k, i, &a);
     bufs[i] = malloc(a.bytes ? a.bytes : 1);
     if (!bufs[i]) {
-      fprintf(stderr, "wavec: out of memory for argument '%s'\n", a.name);
-      rc = 2;
+      fprintf(stderr, "wavec: out of memory for argument '%s' (%zu bytes)\n",
+              a.name, a.bytes);
+      rc = CLI_MACHINE;
       break;
     }
     const char *file = find_kv(o->args, o->nargs, a.name);
@@ -335,7 +342,7 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
       char err[256];
       if (wv_npy_read(file, &arr, err, sizeof err) != 0) {
         fprintf(stderr, "wavec: %s\n", err);
-        rc = 2;
+        rc = CLI_FILE;
         break;
       }
       bool shape_ok = (size_t)arr.ndim == a.ndims;
@@ -346,12 +353,12 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
         shape_str(want, sizeof want, a.ndims, a.shape);
         shape_str(got, sizeof got, (size_t)arr.ndim, arr.shape);
         fprintf(stderr,
-                "wavec: %s: error[E0607]: holds %s %s but argument '%s' is "
+                "wavec: %s: error[E0612]: holds %s %s but argument '%s' is "
                 "%s %s (%s as %s)\n",
                 file, arr.descr, got, a.name, wavec_dtype_name(a.dtype), want,
                 wavec_dtype_name(a.dtype), npy_descr(a.dtype));
         wv_npy_free(&arr);
-        rc = 1;
+        rc = CLI_FILE;
         break;
       }
       memcpy(bufs[i], arr.data, a.bytes);
@@ -366,7 +373,7 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
   if (o->compare_sim && !gpu && rc == 0) {
     fprintf(stderr, "wavec: --compare sim compares a GPU run with the "
                     "simulator: give --target sm_80|sm_90|sm_90a\n");
-    rc = 2;
+    rc = CLI_USAGE;
   }
   void **ref = NULL; /* the simulator's copy for --compare */
   if (rc == 0 && o->compare_sim) {
@@ -376,13 +383,13 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
       wavec_arg_info_get(k, i, &a);
       ref[i] = malloc(a.bytes ? a.bytes : 1);
       if (!ref[i]) {
-        rc = 2;
+        rc = CLI_MACHINE;
         break;
       }
       memcpy(ref[i], bufs[i], a.bytes);
     }
     if (!ref)
-      rc = 2;
+      rc = CLI_MACHINE;
     if (rc)
       fprintf(stderr, "wavec: out of memory\n");
   }
@@ -398,10 +405,8 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
     }
     if (st == WAVEC_OK && ref)
       st = wavec_simulate(k, ref);
-    if (st != WAVEC_OK) {
-      fputs(wavec_errmsg(wavec_kernel_ctx(k)), stderr);
-      rc = 1;
-    }
+    if (st != WAVEC_OK)
+      rc = cli_fail(wavec_kernel_ctx(k));
     int bad = 0; /* every output is compared, then the verdict */
     for (size_t i = 0; rc == 0 && ref && i < n; i++) {
       wavec_arg_info a;
@@ -410,7 +415,7 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
         bad |= compare(wavec_kernel_name(k), &a, bufs[i], ref[i]);
     }
     if (bad)
-      rc = 1;
+      rc = CLI_MISMATCH;
   }
   for (size_t i = 0; ref && i < n; i++)
     free(ref[i]);
@@ -425,7 +430,7 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
     if (wv_npy_write(file, npy_descr(a.dtype), (int)a.ndims, a.shape, bufs[i],
                      err, sizeof err) != 0) {
       fprintf(stderr, "wavec: %s\n", err);
-      rc = 2;
+      rc = CLI_FILE;
     }
   }
   for (size_t i = 0; i < n; i++)

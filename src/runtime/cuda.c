@@ -96,17 +96,23 @@ struct wv_cuda {
                                    int, int, int);
 };
 
-/* "cuXxx: CUDA_ERROR_NAME (description)" */
-static wavec_status cu_error(wv_cuda *cu, wavec_loc loc, const char *what,
-                             CUresult r, const char *detail) {
+/* "cuXxx: CUDA_ERROR_NAME (description)" as diagnostic id */
+static wavec_status cu_error_as(wv_cuda *cu, wv_diag_id id, wavec_loc loc,
+                                const char *what, CUresult r,
+                                const char *detail) {
   const char *name = NULL, *desc = NULL;
   if (cu->GetErrorName)
     cu->GetErrorName(r, &name);
   if (cu->GetErrorString)
     cu->GetErrorString(r, &desc);
-  return wv_error(cu->ctx, D_GPU, loc, "%s failed: %s (%s)%s%s", what,
+  return wv_error(cu->ctx, id, loc, "%s failed: %s (%s)%s%s", what,
                   name ? name : "unknown error", desc ? desc : "no description",
                   detail && *detail ? "\n" : "", detail ? detail : "");
+}
+
+static wavec_status cu_error(wv_cuda *cu, wavec_loc loc, const char *what,
+                             CUresult r, const char *detail) {
+  return cu_error_as(cu, D_GPU, loc, what, r, detail);
 }
 
 static void *sym(void *lib, const char *name) {
@@ -114,11 +120,13 @@ static void *sym(void *lib, const char *name) {
 }
 
 wv_cuda *wv_cuda_open(wavec_ctx *ctx, wavec_loc loc) {
+  /* what fails here is the machine's, not the kernel's: no source place */
+  loc = (wavec_loc){0};
   wv_cuda *cu = wv_alloc(ctx, sizeof *cu); /* before dlopen: may unwind */
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char *why = dlerror();
-    wv_error(ctx, D_GPU, loc, "no CUDA driver (libcuda.so.1 not found)%s%s",
+    wv_error(ctx, D_MACHINE, loc, "no CUDA driver (libcuda.so.1 not found)%s%s",
              why ? ": " : "", why ? why : "");
     return NULL;
   }
@@ -145,7 +153,7 @@ wv_cuda *wv_cuda_open(wavec_ctx *ctx, wavec_loc loc) {
   void *tm = sym(lib, "cuTensorMapEncodeTiled");
   memcpy(&cu->TensorMapEncodeTiled, &tm, sizeof tm);
   if (missing) {
-    wv_error(ctx, D_GPU, loc, "the CUDA driver (libcuda.so.1) has no %s",
+    wv_error(ctx, D_MACHINE, loc, "the CUDA driver (libcuda.so.1) has no %s",
              missing);
     dlclose(lib);
     return NULL;
@@ -154,26 +162,26 @@ wv_cuda *wv_cuda_open(wavec_ctx *ctx, wavec_loc loc) {
   int n = 0, major = 0, minor = 0;
   CUcontext cur = NULL;
   if ((r = cu->Init(0)) != 0) {
-    cu_error(cu, loc, "cuInit", r, NULL);
+    cu_error_as(cu, D_MACHINE, loc, "cuInit", r, NULL);
   } else if ((r = cu->DriverGetVersion(&cu->driver_version)) != 0) {
-    cu_error(cu, loc, "cuDriverGetVersion", r, NULL);
+    cu_error_as(cu, D_MACHINE, loc, "cuDriverGetVersion", r, NULL);
   } else if ((r = cu->CtxGetCurrent(&cur)) != 0) {
-    cu_error(cu, loc, "cuCtxGetCurrent", r, NULL);
+    cu_error_as(cu, D_MACHINE, loc, "cuCtxGetCurrent", r, NULL);
   } else if (cur) {
     cu->cuctx = cur;
     if ((r = cu->CtxGetDevice(&cu->dev)) != 0)
-      cu_error(cu, loc, "cuCtxGetDevice", r, NULL);
+      cu_error_as(cu, D_MACHINE, loc, "cuCtxGetDevice", r, NULL);
   } else if ((r = cu->DeviceGetCount(&n)) != 0) {
-    cu_error(cu, loc, "cuDeviceGetCount", r, NULL);
+    cu_error_as(cu, D_MACHINE, loc, "cuDeviceGetCount", r, NULL);
   } else if (n == 0) {
-    wv_error(ctx, D_GPU, loc, "no CUDA device");
+    wv_error(ctx, D_MACHINE, loc, "no CUDA device");
     r = -1;
   } else if ((r = cu->DeviceGet(&cu->dev, 0)) != 0) {
-    cu_error(cu, loc, "cuDeviceGet", r, NULL);
+    cu_error_as(cu, D_MACHINE, loc, "cuDeviceGet", r, NULL);
   } else if ((r = cu->PrimaryCtxRetain(&cu->cuctx, cu->dev)) != 0) {
-    cu_error(cu, loc, "cuDevicePrimaryCtxRetain", r, NULL);
+    cu_error_as(cu, D_MACHINE, loc, "cuDevicePrimaryCtxRetain", r, NULL);
   } else if ((r = cu->CtxSetCurrent(cu->cuctx)) != 0) {
-    cu_error(cu, loc, "cuCtxSetCurrent", r, NULL);
+    cu_error_as(cu, D_MACHINE, loc, "cuCtxSetCurrent", r, NULL);
     cu->PrimaryCtxRelease(cu->dev);
     cu->cuctx = NULL;
   } else {
@@ -186,7 +194,7 @@ wv_cuda *wv_cuda_open(wavec_ctx *ctx, wavec_loc loc) {
        (r = cu->DeviceGetAttribute(
             &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu->dev)) !=
            0)) {
-    cu_error(cu, loc, "cuDeviceGetAttribute", r, NULL);
+    cu_error_as(cu, D_MACHINE, loc, "cuDeviceGetAttribute", r, NULL);
     if (cu->owns_ctx) {
       cu->CtxSetCurrent(NULL);
       cu->PrimaryCtxRelease(cu->dev);
@@ -286,7 +294,8 @@ wavec_status wv_cuda_tensor_map(wv_cuda *cu, wavec_loc loc,
                                 const wavec_arg_info *a,
                                 unsigned long long dptr, void *out) {
   if (!cu->TensorMapEncodeTiled)
-    return wv_error(cu->ctx, D_GPU, loc, "the CUDA driver (libcuda.so.1) has "
+    return wv_error(cu->ctx, D_MACHINE, (wavec_loc){0},
+                    "the CUDA driver (libcuda.so.1) has "
                     "no cuTensorMapEncodeTiled, which tensor copies need");
   CUresult r = encode_tmap(cu, m, a, dptr, out);
   return r ? cu_error(cu, loc, "cuTensorMapEncodeTiled", r, NULL) : WAVEC_OK;
@@ -308,7 +317,8 @@ static const char *ptx_target(wv_cuda *cu, wv_kernel *k, const char *target) {
     return target;
   const char *t = wv_cuda_ptx_target(cu->sm, wg);
   if (!t)
-    wv_fail(k->ctx, D_GPU, k->loc, "the GPU has compute capability %d.%d; %s",
+    wv_fail(k->ctx, D_MACHINE, (wavec_loc){0},
+            "the GPU has compute capability %d.%d; %s",
             cu->sm / 10, cu->sm % 10,
             wg ? "wgmma needs exactly 9.0 (sm_90a: H100, H200)"
                : "wavec's PTX needs 8.0 or newer (mma.sync m16n8k16)");
@@ -450,7 +460,7 @@ wavec_module *wv_load(wavec_ctx *ctx, wv_kernel *k, const char *name,
               "with ptxas name it (sm_80, sm_90 or sm_90a)");
     ptxas = wv_ptxas_path(ctx);
     if (!ptxas)
-      wv_fail(ctx, D_GPU, k->loc, "ptxas not found (set WAVEC_PTXAS or "
+      wv_fail(ctx, D_MACHINE, (wavec_loc){0}, "ptxas not found (set WAVEC_PTXAS or "
               "CUDA_HOME, or put the CUDA toolkit's bin on PATH)");
     tool = wv_ptxas_identity(ctx, ptxas);
   } else {

@@ -117,7 +117,8 @@ void wv_ptxas(wavec_ctx *ctx, wavec_loc loc, const char *ptxas,
   if (!mkdtemp(t->dir)) {
     int e = errno;
     t->dir[0] = 0;
-    wv_fail(ctx, D_GPU, loc, "ptxas: cannot make a temporary folder in %s: %s",
+    wv_fail(ctx, D_MACHINE, (wavec_loc){0},
+            "ptxas: cannot make a temporary folder in %s: %s",
             base, strerror(e));
   }
   snprintf(t->ptx, sizeof t->ptx, "%s/k.ptx", t->dir);
@@ -153,7 +154,8 @@ void wv_ptxas(wavec_ctx *ctx, wavec_loc loc, const char *ptxas,
   int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0)
-    wv_fail(ctx, D_GPU, loc, "cannot run ptxas (%s): %s", ptxas, strerror(rc));
+    wv_fail(ctx, D_MACHINE, (wavec_loc){0}, "cannot run ptxas (%s): %s",
+            ptxas, strerror(rc));
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;

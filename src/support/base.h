@@ -145,6 +145,8 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_SIM_DEADLOCK, 609, WAVEC_ERR_RUNTIME, "a wait that can never complete") \
   X(D_SIM_MBARRIER, 610, WAVEC_ERR_RUNTIME, "mbarrier misuse")                 \
   X(D_CACHE, 611, WAVEC_ERR_RUNTIME, "compile cache error")                    \
+  X(D_ARG_FILE, 612, WAVEC_ERR_RUNTIME, "argument file does not fit")          \
+  X(D_MACHINE, 613, WAVEC_ERR_RUNTIME, "not available on this machine")        \
   X(D_UNSUPPORTED, 701, WAVEC_ERR_UNSUPPORTED, "not supported by the target")  \
   X(D_INVALID, 901, WAVEC_ERR_INVALID, "invalid argument")                     \
   X(D_NOMEM, 902, WAVEC_ERR_NOMEM, "out of memory")                            \

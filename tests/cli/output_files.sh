@@ -81,9 +81,9 @@ has "$T/d/acc.svg" "</svg>"
 only g.ptx g.ptx.tmp sub link.ptx dangling.ptx fifo c.npy c.npy.tmp c_link.npy acc.svg
 
 # what cannot be written: a directory, a missing directory
-run 2 "${ptx[@]}" -o "$T/d/sub"
+run 3 "${ptx[@]}" -o "$T/d/sub"
 has "$T/err" "sub: cannot write: Is a directory"
-run 2 run "${gemm[@]}" --out "c=$T/d/none/c.npy"
+run 3 run "${gemm[@]}" --out "c=$T/d/none/c.npy"
 has "$T/err" "cannot write"
 [ ! -e "$T/d/none" ] || fail "made $T/d/none"
 only g.ptx g.ptx.tmp sub link.ptx dangling.ptx fifo c.npy c.npy.tmp c_link.npy acc.svg

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "support/base.h"
 #include "support/half.h"
 #include "support/npy.h"
 
@@ -228,6 +229,20 @@ static void half_random_vs_oracle(void) {
     CHECKF(same(wv_round_bf16(d), oracle_bf16(d)), "f64 %016llx",
            (unsigned long long)y);
   }
+}
+
+/* ---- diagnostics --------------------------------------------------------- */
+
+/* Every diagnostic number is given once: a code means one thing. */
+static void diag_numbers_unique(void) {
+  static const int nums[] = {
+#define X(e, num, st, summary) num,
+      WV_DIAGS(X)
+#undef X
+  };
+  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+    for (size_t j = 0; j < i; j++)
+      CHECKF(nums[i] != nums[j], "E%04d is given twice", nums[i]);
 }
 
 /* ---- npy ----------------------------------------------------------------- */
@@ -823,6 +838,7 @@ int main(void) {
     printf("FAIL setup: mkdtemp\n");
     return 1;
   }
+  RUN(diag_numbers_unique);
   RUN(half_f16_exhaustive);
   RUN(half_bf16_exhaustive);
   RUN(half_ties);

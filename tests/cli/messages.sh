@@ -1,0 +1,53 @@
+# Command-line messages and exit statuses: -D integers (huge, hex), repeated
+# -D (a warning, the last counts), repeated --arg/--out, -o or --emit where
+# they mean nothing, a .npy that does not fit (E0612, status 3) apart from
+# a machine without a CUDA driver (E0613, no caret, status 4).
+. tests/cli/lib.bash
+gemm=(examples/gemm.wave -D N=64 -D K=64)
+
+run 2 compile "${gemm[@]}" -D M=99999999999999999999
+has "$T/err" "-D M=99999999999999999999: the integer is out of range"
+lacks "$T/err" "float"
+run 0 compile "${gemm[@]}" -D M=0x100 -D K=0x40
+has "$T/out" "arg 0 a f16 16384 elements"
+run 1 compile "${gemm[@]}" -D M=-0x10
+has "$T/err" "dimension 'M' = -16 is not positive"
+run 2 compile "${gemm[@]}" -D M=0x
+has "$T/err" "-D value is not a number"
+run 2 compile "${gemm[@]}" -D M=0x1p4
+run 2 compile "${gemm[@]}" -D M=1e999
+has "$T/err" "out of the range of a double"
+run 1 compile "${gemm[@]}" -D M=1.5
+has "$T/err" "'M' = 1.5 is a float"
+
+run 0 compile "${gemm[@]}" -D M=64 -D M=128
+has "$T/err" "warning: -D M=128 repeats -D M=64; the last one counts"
+has "$T/out" "tir grid [2, 1, 1]"
+
+run 2 run "${gemm[@]}" -D M=64 --out c=$T/a.npy --out c=$T/b.npy
+has "$T/err" "--out c given twice ($T/a.npy and $T/b.npy)"
+run 2 run "${gemm[@]}" -D M=64 --arg a=$T/a.npy --arg a=$T/b.npy
+has "$T/err" "--arg a given twice"
+
+run 2 compile "${gemm[@]}" -D M=64 -o $T/x.ptx
+has "$T/err" "-o $T/x.ptx: -o writes what --emit=ptx|cubin|c makes"
+[ ! -e $T/x.ptx ] || fail "-o without --emit wrote $T/x.ptx"
+run 2 run "${gemm[@]}" -D M=64 --emit=ptx
+has "$T/err" "--emit is for compile, not run"
+
+# a file: missing source, a .npy that does not fit
+run 3 compile $T/missing.wave
+run 0 run "${gemm[@]}" -D M=64 --out c=$T/c.npy
+run 3 run "${gemm[@]}" -D M=64 --arg a=$T/c.npy
+has "$T/err" "c.npy: error[E0612]: holds <f4 [64, 64] but argument 'a' is f16 [64, 64]"
+run 3 run "${gemm[@]}" -D M=64 --arg a=$T/missing.npy
+
+# the machine: no CUDA driver is no error of the kernel's, and has no caret
+if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+  echo "note: a CUDA driver is installed; the no-driver case is not run"
+else
+  run 4 run "${gemm[@]}" -D M=64 --target sm_90
+  has "$T/err" "error[E0613]: no CUDA driver"
+  lacks "$T/err" "^"
+  lacks "$T/err" "gemm.wave:"
+fi

@@ -6,7 +6,9 @@
  * reduction dim, a reduction a chain along its reduced dim; users see the
  * last link. A conversion takes every clone of its operand that overlaps its
  * tile. Loops carry each clone of each carried value. Afterwards the old
- * graph is dropped: nothing can point into it (DESIGN.md, invariant 2). */
+ * graph is dropped: nothing can point into it (DESIGN.md, invariant 2).
+ * First, tiles whose values need far more registers than a thread has are
+ * refused (E0407, at their constraint). */
 #include "passes/dist.h"
 
 typedef struct xp {
@@ -347,6 +349,90 @@ static void verify(xp *x) {
   }
 }
 
+/* 32-bit registers each thread needs to hold value id: its elements per
+ * clone times its clones (what expansion makes of it), 16-bit ones paired. */
+static int64_t value_words(xp *x, uint32_t id) {
+  wv_node *n = wv_get(x->old, id);
+  const wv_layout *l = x->oix->info[id].layout;
+  if (!l || n->op == WAVEC_OP_WRITE || n->op == WAVEC_OP_ARG)
+    return 0;
+  double elems = l->nelem;
+  for (uint32_t i = 0; i < n->type.n; i++) {
+    const wv_ldim *e = wv_layout_dim(l, n->type.dims[i]);
+    elems *= (double)(x->d->dim[n->type.dims[i]].span / e->v);
+  }
+  double w = elems * wv_dtypes[n->type.dt].bits / 32.0;
+  return w > (double)INT64_MAX / 4 ? INT64_MAX / 4 : (int64_t)(w + 0.999);
+}
+
+/* Registers a thread has (NVIDIA: 255), and the estimate past which
+ * tiles are refused: the code would be mostly spills, and its PTX and
+ * ptxas's time grow with the clones. */
+#define THREAD_REGS 255
+#define MAX_REGS_ESTIMATE 1024
+
+/* Where to blame a value's size: the wave (else workgroup, else tiling)
+ * constraint of its dim with the most vector tiles, else the value. */
+static wavec_loc size_loc(xp *x, uint32_t id) {
+  wv_node *n = wv_get(x->old, id);
+  const wv_layout *l = x->oix->info[id].layout;
+  wavec_sym widest = 0;
+  int64_t most = 0;
+  for (uint32_t i = 0; i < n->type.n; i++) {
+    wavec_sym d = n->type.dims[i];
+    int64_t c = x->d->dim[d].span / wv_layout_dim(l, d)->v;
+    if (c > most)
+      most = c, widest = d;
+  }
+  static const wv_cons_kind order[] = {WV_WAVE, WV_WORKGROUP, WV_TILING};
+  for (size_t o = 0; o < WV_ARRAY_LEN(order); o++)
+    for (uint32_t c = 0; c < x->k->constraints.n; c++) {
+      wv_constraint *k = &x->k->constraints.v[c];
+      if (k->kind == order[o] && k->dim == widest)
+        return k->loc;
+    }
+  return n->loc;
+}
+
+/* Refuses tiles that need far more registers than a thread has, before
+ * expansion makes a clone per vector tile of them (4096 x 4096 tiles:
+ * 1.6 million registers, 106 MB of PTX, ptxas out of memory); a remark
+ * when they need more than a thread has. The estimate: the values loops
+ * carry, live all through them, plus the largest other value. */
+static void check_registers(xp *x) {
+  int64_t carried = 0, widest = 0, bigw = 0;
+  uint32_t big = 0;
+  for (uint32_t id = 1; id < x->old->nodes.n; id++) {
+    int64_t w = value_words(x, id);
+    if (wv_get(x->old, id)->op == WAVEC_OP_CARRIED)
+      carried += w;
+    else if (w > widest)
+      widest = w;
+    if (w > bigw)
+      bigw = w, big = id;
+  }
+  int64_t est = carried + widest;
+  if (est <= THREAD_REGS)
+    return;
+  wavec_loc at = size_loc(x, big);
+  const char *name = wv_get(x->old, big)->name;
+  if (est > MAX_REGS_ESTIMATE)
+    wv_fail(x->ctx, D_REGISTERS, at,
+            "these tiles need about %lld 32-bit registers per thread (%lld "
+            "for the values loops carry, %lld for the largest other; '%s' "
+            "alone %lld): a thread has %d, and past %d the code is mostly "
+            "spills; use smaller tiles or more waves",
+            (long long)est, (long long)carried, (long long)widest,
+            name ? name : "?", (long long)bigw, THREAD_REGS,
+            MAX_REGS_ESTIMATE);
+  wv_buf b;
+  wv_remark_start(x->k, at, &b);
+  wv_buf_printf(&b, "these tiles need about %lld 32-bit registers per thread, "
+                "more than the %d a thread has: expect spills to local "
+                "memory", (long long)est, THREAD_REGS);
+  wv_remark_end(x->k, &b);
+}
+
 wavec_status wv_pass_expand(wv_kernel *k) {
   wavec_ctx *ctx = k->ctx;
   xp x = {0};
@@ -365,6 +451,7 @@ wavec_status wv_pass_expand(wv_kernel *k) {
     x.c[s] = -1;
   wv_nodeinfo none = {0};
   vec_push(ctx, &x.info, none);
+  check_registers(&x);
   expand_block(&x, 0, 0);
   verify(&x);
   for (uint32_t i = 0; i < k->args.n; i++)

@@ -127,6 +127,7 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_HARDWARE, 404, WAVEC_ERR_CONSTRAINT, "invalid hardware entry")           \
   X(D_TILE_DIVIDE, 405, WAVEC_ERR_CONSTRAINT, "tile does not divide")          \
   X(D_TILE_POSITIVE, 406, WAVEC_ERR_CONSTRAINT, "tile is not positive")        \
+  X(D_REGISTERS, 407, WAVEC_ERR_CONSTRAINT, "tiles need too many registers")   \
   X(D_UNBOUND, 501, WAVEC_ERR_BIND, "unbound hyperparameter")                  \
   X(D_NOT_EXACT, 502, WAVEC_ERR_BIND, "division is not exact")                 \
   X(D_DIV_ZERO, 503, WAVEC_ERR_BIND, "division by zero")                       \

@@ -51,3 +51,7 @@ else
   lacks "$T/err" "^"
   lacks "$T/err" "gemm.wave:"
 fi
+
+# tiles past a thread's registers: a remark below the refusal's estimate
+run 0 compile "${gemm[@]}" -D M=256 -D BLOCK_M=256 -D BLOCK_N=64 --remarks
+has "$T/err" "gemm.wave:7:9: remark: these tiles need about 256 32-bit registers per thread, more than the 255 a thread has"

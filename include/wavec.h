@@ -135,7 +135,10 @@ WAVEC_API wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
   X(WAVEC_BF16, 1, "bf16", 16, 1)                                              \
   X(WAVEC_F32, 2, "f32", 32, 1)                                                \
   X(WAVEC_I32, 3, "i32", 32, 0)                                                \
-  X(WAVEC_I1, 4, "i1", 1, 0)
+  X(WAVEC_I1, 4, "i1", 1, 0)                                                   \
+  X(WAVEC_F8E4M3, 5, "f8e4m3", 8, 1)                                           \
+  X(WAVEC_F8E5M2, 6, "f8e5m2", 8, 1)                                           \
+  X(WAVEC_I8, 7, "i8", 8, 0)
 
 typedef enum wavec_dtype {
 #define X(e, v, name, bits, isfloat) e = v,

@@ -22,6 +22,9 @@ static const char *npy_descr(wavec_dtype dt) {
   case WAVEC_BF16: return "<u2";
   case WAVEC_F32: return "<f4";
   case WAVEC_I32: return "<i4";
+  case WAVEC_F8E4M3: /* the raw bytes (NumPy has no 8-bit float) */
+  case WAVEC_F8E5M2: return "|u1";
+  case WAVEC_I8: return "|i1";
   default: return "|b1";
   }
 }
@@ -41,6 +44,9 @@ static void fill_random(const wavec_arg_info *a, void *buf, uint64_t *rng) {
     case WAVEC_BF16: ((uint16_t *)buf)[i] = wv_f64_to_bf16(u); break;
     case WAVEC_F32: ((float *)buf)[i] = (float)u; break;
     case WAVEC_I32: ((int32_t *)buf)[i] = (int32_t)(next(rng) % 8); break;
+    case WAVEC_F8E4M3: ((uint8_t *)buf)[i] = wv_f64_to_e4m3(u); break;
+    case WAVEC_F8E5M2: ((uint8_t *)buf)[i] = wv_f64_to_e5m2(u); break;
+    case WAVEC_I8: ((int8_t *)buf)[i] = (int8_t)(next(rng) % 17 - 8); break;
     default: ((uint8_t *)buf)[i] = (uint8_t)(next(rng) & 1); break;
     }
   }
@@ -70,6 +76,9 @@ static double elem_at(wavec_dtype dt, const void *buf, size_t i) {
   case WAVEC_BF16: return wv_bf16_to_f32(((const uint16_t *)buf)[i]);
   case WAVEC_F32: return ((const float *)buf)[i];
   case WAVEC_I32: return ((const int32_t *)buf)[i];
+  case WAVEC_F8E4M3: return wv_e4m3_to_f64(((const uint8_t *)buf)[i]);
+  case WAVEC_F8E5M2: return wv_e5m2_to_f64(((const uint8_t *)buf)[i]);
+  case WAVEC_I8: return ((const int8_t *)buf)[i];
   default: return ((const uint8_t *)buf)[i];
   }
 }

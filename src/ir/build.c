@@ -583,6 +583,17 @@ wavec_value wavec_scalar_sym(wavec_kernel *pk, wavec_sym s, wavec_loc loc) {
   BUILD(pk, 0, scalar(&pk->k, 0.0, s, loc));
 }
 
+/* 8-bit values (f8e4m3, f8e5m2, i8) are loaded, stored, converted by
+ * cast() and fed to mma; anything else computes in a wider type. */
+static void wide(wv_kernel *k, wavec_dtype dt, const char *what,
+                 wavec_loc loc) {
+  if (dt == WAVEC_F8E4M3 || dt == WAVEC_F8E5M2 || dt == WAVEC_I8)
+    wv_fail(k->ctx, D_DTYPE_MISMATCH, loc,
+            "%s of %s: 8-bit values are read, written, cast and fed to mma; "
+            "cast() to %s first",
+            what, wv_dtypes[dt].name, dt == WAVEC_I8 ? "i32" : "f16 or f32");
+}
+
 static wavec_value reg(wv_kernel *k, size_t ndims, const wavec_sym *dims,
                        wavec_dtype dt, wavec_value init, wavec_loc loc) {
   wv_node *in = operand(k, init, loc);
@@ -590,6 +601,7 @@ static wavec_value reg(wv_kernel *k, size_t ndims, const wavec_sym *dims,
     wv_fail(k->ctx, D_INVALID, loc,
             "Register[...] takes a constant or a float hyperparameter");
   check_dtype(k, dt, loc);
+  wide(k, dt, "a Register", loc);
   wv_node n = {.op = WAVEC_OP_REGISTER, .loc = loc, .nops = 1, .ops = &init};
   check_dims(k, ndims, dims, loc, &n.type);
   n.type.dt = dt;
@@ -745,6 +757,7 @@ static wavec_value unary(wv_kernel *k, wavec_op op, wavec_value v,
   if ((unsigned)op >= WAVEC_OP_COUNT || wv_ops[op].cls != 'U')
     wv_fail(k->ctx, D_INVALID, loc, "op %d is not a unary op", (int)op);
   wv_node *x = reg_operand(k, v, loc);
+  wide(k, x->type.dt, wv_ops[op].name, loc);
   if (op != WAVEC_OP_NEG && op != WAVEC_OP_ABS && !wv_dtypes[x->type.dt].is_float)
     wv_fail(k->ctx, D_DTYPE_MISMATCH, loc, "%s needs a float operand, not %s",
             wv_ops[op].name, wv_dtypes[x->type.dt].name);
@@ -788,6 +801,7 @@ static wavec_value binary(wv_kernel *k, wavec_op op, wavec_value a,
   uint32_t ops[2] = {a, b};
   wv_node n = {.op = op, .loc = loc, .nops = 2, .ops = ops};
   n.type = unify(k, x, y, wv_ops[op].name, loc);
+  wide(k, n.type.dt, wv_ops[op].name, loc);
   if (op == WAVEC_OP_REM && n.type.dt != WAVEC_I32)
     wv_fail(k->ctx, D_DTYPE_MISMATCH, loc,
             "%% (rem) takes i32 operands, not %s", wv_dtypes[n.type.dt].name);
@@ -809,6 +823,7 @@ static wavec_value select_(wv_kernel *k, wavec_value c, wavec_value a,
     wv_fail(k->ctx, D_SELECT, loc, "select condition %s is not i1",
             type_str(k, &cn->type));
   wv_type t = unify(k, x, y, "select", loc);
+  wide(k, t.dt, "select", loc);
   if (!is_scalar(x) || !is_scalar(y)) {
     if (!wv_dims_subset(&cn->type, &t)) {
       if (!wv_dims_subset(&t, &cn->type))
@@ -894,6 +909,7 @@ static wavec_value reduce(wv_kernel *k, wavec_op op, wavec_value v,
   if ((unsigned)op >= WAVEC_OP_COUNT || wv_ops[op].cls != 'R')
     wv_fail(k->ctx, D_INVALID, loc, "op %d is not a reduction", (int)op);
   wv_node *x = reg_operand(k, v, loc);
+  wide(k, x->type.dt, wv_ops[op].name, loc);
   if (!wv_type_has(&x->type, dim))
     wv_fail(k->ctx, D_REDUCE_DIM, loc, "%s over '%s', which %s lacks",
             wv_ops[op].name, sym_name(k, dim), type_str(k, &x->type));
@@ -922,6 +938,7 @@ wavec_value wavec_reduce(wavec_kernel *pk, wavec_op op, wavec_value x,
 static wavec_value self_index(wv_kernel *k, wavec_sym dim, wavec_dtype dt,
                               wavec_loc loc) {
   check_dtype(k, dt, loc);
+  wide(k, dt, "self_index", loc);
   wv_node n = {.op = WAVEC_OP_SELF_INDEX, .loc = loc, .sym = dim};
   check_dims(k, 1, &dim, loc, &n.type);
   n.type.dt = dt;

@@ -97,6 +97,23 @@ static inline float wv_bf16_to_f32(uint16_t h) {
   return f;
 }
 
+/* 8-bit floating point, as the PTX ISA's cvt.rn.satfinite.{e4m3x2,e5m2x2}
+ * defines it (held as the raw byte):
+ *  - e4m3 (OCP FP8 E4M3): sign, 4 exponent bits (bias 7), 3 mantissa bits;
+ *    no infinities, S.1111.111 is NaN, the largest finite is 448
+ *    (S.1111.110), subnormals m * 2^-9;
+ *  - e5m2: sign, 5 exponent bits (bias 15), 2 mantissa bits (the high byte
+ *    of an f16): S.11111.00 is infinity, S.11111.xx others NaN, the
+ *    largest finite is 57344, subnormals m * 2^-16.
+ * Narrowing rounds to nearest, ties to even, exactly once from the double;
+ * `satfinite`: a result beyond the largest finite (infinity included)
+ * becomes the largest finite of the same sign, and NaN becomes the
+ * canonical NaN 0x7F. Widening is exact. */
+uint8_t wv_f64_to_e4m3(double d);
+uint8_t wv_f64_to_e5m2(double d);
+double wv_e4m3_to_f64(uint8_t b);
+double wv_e5m2_to_f64(uint8_t b);
+
 /* Rounded once, directly from double (see above). */
 uint16_t wv_f64_to_f16(double d);
 uint16_t wv_f64_to_bf16(double d);

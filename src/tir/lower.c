@@ -8,18 +8,20 @@
 
 #include "tir/lower.h"
 
-const char *const tir_ty_names[TY_COUNT] = {"pred", "i32", "f16", "bf16",
-                                            "f32"};
+const char *const tir_ty_names[TY_COUNT] = {
+    "pred", "i32", "f16", "bf16", "f32", "e4m3", "e5m2", "i8"};
 
 int tir_ty_bytes(tir_ty ty) {
-  static const int bytes[TY_COUNT] = {1, 4, 2, 2, 4};
+  static const int bytes[TY_COUNT] = {1, 4, 2, 2, 4, 1, 1, 1};
   return bytes[ty];
 }
 
 tir_ty tir_ty_of(wavec_dtype dt) {
   static const tir_ty map[WAVEC_DTYPE_COUNT] = {
-      [WAVEC_F16] = TY_F16, [WAVEC_BF16] = TY_BF16, [WAVEC_F32] = TY_F32,
-      [WAVEC_I32] = TY_I32, [WAVEC_I1] = TY_PRED};
+      [WAVEC_F16] = TY_F16,       [WAVEC_BF16] = TY_BF16,
+      [WAVEC_F32] = TY_F32,       [WAVEC_I32] = TY_I32,
+      [WAVEC_I1] = TY_PRED,       [WAVEC_F8E4M3] = TY_E4M3,
+      [WAVEC_F8E5M2] = TY_E5M2,   [WAVEC_I8] = TY_I8};
   return map[dt];
 }
 
@@ -53,7 +55,8 @@ uint32_t lw_iconst(lw *w, int64_t v) {
 /* A constant of any type into register d: floats keep v, integers and
  * predicates take it rounded. */
 void lw_const_into(lw *w, tir_ty ty, uint32_t d, double v) {
-  bool fl = ty == TY_F16 || ty == TY_BF16 || ty == TY_F32;
+  bool fl = ty == TY_F16 || ty == TY_BF16 || ty == TY_F32 || ty == TY_E4M3 ||
+            ty == TY_E5M2;
   lw_emit(w, T_CONST, ty, d, 0, 0, 0, fl ? 0 : (int64_t)nearbyint(v))->fimm = v;
 }
 

@@ -80,9 +80,12 @@ static const char *const class_decl[C_COUNT] = {".pred", ".b32", ".b16",
 static const char *const reg_prefix[C_COUNT] = {"%p", "%r", "%h", "%f", "%x"};
 static const char *const tmp_prefix[C_COUNT] = {"%tp", "%tr", "%th", "%tf",
                                                 "%rd"};
+/* (an 8-bit float in the low byte of a .b16, its high byte 0; an i8
+ * sign-extended in a .b32) */
 static const int ty_class[TY_COUNT] = {
-    [TY_PRED] = C_PRED, [TY_I32] = C_B32, [TY_F16] = C_B16,
-    [TY_BF16] = C_B16, [TY_F32] = C_F32};
+    [TY_PRED] = C_PRED, [TY_I32] = C_B32,  [TY_F16] = C_B16,
+    [TY_BF16] = C_B16,  [TY_F32] = C_F32,  [TY_E4M3] = C_B16,
+    [TY_E5M2] = C_B16,  [TY_I8] = C_B32};
 
 /* Names are passed by value so that no buffer is overwritten under them. */
 typedef struct nm {
@@ -155,7 +158,15 @@ static _Noreturn void unsupported(px *x, const char *what) {
 }
 
 static bool is_float(tir_ty t) {
-  return t == TY_F16 || t == TY_BF16 || t == TY_F32;
+  return t == TY_F16 || t == TY_BF16 || t == TY_F32 || t == TY_E4M3 ||
+         t == TY_E5M2;
+}
+
+/* The PTX name of an 8-bit float type in cvt's pairs. */
+static const char *fp8_pair(px *x, tir_ty t) {
+  if (x->t->sm < 89) /* cvt with .e4m3x2 / .e5m2x2: sm_89 and newer */
+    unsupported(x, "8-bit float conversions need sm_89 or newer (sm_90)");
+  return t == TY_E4M3 ? "e4m3x2" : "e5m2x2";
 }
 
 /* ---- formats -------------------------------------------------------------------- */
@@ -171,8 +182,8 @@ static const struct {
 static const char *const sreg_ptx[] = {"%tid.x",   "%tid.y",   "%tid.z",
                                        "%ctaid.x", "%ctaid.y", "%ctaid.z"};
 /* The type of a move (and of a register-to-register copy) per type. */
-static const char *const move_type[TY_COUNT] = {"pred", "b32", "b16", "b16",
-                                                "f32"};
+static const char *const move_type[TY_COUNT] = {
+    "pred", "b32", "b16", "b16", "f32", "b16", "b16", "b32"};
 
 /* Appends the instructions of format f (tir.h) for `in`: dst, a, b, c are
  * the names in f32[0..3] (a float form) or, without f32, in's registers;
@@ -327,9 +338,19 @@ static nm as_f32(px *x, uint32_t r) {
     ins(x, "mov.b32 %s, {%%hz, %s}", t.s, R(x, r).s);
     return t;
   case TY_I32:
+  case TY_I8: /* held sign-extended */
     t = T(x, C_F32);
     ins(x, "cvt.rn.f32.s32 %s, %s", t.s, R(x, r).s);
     return t;
+  case TY_E4M3:
+  case TY_E5M2: { /* exact in f16: the pair's low half, widened */
+    nm p = T(x, C_B32), lo = T(x, C_B16), hi = T(x, C_B16);
+    t = T(x, C_F32);
+    ins(x, "cvt.rn.f16x2.%s %s, %s", fp8_pair(x, ty(x, r)), p.s, R(x, r).s);
+    ins(x, "mov.b32 {%s, %s}, %s", lo.s, hi.s, p.s);
+    ins(x, "cvt.f32.f16 %s, %s", t.s, lo.s);
+    return t;
+  }
   default:
     t = T(x, C_F32);
     ins(x, "selp.f32 %s, 0f3F800000, 0f00000000, %s", t.s, R(x, r).s);
@@ -351,6 +372,14 @@ static void fin(px *x, uint32_t d, nm v) {
     break;
   case TY_F16: ins(x, "cvt.rn.f16.f32 %s, %s", R(x, d).s, v.s); break;
   case TY_BF16: ins(x, "cvt.rn.bf16.f32 %s, %s", R(x, d).s, v.s); break;
+  case TY_E4M3:
+  case TY_E5M2: { /* the pair (0, v): the low byte is v's, the high 0 */
+    nm z = T(x, C_F32);
+    ins(x, "mov.f32 %s, 0f00000000", z.s);
+    ins(x, "cvt.rn.satfinite.%s.f32 %s, %s, %s", fp8_pair(x, ty(x, d)),
+        R(x, d).s, z.s, v.s);
+    break;
+  }
   default: wv_assert(x->ctx, 0);
   }
 }
@@ -586,7 +615,7 @@ static void emit_cvt(px *x, const tir_instr *in) {
   tir_ty from = ty(x, in->a), to = in->ty;
   nm d = R(x, in->dst);
   if (is_float(to)) {
-    if (from == TY_I32 && to != TY_BF16) /* rounded once */
+    if (from == TY_I32 && (to == TY_F16 || to == TY_F32)) /* rounded once */
       ins(x, "cvt.rn.%s.s32 %s, %s", to == TY_F16 ? "f16" : "f32", d.s,
           R(x, in->a).s);
     else /* through f32: exact for |a| <= 2^24, so bf16 rounds once too */
@@ -603,6 +632,10 @@ static void emit_cvt(px *x, const tir_instr *in) {
     return;
   } else if (is_float(from)) {
     nm v = as_f32(x, in->a);
+    if (to == TY_I8) { /* nearest even, saturated, NaN 0 */
+      ins(x, "cvt.rni.sat.s8.f32 %s, %s", d.s, v.s);
+      return;
+    }
     i = to == TY_I32 ? d : T(x, C_B32);
     ins(x, "cvt.rni.s32.f32 %s, %s", i.s, v.s);
     if (to == TY_I32)
@@ -612,6 +645,8 @@ static void emit_cvt(px *x, const tir_instr *in) {
   }
   if (to == TY_I32)
     ins(x, "mov.b32 %s, %s", d.s, i.s);
+  else if (to == TY_I8) /* saturated */
+    ins(x, "cvt.sat.s8.s32 %s, %s", d.s, i.s);
   else
     ins(x, "setp.ne.s32 %s, %s, 0", d.s, i.s);
 }
@@ -628,7 +663,8 @@ static const char *mem_suffix(wavec_dtype dt) {
   case WAVEC_BF16: return "b16";
   case WAVEC_F32: return "f32";
   case WAVEC_I32: return "s32";
-  default: return "u8";
+  case WAVEC_I8: return "s8";
+  default: return "u8"; /* i1, the 8-bit floats */
   }
 }
 
@@ -655,6 +691,8 @@ static nm fill_of(wavec_dtype dt, tir_ty t, double v) {
   case WAVEC_F16: snprintf(n.s, sizeof n.s, "0x%04X", wv_f64_to_f16(v)); break;
   case WAVEC_BF16: snprintf(n.s, sizeof n.s, "0x%04X", wv_f64_to_bf16(v)); break;
   case WAVEC_F32: n = F32((float)v); break;
+  case WAVEC_F8E4M3: snprintf(n.s, sizeof n.s, "0x%02X", wv_f64_to_e4m3(v)); break;
+  case WAVEC_F8E5M2: snprintf(n.s, sizeof n.s, "0x%02X", wv_f64_to_e5m2(v)); break;
   default:
     snprintf(n.s, sizeof n.s, "%lld",
              dt == WAVEC_I1 || t == TY_PRED ? (long long)(v != 0)
@@ -762,8 +800,8 @@ static nm shared_addr(px *x, uint32_t byte) {
   return addr;
 }
 
-static const char *const shared_suffix[TY_COUNT] = {"u8", "u32", "b16", "b16",
-                                                    "f32"};
+static const char *const shared_suffix[TY_COUNT] = {
+    "u8", "u32", "b16", "b16", "f32", "u8", "u8", "s8"};
 
 static void emit_lds(px *x, const tir_instr *in) {
   nm addr = shared_addr(x, in->a);
@@ -1094,6 +1132,13 @@ static void emit_const(px *x, const tir_instr *in) {
   case TY_BF16:
     ins(x, "mov.b16 %s, 0x%04X", d.s, (unsigned)wv_f64_to_bf16(in->fimm));
     break;
+  case TY_E4M3:
+    ins(x, "mov.b16 %s, 0x%04X", d.s, (unsigned)wv_f64_to_e4m3(in->fimm));
+    break;
+  case TY_E5M2:
+    ins(x, "mov.b16 %s, 0x%04X", d.s, (unsigned)wv_f64_to_e5m2(in->fimm));
+    break;
+  case TY_I8: ins(x, "mov.b32 %s, %lld", d.s, (long long)in->imm); break;
   default: ins(x, "mov.b32 %s, %s", d.s, F32((float)in->fimm).s); break;
   }
 }

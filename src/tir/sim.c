@@ -42,12 +42,15 @@ static double round_to(tir_ty ty, double x) {
   case TY_F16: return wv_round_f16(x);
   case TY_BF16: return wv_round_bf16(x);
   case TY_F32: return (double)(float)x;
+  case TY_E4M3: return wv_e4m3_to_f64(wv_f64_to_e4m3(x));
+  case TY_E5M2: return wv_e5m2_to_f64(wv_f64_to_e5m2(x));
   default: return x;
   }
 }
 
 static bool is_float(tir_ty ty) {
-  return ty == TY_F16 || ty == TY_BF16 || ty == TY_F32;
+  return ty == TY_F16 || ty == TY_BF16 || ty == TY_F32 || ty == TY_E4M3 ||
+         ty == TY_E5M2;
 }
 
 double sim_load_elem(wavec_dtype dt, const void *base, int64_t i) {
@@ -56,6 +59,9 @@ double sim_load_elem(wavec_dtype dt, const void *base, int64_t i) {
   case WAVEC_BF16: return wv_bf16_to_f32(((const uint16_t *)base)[i]);
   case WAVEC_F32: return ((const float *)base)[i];
   case WAVEC_I32: return ((const int32_t *)base)[i];
+  case WAVEC_F8E4M3: return wv_e4m3_to_f64(((const uint8_t *)base)[i]);
+  case WAVEC_F8E5M2: return wv_e5m2_to_f64(((const uint8_t *)base)[i]);
+  case WAVEC_I8: return ((const int8_t *)base)[i];
   default: return ((const uint8_t *)base)[i];
   }
 }
@@ -66,6 +72,9 @@ static void store_elem(wavec_dtype dt, void *base, int64_t i, double v) {
   case WAVEC_BF16: ((uint16_t *)base)[i] = wv_f64_to_bf16(v); break;
   case WAVEC_F32: ((float *)base)[i] = (float)v; break;
   case WAVEC_I32: ((int32_t *)base)[i] = (int32_t)v; break;
+  case WAVEC_F8E4M3: ((uint8_t *)base)[i] = wv_f64_to_e4m3(v); break;
+  case WAVEC_F8E5M2: ((uint8_t *)base)[i] = wv_f64_to_e5m2(v); break;
+  case WAVEC_I8: ((int8_t *)base)[i] = (int8_t)v; break;
   default: ((uint8_t *)base)[i] = v != 0; break;
   }
 }
@@ -639,12 +648,13 @@ static val lane_cvt(sim *s, const tir_instr *in, uint32_t w, int l) {
   tir_ty at = s->p->regs.v[in->a], ty = in->ty;
   val a = rd(s, in, w, in->a, l), r = {0};
   double x = is_float(at) ? a.f : (double)a.i;
+  int64_t lo = ty == TY_I8 ? -128 : INT32_MIN, hi = ty == TY_I8 ? 127 : INT32_MAX;
   if (is_float(ty))
     r.f = round_to(ty, x);
   else if (ty == TY_PRED)
     r.i = x != 0; /* 0 or 1; NaN is true (x != 0 holds for NaN) */
-  else
-    r.i = (int64_t)nearbyint(x);
+  else /* nearest even, saturated to the type; NaN is 0 (PTX's cvt.rni) */
+    r.i = isnan(x) ? 0 : x <= lo ? lo : x >= hi ? hi : (int64_t)nearbyint(x);
   return r;
 }
 

@@ -49,7 +49,14 @@
 
 #include "ir/ir.h"
 
-typedef enum tir_ty { TY_PRED, TY_I32, TY_F16, TY_BF16, TY_F32, TY_COUNT } tir_ty;
+/* Register types. The 8-bit ones hold what 8-bit elements load as and are
+ * stored from: TY_E4M3 and TY_E5M2 values of those formats, TY_I8 an
+ * integer in [-128, 127]; only moves, conversions, loads, stores and mmas
+ * touch them. */
+typedef enum tir_ty {
+  TY_PRED, TY_I32, TY_F16, TY_BF16, TY_F32, TY_E4M3, TY_E5M2, TY_I8,
+  TY_COUNT
+} tir_ty;
 extern const char *const tir_ty_names[TY_COUNT];
 
 /* Every op, declared once: enum, name, number of register operands (a, b,

@@ -223,6 +223,29 @@ static void conversions(pb *b, uint32_t xi, uint32_t xf, uint32_t cf) {
   }
   out(b, cvt(b, TY_I32, cf), "cvt f32 -> i32 (nearest even)", TY_I32, 0);
   out(b, cvt(b, TY_PRED, xi), "cvt i32 -> pred", TY_I32, 0);
+  /* 8-bit types (cvt.rn.satfinite.e4m3x2 / e5m2x2, cvt.rni.sat.s8):
+   * exact against the simulator's bit-exact formats */
+  static const tir_ty f8[] = {TY_E4M3, TY_E5M2};
+  for (int i = 0; i < 2; i++) {
+    const char *tn = tir_ty_names[f8[i]];
+    uint32_t q = cvt(b, f8[i], xf);
+    out(b, cvt(b, TY_F32, q), name(b, "cvt f32 ->", tn, "-> f32"), TY_F32, 0);
+    out(b, cvt(b, TY_F32, cvt(b, f8[i], cf)), name(b, "cvt f32 ->", tn,
+                                                   "(+-100)"), TY_F32, 0);
+    for (int j = 0; j < 2; j++) /* from and to f16, bf16 */
+      out(b, cvt(b, TY_F32, cvt(b, fl[j], cvt(b, f8[i], cvt(b, fl[j], xf)))),
+          name(b, "cvt via", tir_ty_names[fl[j]], tn), TY_F32, 0);
+    out(b, cvt(b, TY_I32, q), name(b, "cvt", tn, "-> i32"), TY_I32, 0);
+    out(b, cvt(b, TY_F32, cvt(b, f8[i], xi)), name(b, "cvt i32 ->", tn, 0),
+        TY_F32, 0);
+  }
+  out(b, cvt(b, TY_I32, cvt(b, TY_I8, cf)), "cvt f32 -> i8 (nearest even)",
+      TY_I32, 0);
+  out(b, cvt(b, TY_I32, cvt(b, TY_I8, xf)), "cvt f32 -> i8 (saturated)",
+      TY_I32, 0);
+  out(b, cvt(b, TY_I32, cvt(b, TY_I8, xi)), "cvt i32 -> i8 (saturated)",
+      TY_I32, 0);
+  out(b, cvt(b, TY_F32, cvt(b, TY_I8, cf)), "cvt f32 -> i8 -> f32", TY_F32, 0);
   /* Not compared: i32 -> pred -> i32. The simulator keeps the integer in
    * the predicate register and gives it back (-8074 -> -8074), the GPU a
    * predicate (-> 1); a predicate made by setp converts the same on both

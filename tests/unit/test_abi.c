@@ -35,6 +35,9 @@ static const pin pins[] = {
     PIN(WAVEC_F32, 2),
     PIN(WAVEC_I32, 3),
     PIN(WAVEC_I1, 4),
+    PIN(WAVEC_F8E4M3, 5),
+    PIN(WAVEC_F8E5M2, 6),
+    PIN(WAVEC_I8, 7),
     /* wavec_mma_kind */
     PIN(WAVEC_MMA_NONE, -1),
     PIN(WAVEC_MMA_F32_16x8x16_F16, 0),
@@ -166,9 +169,10 @@ static void tables_are_pinned_and_dense(void) {
 
 /* Names the API takes or prints are part of it too. */
 static void names_are_pinned(void) {
-  static const char *const dt[] = {"f16", "bf16", "f32", "i32", "i1"};
+  static const char *const dt[] = {"f16", "bf16",   "f32",    "i32",
+                                   "i1",  "f8e4m3", "f8e5m2", "i8"};
   for (int i = 0; i < WAVEC_DTYPE_COUNT; i++)
-    CHECKF(i < 5 && strcmp(wavec_dtype_name((wavec_dtype)i), dt[i]) == 0,
+    CHECKF(i < 8 && strcmp(wavec_dtype_name((wavec_dtype)i), dt[i]) == 0,
            "dtype %d is named %s", i, wavec_dtype_name((wavec_dtype)i));
   static const char *const mma[] = {"F32_16x8x16_F16",  "F32_16x8x16_BF16",
                                     "F32_16x16x16_F16", "F32_32x32x8_F16",

@@ -205,6 +205,92 @@ static void half_f64_single_rounding(void) {
 }
 
 /* Random f32 and f64 inputs against the FPU oracle. */
+/* fp8 against a brute-force oracle: the nearest of the 256 codes (ties to
+ * the even code, the one whose mantissa ends in 0), saturated to the
+ * largest finite, NaN to 0x7F; exhaustive round trips; the PTX ISA's
+ * special cases. */
+static uint8_t fp8_oracle(double x, double (*widen)(uint8_t), uint8_t maxc) {
+  if (isnan(x))
+    return 0x7f;
+  double mx = widen(maxc);
+  if (x >= mx)
+    return maxc;
+  if (x <= -mx)
+    return (uint8_t)(0x80 | maxc);
+  int best = -1;
+  double bd = INFINITY;
+  for (int c = 0; c < 256; c++) {
+    double v = widen((uint8_t)c);
+    if (isnan(v) || isinf(v) || (v == 0 && signbit(v) != signbit(x)))
+      continue;
+    double d = fabs(v - x);
+    if (d < bd || (d == bd && (c & 1) == 0 && (best & 1))) {
+      bd = d;
+      best = c;
+    }
+  }
+  return (uint8_t)best;
+}
+
+static void fp8_formats(void) {
+  static const struct {
+    const char *name;
+    uint8_t (*narrow)(double);
+    double (*widen)(uint8_t);
+    uint8_t maxc;
+    double max;
+  } fs[] = {{"e4m3", wv_f64_to_e4m3, wv_e4m3_to_f64, 0x7e, 448.0},
+            {"e5m2", wv_f64_to_e5m2, wv_e5m2_to_f64, 0x7b, 57344.0}};
+  for (int f = 0; f < 2; f++) {
+    CHECK(fs[f].widen(fs[f].maxc) == fs[f].max);
+    CHECK(fs[f].narrow(NAN) == 0x7f && isnan(fs[f].widen(0x7f)));
+    CHECK(fs[f].narrow(INFINITY) == fs[f].maxc);       /* satfinite */
+    CHECK(fs[f].narrow(-INFINITY) == (0x80 | fs[f].maxc));
+    CHECK(fs[f].narrow(1e30) == fs[f].maxc);
+    CHECK(fs[f].narrow(-0.0) == 0x80 && fs[f].narrow(0.0) == 0);
+    /* every finite code comes back */
+    for (int c = 0; c < 256; c++) {
+      double v = fs[f].widen((uint8_t)c);
+      if (!isnan(v) && !isinf(v))
+        CHECKF(fs[f].narrow(v) == c, "%s: code %02x", fs[f].name, c);
+    }
+    /* midpoints between neighbours: ties to even; just above and below */
+    for (int c = 0; c < 0x7f; c++) {
+      double lo = fs[f].widen((uint8_t)c), hi = fs[f].widen((uint8_t)(c + 1));
+      if (isnan(hi) || isinf(hi))
+        break;
+      double mid = (lo + hi) / 2;
+      uint8_t even = (uint8_t)(c & 1 ? c + 1 : c);
+      CHECKF(fs[f].narrow(mid) == even, "%s: tie %g", fs[f].name, mid);
+      CHECKF(fs[f].narrow(-mid) == (0x80 | even), "%s: tie %g", fs[f].name,
+             -mid);
+      CHECK(fs[f].narrow(nextafter(mid, 0)) == c);
+      CHECK(fs[f].narrow(nextafter(mid, INFINITY)) == c + 1);
+    }
+    /* random magnitudes over the whole range, against the oracle */
+    uint64_t s = 12345;
+    for (int i = 0; i < 20000; i++) {
+      double x = ldexp(ref_rand_uniform(&s, -1, 1), (int)(ref_rand_u64(&s) % 40) - 24);
+      CHECKF(fs[f].narrow(x) == fp8_oracle(x, fs[f].widen, fs[f].maxc),
+             "%s: %.17g gives %02x, want %02x", fs[f].name, x,
+             fs[f].narrow(x), fp8_oracle(x, fs[f].widen, fs[f].maxc));
+    }
+  }
+  /* the formats' facts: smallest subnormals, e5m2 is f16's high byte */
+  CHECK(wv_e4m3_to_f64(0x01) == ldexp(1, -9) && wv_e5m2_to_f64(0x01) == ldexp(1, -16));
+  CHECK(wv_e4m3_to_f64(0x08) == ldexp(1, -6) && wv_e4m3_to_f64(0x38) == 1.0);
+  CHECK(isinf(wv_e5m2_to_f64(0x7c)) && isnan(wv_e5m2_to_f64(0x7d)));
+  for (int c = 0; c < 256; c++) {
+    double v = wv_e5m2_to_f64((uint8_t)c);
+    CHECKF(isnan(v) ? isnan(wv_f16_to_f32((uint16_t)(c << 8)))
+                    : v == wv_f16_to_f32((uint16_t)(c << 8)),
+           "e5m2 %02x is not the f16 %04x", c, c << 8);
+  }
+  CHECK(wv_f64_to_e4m3(464.0) == 0x7e);  /* a tie above the largest */
+  CHECK(wv_f64_to_e4m3(ldexp(1, -10)) == 0x00); /* half the least: even */
+  CHECK(wv_f64_to_e4m3(ldexp(3, -11)) == 0x01);
+}
+
 static void half_random_vs_oracle(void) {
   uint64_t st = 12345;
   for (int i = 0; i < 200000; i++) {
@@ -845,6 +931,7 @@ int main(void) {
   RUN(half_nan_inf);
   RUN(half_f64_single_rounding);
   RUN(half_random_vs_oracle);
+  RUN(fp8_formats);
   RUN(npy_round_trip);
   RUN(npy_other_spellings);
   RUN(npy_corrupt);

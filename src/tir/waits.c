@@ -98,6 +98,14 @@ const tir_instr *tir_carry_blocker(wavec_ctx *ctx, const tir_prog *p,
   return NULL;
 }
 
+/* Does p issue any wgmma? (Without, there is nothing to wait for.) */
+static bool has_wgmma(const tir_prog *p) {
+  for (uint32_t i = 0; i < p->code.n; i++)
+    if (p->code.v[i].op == T_WGMMA)
+      return true;
+  return false;
+}
+
 /* Every T_LOOP and its T_ENDLOOP name each other (match). */
 static void match_loops(wavec_ctx *ctx, tir_prog *p) {
   VEC(uint32_t) open = {0};
@@ -117,7 +125,7 @@ wavec_status wv_pass_waits(wv_kernel *k) {
   wavec_ctx *ctx = k->ctx;
   tir_prog *p = k->tir;
   /* planted bug for the tests: never wait */
-  if (ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT)
+  if ((ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT) || !has_wgmma(p))
     return WAVEC_OK;
   inflight f = {.ctx = ctx};
   VEC(tir_instr) code = {0};
@@ -148,7 +156,7 @@ wavec_status wv_pass_waits(wv_kernel *k) {
 wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p) {
   /* (the planted bug of the hook wgmma-no-wait is left for the simulator
    * to find: its tests need the program to run) */
-  if (ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT)
+  if ((ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT) || !has_wgmma(p))
     return WAVEC_OK;
   /* no instruction needs a wait it lacks */
   inflight f = {.ctx = ctx};

@@ -453,7 +453,11 @@ typedef enum wavec_pass {
   WAVEC_PASS_EXPAND = 5,
   WAVEC_PASS_LOWER = 6,
   WAVEC_PASS_WAITS = 7,
-  WAVEC_PASS_COUNT = 8 /* one more than the largest value */
+  WAVEC_PASS_PROMOTE = 8,
+  WAVEC_PASS_PIPELINE = 9,
+  WAVEC_PASS_WALKS = 10,
+  WAVEC_PASS_MASKSPLIT = 11,
+  WAVEC_PASS_COUNT = 12 /* one more than the largest value */
 } wavec_pass;
 /* The i-th pass of the pipeline, in the order they run; -1 past the last. */
 WAVEC_API int wavec_pass_at(size_t i);

@@ -118,6 +118,33 @@ test_cases() {
   done
   echo "$r loop_sum_lhs -"
   echo "$r loop_sum_lhs - -D M=32 -D K=16 -D P=32 -D T=10"
+  echo "$r int_div - -D N=40"
+  # ragged sizes (tests/unit/test_ragged.c, test_ptx.c, test_attention_bwd.c)
+  local g=tests/kernels/ragged.wave
+  for n in 100 128 1; do echo "$g shift_fill - -D N=$n"; done
+  for n in 16 40 100; do echo "$g row_reduce - -D M=8 -D N=$n"; done
+  echo "$g int_div - -D N=40"
+  echo "examples/gemm.wave gemm - -D M=17 -D N=33 -D K=100"
+  for hw in - copies=1; do
+    echo "examples/gemm_wgmma.wave gemm_wgmma $hw -D M=129 -D N=250 -D K=200"
+  done
+  for m in 1 77 100; do
+    for c in "" _causal; do
+      attn examples/attention_fwd.wave attention_fwd$c - 1 $m 32
+      attn examples/attention_bwd.wave attention_bwd_dkdv$c - 1 $m 32
+      attn examples/attention_bwd.wave attention_bwd_dq$c - 1 $m 32
+      attn examples/attention_fwd_wgmma.wave attention_fwd_wgmma$c - 1 $m 64
+      attn examples/attention_bwd_wgmma.wave attention_bwd_dkdv_wgmma$c - 1 $m 64
+      attn examples/attention_bwd_wgmma.wave attention_bwd_dq_wgmma$c - 1 $m 64
+    done
+  done
+  # run-time sizes (tests/kernels/dynamic.wave: one program for every size)
+  local y=tests/kernels/dynamic.wave
+  echo "$y gemm_dyn -"
+  echo "$y gemm_dyn_wgmma -"
+  for c in "" _causal; do
+    echo "$y attention_fwd_dyn$c - -D B=1 -D N=64 -D K1=64"
+  done
 }
 
 # bench/bench.py: the GEMM tile sweeps at 4096 and 8192, the attention

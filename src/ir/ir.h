@@ -187,6 +187,7 @@ struct wv_kernel {
   struct wv_dist *dist;   /* after constraints */
   struct wv_index *index; /* after index; replaced by broadcast and expand */
   VEC(const char *) remarks;
+  struct lw *lw;          /* from promote to lower: the lowering's state */
   struct tir_prog *tir;   /* after lower */
   int64_t *run_size;      /* by tir sizes index: the run-time sizes (0:
                              not given yet), set by wavec_arg_shape */

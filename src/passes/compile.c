@@ -28,6 +28,18 @@ static wavec_status verify_tir(wv_kernel *k, const char *pass) {
   return st == WAVEC_OK ? tir_verify(k->ctx, k->tir) : st;
 }
 
+/* The analyses before lower: the graph, and what each promises. */
+#define VERIFY_PLAN(name)                                                     \
+  static wavec_status verify_##name(wv_kernel *k, const char *pass) {        \
+    wavec_status st = wv_verify(k, pass);                                     \
+    return st == WAVEC_OK ? wv_verify_##name(k) : st;                         \
+  }
+VERIFY_PLAN(promote)
+VERIFY_PLAN(pipeline)
+VERIFY_PLAN(walks)
+VERIFY_PLAN(masksplit)
+#undef VERIFY_PLAN
+
 static wavec_status verify_waits(wv_kernel *k, const char *pass) {
   wavec_status st = verify_tir(k, pass);
   return st == WAVEC_OK ? tir_verify_waits(k->ctx, k->tir) : st;
@@ -62,6 +74,17 @@ static const struct {
      print_graph, "explicit broadcasts and layout conversions"},
     {WAVEC_PASS_EXPAND, "expand", wv_pass_expand, verify_views, print_graph,
      "one node per vector tile; mma and reductions become chains"},
+    {WAVEC_PASS_PROMOTE, "promote", wv_pass_promote, verify_promote,
+     wv_print_promote,
+     "which mma operands are staged in shared memory, ring depth, where"},
+    {WAVEC_PASS_PIPELINE, "pipeline", wv_pass_pipeline, verify_pipeline,
+     wv_print_pipeline,
+     "each ring: tiles in flight, wgmma carry, cp.async or tensor copies"},
+    {WAVEC_PASS_WALKS, "walks", wv_pass_walks, verify_walks, wv_print_walks,
+     "the tiles each iterate walks (bounded iterates: per workgroup)"},
+    {WAVEC_PASS_MASKSPLIT, "masksplit", wv_pass_masksplit, verify_masksplit,
+     wv_print_masksplit,
+     "where a causal mask splits a walk into whole and masked tiles"},
     {WAVEC_PASS_LOWER, "lower", wv_pass_lower, verify_tir, print_tir,
      "the thread program (TIR); wgmma waits are the next pass's"},
     {WAVEC_PASS_WAITS, "waits", wv_pass_waits, verify_waits, print_tir,

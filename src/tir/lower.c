@@ -193,127 +193,62 @@ tir_prog *wv_kernel_tir(wv_kernel *k) { return k->tir; }
 
 wavec_status wv_pass_lower(wv_kernel *k) {
   wavec_ctx *ctx = k->ctx;
-  lw w = {0};
-  w.k = k;
-  w.ctx = ctx;
-  w.d = k->dist;
-  w.ix = k->index;
-  w.g = k->g;
-  w.p = wv_alloc(ctx, sizeof *w.p);
-  w.vals = wv_alloc(ctx, k->g->nodes.n * sizeof *w.vals);
-  w.loopreg = wv_alloc(ctx, w.d->nsyms * sizeof *w.loopreg);
-  tir_prog *p = w.p;
+  lw *w = k->lw;
+  uint32_t nn = k->g->nodes.n;
+  w->p = wv_alloc(ctx, sizeof *w->p);
+  w->vals = wv_alloc(ctx, nn * sizeof *w->vals);
+  w->loopreg = wv_alloc(ctx, w->d->nsyms * sizeof *w->loopreg);
+  w->hoisted = wv_alloc(ctx, nn * sizeof *w->hoisted);
+  w->lazy_scope = wv_alloc(ctx, nn * sizeof *w->lazy_scope);
+  w->red_init = wv_alloc(ctx, nn * sizeof *w->red_init);
+  w->remarked = wv_alloc(ctx, w->norigin * sizeof *w->remarked);
+  w->guarded = wv_alloc(ctx, w->norigin * sizeof *w->guarded);
+  tir_prog *p = w->p;
   vec_push(ctx, &p->regs, TY_PRED); /* register 0: none */
   /* dynamic dims: run-time sizes, in the order they are declared */
-  w.size_index = wv_alloc(ctx, w.d->nsyms * sizeof *w.size_index);
+  w->size_index = wv_alloc(ctx, w->d->nsyms * sizeof *w->size_index);
   k->run_size = wv_alloc(ctx, (k->dynamics.n + 1) * sizeof *k->run_size);
   for (uint32_t i = 0; i < k->dynamics.n; i++) {
     wavec_sym s = k->dynamics.v[i].dim;
-    if (!w.d->dim[s].used)
+    if (!w->d->dim[s].used)
       continue;
-    tir_size z = {wavec_symbol_name(ctx, s), s, w.d->dim[s].multiple};
+    tir_size z = {wavec_symbol_name(ctx, s), s, w->d->dim[s].multiple};
     k->run_size[p->sizes.n] = k->bind.ival[s]; /* a definition, or 0 */
     vec_push(ctx, &p->sizes, z);
-    w.size_index[s] = p->sizes.n;
+    w->size_index[s] = p->sizes.n;
   }
   for (int a = 0; a < 3; a++) {
-    p->grid[a] = w.d->grid[a];
-    p->block[a] = w.d->block[a];
-    wavec_sym g = w.d->grid_dim[a];
-    if (g && w.d->dim[g].dynamic) {
+    p->grid[a] = w->d->grid[a];
+    p->block[a] = w->d->block[a];
+    wavec_sym g = w->d->grid_dim[a];
+    if (g && w->d->dim[g].dynamic) {
       p->grid[a] = 0;
-      p->grid_size[a] = w.size_index[g];
-      p->grid_tile[a] = w.d->dim[g].wg_tile;
+      p->grid_size[a] = w->size_index[g];
+      p->grid_tile[a] = w->d->dim[g].wg_tile;
     }
   }
-  p->lanes = w.d->lanes;
-  p->wgs_per_sm = w.d->hw[WAVEC_HW_WORKGROUPS_PER_SM];
-  p->mma = w.d->mma;
+  p->lanes = w->d->lanes;
+  p->wgs_per_sm = w->d->hw[WAVEC_HW_WORKGROUPS_PER_SM];
+  p->mma = w->d->mma;
   for (uint32_t i = 0; i < k->args.n; i++) {
     wv_node *a = wv_get(k->g, k->args.v[i]);
     tir_arg ta = {.name = a->name, .dt = a->type.dt, .ndims = a->type.n,
                   .elems = wv_tensor_elems(k, a, NULL)};
     for (uint32_t j = 0; j < a->type.n; j++) {
       wavec_sym d = a->type.dims[j];
-      ta.dyn[j] = w.size_index[d];
+      ta.dyn[j] = w->size_index[d];
       ta.shape[j] = ta.dyn[j] ? 0 : k->bind.ival[d];
       if (ta.dyn[j])
         ta.elems = 0;
     }
     vec_push(ctx, &p->args, ta);
   }
-  /* bound user symbols become constants; ids get their ranges */
-  for (wavec_sym s = 1; s < k->bind.n; s++) {
-    if (k->bind.known[s] && !k->bind.is_float[s]) {
-      vec_push(ctx, &w.bsyms, s);
-      vec_push(ctx, &w.bvals, ex_const(ctx, k->bind.ival[s]));
-    }
-  }
-  w.nranges = ctx->sym_names.n;
-  w.ranges = wv_alloc(ctx, w.nranges * sizeof *w.ranges);
-  /* (a dynamic dim's tiles: as many as 32-bit indices reach) */
-  for (int a = 0; a < 3; a++) {
-    w.ranges[w.d->T[a]] = (ex_range){0, w.d->block[a] - 1, true};
-    w.ranges[w.d->WG[a]] =
-        (ex_range){0, p->grid_size[a] ? INT32_MAX / p->grid_tile[a]
-                                      : w.d->grid[a] - 1,
-                   true};
-  }
-  for (wavec_sym s = 1; s < w.d->nsyms; s++) {
-    wv_diminfo *di = &w.d->dim[s];
-    if (di->used && di->tile)
-      w.ranges[di->loopvar] =
-          (ex_range){0, di->dynamic ? INT32_MAX / di->tile : di->tiles - 1,
-                     true};
-  }
-  /* which reads feed only mma operands, and which of those are staged */
-  uint32_t nn = k->g->nodes.n, norigin = 1;
-  w.mma_only = wv_alloc(ctx, nn * sizeof *w.mma_only);
-  w.written = wv_alloc(ctx, nn * sizeof *w.written);
-  w.hoisted = wv_alloc(ctx, nn * sizeof *w.hoisted);
-  w.unmask_cand = wv_alloc(ctx, nn * sizeof *w.unmask_cand);
-  w.lazy_scope = wv_alloc(ctx, nn * sizeof *w.lazy_scope);
-  for (uint32_t id = 1; id < nn; id++) {
-    w.mma_only[id] = true;
-    if (w.ix->info[id].origin >= norigin)
-      norigin = w.ix->info[id].origin + 1;
-  }
-  for (uint32_t id = 1; id < nn; id++) {
-    wv_node *n = wv_get(k->g, id);
-    for (uint32_t i = 0; i < n->nops; i++)
-      if (!(n->op == WAVEC_OP_MMA && i < 2))
-        w.mma_only[n->ops[i]] = false;
-    if (n->op == WAVEC_OP_WRITE)
-      w.written[n->mem] = true;
-  }
-  w.stage_of = wv_alloc(ctx, norigin * sizeof *w.stage_of);
-  /* reduction chains: a link whose accumulator is the previous link */
-  w.red_more = wv_alloc(ctx, nn * sizeof *w.red_more);
-  w.red_init = wv_alloc(ctx, nn * sizeof *w.red_init);
-  for (uint32_t id = 1; id < nn; id++) {
-    wv_node *n = wv_get(k->g, id);
-    if ((n->op == WAVEC_OP_MAX || n->op == WAVEC_OP_SUM) && n->nops > 1) {
-      wv_node *a = wv_get(k->g, n->ops[1]);
-      if (a->op == n->op && a->sym == n->sym &&
-          w.ix->info[n->ops[1]].origin == w.ix->info[id].origin)
-        w.red_more[n->ops[1]] = true;
-    }
-  }
-  w.remarked = wv_alloc(ctx, norigin * sizeof *w.remarked);
-  w.guarded = wv_alloc(ctx, norigin * sizeof *w.guarded);
-  w.nuses = wv_alloc(ctx, nn * sizeof *w.nuses);
-  for (uint32_t id = 1; id < nn; id++) {
-    wv_node *n = wv_get(k->g, id);
-    for (uint32_t i = 0; i < n->nops; i++)
-      w.nuses[n->ops[i]]++;
-  }
-  w.wgmma = wv_mma_is_warpgroup((wavec_mma_kind)w.d->mma);
-  lw_place_stages(&w);
-  lw_pipeline(&w);
-  lw_open_scope(&w);
-  lw_tma_prologue(&w);
-  lw_block(&w, 0);
-  p->smem_bytes = w.convert_bytes + w.stage_bytes;
+  for (uint32_t i = 0; i < w->tmaps.n; i++) /* the pipeline's */
+    vec_push(ctx, &p->tmaps, w->tmaps.v[i]);
+  lw_open_scope(w);
+  lw_tma_prologue(w);
+  lw_block(w, 0);
+  p->smem_bytes = w->convert_bytes + w->stage_bytes;
   k->tir = p;
   return WAVEC_OK;
 }

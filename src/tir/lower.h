@@ -106,12 +106,54 @@ enum { STAGE_VEC = 8, STAGE_PAD = 8 }; /* elements of 16 bits */
  * matrix descriptor's 128-byte mode expects. */
 enum { SWZ_ROW = 64, SWZ_ALIGN = 1024 };
 
+/* A loop's ring, as the pass pipeline decided it. */
+typedef struct ring_plan {
+  uint32_t loop;       /* the ITERATE */
+  int64_t slot;        /* bytes of one slot (a tile of each read it streams) */
+  int64_t ahead;       /* tiles in flight ahead of the one computed on */
+  bool carry;          /* may carry its last wgmma group into the next */
+  const char *why_not; /* why not tensor copies (NULL: tensor copies) */
+} ring_plan;
+
+/* The lowering's state, by who fills it. The passes before lower keep it
+ * on the kernel (k->lw); each reads what the passes before it filled. */
 typedef struct lw {
+  /* ---- context (plan.c, before promote) */
   wv_kernel *k;
   wavec_ctx *ctx;
   wv_dist *d;
   wv_index *ix;
   wv_graph *g;
+  VEC(wavec_sym) bsyms; /* bound user symbols and their values */
+  VEC(ex_t) bvals;
+  ex_range *ranges;
+  uint32_t nranges;
+  uint32_t norigin; /* tables by origin (pre-expansion node) have this many */
+  bool *mma_only;   /* by node: every use is an mma lhs or rhs */
+  bool *written;    /* by ARG node: some write stores to it */
+  uint32_t *nuses;  /* by node: operands that name it */
+  bool *red_more;   /* by reduction link: a later link follows it */
+  bool wgmma;       /* the kernel's mma is a warpgroup one */
+  /* ---- promote (promote.c) */
+  struct stage **stage_of; /* by origin: its staging */
+  VEC(struct stage *) stages_all; /* every staged tile, once */
+  int64_t stages;      /* slots of each loop's ring of staged tiles */
+  int64_t stage_bytes; /* shared memory of staged tiles (and, after the
+                          pipeline, the rings' barriers), before the rest */
+  /* ---- pipeline (pipeline.c) */
+  VEC(ring_plan) rings;      /* one per loop that streams tiles */
+  VEC(tir_tmap) tmaps;  /* the tensor maps of tensor-copy rings */
+  /* ---- walks (walks.c): by ITERATE, the tiles it walks [first, last) */
+  ex_t *walk_first, *walk_last;
+  const char **walk_remark; /* (NULL: none; lower gives it, see lw_iterate) */
+  /* ---- masksplit (masksplit.c): by ITERATE, the relation of the causal
+   * mask that splits its walk (WAVEC_REL_NONE: none) and where the tiles it
+   * leaves whole end (or begin) */
+  wavec_rel *split_rel;
+  ex_t *split_mid;
+  const char **split_remark; /* (given by lower, as walk_remark) */
+  bool *unmask_cand; /* by node: a causal mask of its loop */
+  /* ---- lower (lower.c and the lower_*.c files) */
   tir_prog *p;
   uint32_t *vals; /* node id -> first register of its elements */
   memo_ent *memo; /* open addressing by ex_t */
@@ -119,17 +161,9 @@ typedef struct lw {
   VEC(uint32_t) scopes; /* open scopes, innermost last */
   uint8_t *scope_open;  /* by scope id */
   uint32_t nscopes;
-  uint32_t *loopreg;    /* by symbol: the counter register of $ARGD */
-  VEC(wavec_sym) bsyms; /* bound user symbols and their values */
-  VEC(ex_t) bvals;
-  ex_range *ranges;
-  uint32_t nranges;
+  uint32_t *loopreg; /* by symbol: the counter register of $ARGD */
   wavec_loc loc;
   int64_t convert_bytes; /* shared memory of the widest conversion */
-  int64_t stage_bytes;   /* shared memory of staged operands, before it */
-  int64_t stages;        /* slots of each loop's ring of staged tiles */
-  bool *mma_only;        /* by node: every use is an mma lhs or rhs */
-  bool *written;         /* by ARG node: some write stores to it */
   bool *hoisted;         /* by node: lowered before its loop */
   /* by staged read: the fragments of a staged read are loaded at each use
    * instead of at the read, once per scope; 1 + the scope whose registers
@@ -141,23 +175,17 @@ typedef struct lw {
    * elements a lane holds of a broadcast operand often repeat (attention's
    * lse and D per row, read for every column) */
   VEC(load_ent) loads;
-  bool *remarked;          /* by origin: conversion remark given */
-  bool *guarded;           /* by origin: guard remark given */
-  uint32_t *size_index;    /* by dim: 1 + its run-time size's index in
-                              p->sizes (a dynamic dim), or 0 */
-  VEC(guard_ent) guards;   /* bounds predicates, for reuse */
-  bool *red_more;          /* by reduction link: a later link follows it */
-  uint32_t *red_init;      /* by deferred link: the chain's initial value */
-  struct stage **stage_of; /* by origin (pre-expansion node): its staging */
-  VEC(struct stage *) stages_all; /* every staged tile, once */
-  uint32_t *nuses;                /* by node: operands that name it */
-  bool wgmma;                     /* the kernel's mma is a warpgroup one */
-  int64_t *frag_vals; /* frag_at's scratch */
+  bool *remarked;        /* by origin: conversion remark given */
+  bool *guarded;         /* by origin: guard remark given */
+  uint32_t *size_index;  /* by dim: 1 + its run-time size's index in
+                            p->sizes (a dynamic dim), or 0 */
+  VEC(guard_ent) guards; /* bounds predicates, for reuse */
+  uint32_t *red_init;    /* by deferred link: the chain's initial value */
+  int64_t *frag_vals;    /* frag_at's scratch */
   bool *frag_known;
   VEC(layout_facts) facts;   /* frag_table and elem_reps, by layout */
   VEC(ldsm_memo) ldsm_memos; /* try_ldmatrix's decisions */
-  bool *unmask_cand; /* by node: a causal mask of its loop (mask_split) */
-  bool unmasking;    /* lowering the tiles the masks leave whole */
+  bool unmasking; /* lowering the tiles the masks leave whole */
   /* predicates: thread 0, lane 0 of each wave, wave 0 (lower_tma.c) */
   uint32_t tma_leader, tma_wleader, tma_wave0;
 } lw;
@@ -173,6 +201,9 @@ typedef struct loop_part {
   uint32_t last;      /* register: the end of the whole walk (0: trips) */
   ex_t first;         /* the first tile of the whole walk */
 } loop_part;
+
+/* plan.c */
+lw *lw_plan(wv_kernel *k);
 
 /* lower.c */
 uint32_t lw_reg(lw *w, tir_ty ty);
@@ -228,14 +259,11 @@ void lw_elementwise(lw *w, uint32_t id);
 ex_t lw_stage_elem_off(wavec_ctx *ctx, const stage *st, uint32_t nd,
                        const ex_t *local);
 bool lw_loop_invariant(lw *w, const wv_node *r, const wv_node *it);
-void lw_place_stages(lw *w);
 
 /* lower_copy.c */
 void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra);
 void lw_stage_copy(lw *w, stage *const *sts, uint32_t n);
 ex_t lw_slot_at(lw *w, const stage *st, int64_t S, ex_t tile);
-bool lw_ring_carries(const lw *w, int64_t S);
-int64_t lw_ring_ahead(const lw *w, int64_t S);
 
 /* lower_mma.c */
 void lw_mma(lw *w, uint32_t id);
@@ -247,7 +275,6 @@ void lw_reduce(lw *w, uint32_t id);
 void lw_convert(lw *w, uint32_t id);
 
 /* lower_tma.c */
-void lw_pipeline(lw *w);
 void lw_tma_prologue(lw *w);
 void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
                  ex_t first, ex_t tile, uint32_t on, bool refill);

@@ -102,16 +102,3 @@ ex_t lw_slot_at(lw *w, const stage *st, int64_t S, ex_t tile) {
       ex_mul(ctx, ex_mod(ctx, tile, ex_const(ctx, S)), ex_const(ctx, st->slot)),
       0);
 }
-
-/* Does a loop streaming through a ring of S slots carry its last wgmma
- * group into the next iteration when it can (see tir_carry_blocker)? */
-bool lw_ring_carries(const lw *w, int64_t S) {
-  return w->wgmma && S >= 3 && !(w->ctx->test_hooks & WV_HOOK_WGMMA_NO_CARRY);
-}
-
-/* How many tiles a ring of S slots keeps in flight ahead of the one being
- * computed on: S-1, or S-2 when the loop carries a wgmma group (which may
- * still read the previous tile's slot). */
-int64_t lw_ring_ahead(const lw *w, int64_t S) {
-  return lw_ring_carries(w, S) ? S - 2 : S - 1;
-}

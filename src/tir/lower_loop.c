@@ -1,80 +1,7 @@
-/* The lowering: loops (the tiles a bounded iterate walks, the causal mask
- * split of a walk, a ring's wait and refill per iteration, a wgmma group
- * carried into the next iteration). */
+/* The lowering: loops (their walk from walks.c, split as masksplit.c
+ * decided, a ring's wait and refill per iteration as pipeline.c decided,
+ * a wgmma group carried into the next iteration). */
 #include "tir/lower.h"
-
-/* The tiles iterate n walks, [*first, *last): all of them, or for
- * `iterate(D REL E)` those holding a coordinate d with d REL e for some e
- * of the workgroup's tile of E, [e0, e1]: d <= e1 (<: d <= e1 - 1) ends
- * the walk at the tile holding e1, d >= e0 (>: d >= e0 + 1) starts it at
- * the tile holding e0. Clamped to [0, trips] (trips: ceil(size / tile),
- * for a dynamic dim an expression in its size). */
-static void loop_range(lw *w, wv_node *n, ex_t *first, ex_t *last) {
-  wavec_ctx *ctx = w->ctx;
-  wv_diminfo *di = &w->d->dim[n->sym];
-  int64_t trips = di->tiles;
-  ex_t all = di->dynamic ? ex_ceildiv(ctx, lw_dim_size(w, n->sym),
-                                      ex_const(ctx, di->tile))
-                         : ex_const(ctx, trips);
-  *first = ex_const(ctx, 0);
-  *last = all;
-  if (!n->rel)
-    return;
-  wv_diminfo *ei = &w->d->dim[n->rel_dim];
-  wv_assert(ctx, ei->wg_axis >= 0);
-  ex_t e0 = ex_mul(ctx, ex_sym(ctx, w->d->WG[ei->wg_axis]),
-                   ex_const(ctx, ei->wg_tile));
-  ex_t e1 = ex_add(ctx, e0, ex_const(ctx, ei->wg_tile - 1));
-  ex_t T = ex_const(ctx, di->tile), zero = ex_const(ctx, 0),
-       one = ex_const(ctx, 1);
-  switch (n->rel) {
-  case WAVEC_REL_LE:
-  case WAVEC_REL_LT: {
-    ex_t top = n->rel == WAVEC_REL_LT ? ex_sub(ctx, e1, one) : e1;
-    *last = ex_add(ctx, ex_floordiv(ctx, top, T), one);
-    break;
-  }
-  default: {
-    ex_t bot = n->rel == WAVEC_REL_GT ? ex_add(ctx, e0, one) : e0;
-    *first = ex_floordiv(ctx, bot, T);
-    break;
-  }
-  }
-  *first = lw_concrete(w, ex_max(ctx, zero, ex_min(ctx, *first, all)), 0);
-  *last = lw_concrete(w, ex_max(ctx, zero, ex_min(ctx, *last, all)), 0);
-  if (di->dynamic || ei->dynamic)
-    return; /* the remark below needs the sizes */
-  /* what the bound saves, as a remark: the tiles each workgroup walks */
-  uint32_t ns = ctx->sym_names.n;
-  int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);
-  bool *known = wv_alloc(ctx, ns * sizeof *known);
-  wavec_sym wg = w->d->WG[ei->wg_axis];
-  known[wg] = true;
-  int64_t lo = trips, hi = 0, sum = 0, nwg = w->d->grid[ei->wg_axis];
-  for (int64_t g = 0; g < nwg; g++) {
-    int64_t f, l;
-    vals[wg] = g;
-    if (!ex_eval(ctx, *first, vals, known, ns, &f) ||
-        !ex_eval(ctx, *last, vals, known, ns, &l))
-      wv_fail(ctx, D_INTERNAL, n->loc, "iterate bound depends on more than "
-              "the workgroup id");
-    int64_t t = l > f ? l - f : 0;
-    lo = t < lo ? t : lo;
-    hi = t > hi ? t : hi;
-    sum += t;
-  }
-  wv_buf b;
-  wv_remark_start(w->k, n->loc, &b);
-  wv_buf_printf(&b, "iterate over '%s' %s '%s': a workgroup "
-                    "walks %lld to %lld of the %lld tiles, %.1f on average "
-                    "(%.0f%% of the unbounded walk)",
-                wavec_symbol_name(ctx, n->sym),
-                wv_rel_names[n->rel], wavec_symbol_name(ctx, n->rel_dim),
-                (long long)lo, (long long)hi, (long long)trips,
-                (double)sum / (double)nwg,
-                100.0 * (double)sum / (double)(nwg * trips));
-  wv_remark_end(w->k, &b);
-}
 
 /* Whether loop n carries its last group of wgmmas into the next
  * iteration, and if not, the line that stops it. */
@@ -92,91 +19,6 @@ static void remark_carry(lw *w, const wv_node *n, const tir_instr *blocker) {
                       "iteration waits for its own",
                   blocker->loc.line);
   wv_remark_end(w->k, &b);
-}
-
-/* The node `id` shows, through broadcasts and layout conversions. */
-static const wv_node *through_views(lw *w, uint32_t id) {
-  const wv_node *x = wv_get(w->g, id);
-  while (x->op == WAVEC_OP_BROADCAST || x->op == WV_OP_CONVERT)
-    x = wv_get(w->g, x->ops[0]);
-  return x;
-}
-
-/* The dim of the self index `id` stands for, or 0. */
-static wavec_sym index_dim(lw *w, uint32_t id) {
-  const wv_node *x = through_views(w, id);
-  return x->op == WAVEC_OP_SELF_INDEX ? x->sym : 0;
-}
-
-/* A causal mask of loop n: a select whose condition compares the self
- * indices of the loop's dim D and of its bound's dim E. Returns the
- * comparison as D REL E, or WAVEC_REL_NONE. */
-static wavec_rel mask_rel(lw *w, const wv_node *n, uint32_t sel) {
-  static const wavec_rel rel_of[WV_OP_COUNT] = {
-      [WAVEC_OP_LT] = WAVEC_REL_LT, [WAVEC_OP_LE] = WAVEC_REL_LE,
-      [WAVEC_OP_GT] = WAVEC_REL_GT, [WAVEC_OP_GE] = WAVEC_REL_GE};
-  static const wavec_rel flip[] = {
-      [WAVEC_REL_NONE] = WAVEC_REL_NONE, [WAVEC_REL_LT] = WAVEC_REL_GT,
-      [WAVEC_REL_LE] = WAVEC_REL_GE, [WAVEC_REL_GT] = WAVEC_REL_LT,
-      [WAVEC_REL_GE] = WAVEC_REL_LE};
-  wv_node *s = wv_get(w->g, sel);
-  if (s->op != WAVEC_OP_SELECT)
-    return WAVEC_REL_NONE;
-  const wv_node *c = through_views(w, s->ops[0]);
-  wavec_rel r = rel_of[c->op];
-  if (!r)
-    return WAVEC_REL_NONE;
-  wavec_sym a = index_dim(w, c->ops[0]), b = index_dim(w, c->ops[1]);
-  if (a == n->sym && b == n->rel_dim)
-    return r;
-  if (a == n->rel_dim && b == n->sym)
-    return flip[r];
-  return WAVEC_REL_NONE;
-}
-
-/* Loop n (a bounded walk [first, last) over the tiles of D, T wide, for the
- * workgroup's tile [e0, e1] of E) whose body masks with one relation
- * D REL E: the tiles where the mask holds for every d and e, which are a
- * prefix of the walk for < and <= (tiles below floor((e0+1)/T) for <=,
- * floor(e0/T) for <) and a suffix for > and >= (from ceil((e1+1)/T),
- * ceil(e1/T)). Sets *mid to where the whole tiles end (or begin), clamped
- * to the walk, marks the masks (unmask_cand) and returns the relation;
- * WAVEC_REL_NONE (nothing to split) otherwise. */
-static wavec_rel mask_split(lw *w, const wv_node *n, ex_t first, ex_t last,
-                            ex_t *mid) {
-  wavec_ctx *ctx = w->ctx;
-  if (!n->rel || (ctx->test_hooks & WV_HOOK_NO_MASK_SPLIT))
-    return WAVEC_REL_NONE;
-  wv_block *body = &w->g->blocks.v[n->body];
-  wavec_rel rel = WAVEC_REL_NONE;
-  for (uint32_t i = 0; i < body->nodes.n; i++) {
-    wavec_rel r = mask_rel(w, n, body->nodes.v[i]);
-    if (r && rel && r != rel)
-      return WAVEC_REL_NONE; /* (the marks stay unread: no split) */
-    w->unmask_cand[body->nodes.v[i]] = r != WAVEC_REL_NONE;
-    rel = r ? r : rel;
-  }
-  if (!rel)
-    return WAVEC_REL_NONE;
-  wv_diminfo *di = &w->d->dim[n->sym], *ei = &w->d->dim[n->rel_dim];
-  ex_t T = ex_const(ctx, di->tile);
-  ex_t e0 = ex_mul(ctx, ex_sym(ctx, w->d->WG[ei->wg_axis]),
-                   ex_const(ctx, ei->wg_tile));
-  ex_t e1 = ex_add(ctx, e0, ex_const(ctx, ei->wg_tile - 1));
-  int64_t add[] = {[WAVEC_REL_LT] = 0, [WAVEC_REL_LE] = 1,
-                   [WAVEC_REL_GT] = di->tile, [WAVEC_REL_GE] = di->tile - 1};
-  ex_t base = rel == WAVEC_REL_LT || rel == WAVEC_REL_LE ? e0 : e1;
-  ex_t m = ex_floordiv(ctx, ex_add(ctx, base, ex_const(ctx, add[rel])), T);
-  *mid = lw_concrete(w, ex_max(ctx, first, ex_min(ctx, m, last)), 0);
-  wv_buf b;
-  wv_remark_start(w->k, n->loc, &b);
-  wv_buf_printf(&b, "iterate over '%s': the mask compares '%s' with '%s'; "
-                    "the tiles it leaves whole are walked %s, without it",
-                wavec_symbol_name(ctx, n->sym), wavec_symbol_name(ctx, n->sym),
-                wavec_symbol_name(ctx, n->rel_dim),
-                rel == WAVEC_REL_LT || rel == WAVEC_REL_LE ? "first" : "last");
-  wv_remark_end(w->k, &b);
-  return rel;
 }
 
 /* One loop over tiles [rfirst, rlast) of the walk (registers; 0: 0 and
@@ -336,23 +178,23 @@ void lw_iterate(lw *w, uint32_t id) {
     if (w->stages_all.v[i]->loop == id)
       vec_push(ctx, &piped, w->stages_all.v[i]);
   /* the tiles walked: [first, last) (expressions in the workgroup ids
-   * for a bounded iterate, else 0 and trips) */
-  ex_t first, last;
-  loop_range(w, n, &first, &last);
+   * for a bounded iterate, else 0 and trips; see walks.c) */
+  ex_t first = w->walk_first[id], last = w->walk_last[id];
+  /* the analyses' remarks about the loop, where the program meets it */
+  if (w->walk_remark[id])
+    vec_push(ctx, &w->k->remarks, w->walk_remark[id]);
   bool bounded = !ex_is_const(ctx, first, NULL) ||
                  !ex_is_const(ctx, last, NULL);
   uint32_t rfirst = bounded ? lw_expr(w, first) : 0;
   uint32_t rlast = bounded ? lw_expr(w, last) : 0;
   int64_t S = w->stages;
-  /* A wgmma loop with a ring of 3 or more slots may carry the last group
-   * of wgmmas of an iteration, in flight, into the next one (see
-   * tir_carry_blocker); the group of iteration i-1 may then still read the slot
-   * of tile i-1 when iteration i refills a slot, so the ring runs one
-   * tile less ahead: tile i+S-2 goes into the slot of tile i-2. */
-  bool carry = piped.n && lw_ring_carries(w, S);
-  int64_t ahead_n = lw_ring_ahead(w, S);
-  if (ctx->test_hooks & WV_HOOK_WGMMA_CARRY_NEAR)
-    ahead_n = S - 1; /* planted bug for the tests: refill a read slot */
+  /* its ring, as the pass pipeline decided it */
+  const ring_plan *rg = NULL;
+  for (uint32_t i = 0; i < w->rings.n && !rg; i++)
+    if (w->rings.v[i].loop == id)
+      rg = &w->rings.v[i];
+  bool carry = rg && rg->carry;
+  int64_t ahead_n = rg ? rg->ahead : 0;
   if (piped.n && S > 1) {
     /* tiles first .. first+ahead_n-1 in flight before the first
      * iteration */
@@ -380,8 +222,10 @@ void lw_iterate(lw *w, uint32_t id) {
                   rlast, first};
   /* a causal mask splits the walk: the tiles it leaves whole first (or
    * last), without it */
-  ex_t mid;
-  int mrel = mask_split(w, n, first, last, &mid);
+  ex_t mid = w->split_mid[id];
+  int mrel = w->split_rel[id];
+  if (w->split_remark[id])
+    vec_push(ctx, &w->k->remarks, w->split_remark[id]);
   if (!mrel) {
     lw_loop_part(w, &lp, rfirst, rlast, first, last, false);
     return;

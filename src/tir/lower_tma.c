@@ -21,123 +21,6 @@
  * fresh barrier, which passes at once). */
 #include "tir/lower.h"
 
-/* The rows of one box: the most, up to 256, dividing the tile's rows in
- * groups of 8 (1024-byte swizzle atoms). */
-static int64_t box_rows(int64_t rows) {
-  for (int64_t r = rows < 256 ? rows : 256; r >= 8; r -= 8)
-    if (rows % r == 0)
-      return r;
-  return 0;
-}
-
-/* Why the ring of loop `loop` cannot be filled by tensor copies, or NULL
- * if it can. */
-static const char *tma_refusal(lw *w, uint32_t loop) {
-  wavec_ctx *ctx = w->ctx;
-  if (!w->wgmma)
-    return "tensor copies feed warpgroup mmas only";
-  if (w->d->hw[WAVEC_HW_COPIES] == 1)
-    return "hardware(copies = 1)";
-  if (ctx->test_hooks & WV_HOOK_NO_TMA)
-    return "test hook no-tma";
-  if (w->stages < 2)
-    return "no ring (stages = 1)";
-  if (wv_get(w->g, loop)->block != 0)
-    return "the loop lies inside another";
-  for (uint32_t i = 0; i < w->stages_all.n; i++) {
-    stage *st = w->stages_all.v[i];
-    if (st->loop != loop)
-      continue;
-    uint32_t nd = wv_get(w->g, st->mem)->type.n;
-    if (!st->swz || nd > 5 || !box_rows(st->ext[nd - 2]))
-      return "a tile is not a swizzled wgmma operand of at most 5 dims";
-    if (w->written[st->mem])
-      return "the kernel writes a streamed tensor";
-  }
-  return NULL;
-}
-
-/* One remark per ring: which loop, how many slots, what streams, and how
- * the copies go. */
-static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot,
-                        const char *why_not) {
-  wv_node *n = wv_get(w->g, loop);
-  wv_buf b;
-  wv_remark_start(w->k, n->loc, &b);
-  wv_buf_printf(&b, "iterate over '%s' streams",
-                wavec_symbol_name(w->ctx, n->sym));
-  const char *sep = " ";
-  for (uint32_t i = 0; i < w->stages_all.n; i++) {
-    stage *st = w->stages_all.v[i];
-    if (st->loop == loop) {
-      wv_buf_printf(&b, "%s'%s'", sep, wv_get(w->g, st->mem)->name);
-      sep = ", ";
-    }
-  }
-  int64_t ahead = lw_ring_ahead(w, S);
-  if (S > 1 && !why_not)
-    wv_buf_printf(&b, " through shared memory in %lld stages of %lld bytes "
-                      "(tensor copies issued by thread 0 into an mbarrier "
-                      "ring, %lld tile%s ahead)",
-                  (long long)S, (long long)slot, (long long)ahead,
-                  ahead == 1 ? "" : "s");
-  else if (S > 1)
-    wv_buf_printf(&b, " through shared memory in %lld stages of %lld bytes "
-                      "(asynchronous copies, %lld tile%s ahead%s%s)",
-                  (long long)S, (long long)slot, (long long)ahead,
-                  ahead == 1 ? "" : "s", w->wgmma ? "; not tensor copies: " : "",
-                  w->wgmma ? why_not : "");
-  else
-    wv_buf_printf(&b, " through shared memory, one tile of %lld bytes "
-                      "copied at the top of each iteration (stages = 1)",
-                  (long long)slot);
-  wv_remark_end(w->k, &b);
-}
-
-/* Pass `pipeline` (after promote): for each loop's ring, cp.async or
- * tensor copies into an mbarrier ring; the latter get their tensor maps
- * and 16 bytes of barriers per slot after the staged tiles. */
-void lw_pipeline(lw *w) {
-  wavec_ctx *ctx = w->ctx;
-  stage *const *all = w->stages_all.v;
-  uint32_t n = w->stages_all.n;
-  int64_t S = w->stages;
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t loop = all[i]->loop;
-    bool first = true;
-    for (uint32_t j = 0; j < i; j++)
-      first &= all[j]->loop != loop;
-    if (!loop || !first)
-      continue;
-    const char *why_not = tma_refusal(w, loop);
-    remark_ring(w, loop, S, all[i]->slot, why_not);
-    if (why_not || S < 2)
-      continue;
-    int64_t fbar = w->stage_bytes, bytes = 0;
-    w->stage_bytes += 16 * S; /* full, then empty barriers */
-    for (uint32_t j = i; j < n; j++) {
-      stage *st = all[j];
-      if (st->loop != loop)
-        continue;
-      wv_node *mem = wv_get(w->g, st->mem);
-      uint32_t nd = mem->type.n;
-      tir_tmap m = {.arg = mem->index, .rank = nd, .swz128 = true};
-      for (uint32_t d = 0; d < nd; d++)
-        m.box[d] = 1;
-      m.box[nd - 1] = SWZ_ROW;
-      m.box[nd - 2] = box_rows(st->ext[nd - 2]);
-      vec_push(ctx, &w->p->tmaps, m);
-      st->tmap = w->p->tmaps.n; /* + 1 */
-      st->fbar = fbar;
-      st->ebar = fbar + 8 * S;
-      bytes += st->bytes;
-    }
-    for (uint32_t j = i; j < n; j++)
-      if (all[j]->loop == loop)
-        all[j]->tx = bytes;
-  }
-}
-
 /* Thread 0 (the producer) and lane 0 of each wave, as predicates. */
 static void leaders(lw *w) {
   wavec_ctx *ctx = w->ctx;
@@ -238,7 +121,7 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
   for (uint32_t i = 0; i < n; i++) {
     stage *st = piped[i];
     wv_node *mem = wv_get(w->g, st->mem);
-    const tir_tmap *m = &w->p->tmaps.v[st->tmap - 1];
+    const tir_tmap *m = &w->tmaps.v[st->tmap - 1];
     uint32_t nd = mem->type.n;
     int64_t rows = st->ext[nd - 2], brows = m->box[nd - 2];
     ex_t at = lw_slot_at(w, st, S, tile);

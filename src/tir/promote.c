@@ -119,7 +119,7 @@ static uint32_t ring_loop(lw *w, uint32_t id, const stage *st) {
  * ring, picks the number of slots, and places every tile in shared memory:
  * tiles copied where they stand first, then each loop's ring, slot by
  * slot (a slot holds one tile of each read the loop streams). */
-void lw_place_stages(lw *w) {
+static void place_stages(lw *w) {
   wavec_ctx *ctx = w->ctx;
   uint32_t nn = w->g->nodes.n;
   for (uint32_t id = 1; id < nn; id++) {
@@ -179,4 +179,97 @@ void lw_place_stages(lw *w) {
         all[j]->slot = slot;
     w->stage_bytes += S * slot;
   }
+}
+
+wavec_status wv_pass_promote(wv_kernel *k) {
+  lw *w = lw_plan(k);
+  w->stage_of = wv_alloc(k->ctx, w->norigin * sizeof *w->stage_of);
+  place_stages(w);
+  return WAVEC_OK;
+}
+
+/* A staged tile as --print-after prints it: its memory, extent, bytes and
+ * place, and the loop whose ring streams it. */
+static void print_stage(lw *w, wv_buf *b, const stage *st) {
+  wv_node *mem = wv_get(w->g, st->mem);
+  wv_buf_printf(b, "'%s' [", mem->name);
+  for (uint32_t d = 0; d < mem->type.n; d++)
+    wv_buf_printf(b, "%s%lld", d ? ", " : "", (long long)st->ext[d]);
+  wv_buf_printf(b, "] %lld bytes%s at %lld", (long long)st->bytes,
+                st->swz ? " (128-byte rows, swizzled)" : "",
+                (long long)st->base);
+  if (st->loop) {
+    wv_node *it = wv_get(w->g, st->loop);
+    wv_buf_printf(b, ", slots %lld bytes apart, streamed by the iterate over "
+                     "'%s' (%u:%u)",
+                  (long long)st->slot, wavec_symbol_name(w->ctx, it->sym),
+                  it->loc.line, it->loc.col);
+  } else {
+    wv_buf_puts(b, ", copied where it is read");
+  }
+}
+
+void wv_print_promote(wv_kernel *k, wv_buf *b) {
+  lw *w = k->lw;
+  wv_buf_printf(b, "promote: %u staged tiles, %lld bytes of shared memory, "
+                   "rings of %lld slots\n",
+                w->stages_all.n, (long long)w->stage_bytes,
+                (long long)w->stages);
+  for (uint32_t i = 0; i < w->stages_all.n; i++) {
+    wv_buf_printf(b, "  stage %u ", i);
+    print_stage(w, b, w->stages_all.v[i]);
+    wv_buf_puts(b, "\n");
+  }
+  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
+    wv_node *n = wv_get(w->g, id);
+    const stage *st = n->op == WAVEC_OP_READ
+                          ? w->stage_of[w->ix->info[id].origin]
+                          : NULL;
+    for (uint32_t i = 0; st && i < w->stages_all.n; i++)
+      if (w->stages_all.v[i] == st)
+        wv_buf_printf(b, "  %%%u read (%u:%u) from stage %u\n", id,
+                      n->loc.line, n->loc.col, i);
+  }
+}
+
+/* What promote promises: every staged read is a read of its stage's
+ * memory; the tiles lie within the staged bytes without overlapping (a
+ * ring's S slots counted), swizzled ones on 1024-byte groups. */
+wavec_status wv_verify_promote(wv_kernel *k) {
+  lw *w = k->lw;
+  wavec_ctx *ctx = k->ctx;
+  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
+    wv_node *n = wv_get(w->g, id);
+    const stage *st = w->stage_of[w->ix->info[id].origin];
+    if (st && (n->op != WAVEC_OP_READ || n->mem != st->mem))
+      wv_fail(ctx, D_INTERNAL, n->loc, "promote: node %%%u is staged but is "
+              "not a read of its stage's memory", id);
+  }
+  uint32_t n = w->stages_all.n;
+  for (uint32_t i = 0; i < n; i++) {
+    const stage *a = w->stages_all.v[i];
+    int64_t copies = a->loop ? w->stages : 1;
+    int64_t a_end = a->base + (copies - 1) * a->slot + a->bytes;
+    bool bad = a->base < 0 || a->bytes <= 0 || a_end > w->stage_bytes ||
+               (a->swz && (a->base % SWZ_ALIGN || a->bytes % SWZ_ALIGN ||
+                           a->slot % SWZ_ALIGN));
+    /* the slots of a ring hold one tile of each of its reads */
+    for (uint32_t j = 0; j < n && !bad; j++) {
+      const stage *b = w->stages_all.v[j];
+      if (j == i)
+        continue;
+      for (int64_t s = 0; s < copies && !bad; s++) {
+        int64_t lo = a->base + s * a->slot, hi = lo + a->bytes;
+        int64_t bcopies = b->loop ? w->stages : 1;
+        for (int64_t t = 0; t < bcopies && !bad; t++) {
+          int64_t blo = b->base + t * b->slot, bhi = blo + b->bytes;
+          bad = lo < bhi && blo < hi;
+        }
+      }
+    }
+    if (bad)
+      wv_fail(ctx, D_INTERNAL, a->loc, "promote: stage %u lies outside the "
+              "staged bytes, overlaps another or is misaligned", i);
+  }
+  return WAVEC_OK;
 }

@@ -273,7 +273,24 @@ typedef struct tir_prog {
 /* T_SWZ: the 128-byte swizzle of shared byte address a. */
 static inline int64_t tir_swz128(int64_t a) { return a ^ ((a >> 3) & 0x70); }
 
-/* Pass `lower`: the expanded graph of k becomes its thread program. */
+/* The passes from the expanded graph to the thread program, in the order
+ * they run; each file's top says its contract. The four before `lower`
+ * are analyses: they keep their results in the lowering's state (k->lw,
+ * tir/lower.h), which --print-after prints and a verifier checks. */
+wavec_status wv_pass_promote(wv_kernel *k);   /* promote.c */
+wavec_status wv_pass_pipeline(wv_kernel *k);  /* pipeline.c */
+wavec_status wv_pass_walks(wv_kernel *k);     /* walks.c */
+wavec_status wv_pass_masksplit(wv_kernel *k); /* masksplit.c */
+void wv_print_promote(wv_kernel *k, wv_buf *b);
+void wv_print_pipeline(wv_kernel *k, wv_buf *b);
+void wv_print_walks(wv_kernel *k, wv_buf *b);
+void wv_print_masksplit(wv_kernel *k, wv_buf *b);
+wavec_status wv_verify_promote(wv_kernel *k);
+wavec_status wv_verify_pipeline(wv_kernel *k);
+wavec_status wv_verify_walks(wv_kernel *k);
+wavec_status wv_verify_masksplit(wv_kernel *k);
+/* Pass `lower` (lower.c): the expanded graph of k becomes its thread
+ * program. */
 wavec_status wv_pass_lower(wv_kernel *k);
 tir_prog *wv_kernel_tir(wv_kernel *k);
 void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b);

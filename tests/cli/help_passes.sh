@@ -4,7 +4,7 @@
 run 0 --help
 passes=$(sed -n '/^passes (--print-after/,$p' "$T/out" | sed -n 's/^  \([a-z]*\)  .*/\1/p')
 n=$(printf '%s\n' "$passes" | grep -c .)
-[ "$n" -ge 7 ] || fail "--help lists $n passes"
+[ "$n" -ge 9 ] || fail "--help lists $n passes"
 [ "$(printf '%s\n' "$passes" | head -n 1)" = check ] || fail "the first pass listed is not check"
 gemm=(examples/gemm.wave -D M=64 -D N=64 -D K=64)
 for p in $passes; do

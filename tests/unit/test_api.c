@@ -296,7 +296,11 @@ static void passes(void) {
                 {WAVEC_PASS_BROADCAST, 4, "broadcast"},
                 {WAVEC_PASS_EXPAND, 5, "expand"},
                 {WAVEC_PASS_LOWER, 6, "lower"},
-                {WAVEC_PASS_WAITS, 7, "waits"}};
+                {WAVEC_PASS_WAITS, 7, "waits"},
+                {WAVEC_PASS_PROMOTE, 8, "promote"},
+                {WAVEC_PASS_PIPELINE, 9, "pipeline"},
+                {WAVEC_PASS_WALKS, 10, "walks"},
+                {WAVEC_PASS_MASKSPLIT, 11, "masksplit"}};
   for (size_t i = 0; i < sizeof pinned / sizeof *pinned; i++) {
     CHECKF((int)pinned[i].p == pinned[i].value, "%s is %d, pinned %d",
            pinned[i].name, (int)pinned[i].p, pinned[i].value);

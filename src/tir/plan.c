@@ -1,0 +1,119 @@
+/* The lowering's context: what the passes promote, pipeline, walks,
+ * masksplit and lower share (lower.h's lw, kept on the kernel as k->lw
+ * from promote on). Built once, before promote: the bound symbols as
+ * constants, the ranges of the thread, workgroup and loop ids, and the
+ * facts about the expanded graph every later step reads, each a named
+ * function computed once. */
+#include "tir/lower.h"
+
+/* By node: every use of it is an mma's lhs or rhs (a read that may be
+ * staged in shared memory). */
+static bool *mma_operands_only(const lw *w) {
+  uint32_t nn = w->g->nodes.n;
+  bool *only = wv_alloc(w->ctx, nn * sizeof *only);
+  for (uint32_t id = 1; id < nn; id++)
+    only[id] = true;
+  for (uint32_t id = 1; id < nn; id++) {
+    wv_node *n = wv_get(w->g, id);
+    for (uint32_t i = 0; i < n->nops; i++)
+      if (!(n->op == WAVEC_OP_MMA && i < 2))
+        only[n->ops[i]] = false;
+  }
+  return only;
+}
+
+/* By ARG node: some write stores to it. */
+static bool *written_args(const lw *w) {
+  uint32_t nn = w->g->nodes.n;
+  bool *written = wv_alloc(w->ctx, nn * sizeof *written);
+  for (uint32_t id = 1; id < nn; id++) {
+    wv_node *n = wv_get(w->g, id);
+    if (n->op == WAVEC_OP_WRITE)
+      written[n->mem] = true;
+  }
+  return written;
+}
+
+/* By node: how many operands name it. */
+static uint32_t *use_counts(const lw *w) {
+  uint32_t nn = w->g->nodes.n;
+  uint32_t *uses = wv_alloc(w->ctx, nn * sizeof *uses);
+  for (uint32_t id = 1; id < nn; id++) {
+    wv_node *n = wv_get(w->g, id);
+    for (uint32_t i = 0; i < n->nops; i++)
+      uses[n->ops[i]]++;
+  }
+  return uses;
+}
+
+/* By reduction: a later link of its chain follows it (the next link's
+ * accumulator is this one, along the same dim, from the same node before
+ * expansion). */
+static bool *reduction_links(const lw *w) {
+  uint32_t nn = w->g->nodes.n;
+  bool *more = wv_alloc(w->ctx, nn * sizeof *more);
+  for (uint32_t id = 1; id < nn; id++) {
+    wv_node *n = wv_get(w->g, id);
+    if ((n->op == WAVEC_OP_MAX || n->op == WAVEC_OP_SUM) && n->nops > 1) {
+      wv_node *a = wv_get(w->g, n->ops[1]);
+      if (a->op == n->op && a->sym == n->sym &&
+          w->ix->info[n->ops[1]].origin == w->ix->info[id].origin)
+        more[n->ops[1]] = true;
+    }
+  }
+  return more;
+}
+
+/* One more than the largest node before expansion (the index of tables by
+ * origin). */
+static uint32_t origins(const lw *w) {
+  uint32_t norigin = 1;
+  for (uint32_t id = 1; id < w->g->nodes.n; id++)
+    if (w->ix->info[id].origin >= norigin)
+      norigin = w->ix->info[id].origin + 1;
+  return norigin;
+}
+
+lw *lw_plan(wv_kernel *k) {
+  wavec_ctx *ctx = k->ctx;
+  lw *w = wv_alloc(ctx, sizeof *w);
+  w->k = k;
+  w->ctx = ctx;
+  w->d = k->dist;
+  w->ix = k->index;
+  w->g = k->g;
+  /* bound user symbols become constants; ids get their ranges */
+  for (wavec_sym s = 1; s < k->bind.n; s++) {
+    if (k->bind.known[s] && !k->bind.is_float[s]) {
+      vec_push(ctx, &w->bsyms, s);
+      vec_push(ctx, &w->bvals, ex_const(ctx, k->bind.ival[s]));
+    }
+  }
+  w->nranges = ctx->sym_names.n;
+  w->ranges = wv_alloc(ctx, w->nranges * sizeof *w->ranges);
+  /* (a dynamic dim's tiles: as many as 32-bit indices reach) */
+  for (int a = 0; a < 3; a++) {
+    wavec_sym g = w->d->grid_dim[a];
+    bool dyn = g && w->d->dim[g].dynamic && w->d->dim[g].used;
+    w->ranges[w->d->T[a]] = (ex_range){0, w->d->block[a] - 1, true};
+    w->ranges[w->d->WG[a]] =
+        (ex_range){0, dyn ? INT32_MAX / w->d->dim[g].wg_tile
+                          : w->d->grid[a] - 1,
+                   true};
+  }
+  for (wavec_sym s = 1; s < w->d->nsyms; s++) {
+    wv_diminfo *di = &w->d->dim[s];
+    if (di->used && di->tile)
+      w->ranges[di->loopvar] =
+          (ex_range){0, di->dynamic ? INT32_MAX / di->tile : di->tiles - 1,
+                     true};
+  }
+  w->norigin = origins(w);
+  w->mma_only = mma_operands_only(w);
+  w->written = written_args(w);
+  w->nuses = use_counts(w);
+  w->red_more = reduction_links(w);
+  w->wgmma = wv_mma_is_warpgroup((wavec_mma_kind)w->d->mma);
+  k->lw = w;
+  return w;
+}

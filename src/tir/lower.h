@@ -185,6 +185,7 @@ typedef struct lw {
   bool *frag_known;
   VEC(layout_facts) facts;   /* frag_table and elem_reps, by layout */
   VEC(ldsm_memo) ldsm_memos; /* try_ldmatrix's decisions */
+  VEC(struct reduce_shape) reduce_shapes; /* lower_reduce.c's, by layout */
   bool unmasking; /* lowering the tiles the masks leave whole */
   /* predicates: thread 0, lane 0 of each wave, wave 0 (lower_tma.c) */
   uint32_t tma_leader, tma_wleader, tma_wave0;

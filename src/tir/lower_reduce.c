@@ -16,44 +16,37 @@ static uint32_t elem_x(lw *w, uint32_t x, uint32_t e, tir_ty ty,
   return lw_elem_unpadded(w, x, e, ty, n->sym, identity, guarded);
 }
 
-void lw_reduce(lw *w, uint32_t id) {
-  wv_node *n = wv_get(w->g, id);
-  uint32_t x = n->ops[0];
-  const wv_layout *lx = w->ix->info[x].layout;
-  tir_ty ty = tir_ty_of(n->type.dt);
-  tir_op op = lw_unary_ops[n->op];
-  uint32_t ne = lx->nelem;
+/* How a reduction along dim `di` of layout l goes; the same for every
+ * reduction of that layout and dim, so worked out once (shape_of). */
+typedef struct reduce_shape {
+  const wv_layout *l;
+  int di;
+  /* by element: the first element of its row (the same coordinates but
+   * along D, in every lane), which computes the row's result for all */
+  uint32_t *rep;
+  /* the other elements a representative e folds in within the thread,
+   * terms[at[e] .. at[e + 1]): each distinct D coordinate once */
+  uint32_t *terms, *at;
+  /* the lane bits that change only D: shuffled across, in order */
+  int bits[8];
+  int nbits;
+} reduce_shape;
+
+/* Coordinates of element e in lane l (along dim i of the layout). */
+#define CO(l, e) (co + ((size_t)(l)*ne + (e)) * nd)
+
+/* Each element's row representative (see reduce_shape). */
+static uint32_t *row_reps(lw *w, const wv_node *n, const int64_t *co,
+                          uint32_t ne, uint32_t nd, int di) {
   int lanes = w->d->lanes;
-  int di = -1;
-  for (uint32_t i = 0; i < lx->n; i++)
-    if (lx->d[i].dim == n->sym)
-      di = (int)i;
-  wv_assert(w->ctx, di >= 0);
-  wv_diminfo *dinfo = &w->d->dim[n->sym];
-  if (dinfo->wg_axis >= 0 && w->d->grid[dinfo->wg_axis] != 1)
-    wv_fail(w->ctx, D_HARDWARE, n->loc,
-            "reducing '%s', which is split over workgroups, is not supported "
-            "yet (it needs a second kernel or atomics); keep it in one "
-            "workgroup's tile",
-            wavec_symbol_name(w->ctx, n->sym));
-  /* coordinates of every (lane, element) */
-  int64_t(*co)[WV_MAX_DIMS] = wv_alloc(w->ctx, (size_t)lanes * ne *
-                                                   sizeof *co);
-  for (int l = 0; l < lanes; l++)
-    for (uint32_t e = 0; e < ne; e++)
-      lw_frag_at(w, lx, l, e, co[(size_t)l * ne + e]);
-#define CO(l, e) co[(size_t)(l)*ne + (e)]
-  /* Elements of one row (the same coordinates but along D, in every lane)
-   * share one result: it is computed for the row's first element, its
-   * representative, and copied to the others at the end. */
-  uint32_t *rep = wv_alloc(w->ctx, ne * sizeof *rep);
+  uint32_t *rep = wv_alloc(w->ctx, (ne ? ne : 1) * sizeof *rep);
   for (uint32_t e = 0; e < ne; e++) {
     rep[e] = e;
     for (uint32_t f = 0; f < e; f++) {
       bool row_all = true, row_any = false;
       for (int l = 0; l < lanes; l++) {
         bool row = true;
-        for (uint32_t i = 0; i < lx->n; i++)
+        for (uint32_t i = 0; i < nd; i++)
           if ((int)i != di && CO(l, e)[i] != CO(l, f)[i])
             row = false;
         row_all &= row;
@@ -66,27 +59,26 @@ void lw_reduce(lw *w, uint32_t id) {
         rep[e] = rep[f];
     }
   }
-  /* A link followed by another one only reduces within the thread; the
-   * next link folds in its partials, and the last one goes across lanes
-   * and waves and then folds in the chain's initial value. */
-  uint32_t init = n->nops > 1 ? n->ops[1] : 0, prev = 0;
-  if (init && w->red_more[init]) {
-    prev = init;
-    init = w->red_init[prev];
-  }
-  uint32_t first = lw_new_regs(w, ty, ne);
-  bool guarded = false;
+  return rep;
+}
+
+/* The elements each representative folds in within the thread: those of
+ * its row whose D coordinate no earlier one of the row has (in every
+ * lane). */
+static void thread_terms(lw *w, reduce_shape *sh, const int64_t *co,
+                         uint32_t ne, uint32_t nd) {
+  int lanes = w->d->lanes, di = sh->di;
+  const uint32_t *rep = sh->rep;
+  sh->at = wv_alloc(w->ctx, (ne + 1) * sizeof *sh->at);
+  sh->terms = wv_alloc(w->ctx, (ne ? ne : 1) * sizeof *sh->terms);
+  uint32_t t = 0;
   for (uint32_t e = 0; e < ne; e++) {
+    sh->at[e] = t;
     if (rep[e] != e)
       continue;
-    /* within the thread: elements of the same row with other D coords */
-    uint32_t acc = elem_x(w, x, e, ty, n, &guarded);
-    if (prev)
-      acc = lw_op2(w, op, ty, w->vals[prev] + e, acc);
     for (uint32_t f = 0; f < ne; f++) {
       if (f == e || rep[f] != e)
         continue;
-      /* f counts once per distinct D coordinate: the first such f */
       bool newd_all = true;
       for (int l = 0; l < lanes; l++) {
         bool dup = CO(l, f)[di] == CO(l, e)[di];
@@ -95,30 +87,23 @@ void lw_reduce(lw *w, uint32_t id) {
         newd_all &= !dup;
       }
       if (newd_all)
-        acc = lw_op2(w, op, ty, acc, elem_x(w, x, f, ty, n, &guarded));
+        sh->terms[t++] = f;
     }
-    lw_emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
   }
-  if (guarded) {
-    wv_buf what;
-    wv_buf_init(&what, w->ctx);
-    wv_buf_printf(&what, "%s takes the padding past the edge of",
-                  wv_ops[n->op].name);
-    lw_remark_guards(w, id, wv_buf_str(&what), &n->sym, 1,
-                     n->op == WAVEC_OP_MAX ? " as -inf" : " as 0");
-  }
-  if (w->red_more[id]) {
-    w->red_init[id] = init;
-    w->vals[id] = first;
-    return;
-  }
-  /* across lanes: each lane bit that changes only D */
+  sh->at[ne] = t;
+}
+
+/* The lane bits across which the reduction shuffles: those that change
+ * only the D coordinate of every element. */
+static void lane_bits(lw *w, const wv_node *n, reduce_shape *sh,
+                      const int64_t *co, uint32_t ne, uint32_t nd) {
+  int lanes = w->d->lanes, di = sh->di;
   for (int bit = 1; bit < lanes; bit <<= 1) {
     int kind = -1; /* 0: other rows, 1: reduce, 2: copies */
     for (int l = 0; l < lanes; l++) {
       for (uint32_t e = 0; e < ne; e++) {
         bool row = true;
-        for (uint32_t i = 0; i < lx->n; i++)
+        for (uint32_t i = 0; i < nd; i++)
           if ((int)i != di && CO(l, e)[i] != CO(l ^ bit, e)[i])
             row = false;
         int kk = !row ? 0 : CO(l, e)[di] != CO(l ^ bit, e)[di] ? 1 : 2;
@@ -129,75 +114,185 @@ void lw_reduce(lw *w, uint32_t id) {
         kind = kk;
       }
     }
-    if (kind != 1)
+    if (kind == 1)
+      sh->bits[sh->nbits++] = bit;
+  }
+}
+#undef CO
+
+/* The shape of reduction n over layout l along its dim di. Memoized. */
+static const reduce_shape *shape_of(lw *w, const wv_node *n,
+                                    const wv_layout *l, int di) {
+  for (uint32_t i = 0; i < w->reduce_shapes.n; i++) {
+    reduce_shape *sh = &w->reduce_shapes.v[i];
+    if (sh->di == di && (sh->l == l || wv_layout_eq(sh->l, l)))
+      return sh;
+  }
+  reduce_shape sh = {.l = l, .di = di};
+  const int64_t *co = lw_frag_table(w, l);
+  sh.rep = row_reps(w, n, co, l->nelem, l->n, di);
+  thread_terms(w, &sh, co, l->nelem, l->n);
+  lane_bits(w, n, &sh, co, l->nelem, l->n);
+  vec_push(w->ctx, &w->reduce_shapes, sh);
+  return &w->reduce_shapes.v[w->reduce_shapes.n - 1];
+}
+
+/* Within the thread: each representative folds in the elements of its row
+ * (and, after an earlier link of the chain, that link's partial) into
+ * registers first.. . */
+static void reduce_in_thread(lw *w, const wv_node *n, const reduce_shape *sh,
+                             uint32_t prev, uint32_t first, bool *guarded) {
+  uint32_t x = n->ops[0], ne = sh->l->nelem;
+  tir_ty ty = tir_ty_of(n->type.dt);
+  tir_op op = lw_unary_ops[n->op];
+  for (uint32_t e = 0; e < ne; e++) {
+    if (sh->rep[e] != e)
       continue;
-    for (uint32_t e = 0; e < ne; e++) {
-      if (rep[e] != e)
+    uint32_t acc = elem_x(w, x, e, ty, n, guarded);
+    if (prev)
+      acc = lw_op2(w, op, ty, w->vals[prev] + e, acc);
+    for (uint32_t t = sh->at[e]; t < sh->at[e + 1]; t++)
+      acc = lw_op2(w, op, ty, acc, elem_x(w, x, sh->terms[t], ty, n, guarded));
+    lw_emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
+  }
+}
+
+/* One remark for the padding a ragged reduced dim brings in. */
+static void remark_padding(lw *w, uint32_t id, const wv_node *n) {
+  wv_buf what;
+  wv_buf_init(&what, w->ctx);
+  wv_buf_printf(&what, "%s takes the padding past the edge of",
+                wv_ops[n->op].name);
+  lw_remark_guards(w, id, wv_buf_str(&what), &n->sym, 1,
+                   n->op == WAVEC_OP_MAX ? " as -inf" : " as 0");
+}
+
+/* Across lanes: an xor shuffle per lane bit that changes only D. */
+static void reduce_across_lanes(lw *w, const wv_node *n,
+                                const reduce_shape *sh, uint32_t first) {
+  tir_ty ty = tir_ty_of(n->type.dt);
+  tir_op op = lw_unary_ops[n->op];
+  for (int b = 0; b < sh->nbits; b++)
+    for (uint32_t e = 0; e < sh->l->nelem; e++) {
+      if (sh->rep[e] != e)
         continue;
       uint32_t s = lw_reg(w, ty);
-      lw_emit(w, T_SHFL, ty, s, first + e, 0, 0, bit);
+      lw_emit(w, T_SHFL, ty, s, first + e, 0, 0, sh->bits[b]);
       lw_emit(w, op, ty, first + e, first + e, s, 0, 0);
     }
+}
+
+/* Across waves: when the waves of the workgroup split D, each stores its
+ * partials, and every wave combines all of them in wave order (so every
+ * wave gets the same bits). */
+static void reduce_across_waves(lw *w, const wv_node *n,
+                                const reduce_shape *sh, uint32_t first) {
+  wavec_ctx *ctx = w->ctx;
+  wv_dist *d = w->d;
+  int axis = d->dim[n->sym].wg_axis;
+  if (axis < 0 || d->waves[axis] <= 1)
+    return;
+  tir_ty ty = tir_ty_of(n->type.dt);
+  tir_op op = lw_unary_ops[n->op];
+  uint32_t ne = sh->l->nelem;
+  int lanes = d->lanes;
+  int64_t nw = d->waves[0] * d->waves[1] * d->waves[2];
+  int64_t esize = tir_ty_bytes(ty);
+  int64_t bytes = (nw * lanes * ne * esize + 15) / 16 * 16;
+  if (bytes > w->convert_bytes)
+    w->convert_bytes = bytes;
+  int64_t stride = axis == 0   ? 1
+                   : axis == 1 ? d->waves[0]
+                               : d->waves[0] * d->waves[1];
+  ex_t wid = lw_wave_id(w);
+  ex_t coord =
+      axis == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, lanes))
+                : ex_sym(ctx, d->T[axis]);
+  ex_t others = ex_sub(ctx, wid, ex_mul(ctx, coord, ex_const(ctx, stride)));
+  /* slot of (wave, element, lane), in bytes after the staged tiles */
+  ex_t lane = d->lane;
+  lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  for (uint32_t e = 0; e < ne; e++) {
+    if (sh->rep[e] != e)
+      continue;
+    ex_t slot = ex_add(ctx, ex_mul(ctx, wid, ex_const(ctx, lanes * ne)),
+                       ex_add(ctx, ex_const(ctx, e * lanes), lane));
+    ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
+                       ex_mul(ctx, slot, ex_const(ctx, esize)));
+    lw_emit(w, T_STS, ty, 0, lw_expr(w, lw_concrete(w, addr, e)), first + e,
+            0, 0);
   }
-#undef CO
-  /* across waves: when the waves of the workgroup split D, each stores its
-   * partials, and every wave combines all of them in wave order (so every
-   * wave gets the same bits) */
-  int axis = dinfo->wg_axis;
-  if (axis >= 0 && w->d->waves[axis] > 1) {
-    wavec_ctx *ctx = w->ctx;
-    wv_dist *d = w->d;
-    int64_t nw = d->waves[0] * d->waves[1] * d->waves[2];
-    int64_t esize = tir_ty_bytes(ty);
-    int64_t bytes = (nw * lanes * ne * esize + 15) / 16 * 16;
-    if (bytes > w->convert_bytes)
-      w->convert_bytes = bytes;
-    int64_t stride = axis == 0 ? 1 : axis == 1 ? d->waves[0]
-                                               : d->waves[0] * d->waves[1];
-    ex_t wid = lw_wave_id(w);
-    ex_t coord =
-        axis == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, lanes))
-                  : ex_sym(ctx, d->T[axis]);
-    ex_t others = ex_sub(ctx, wid, ex_mul(ctx, coord, ex_const(ctx, stride)));
-    /* slot of (wave, element, lane), in bytes after the staged tiles */
-    ex_t lane = d->lane;
-    lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
-    for (uint32_t e = 0; e < ne; e++) {
-      if (rep[e] != e)
-        continue;
-      ex_t slot = ex_add(ctx, ex_mul(ctx, wid, ex_const(ctx, lanes * ne)),
+  lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  for (uint32_t e = 0; e < ne; e++) {
+    if (sh->rep[e] != e)
+      continue;
+    uint32_t acc = 0;
+    for (int64_t j = 0; j < d->waves[axis]; j++) {
+      ex_t wj = ex_add(ctx, others, ex_const(ctx, j * stride));
+      ex_t slot = ex_add(ctx, ex_mul(ctx, wj, ex_const(ctx, lanes * ne)),
                          ex_add(ctx, ex_const(ctx, e * lanes), lane));
       ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
                          ex_mul(ctx, slot, ex_const(ctx, esize)));
-      lw_emit(w, T_STS, ty, 0, lw_expr(w, lw_concrete(w, addr, e)), first + e,
-              0, 0);
+      uint32_t v = lw_reg(w, ty);
+      lw_emit(w, T_LDS, ty, v, lw_expr(w, lw_concrete(w, addr, e)), 0, 0, 0);
+      acc = acc ? lw_op2(w, op, ty, acc, v) : v;
     }
-    lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
-    for (uint32_t e = 0; e < ne; e++) {
-      if (rep[e] != e)
-        continue;
-      uint32_t acc = 0;
-      for (int64_t j = 0; j < d->waves[axis]; j++) {
-        ex_t wj = ex_add(ctx, others, ex_const(ctx, j * stride));
-        ex_t slot = ex_add(ctx, ex_mul(ctx, wj, ex_const(ctx, lanes * ne)),
-                           ex_add(ctx, ex_const(ctx, e * lanes), lane));
-        ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
-                           ex_mul(ctx, slot, ex_const(ctx, esize)));
-        uint32_t v = lw_reg(w, ty);
-        lw_emit(w, T_LDS, ty, v, lw_expr(w, lw_concrete(w, addr, e)), 0, 0, 0);
-        acc = acc ? lw_op2(w, op, ty, acc, v) : v;
-      }
-      lw_emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
-    }
+    lw_emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
   }
-  if (init)
-    for (uint32_t e = 0; e < ne; e++)
-      if (rep[e] == e)
-        lw_emit(w, op, ty, first + e, first + e, lw_elem(w, init, e, ty), 0, 0);
-  for (uint32_t e = 0; e < ne; e++)
-    if (rep[e] != e)
-      lw_emit(w, T_MOV, ty, first + e, first + rep[e], 0, 0, 0);
-  w->vals[id] = first;
 }
 
-/* ---- layout conversion through shared memory -------------------------------- */
+/* The chain's initial value folded into each row's result, then the
+ * result copied to the row's other elements. */
+static void finish(lw *w, const wv_node *n, const reduce_shape *sh,
+                   uint32_t init, uint32_t first) {
+  tir_ty ty = tir_ty_of(n->type.dt);
+  tir_op op = lw_unary_ops[n->op];
+  uint32_t ne = sh->l->nelem;
+  if (init)
+    for (uint32_t e = 0; e < ne; e++)
+      if (sh->rep[e] == e)
+        lw_emit(w, op, ty, first + e, first + e, lw_elem(w, init, e, ty), 0,
+                0);
+  for (uint32_t e = 0; e < ne; e++)
+    if (sh->rep[e] != e)
+      lw_emit(w, T_MOV, ty, first + e, first + sh->rep[e], 0, 0, 0);
+}
+
+/* A reduction link. A link followed by another one only reduces within
+ * the thread; the next link folds in its partials, and the last one goes
+ * across lanes and waves and then folds in the chain's initial value. */
+void lw_reduce(lw *w, uint32_t id) {
+  wv_node *n = wv_get(w->g, id);
+  const wv_layout *lx = w->ix->info[n->ops[0]].layout;
+  int di = -1;
+  for (uint32_t i = 0; i < lx->n; i++)
+    if (lx->d[i].dim == n->sym)
+      di = (int)i;
+  wv_assert(w->ctx, di >= 0);
+  wv_diminfo *dinfo = &w->d->dim[n->sym];
+  if (dinfo->wg_axis >= 0 && w->d->grid[dinfo->wg_axis] != 1)
+    wv_fail(w->ctx, D_HARDWARE, n->loc,
+            "reducing '%s', which is split over workgroups, is not supported "
+            "yet (it needs a second kernel or atomics); keep it in one "
+            "workgroup's tile",
+            wavec_symbol_name(w->ctx, n->sym));
+  const reduce_shape *sh = shape_of(w, n, lx, di);
+  uint32_t init = n->nops > 1 ? n->ops[1] : 0, prev = 0;
+  if (init && w->red_more[init]) {
+    prev = init;
+    init = w->red_init[prev];
+  }
+  uint32_t first = lw_new_regs(w, tir_ty_of(n->type.dt), lx->nelem);
+  bool guarded = false;
+  reduce_in_thread(w, n, sh, prev, first, &guarded);
+  if (guarded)
+    remark_padding(w, id, n);
+  w->vals[id] = first;
+  if (w->red_more[id]) {
+    w->red_init[id] = init;
+    return;
+  }
+  reduce_across_lanes(w, n, sh, first);
+  reduce_across_waves(w, n, sh, first);
+  finish(w, n, sh, init, first);
+}

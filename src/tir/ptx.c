@@ -106,6 +106,10 @@ typedef struct px {
                                   * were last touched by anything else */
   uint32_t nwa;                  /* %wa registers: packed wgmma lhs pairs */
   /* analyses */
+  bool *commits;                 /* by instruction: a wgmma wait that closes
+                                  * a group (open_groups) */
+  uint32_t *wa;                  /* by instruction: 1 + the first %wa of a
+                                  * wgmma's packed lhs, 0 before packing */
   uint8_t *isconst, *nonneg;     /* by register */
   int64_t *cval;
   bool *argread, *argwritten;    /* by argument */
@@ -272,8 +276,55 @@ static bool yields_nonneg(px *x, const tir_instr *in) {
   }
 }
 
+/* Which wgmma waits close a group. A wait commits the open group first
+ * (wgmma.commit_group) only when a wgmma may have been issued since the last
+ * commit on some path to it: an empty commit does nothing to the program but
+ * makes ptxas serialize every wgmma of the kernel (its warning C7514). The
+ * paths are those of the structured loops: a loop's head joins its entry and
+ * its back edge, its exit its entry (no trips) and its end; a back edge that
+ * opens a group its head did not see runs the scan again (at most once per
+ * loop). */
+static void open_groups(px *x) {
+  const tir_prog *p = x->p;
+  uint32_t n = p->code.n;
+  x->commits = wv_alloc(x->ctx, (n + 1) * sizeof *x->commits);
+  bool *back = wv_alloc(x->ctx, (n + 1) * sizeof *back);  /* by T_LOOP */
+  uint32_t *head = wv_alloc(x->ctx, (n + 1) * sizeof *head); /* loop stack */
+  bool *entry = wv_alloc(x->ctx, (n + 1) * sizeof *entry);
+  for (bool changed = true; changed;) {
+    changed = false;
+    bool open = false;
+    uint32_t depth = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      switch (p->code.v[i].op) {
+      case T_LOOP:
+        head[depth] = i;
+        entry[depth++] = open;
+        open = open || back[i];
+        break;
+      case T_ENDLOOP:
+        if (!depth)
+          break; /* the verifier refuses it; nothing to join */
+        depth--;
+        if (open && !back[head[depth]])
+          changed = back[head[depth]] = true;
+        open = open || entry[depth];
+        break;
+      case T_WGMMA: open = true; break;
+      case T_WGWAIT:
+        x->commits[i] = open;
+        open = false;
+        break;
+      default: break;
+      }
+    }
+  }
+}
+
 static void analyse(px *x) {
   const tir_prog *p = x->p;
+  open_groups(x);
+  x->wa = wv_alloc(x->ctx, (p->code.n + 1) * sizeof *x->wa);
   uint32_t n = p->regs.n;
   uint32_t *ndef = wv_alloc(x->ctx, n * sizeof *ndef);
   x->isconst = wv_alloc(x->ctx, n);
@@ -1062,6 +1113,37 @@ static void emit_mma(px *x, const tir_instr *in) {
  * (accumulate), no negation, the rhs transposed when N-contiguous. A
  * wgmma.fence first when anything else touched registers since the last
  * one. */
+/* A wgmma with its lhs in registers reads them as packed pairs (%wa). They
+ * are packed before the wgmma.fence that orders them for the wgmma: a
+ * register written between the fence and its wgmma makes ptxas put in a
+ * fence of its own (its remark C7519). */
+static void pack_lhs(px *x, const tir_instr *in) {
+  uint32_t nc = in->nlist - 8;
+  x->wa[in - x->p->code.v] = 1 + x->nwa;
+  for (uint32_t j = 0; j < 4; j++, x->nwa++)
+    ins(x, "mov.b32 %%wa%u, {%s, %s}", x->nwa,
+        R(x, in->list[nc + 2 * j]).s, R(x, in->list[nc + 2 * j + 1]).s);
+}
+
+/* Packs the lhs of every register-lhs wgmma from `in` up to where the next
+ * fence will be needed (emit_instr): a loop boundary, a wait, or anything
+ * writing a register other than an integer or a predicate — so that every
+ * pair packed here is the value its wgmma reads. */
+static void pack_window(px *x, const tir_instr *in) {
+  const tir_instr *end = x->p->code.v + x->p->code.n;
+  for (const tir_instr *j = in; j < end; j++) {
+    if (j->op == T_WGMMA) {
+      if ((j->imm & TIR_WG_A_REGS) && !x->wa[j - x->p->code.v])
+        pack_lhs(x, j);
+      continue;
+    }
+    if (j->op == T_LOOP || j->op == T_ENDLOOP || j->op == T_WGWAIT ||
+        j->op == T_MBWAIT || j->nlist ||
+        (writes_dst(j) && ty(x, j->dst) != TY_I32 && ty(x, j->dst) != TY_PRED))
+      break;
+  }
+}
+
 static void emit_wgmma(px *x, const tir_instr *in) {
   wavec_mma_kind kind = (wavec_mma_kind)(in->imm & TIR_WG_KIND);
   const wv_mma_info *mi = wv_mma_info_get(kind);
@@ -1084,14 +1166,14 @@ static void emit_wgmma(px *x, const tir_instr *in) {
   wv_buf b;
   wv_buf_init(&b, x->ctx);
   if (areg) {
+    if (!x->fenced)
+      pack_window(x, in);
+    else if (!x->wa[in - x->p->code.v])
+      pack_lhs(x, in);
+    uint32_t wa = x->wa[in - x->p->code.v] - 1;
     wv_buf_puts(&b, "{");
-    for (uint32_t j = 0; j < na / 2; j++) {
-      char nmb[24];
-      snprintf(nmb, sizeof nmb, "%%wa%u", x->nwa++);
-      ins(x, "mov.b32 %s, {%s, %s}", nmb, R(x, in->list[nc + 2 * j]).s,
-          R(x, in->list[nc + 2 * j + 1]).s);
-      wv_buf_printf(&b, "%s%s", j ? ", " : "", nmb);
-    }
+    for (uint32_t j = 0; j < na / 2; j++)
+      wv_buf_printf(&b, "%s%%wa%u", j ? ", " : "", wa + j);
     wv_buf_puts(&b, "}");
   }
   nm p = T(x, C_PRED);
@@ -1197,6 +1279,14 @@ static void emit_endloop(px *x, const tir_instr *in) {
   wv_buf_printf(&x->body, "$Lwv_end%u:\n", (uint32_t)(in - x->p->code.v));
 }
 
+/* A wgmma wait: closes the open group, if there is one (open_groups), then
+ * waits until at most imm groups are in flight. */
+static void emit_wgwait(px *x, const tir_instr *in) {
+  if (x->commits[in - x->p->code.v])
+    ins(x, "wgmma.commit_group.sync.aligned");
+  ins(x, "wgmma.wait_group.sync.aligned %lld", (long long)in->imm);
+}
+
 /* The ops printed by code of their own; the others by their format
  * (tir.h), arithmetic ones by register type (emit_float_op, emit_int_op). */
 static void (*const emit_code[T__COUNT])(px *, const tir_instr *) = {
@@ -1208,7 +1298,8 @@ static void (*const emit_code[T__COUNT])(px *, const tir_instr *) = {
     [T_SHFL] = emit_shfl,     [T_MMA] = emit_mma,     [T_WGMMA] = emit_wgmma,
     [T_LOOP] = emit_loop,     [T_ENDLOOP] = emit_endloop,
     [T_MBINIT] = emit_mbar,   [T_MBARRIVE] = emit_mbar, [T_MBWAIT] = emit_mbwait,
-    [T_TMA] = emit_tma,       [T_FENCE] = emit_fence};
+    [T_TMA] = emit_tma,       [T_FENCE] = emit_fence,
+    [T_WGWAIT] = emit_wgwait};
 
 static void emit_instr(px *x, const tir_instr *in) {
   x->in = in;

@@ -148,8 +148,7 @@ extern const char *const tir_ty_names[TY_COUNT];
   /* acc (in place) += lhs . rhs^T: see below */                               \
   X(T_WGMMA, "wgmma", 2, 0, 0)                                                 \
   /* closes a group of wgmmas; all but the imm newest groups have retired */   \
-  X(T_WGWAIT, "wgmma.wait", 0,                                                 \
-    "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned %i", 0)    \
+  X(T_WGWAIT, "wgmma.wait", 0, 0, 0)                                          \
   /* workgroup barrier */                                                      \
   X(T_BAR, "bar", 0, "bar.sync 0", 0)                                          \
   /* the mbarrier at shared byte a starts: imm arrivals a phase; if b (0:    \

@@ -6,7 +6,8 @@
  *  - the output is deterministic: the same bytes twice in one context and
  *    in a fresh one;
  *  - ptxas (on PATH, else /usr/local/cuda/bin) assembles each module for
- *    its architecture; when ptxas is absent the line "SKIPPED: ptxas not
+ *    its architecture, without remarking that it serialized wgmmas or
+ *    added a wgmma fence (C7514, C7519); when ptxas is absent the line "SKIPPED: ptxas not
  *    found ..." says so (tests/run.sh lists it beside its summary, and
  *    .ci/run fails: CI has the toolkit);
  *  - AMD MFMA kernels are refused with WAVEC_ERR_UNSUPPORTED and a
@@ -147,16 +148,21 @@ static int assemble(const char *ptx, size_t len, const char *arch,
   fclose(f);
   /* a file of its own: a tool run as root that fails may delete its
    * output, and /dev/null must stay a device */
-  snprintf(cmd, sizeof cmd, "%s -arch=%s %s -o %s 2>&1", ptxas(), arch, path,
-           cubin);
+  snprintf(cmd, sizeof cmd, "%s -v -arch=%s %s -o %s 2>&1", ptxas(), arch,
+           path, cubin);
   FILE *p = popen(cmd, "r");
-  char out[2048] = "";
+  char out[8192] = "";
   size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
   out[n] = 0;
   int rc = p ? pclose(p) : -1;
   remove(path);
   remove(cubin);
   CHECKF(rc == 0, "ptxas -arch=%s on %s: %s", arch, what, out);
+  /* no wgmma serialized (C7514: a register of a wgmma in flight touched)
+   * and no fence ptxas had to add (C7519: a register a wgmma reads written
+   * after its wgmma.fence) */
+  CHECKF(!strstr(out, "C7514") && !strstr(out, "C7519"),
+         "ptxas -arch=%s on %s: %s", arch, what, out);
   assembled++;
   return rc == 0;
 }

@@ -168,6 +168,7 @@ def attn_sweep(D, N=4096, kinds=("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_w
     B = max(1, 16384 // N); H = 2048 // D; BH = B * H
     q, kk, v, do = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(4))
     o = torch.empty(BH, N, D, dtype=torch.float32, device=dev); lse = torch.zeros(BH, N, dtype=torch.float32, device=dev)
+    o16 = torch.empty(BH, N, D, dtype=torch.float16, device=dev)  # the warpgroup forward writes o in f16
     Dt = torch.zeros(BH, N, dtype=torch.float32, device=dev)
     dq, dk, dv = (torch.empty(BH, N, D, dtype=torch.float32, device=dev) for _ in range(3))
     plan = (("fwd", FWD_CONFIGS, "examples/attention_fwd.wave", "attention_fwd", lambda k: k(q, kk, v, o, lse)),
@@ -175,7 +176,7 @@ def attn_sweep(D, N=4096, kinds=("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_w
              lambda k: k(q, kk, v, do, lse, Dt, dk, dv)),
             ("dq", DQ_CONFIGS, "examples/attention_bwd.wave", "attention_bwd_dq", lambda k: k(q, kk, v, do, lse, Dt, dq)),
             ("fwd_wg", FWD_WG_CONFIGS, "examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
-             lambda k: k(q, kk, v, o, lse)),
+             lambda k: k(q, kk, v, o16, lse)),
             ("dkdv_wg", DKDV_WG_CONFIGS, "examples/attention_bwd_wgmma.wave", "attention_bwd_dkdv_wgmma",
              lambda k: k(q, kk, v, do, lse, Dt, dk, dv)),
             ("dq_wg", DQ_WG_CONFIGS, "examples/attention_bwd_wgmma.wave", "attention_bwd_dq_wgmma",
@@ -214,7 +215,8 @@ def attn_fwd(D, N, causal, kind="fwd"):
     (k, ms_ptx, ms_cubin, info), cfg = attn_kernel(kind, D, wave, kname, dict(B=B * H, M=N, K2=N, K1=D, N=D))
     q = torch.randn(B, H, N, D, dtype=torch.float16, device=dev)
     kk = torch.randn_like(q); v = torch.randn_like(q)
-    o = torch.empty(B * H, N, D, dtype=torch.float32, device=dev)
+    # o in the inputs' type for the warpgroup forward, as SDPA writes it
+    o = torch.empty(B * H, N, D, dtype=torch.float16 if kind == "fwd_wg" else torch.float32, device=dev)
     lse = torch.empty(B * H, N, dtype=torch.float32, device=dev)
     args = (q.reshape(B * H, N, D), kk.reshape(B * H, N, D), v.reshape(B * H, N, D), o, lse)
     k(*args); torch.cuda.synchronize()
@@ -305,7 +307,7 @@ def tma_ab(quick=False):
     D, N = 128, (4096 if quick else 8192)
     B = max(1, 16384 // N); H = 2048 // D; BH = B * H
     q, kk, v, do = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(4))
-    o = torch.empty(BH, N, D, dtype=torch.float32, device=dev); lse = torch.zeros(BH, N, dtype=torch.float32, device=dev)
+    o = torch.empty(BH, N, D, dtype=torch.float16, device=dev); lse = torch.zeros(BH, N, dtype=torch.float32, device=dev)
     Dt = torch.zeros(BH, N, dtype=torch.float32, device=dev)
     dq, dk, dv = (torch.empty(BH, N, D, dtype=torch.float32, device=dev) for _ in range(3))
     qq, kq, vq = (t.reshape(B, H, N, D) for t in (q, kk, v))

@@ -667,10 +667,10 @@ static void tma_bugs_are_caught(void) {
   };
   static const char *const depths[] = {"2", "4"};
   /* the read's line; an early read is caught at the wgmma that reads (in
-   * the forward, s = mma(q_i, k_j, s_acc) on line 27) */
+   * the forward, s = mma(q_i, k_j, s_acc) on line 28) */
   static const char *const lines[][2] = {
       {"gemm_wgmma.wave:19:", "gemm_wgmma.wave:19:"},
-      {"attention_fwd_wgmma.wave:25:", "attention_fwd_wgmma.wave:27:"}};
+      {"attention_fwd_wgmma.wave:26:", "attention_fwd_wgmma.wave:28:"}};
   for (size_t i = 0; i < 2; i++)
     for (size_t b = 0; b < sizeof bugs / sizeof *bugs; b++)
       for (int d = 0; d < 2; d++) {

@@ -171,6 +171,7 @@ def attn_sweep(D, N=4096, kinds=("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_w
     o16 = torch.empty(BH, N, D, dtype=torch.float16, device=dev)  # the warpgroup forward writes o in f16
     Dt = torch.zeros(BH, N, dtype=torch.float32, device=dev)
     dq, dk, dv = (torch.empty(BH, N, D, dtype=torch.float32, device=dev) for _ in range(3))
+    dq16, dk16, dv16 = (torch.empty(BH, N, D, dtype=torch.float16, device=dev) for _ in range(3))  # warpgroup kernels
     plan = (("fwd", FWD_CONFIGS, "examples/attention_fwd.wave", "attention_fwd", lambda k: k(q, kk, v, o, lse)),
             ("dkdv", DKDV_CONFIGS, "examples/attention_bwd.wave", "attention_bwd_dkdv",
              lambda k: k(q, kk, v, do, lse, Dt, dk, dv)),
@@ -178,9 +179,9 @@ def attn_sweep(D, N=4096, kinds=("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_w
             ("fwd_wg", FWD_WG_CONFIGS, "examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
              lambda k: k(q, kk, v, o16, lse)),
             ("dkdv_wg", DKDV_WG_CONFIGS, "examples/attention_bwd_wgmma.wave", "attention_bwd_dkdv_wgmma",
-             lambda k: k(q, kk, v, do, lse, Dt, dk, dv)),
+             lambda k: k(q, kk, v, do, lse, Dt, dk16, dv16)),
             ("dq_wg", DQ_WG_CONFIGS, "examples/attention_bwd_wgmma.wave", "attention_bwd_dq_wgmma",
-             lambda k: k(q, kk, v, do, lse, Dt, dq)))
+             lambda k: k(q, kk, v, do, lse, Dt, dq16)))
     for kind, configs, wave, kname, call in plan:
         if kind not in kinds:
             continue
@@ -253,7 +254,8 @@ def attn_bwd(D, N, causal, wg=False):
     qf, kf, vf, dof = (t.detach().reshape(BH, N, D) for t in (q, kk, v, do))
     o = torch.empty(BH, N, D, dtype=torch.float32, device=dev); lse = torch.empty(BH, N, dtype=torch.float32, device=dev)
     Dt = torch.empty(BH, N, dtype=torch.float32, device=dev)
-    dq = torch.empty(BH, N, D, dtype=torch.float32, device=dev)
+    # the gradients in the inputs' type from the warpgroup kernels, as SDPA gives them
+    dq = torch.empty(BH, N, D, dtype=torch.float16 if wg else torch.float32, device=dev)
     dk = torch.empty_like(dq); dv = torch.empty_like(dq)
     fk(qf, kf, vf, o, lse)
     def wbwd():
@@ -309,7 +311,7 @@ def tma_ab(quick=False):
     q, kk, v, do = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(4))
     o = torch.empty(BH, N, D, dtype=torch.float16, device=dev); lse = torch.zeros(BH, N, dtype=torch.float32, device=dev)
     Dt = torch.zeros(BH, N, dtype=torch.float32, device=dev)
-    dq, dk, dv = (torch.empty(BH, N, D, dtype=torch.float32, device=dev) for _ in range(3))
+    dq, dk, dv = (torch.empty(BH, N, D, dtype=torch.float16, device=dev) for _ in range(3))
     qq, kq, vq = (t.reshape(B, H, N, D) for t in (q, kk, v))
     from torch.nn.attention import sdpa_kernel, SDPBackend
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):

@@ -684,12 +684,32 @@ WAVEC_API const char *wavec_module_kernel(const wavec_module *b);
 WAVEC_API const char *wavec_module_target(const wavec_module *b);
 /* 1 when it was read from the disk cache, 0 when it was built. */
 WAVEC_API int wavec_module_cached(const wavec_module *b);
-/* Grid and block in threads (x, y, z), bytes of shared memory. */
+/* Grid and block in threads (x, y, z), bytes of shared memory; with
+ * run-time sizes, the grid of the sizes given so far (0 along an axis
+ * whose size is not given yet). */
 WAVEC_API void wavec_module_launch_dims(const wavec_module *b, uint32_t grid[3],
                               uint32_t block[3], size_t *smem_bytes);
 WAVEC_API size_t wavec_module_arg_count(const wavec_module *b);
-/* As wavec_arg_info_get; -1 past the last argument. */
+/* As wavec_arg_info_get (dynamic dims: the sizes given so far, 0 until
+ * then); -1 past the last argument. */
 WAVEC_API int wavec_module_arg(const wavec_module *b, size_t i, wavec_arg_info *out);
+/* A module with run-time sizes (dynamic dims, wavec_arg_dim_is_dynamic) as
+ * wavec_arg_shape for a kernel: the shape of argument i for the next
+ * launches. Its dynamic dims give the sizes; the others must be the
+ * compiled ones; the shapes given for one launch must agree on each
+ * dynamic dim. The grid, the tensor maps and the size parameters of a
+ * launch follow from the sizes (a size not given, or not the multiple its
+ * dynamic(...) states, fails the launch). One module serves every size,
+ * and the disk cache keeps it once. WAVEC_ERR_INVALID, with a diagnostic,
+ * for another number of dims, a fixed dim that differs, a size out of
+ * range or in conflict with another argument's. A module is not safe to
+ * give shapes to and launch from two threads at once. */
+WAVEC_API wavec_status wavec_module_arg_shape(wavec_module *b, size_t i,
+                                              size_t ndims,
+                                              const int64_t *shape);
+/* 1 when dimension d of argument i of b is dynamic, else 0. */
+WAVEC_API int wavec_module_dim_is_dynamic(const wavec_module *b, size_t i,
+                                          size_t d);
 /* The cubin. */
 WAVEC_API const void *wavec_module_code(const wavec_module *b, size_t *len);
 
@@ -700,7 +720,8 @@ WAVEC_API const void *wavec_module_code(const wavec_module *b, size_t *len);
  * declaration order, to dense row-major tensors of the argument's shape
  * and type (wavec_module_arg); nothing is checked on the device side.
  * A kernel with tensor maps (wavec_tensor_map_info) gets them built over
- * these pointers at every launch and passed after them.
+ * these pointers at every launch and passed after them; one with run-time
+ * sizes gets them, its grid and its shapes from wavec_module_arg_shape.
  * WAVEC_ERR_RUNTIME with the driver's error when loading or launching
  * fails. */
 WAVEC_API wavec_status wavec_module_launch(wavec_module *b, void *stream,

@@ -191,6 +191,9 @@ struct wv_kernel {
   struct tir_prog *tir;   /* after lower */
   int64_t *run_size;      /* by tir sizes index: the run-time sizes (0:
                              not given yet), set by wavec_arg_shape */
+  uint64_t *run_from;     /* by tir sizes index: the arguments (bit i:
+                             argument i < 64) whose shapes gave it since
+                             the last run */
   wv_buf dump;
   /* the last pass's printer, when its dump is not made yet */
   void (*dump_due)(wv_kernel *k, wv_buf *b);

@@ -12,6 +12,9 @@
  *                            i64 shape[ndims], u32 is_output
  *   u32 ntmaps; per tensor map: u32 arg, u32 ndims, u32 box[ndims],
  *                               u32 swizzle_128b
+ *   u32 nsizes; per run-time size: str name, i64 multiple
+ *   per argument: u32 dyn[ndims] (1 + its size, 0: fixed)
+ *   u32 grid_size[3]; i64 grid_tile[3]
  *   u64 code length, code bytes (the cubin)
  *   u64 XXH64 (seed 0) of every byte before it
  * Entries are written through support/outfile.c (a temporary beside the
@@ -33,7 +36,7 @@
 #define WV_SOURCE_ID "unknown"
 #endif
 
-#define WV_BIN_FORMAT 2
+#define WV_BIN_FORMAT 3
 #define WV_ENTRY_MAX ((size_t)1 << 30) /* larger files are not entries */
 static const char magic[6] = {'W', 'V', 'B', 'I', 'N', 0};
 static const char suffix[] = ".wvbin";
@@ -91,6 +94,18 @@ void wv_module_write(const wavec_module *b, wv_buf *out) {
       put_u32(out, m->box[d]);
     put_u32(out, (uint32_t)m->swizzle_128b);
   }
+  put_u32(out, b->nsizes);
+  for (uint32_t i = 0; i < b->nsizes; i++) {
+    put_str(out, b->sizes[i].name);
+    put_u64(out, (uint64_t)b->sizes[i].multiple);
+  }
+  for (uint32_t i = 0; i < b->nargs; i++)
+    for (size_t d = 0; d < b->args[i].ndims; d++)
+      put_u32(out, b->dyn[i][d]);
+  for (int d = 0; d < 3; d++)
+    put_u32(out, b->grid_size[d]);
+  for (int d = 0; d < 3; d++)
+    put_u64(out, (uint64_t)b->grid_tile[d]);
   put_u64(out, b->code_len);
   wv_buf_add(out, b->code, b->code_len);
   put_u64(out, wv_xxh64(out->s + start, out->n - start, 0));
@@ -195,6 +210,29 @@ wavec_module *wv_module_read(wavec_ctx *ctx, const void *data, size_t len,
     for (size_t d = 0; d < m->ndims; d++)
       m->box[d] = get_u32(&r);
     m->swizzle_128b = get_u32(&r) != 0;
+  }
+  b->nsizes = get_u32(&r);
+  if (r.bad || b->nsizes > WV_MAX_SIZES)
+    return NULL;
+  b->sizes = wv_alloc(ctx, (b->nsizes + 1) * sizeof *b->sizes);
+  for (uint32_t i = 0; i < b->nsizes && !r.bad; i++) {
+    b->sizes[i].name = get_str(&r);
+    b->sizes[i].multiple = (int64_t)get_u64(&r);
+    if (b->sizes[i].multiple < 1)
+      return NULL;
+  }
+  b->dyn = wv_alloc(ctx, (b->nargs + 1) * sizeof *b->dyn);
+  for (uint32_t i = 0; i < b->nargs && !r.bad; i++)
+    for (size_t d = 0; d < b->args[i].ndims; d++)
+      if ((b->dyn[i][d] = get_u32(&r)) > b->nsizes)
+        return NULL;
+  for (int d = 0; d < 3; d++)
+    if ((b->grid_size[d] = get_u32(&r)) > b->nsizes)
+      return NULL;
+  for (int d = 0; d < 3; d++) {
+    b->grid_tile[d] = (int64_t)get_u64(&r);
+    if (b->grid_size[d] && b->grid_tile[d] < 1)
+      return NULL;
   }
   uint64_t n = get_u64(&r);
   const unsigned char *code = r.bad ? NULL : take(&r, (size_t)n);

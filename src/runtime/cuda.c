@@ -393,6 +393,21 @@ wavec_module *wv_module_of(wavec_ctx *ctx, wv_kernel *k, const char *target) {
     wv_fail(ctx, D_UNSUPPORTED, k->loc,
             "kernel '%s' has %u run-time sizes; a launch passes at most %d",
             k->name, b->nsizes, WV_MAX_SIZES);
+  /* how a launch's sizes, shapes and grid follow from its arguments */
+  b->sizes = wv_alloc(ctx, (b->nsizes + 1) * sizeof *b->sizes);
+  for (uint32_t i = 0; i < b->nsizes; i++) {
+    b->sizes[i].name = p->sizes.v[i].name;
+    b->sizes[i].multiple = p->sizes.v[i].multiple;
+    b->sizes[i].now = k->run_size[i];
+  }
+  b->dyn = wv_alloc(ctx, (b->nargs + 1) * sizeof *b->dyn);
+  for (uint32_t i = 0; i < b->nargs; i++)
+    for (uint32_t j = 0; j < p->args.v[i].ndims && j < WAVEC_MAX_DIMS; j++)
+      b->dyn[i][j] = p->args.v[i].dyn[j];
+  for (int d = 0; d < 3; d++) {
+    b->grid_size[d] = p->grid_size[d];
+    b->grid_tile[d] = p->grid_tile[d];
+  }
   b->ntmaps = (uint32_t)wavec_tensor_map_count((wavec_kernel *)k);
   if (b->ntmaps > WV_MAX_TMAPS)
     wv_fail(ctx, D_UNSUPPORTED, k->loc,
@@ -487,9 +502,7 @@ wavec_module *wv_load(wavec_ctx *ctx, wv_kernel *k, const char *name,
     wv_throw(ctx);
   wavec_module *b =
       build(cu, ptxas, k, cu ? ptx_target(cu, k, target) : target);
-  /* (a module with run-time sizes is not cached: it is built for the
-   * process that knows them) */
-  if (keyed && !b->nsizes) {
+  if (keyed) {
     b->key[0] = key[0];
     b->key[1] = key[1];
     b->desc = desc;
@@ -521,11 +534,20 @@ const char *wavec_module_target(const wavec_module *b) { return b->target; }
 int wavec_module_cached(const wavec_module *b) { return b->cached; }
 size_t wavec_module_arg_count(const wavec_module *b) { return b->nargs; }
 
+/* The grid along axis d for the sizes given so far (its compiled extent,
+ * 0 for a dynamic axis, until its size is given). */
+static uint32_t grid_now(const wavec_module *b, int d) {
+  if (!b->grid_size[d])
+    return b->grid[d];
+  int64_t n = b->sizes[b->grid_size[d] - 1].now;
+  return n > 0 ? (uint32_t)((n + b->grid_tile[d] - 1) / b->grid_tile[d]) : 0;
+}
+
 void wavec_module_launch_dims(const wavec_module *b, uint32_t grid[3],
                               uint32_t block[3], size_t *smem_bytes) {
   for (int d = 0; d < 3; d++) {
     if (grid)
-      grid[d] = b->grid[d];
+      grid[d] = grid_now(b, d);
     if (block)
       block[d] = b->block[d];
   }
@@ -537,7 +559,99 @@ int wavec_module_arg(const wavec_module *b, size_t i, wavec_arg_info *out) {
   if (i >= b->nargs)
     return -1;
   *out = b->args[i];
+  /* its dynamic dims: the sizes given so far */
+  bool dyn = false;
+  for (size_t j = 0; j < out->ndims; j++)
+    if (b->dyn[i][j]) {
+      out->shape[j] = b->sizes[b->dyn[i][j] - 1].now;
+      dyn = true;
+    }
+  if (dyn) {
+    out->elems = 1;
+    for (size_t j = 0; j < out->ndims; j++)
+      out->elems *= (size_t)out->shape[j];
+    out->bytes = out->elems * (size_t)((wv_dtypes[out->dtype].bits + 7) / 8);
+  }
   return 0;
+}
+
+int wavec_module_dim_is_dynamic(const wavec_module *b, size_t i, size_t d) {
+  return b && i < b->nargs && d < b->args[i].ndims && b->dyn[i][d] != 0;
+}
+
+wavec_status wavec_module_arg_shape(wavec_module *b, size_t i, size_t ndims,
+                                    const int64_t *shape) {
+  if (!b || !shape)
+    return WAVEC_ERR_INVALID;
+  wavec_ctx *ctx = b->ctx;
+  wavec_loc none = {0};
+  if (i >= b->nargs)
+    return wv_error(ctx, D_INVALID, none, "kernel '%s' has %u arguments",
+                    b->kernel, b->nargs);
+  const wavec_arg_info *a = &b->args[i];
+  if (ndims != a->ndims)
+    return wv_error(ctx, D_INVALID, none,
+                    "argument '%s' of '%s' has %zu dimensions, the shape %zu",
+                    a->name, b->kernel, a->ndims, ndims);
+  uint64_t me = i < 64 ? (uint64_t)1 << i : 0; /* (more cannot launch) */
+  for (size_t j = 0; j < ndims; j++) {
+    uint32_t z = b->dyn[i][j];
+    if (shape[j] <= 0 || shape[j] > INT32_MAX)
+      return wv_error(ctx, D_INVALID, none,
+                      "argument '%s' of '%s': size %lld of dimension %zu is "
+                      "out of range",
+                      a->name, b->kernel, (long long)shape[j], j);
+    if (!z && shape[j] != a->shape[j])
+      return wv_error(ctx, D_INVALID, none,
+                      "argument '%s' of '%s': dimension %zu is %lld, compiled "
+                      "in; the shape gives %lld (declare it dynamic to vary "
+                      "it)",
+                      a->name, b->kernel, j, (long long)a->shape[j],
+                      (long long)shape[j]);
+    const wv_module_size *s = z ? &b->sizes[z - 1] : NULL;
+    uint64_t others = s ? s->from & ~me : 0;
+    if (others && s->now != shape[j])
+      return wv_error(ctx, D_INVALID, none,
+                      "argument '%s' of '%s': dimension %zu ('%s') is %lld, "
+                      "the shape of '%s' gave %lld",
+                      a->name, b->kernel, j, s->name, (long long)shape[j],
+                      b->args[__builtin_ctzll(others)].name,
+                      (long long)s->now);
+  }
+  for (size_t j = 0; j < ndims; j++)
+    if (b->dyn[i][j]) {
+      b->sizes[b->dyn[i][j] - 1].now = shape[j];
+      b->sizes[b->dyn[i][j] - 1].from |= me;
+    }
+  return WAVEC_OK;
+}
+
+/* Before a launch of a module with run-time sizes: every size given and
+ * as stated; the grid and every argument's shape (the tensor maps are
+ * built over them) follow from them. The next launch's shapes may differ
+ * from this one's. */
+static void module_sizes(wavec_module *b) {
+  wavec_ctx *ctx = b->ctx;
+  for (uint32_t i = 0; i < b->nsizes; i++)
+    b->sizes[i].from = 0; /* a launch, even one refused, ends the shapes */
+  for (uint32_t i = 0; i < b->nsizes; i++) {
+    wv_module_size *s = &b->sizes[i];
+    if (s->now <= 0)
+      wv_fail(ctx, D_INVALID, (wavec_loc){0},
+              "kernel '%s': the size of dynamic dimension '%s' is not given; "
+              "give the shape of an argument with it (wavec_module_arg_shape)",
+              b->kernel, s->name);
+    if (s->now % s->multiple)
+      wv_fail(ctx, D_INVALID, (wavec_loc){0},
+              "kernel '%s': '%s' = %lld is not a multiple of %lld, as "
+              "dynamic(%s, multiple_of = %lld) states",
+              b->kernel, s->name, (long long)s->now, (long long)s->multiple,
+              s->name, (long long)s->multiple);
+  }
+  for (int d = 0; d < 3; d++)
+    b->grid[d] = grid_now(b, d);
+  for (uint32_t i = 0; i < b->nargs; i++)
+    wavec_module_arg(b, i, &b->args[i]);
 }
 
 const void *wavec_module_code(const wavec_module *b, size_t *len) {
@@ -626,8 +740,11 @@ static void launch(wv_cuda *cu, wavec_module *b, CUstream stream,
     params[b->nargs + i] = maps[i];
   }
   /* the run-time sizes (.param .u32), after the tensor maps */
-  for (uint32_t i = 0; i < b->nsizes; i++)
-    params[b->nargs + b->ntmaps + i] = (void *)&b->sizes[i];
+  uint32_t sizes[WV_MAX_SIZES];
+  for (uint32_t i = 0; i < b->nsizes; i++) {
+    sizes[i] = (uint32_t)b->sizes[i].now;
+    params[b->nargs + b->ntmaps + i] = &sizes[i];
+  }
   unsigned dyn = b->smem > TIR_PTX_STATIC_SMEM_MAX ? (unsigned)b->smem : 0;
   CU(cu->LaunchKernel(fn, b->grid[0], b->grid[1], b->grid[2], b->block[0],
                       b->block[1], b->block[2], dyn, stream, params, NULL),
@@ -643,10 +760,7 @@ wavec_status wavec_module_launch(wavec_module *b, void *stream,
     return ctx->status;
   WV_GUARD(ctx, ctx->status);
   if (b->nsizes)
-    wv_fail(ctx, D_INVALID, (wavec_loc){0},
-            "kernel '%s' has run-time sizes (dynamic dimensions): launch it "
-            "with wavec_gpu_run, which takes them from the arguments' shapes",
-            b->kernel);
+    module_sizes(b);
   if (b->nargs > WV_MAX_LAUNCH_ARGS)
     wv_fail(ctx, D_INVALID, (wavec_loc){0}, "kernel '%s' has %u arguments; "
             "at most %d can be launched", b->kernel, b->nargs,
@@ -674,7 +788,9 @@ static void free_run(wv_cuda *cu, CUevent *ev, CUdeviceptr *dptr, uint32_t n) {
 static void gpu_run(wv_kernel *k, void *const *host, double *ms) {
   wavec_ctx *ctx = k->ctx;
   wavec_loc loc = k->loc;
-  /* the program with the run-time sizes: its grid and shapes */
+  /* the program with the run-time sizes: its grid and shapes (the next
+   * run's shapes may differ from this one's) */
+  memset(k->run_from, 0, k->tir->sizes.n * sizeof *k->run_from);
   const tir_prog *p = tir_instance(ctx, k->tir, k->run_size, k->loc);
   for (uint32_t i = 0; i < p->args.n; i++)
     if (!host[i])
@@ -688,15 +804,12 @@ static void gpu_run(wv_kernel *k, void *const *host, double *ms) {
               p->args.v[i].name, (long long)p->args.v[i].elems);
   wavec_module *b = wv_load(ctx, k, k->name, "auto", 0);
   if (b->nsizes) {
-    /* this launch's grid, shapes (for the tensor maps) and sizes */
-    uint32_t *sizes = wv_alloc(ctx, b->nsizes * sizeof *sizes);
-    for (uint32_t i = 0; i < b->nsizes; i++)
-      sizes[i] = (uint32_t)p->size_vals[i];
-    b->sizes = sizes;
-    for (int d = 0; d < 3; d++)
-      b->grid[d] = (uint32_t)p->grid[d];
-    for (uint32_t i = 0; i < b->nargs; i++)
-      wavec_arg_info_get((wavec_kernel *)k, i, &b->args[i]);
+    /* this launch's sizes, and with them its grid and shapes */
+    for (uint32_t i = 0; i < b->nsizes; i++) {
+      b->sizes[i].now = p->size_vals[i];
+      b->sizes[i].from = 0;
+    }
+    module_sizes(b);
   }
   wv_cuda *cu = ctx->cuda;
   uint32_t n = p->args.n;

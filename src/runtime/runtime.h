@@ -46,6 +46,15 @@ wavec_status wv_cuda_tensor_map(wv_cuda *cu, wavec_loc loc,
                                 unsigned long long dptr, void *out);
 
 /* ---- GPU modules (wavec.h: wavec_module) ---------------------------------- */
+/* A run-time size of a module (a dynamic dim) and how a launch gets it. */
+typedef struct wv_module_size {
+  const char *name; /* the dimension's */
+  int64_t multiple; /* its stated multiple (1: none) */
+  int64_t now;      /* its value for the next launch; 0 until given */
+  uint64_t from;    /* the arguments (bit i: argument i) whose shapes gave
+                       it since the last launch */
+} wv_module_size;
+
 #define WV_BIN_MODS 8 /* CUDA contexts one module is loaded into at most */
 #define WV_MAX_LAUNCH_ARGS 64 /* kernel parameters one launch passes */
 #define WV_MAX_TMAPS 16       /* tensor maps of one launch */
@@ -62,10 +71,17 @@ struct wavec_module {
   wavec_arg_info *args;
   uint32_t ntmaps;            /* tensor maps passed after the pointers */
   wavec_tensor_map_info *tmaps;
-  uint32_t nsizes;            /* run-time sizes (dynamic dims) passed after
-                                 the tensor maps; such a module is never
-                                 cached and launched by wavec_gpu_run only */
-  const uint32_t *sizes;      /* their values for the next launch */
+  /* run-time sizes (dynamic dims), passed as .u32 after the tensor maps:
+   * each launch takes them from its arguments' shapes
+   * (wavec_module_arg_shape), and its grid and the shapes of the other
+   * arguments with them (module_sizes) */
+  uint32_t nsizes;
+  wv_module_size *sizes;
+  uint32_t (*dyn)[WAVEC_MAX_DIMS]; /* by argument and dim: 1 + its size, 0
+                                      when the dim is fixed */
+  uint32_t grid_size[3];      /* 1 + the size whose tiles a grid axis
+                                 counts, 0: a fixed axis */
+  int64_t grid_tile[3];
   const void *code;           /* the cubin */
   size_t code_len;
   uint64_t key[2];            /* its cache key; 0, 0 when not keyed */

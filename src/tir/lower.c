@@ -208,6 +208,7 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   /* dynamic dims: run-time sizes, in the order they are declared */
   w->size_index = wv_alloc(ctx, w->d->nsyms * sizeof *w->size_index);
   k->run_size = wv_alloc(ctx, (k->dynamics.n + 1) * sizeof *k->run_size);
+  k->run_from = wv_alloc(ctx, (k->dynamics.n + 1) * sizeof *k->run_from);
   for (uint32_t i = 0; i < k->dynamics.n; i++) {
     wavec_sym s = k->dynamics.v[i].dim;
     if (!w->d->dim[s].used)

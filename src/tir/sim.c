@@ -1004,6 +1004,9 @@ static void simulate(wv_kernel *k, void *const *args) {
   const tir_prog *p = k->tir;
   if (!p)
     wv_fail(ctx, D_INVALID, k->loc, "kernel '%s' is not compiled", k->name);
+  /* the next run's shapes may differ from this one's (also after a run
+   * refused here) */
+  memset(k->run_from, 0, p->sizes.n * sizeof *k->run_from);
   p = tir_instance(ctx, p, k->run_size, k->loc); /* the run-time sizes */
   sim s = {0};
   s.ctx = ctx;

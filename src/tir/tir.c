@@ -328,9 +328,24 @@ wavec_status wavec_arg_shape(wavec_kernel *pk, size_t i, size_t ndims,
                       "the shape gives %lld (declare it dynamic to vary it)",
                       a->name, j, (long long)a->shape[j], (long long)shape[j]);
   }
+  /* the shapes given for one run agree on every dynamic dim */
+  uint64_t me = i < 64 ? (uint64_t)1 << i : 0;
+  for (uint32_t j = 0; j < a->ndims; j++) {
+    uint32_t z = a->dyn[j] - 1;
+    uint64_t others = a->dyn[j] ? k->run_from[z] & ~me : 0;
+    if (others && k->run_size[z] != shape[j])
+      return wv_error(k->ctx, D_INVALID, k->loc,
+                      "argument '%s': dimension %u ('%s') is %lld, the shape "
+                      "of '%s' gave %lld",
+                      a->name, j, p->sizes.v[z].name, (long long)shape[j],
+                      p->args.v[__builtin_ctzll(others)].name,
+                      (long long)k->run_size[z]);
+  }
   for (uint32_t j = 0; j < a->ndims; j++)
-    if (a->dyn[j])
+    if (a->dyn[j]) {
       k->run_size[a->dyn[j] - 1] = shape[j];
+      k->run_from[a->dyn[j] - 1] |= me;
+    }
   return WAVEC_OK;
 }
 

@@ -114,6 +114,14 @@ static wavec_module *sample(wavec_ctx *ctx, size_t code_len) {
   m->tmaps = wv_alloc(ctx, sizeof *m->tmaps);
   m->tmaps[0] = (wavec_tensor_map_info){
       .arg = 0, .ndims = 2, .box = {64, 32}, .swizzle_128b = 1};
+  /* one run-time size, M: dim 0 of both arguments, grid x in tiles of 16 */
+  m->nsizes = 1;
+  m->sizes = wv_alloc(ctx, sizeof *m->sizes);
+  m->sizes[0] = (wv_module_size){.name = "M", .multiple = 8};
+  m->dyn = wv_alloc(ctx, 2 * sizeof *m->dyn);
+  m->dyn[0][0] = m->dyn[1][0] = 1;
+  m->grid_size[0] = 1;
+  m->grid_tile[0] = 16;
   unsigned char *code = wv_alloc(ctx, code_len);
   pattern(code, code_len);
   m->code = code;
@@ -143,18 +151,31 @@ static void entry_round_trip(void) {
     CHECK(r->ntmaps == 1 && r->tmaps[0].arg == 0 && r->tmaps[0].ndims == 2);
     CHECK(r->tmaps[0].box[0] == 64 && r->tmaps[0].box[1] == 32);
     CHECK(r->tmaps[0].swizzle_128b == 1);
+    CHECK(r->nsizes == 1 && strcmp(r->sizes[0].name, "M") == 0 &&
+          r->sizes[0].multiple == 8 && r->sizes[0].now == 0);
+    CHECK(r->dyn[0][0] == 1 && r->dyn[0][1] == 0 && r->dyn[1][0] == 1);
+    CHECK(r->grid_size[0] == 1 && r->grid_tile[0] == 16 && !r->grid_size[1]);
     CHECK(!r->cached);
   }
   /* the public accessors */
   CHECK(strcmp(wavec_module_kernel(m), "gemm") == 0);
   CHECK(wavec_module_arg_count(m) == 2);
   wavec_arg_info a;
-  CHECK(wavec_module_arg(m, 1, &a) == 0 && a.shape[0] == 64);
+  CHECK(wavec_module_arg(m, 1, &a) == 0 && a.shape[0] == 0);
   CHECK(wavec_module_arg(m, 2, &a) == -1);
+  CHECK(wavec_module_dim_is_dynamic(m, 0, 0) &&
+        !wavec_module_dim_is_dynamic(m, 0, 1) &&
+        !wavec_module_dim_is_dynamic(m, 2, 0));
   uint32_t g[3], bl[3];
   size_t smem;
   wavec_module_launch_dims(m, g, bl, &smem);
-  CHECK(g[0] == 4 && bl[1] == 2 && smem == 73728);
+  CHECK(g[0] == 0 && g[1] == 2 && bl[1] == 2 && smem == 73728);
+  CHECK(wavec_module_arg_shape(m, 0, 2, (const int64_t[]){200, 32}) ==
+        WAVEC_OK);
+  wavec_module_launch_dims(m, g, NULL, NULL);
+  CHECK(g[0] == 13 && g[1] == 2);
+  CHECK(wavec_module_arg(m, 1, &a) == 0 && a.shape[0] == 200 &&
+        a.bytes == 800);
   size_t len;
   CHECK(wavec_module_code(m, &len) == m->code && len == 300);
   wavec_ctx_free(ctx);
@@ -426,17 +447,22 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void ptxas_miss_hit_corrupt(void) {
+/* ptxas for the tests that build modules; says SKIPPED when absent. */
+static bool ptxas_found(void) {
   wavec_ctx *probe = wavec_ctx_new(NULL, NULL);
-  WV_GUARD(probe, );
+  WV_GUARD(probe, false);
   bool have = wv_ptxas_path(probe) != NULL;
   WV_UNGUARD(probe);
   wavec_ctx_free(probe);
-  if (!have) {
-    printf("SKIPPED: ptxas not found: the cache through ptxas is not "
+  if (!have)
+    printf("SKIPPED: ptxas not found: modules built through ptxas are not "
            "tested\n");
+  return have;
+}
+
+static void ptxas_miss_hit_corrupt(void) {
+  if (!ptxas_found())
     return;
-  }
   fresh_dir("ptxas");
   wavec_ctx *c1, *c2, *c3;
   wavec_module *m1 = NULL, *m2 = NULL, *m3 = NULL;
@@ -490,6 +516,74 @@ static void ptxas_miss_hit_corrupt(void) {
   wavec_ctx_free(c3);
 }
 
+/* A module with run-time sizes (tests/kernels/dynamic.wave, gemm_dyn: M,
+ * N and K dynamic, K a multiple of 8, tiles 64 x 64): cached once, its
+ * grid and shapes from the shapes given, which must agree; a launch checks
+ * the sizes before it looks for a GPU. */
+static void dynamic_module(void) {
+  if (!ptxas_found())
+    return;
+  fresh_dir("dynamic");
+  FILE *f = fopen("tests/kernels/dynamic.wave", "rb");
+  static char src[1 << 14];
+  size_t n = f ? fread(src, 1, sizeof src - 1, f) : 0;
+  if (f)
+    fclose(f);
+  CHECK(n > 0);
+  wavec_ctx *c[2];
+  wavec_module *m[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++) {
+    c[i] = wavec_ctx_new(NULL, NULL);
+    wavec_parse(c[i], "tests/kernels/dynamic.wave", src, n);
+    CHECKF(wavec_gpu_load(c[i], "gemm_dyn", "sm_90", WAVEC_LOAD_PTXAS, &m[i]) ==
+               WAVEC_OK,
+           "%s", wavec_errmsg(c[i]));
+  }
+  CHECK(m[0] && !wavec_module_cached(m[0]) && m[1] &&
+        wavec_module_cached(m[1]) && count_files(".wvbin") == 1);
+  wavec_module *b = m[1];
+  if (b) {
+    for (size_t i = 0; i < 3; i++)
+      CHECK(wavec_module_dim_is_dynamic(b, i, 0) &&
+            wavec_module_dim_is_dynamic(b, i, 1));
+    uint32_t g[3];
+    wavec_module_launch_dims(b, g, NULL, NULL);
+    CHECK(g[0] == 0 && g[1] == 0 && g[2] == 1); /* no sizes yet */
+    const int64_t s[3][2] = {{200, 96}, {72, 96}, {200, 72}};
+    for (size_t i = 0; i < 3; i++)
+      CHECKF(wavec_module_arg_shape(b, i, 2, s[i]) == WAVEC_OK, "%s",
+             wavec_errmsg(c[1]));
+    wavec_module_launch_dims(b, g, NULL, NULL);
+    CHECK(g[0] == 4 && g[1] == 2 && g[2] == 1);
+    wavec_arg_info a;
+    CHECK(wavec_module_arg(b, 2, &a) == 0 && a.shape[0] == 200 &&
+          a.shape[1] == 72 && a.bytes == 200 * 72 * 4);
+    /* shapes for one launch that disagree; a fixed number of dims */
+    CHECK(wavec_module_arg_shape(b, 1, 2, (const int64_t[]){72, 104}) ==
+          WAVEC_ERR_INVALID);
+    CHECKF(strstr(wavec_errmsg(c[1]), "argument 'b' of 'gemm_dyn': dimension "
+                                      "1 ('K') is 104, the shape of 'a' gave "
+                                      "96"),
+           "%s", wavec_errmsg(c[1]));
+    CHECK(wavec_module_arg_shape(b, 0, 3, (const int64_t[]){1, 2, 3}) ==
+          WAVEC_ERR_INVALID);
+  }
+  b = m[0];
+  if (b) {
+    /* K = 100 is not a multiple of 8: refused by the launch, before it
+     * needs a GPU */
+    const int64_t s[3][2] = {{200, 100}, {72, 100}, {200, 72}};
+    for (size_t i = 0; i < 3; i++)
+      CHECK(wavec_module_arg_shape(b, i, 2, s[i]) == WAVEC_OK);
+    uint64_t ptrs[3] = {0, 0, 0};
+    CHECK(wavec_module_launch(b, NULL, ptrs) == WAVEC_ERR_INVALID);
+    CHECKF(strstr(wavec_errmsg(c[0]), "'K' = 100 is not a multiple of 8"),
+           "%s", wavec_errmsg(c[0]));
+  }
+  wavec_ctx_free(c[0]);
+  wavec_ctx_free(c[1]);
+}
+
 static void load_errors(void) {
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
   wavec_parse(ctx, "gemm.wave", gemm_src, strlen(gemm_src));
@@ -524,6 +618,7 @@ int main(void) {
   RUN(folder_store_list_clear);
   RUN(concurrent_writers);
   RUN(ptxas_miss_hit_corrupt);
+  RUN(dynamic_module);
   RUN(load_errors);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s/wavec-test-cache-%ld'",

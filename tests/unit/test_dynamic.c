@@ -214,6 +214,25 @@ static void bad_sizes(void) {
     CHECK(wavec_arg_dim_is_dynamic(k, 0, 1) && !wavec_arg_dim_is_dynamic(k, 0, 2));
   }
   wavec_ctx_free(ctx);
+  /* the shapes given for one run disagree on a dynamic dim (a: M = 64,
+   * c: M = 65); after a run, the next run's shapes may differ */
+  ctx = wavec_ctx_new(NULL, NULL);
+  k = compile(ctx, "gemm_dyn", "sm_90", &ptx);
+  free(ptx);
+  if (k) {
+    const int64_t shapes[3][4] = {{64, 32}, {64, 32}, {64, 64}};
+    void **bufs = shaped(k, 3, shapes);
+    CHECKF(wavec_simulate(k, bufs) == WAVEC_OK, "%s", wavec_errmsg(ctx));
+    /* a new run: a alone may move M to 32 (b and c follow it, or say it) */
+    CHECK(wavec_arg_shape(k, 0, 2, (const int64_t[]){32, 32}) == WAVEC_OK);
+    CHECK(wavec_arg_shape(k, 2, 2, (const int64_t[]){33, 64}) ==
+          WAVEC_ERR_INVALID);
+    CHECKF(strstr(wavec_errmsg(ctx), "argument 'c': dimension 0 ('M') is 33, "
+                                     "the shape of 'a' gave 32"),
+           "%s", wavec_errmsg(ctx));
+    free_bufs(bufs, 3);
+  }
+  wavec_ctx_free(ctx);
 }
 
 int main(void) {

@@ -530,6 +530,10 @@ WAVEC_API wavec_status wavec_arg_shape(wavec_kernel *k, size_t i,
 /* 1 when dimension d of argument i of the compiled kernel k is dynamic
  * (its size is given at run time), else 0. */
 WAVEC_API int wavec_arg_dim_is_dynamic(wavec_kernel *k, size_t i, size_t d);
+/* The name of dimension d of argument i of the compiled kernel k when it
+ * is dynamic (e.g. "M": arguments that share it share its size), NULL
+ * when it is fixed. */
+WAVEC_API const char *wavec_arg_dim_name(wavec_kernel *k, size_t i, size_t d);
 WAVEC_API wavec_status wavec_arg_info_get(wavec_kernel *k, size_t i,
                                           wavec_arg_info *out);
 
@@ -707,9 +711,11 @@ WAVEC_API int wavec_module_arg(const wavec_module *b, size_t i, wavec_arg_info *
 WAVEC_API wavec_status wavec_module_arg_shape(wavec_module *b, size_t i,
                                               size_t ndims,
                                               const int64_t *shape);
-/* 1 when dimension d of argument i of b is dynamic, else 0. */
-WAVEC_API int wavec_module_dim_is_dynamic(const wavec_module *b, size_t i,
-                                          size_t d);
+/* The name of dimension d of argument i of b when it is dynamic (the
+ * dimension's, e.g. "M": arguments that share it share its size), NULL
+ * when it is fixed. */
+WAVEC_API const char *wavec_module_dim_name(const wavec_module *b, size_t i,
+                                            size_t d);
 /* The cubin. */
 WAVEC_API const void *wavec_module_code(const wavec_module *b, size_t *len);
 

@@ -42,20 +42,29 @@ class WavecError(RuntimeError):
 
 class Arg:
     """A kernel argument as declared: name, element type ("f16", "bf16",
-    "f32", "i32", "i1"), shape (sizes bound at compile time), and whether
-    the kernel writes it."""
-    __slots__ = ("name", "dtype", "shape", "is_output")
+    "f32", "i32", "i1"), shape (sizes bound at compile time; None for a
+    dynamic dim, whose size each call takes from the arguments' shapes),
+    dims (per dim: the name of a dynamic dim, e.g. "M", else None), and
+    whether the kernel writes it."""
+    __slots__ = ("name", "dtype", "shape", "dims", "is_output")
 
-    def __init__(self, name, dtype, shape, is_output):
-        self.name, self.dtype, self.shape, self.is_output = name, dtype, tuple(shape), bool(is_output)
+    def __init__(self, name, dtype, shape, is_output, dims=None):
+        self.dims = tuple(dims) if dims else (None,) * len(shape)
+        self.name, self.dtype, self.is_output = name, dtype, bool(is_output)
+        self.shape = tuple(None if d is not None else n for n, d in zip(shape, self.dims))
 
     def __repr__(self):
-        return f"Arg({self.name}: {self.dtype} {shape_str(self.shape)}{', output' if self.is_output else ''})"
+        return (f"Arg({self.name}: {self.dtype} {shape_str(self.shape, self.dims)}"
+                f"{', output' if self.is_output else ''})")
 
 
-def _arg(info):
+def _arg(info, dim_name):
+    """An Arg from a wavec_arg_info; dim_name(d): the name of dynamic dim d
+    (bytes), else None."""
+    dims = [dim_name(d) for d in range(info.ndims)]
     return Arg(info.name.decode(), lib.wavec_dtype_name(info.dtype).decode(),
-               [info.shape[i] for i in range(info.ndims)], info.is_output)
+               [info.shape[i] for i in range(info.ndims)], info.is_output,
+               [d.decode() if d else None for d in dims])
 
 
 def library_version():
@@ -206,7 +215,7 @@ class Kernel:
         infos = [ArgInfo() for _ in range(n)]
         for i, info in enumerate(infos):
             lib.wavec_arg_info_get(k, i, ctypes.byref(info))
-        self.args = [_arg(i) for i in infos]
+        self.args = [_arg(info, lambda d, i=i: lib.wavec_arg_dim_name(k, i, d)) for i, info in enumerate(infos)]
         grid, block, smem = (ctypes.c_uint32 * 3)(), (ctypes.c_uint32 * 3)(), ctypes.c_size_t()
         self._ctx.ok(lib.wavec_launch_dims(k, grid, block, ctypes.byref(smem)))
         self.grid, self.block, self.smem = tuple(grid), tuple(block), smem.value
@@ -224,7 +233,7 @@ class Kernel:
         infos = [ArgInfo() for _ in range(n)]
         for i, info in enumerate(infos):
             lib.wavec_module_arg(m, i, ctypes.byref(info))
-        self.args = [_arg(i) for i in infos]
+        self.args = [_arg(info, lambda d, i=i: lib.wavec_module_dim_name(m, i, d)) for i, info in enumerate(infos)]
         grid, block, smem = (ctypes.c_uint32 * 3)(), (ctypes.c_uint32 * 3)(), ctypes.c_size_t()
         lib.wavec_module_launch_dims(m, grid, block, ctypes.byref(smem))
         self.grid, self.block, self.smem = tuple(grid), tuple(block), smem.value
@@ -233,7 +242,7 @@ class Kernel:
 
     # ---- what it is ------------------------------------------------------------
     def __repr__(self):
-        args = ", ".join(f"{a.name}: {a.dtype} {shape_str(a.shape)}" for a in self.args)
+        args = ", ".join(f"{a.name}: {a.dtype} {shape_str(a.shape, a.dims)}" for a in self.args)
         return f"<wavec.Kernel {self.name}({args}) target={self.target}>"
 
     @property
@@ -268,12 +277,49 @@ class Kernel:
             raise TypeError(f"{self.name}: takes {len(self.args)} arguments ({names}), got {len(args)}")
         return [adapt(self.name, info, x, gpu=gpu, stream=stream) for info, x in zip(self.args, args)]
 
+    @property
+    def dynamic(self):
+        """The names of the kernel's dynamic dims (dynamic(...) in its
+        constraints): one compiled kernel runs at every size of them, each
+        call taking them from its arguments' shapes."""
+        return sorted({d for a in self.args for d in a.dims if d is not None})
+
     def sizes(self, *args):
-        """The sizes a launch passes beyond the pointers: the dims the
-        kernel leaves to run time, taken from the arguments' shapes. Every
-        size is bound at compile time today, so none; this is where dynamic
-        dims are to come in."""
-        return ()
+        """The sizes of the dynamic dims a call on args runs at, by name
+        ({"M": 200, "K": 96}), from the arguments' shapes (anything with a
+        .shape), which must agree; {} for a kernel without dynamic dims."""
+        if len(args) != len(self.args):
+            raise TypeError(f"{self.name}: takes {len(self.args)} arguments, got {len(args)}")
+        return self._sizes_of(self.args, [tuple(x.shape) for x in args])
+
+    def _sizes_of(self, infos, shapes):
+        sizes, given_by = {}, {}
+        for info, shape in zip(infos, shapes):
+            if len(shape) != len(info.dims):
+                raise ArgumentError(self.name, info.name, f"{len(shape)} dims, but the kernel declares "
+                                    f"{info.dtype} {shape_str(info.shape, info.dims)}")
+            for d, name in enumerate(info.dims):
+                if name is None:
+                    continue
+                n = int(shape[d])
+                if name in sizes and sizes[name] != n:
+                    raise ArgumentError(self.name, info.name, f"dimension {d} ({name}) is {n}, but "
+                                        f"'{given_by[name]}' gives {name} = {sizes[name]}")
+                sizes.setdefault(name, n)
+                given_by.setdefault(name, info.name)
+        return sizes
+
+    def _give_shapes(self, adapted, arg_shape, handle):
+        """The shapes of this call's arguments with dynamic dims, to the
+        kernel (arg_shape: wavec_arg_shape or wavec_module_arg_shape, on
+        handle); 0, or the failing status."""
+        for i, (info, a) in enumerate(zip(self.args, adapted)):
+            if any(d is not None for d in info.dims):
+                shape = (ctypes.c_int64 * max(1, len(a.shape)))(*a.shape)
+                st = arg_shape(handle, i, len(a.shape), shape)
+                if st != 0:
+                    return st
+        return 0
 
     def __call__(self, *args, stream=None):
         """Runs the kernel on args (in declaration order). GPU: launched
@@ -287,10 +333,11 @@ class Kernel:
 
     def _simulate(self, args):
         adapted = self._adapt_all(args, gpu=False)
+        self._sizes_of(self.args, [a.shape for a in adapted])
         ptrs = (ctypes.c_void_p * max(1, len(adapted)))(*[a.ptr for a in adapted])
         with self._lock:
             k = self._compile_here()
-            st = lib.wavec_simulate(k, ptrs)
+            st = self._give_shapes(adapted, lib.wavec_arg_shape, k) or lib.wavec_simulate(k, ptrs)
             if st != 0:
                 err = self._ctx.error()
                 # the context keeps its first error: the next call starts afresh
@@ -309,16 +356,26 @@ class Kernel:
         if stream is None and tensors and torch is not None:
             stream = torch.cuda.current_stream(tensors[0].device).cuda_stream
         handle = _stream_handle(stream)
+        self._sizes_of(self.args, [a.shape for a in adapted])
         with self._lock:
+            if self._module is None:
+                self._load_gpu()  # the module's context kept an error: a fresh one (a cache hit)
             for i, a in enumerate(adapted):
                 self._params[i] = a.ptr
+            st = self._give_shapes(adapted, lib.wavec_module_arg_shape, self._module)
+            if st != 0:
+                err = self._mctx.error(f"{self.name}: shapes")
+                self._module = None
+                raise err
             if torch is not None and dev is not None and tensors and torch.cuda.current_device() != dev:
                 with torch.cuda.device(dev):
                     st = lib.wavec_module_launch(self._module, handle, self._params)
             else:
                 st = lib.wavec_module_launch(self._module, handle, self._params)
             if st != 0:
-                raise self._mctx.error(f"{self.name}: launch")
+                err = self._mctx.error(f"{self.name}: launch")
+                self._module = None  # its context keeps the error
+                raise err
 
 
 def compile(source, kernel=None, target="auto", hardware=None, cache=True, ptxas=False, **defines):

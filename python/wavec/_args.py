@@ -33,8 +33,17 @@ DTYPES = {
 ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "i1": 1}
 
 
-def shape_str(shape):
-    return "[" + ", ".join(str(d) for d in shape) + "]"
+def shape_str(shape, dims=None):
+    """"[64, M]": a dynamic dim (None in shape) by its name in dims."""
+    dims = dims or (None,) * len(shape)
+    return "[" + ", ".join(str(n if n is not None else (d or "?")) for n, d in zip(shape, dims)) + "]"
+
+
+def shape_fits(shape, declared):
+    """The shape of an object against a declared one, whose dynamic dims
+    (None) take any positive size."""
+    return len(shape) == len(declared) and all(
+        (w is None and n > 0) or n == w for n, w in zip(shape, declared))
 
 
 def c_contiguous_strides(shape, itemsize):
@@ -57,21 +66,22 @@ class Adapted:
     """One argument, ready: its address, the device it is on ("cpu" or
     ("cuda", ordinal)), the torch tensor it came from (for streams), and
     whatever must stay alive while the kernel uses it."""
-    __slots__ = ("ptr", "device", "torch", "keep")
+    __slots__ = ("ptr", "device", "torch", "keep", "shape")
 
-    def __init__(self, ptr, device, torch=None, keep=None):
-        self.ptr, self.device, self.torch, self.keep = ptr, device, torch, keep
+    def __init__(self, ptr, device, torch=None, keep=None, shape=None):
+        self.ptr, self.device, self.torch, self.keep, self.shape = ptr, device, torch, keep, shape
 
 
 def check(kernel, info, *, dtype_ok, dtype_name, shape, contiguous, writable=True):
+    declared = shape_str(info.shape, getattr(info, "dims", None))
     if not dtype_ok:
         raise ArgumentError(kernel, info.name, f"element type {dtype_name}, but the kernel declares "
-                            f"{info.dtype} {shape_str(info.shape)}"
+                            f"{info.dtype} {declared}"
                             + (" (bf16: NumPy uint16 holding the raw bits, or ml_dtypes.bfloat16)"
                                if info.dtype == "bf16" else ""))
-    if tuple(shape) != tuple(info.shape):
+    if not shape_fits(tuple(shape), tuple(info.shape)):
         raise ArgumentError(kernel, info.name, f"shape {shape_str(shape)}, but the kernel declares "
-                            f"{info.dtype} {shape_str(info.shape)}")
+                            f"{info.dtype} {declared}")
     if not contiguous:
         raise ArgumentError(kernel, info.name, "not contiguous: the kernel takes dense row-major tensors "
                             "(make a copy with .contiguous() or numpy.ascontiguousarray)")
@@ -86,13 +96,13 @@ def from_torch(kernel, info, t):
     if t.device.type not in ("cpu", "cuda"):
         raise ArgumentError(kernel, info.name, f"a tensor on {t.device}; wavec runs on CUDA devices "
                             "and in the simulator (CPU)")
-    return Adapted(t.data_ptr(), dev, torch=t)
+    return Adapted(t.data_ptr(), dev, torch=t, shape=tuple(t.shape))
 
 
 def from_numpy(kernel, info, a):
     check(kernel, info, dtype_ok=a.dtype.name in DTYPES[info.dtype][0], dtype_name=a.dtype.name,
           shape=a.shape, contiguous=a.flags.c_contiguous, writable=a.flags.writeable)
-    return Adapted(a.ctypes.data, "cpu", keep=a)
+    return Adapted(a.ctypes.data, "cpu", keep=a, shape=tuple(a.shape))
 
 
 def from_cai(kernel, info, obj):
@@ -106,7 +116,7 @@ def from_cai(kernel, info, obj):
           contiguous=strides is None or dense(shape, strides, itemsize), writable=not readonly)
     # the device of the pointer is asked of the driver at launch; a CAI
     # object is taken to be on the current device
-    return Adapted(ptr or 0, ("cuda", None), keep=obj)
+    return Adapted(ptr or 0, ("cuda", None), keep=obj, shape=shape)
 
 
 # ---- DLPack ------------------------------------------------------------------------
@@ -178,7 +188,7 @@ def from_dlpack(kernel, info, obj, stream):
     else:
         raise ArgumentError(kernel, info.name, f"a DLPack tensor on device type {kind}; wavec takes CUDA "
                             "(GPU) and CPU (simulator) memory")
-    return Adapted((t.data or 0) + t.byte_offset, dev, keep=hold)
+    return Adapted((t.data or 0) + t.byte_offset, dev, keep=hold, shape=shape)
 
 
 def adapt(kernel, info, obj, *, gpu, stream=None):

@@ -8,7 +8,8 @@ calling it work under torch.compile and in CUDA graphs.
 
 The operator takes the kernel's inputs (the arguments it does not write, in
 declaration order) and returns its outputs (one tensor, or a tuple), each
-allocated with the declared shape and element type on the inputs' device;
+allocated with the declared shape and element type on the inputs' device
+(a dynamic dim of an output: the size the inputs give it);
 the fake (meta) implementation gives those shapes without running anything,
 which is all torch.compile needs to trace through it. The launch goes on
 the current stream, so a CUDA graph captures it; the module is loaded by
@@ -55,7 +56,14 @@ def custom_op(kernel, name=None):
 
     def allocate(inputs):
         device = inputs[0].device if inputs else torch.device("cuda")
-        return [torch.empty(a.shape, dtype=dt[a.dtype], device=device) for a in outs]
+        # dynamic dims of an output: the sizes the inputs give them
+        sizes = kernel._sizes_of(ins, [tuple(x.shape) for x in inputs])
+        missing = sorted({d for a in outs for d in a.dims if d is not None} - set(sizes))
+        if missing:
+            raise ValueError(f"wavec.custom_op: {kernel.name}: no input gives the size of "
+                             f"{', '.join(missing)}, a dynamic dim of an output")
+        return [torch.empty([sizes[d] if d is not None else n for n, d in zip(a.shape, a.dims)],
+                            dtype=dt[a.dtype], device=device) for a in outs]
 
     def impl(*inputs):
         results = allocate(inputs)

@@ -575,8 +575,10 @@ int wavec_module_arg(const wavec_module *b, size_t i, wavec_arg_info *out) {
   return 0;
 }
 
-int wavec_module_dim_is_dynamic(const wavec_module *b, size_t i, size_t d) {
-  return b && i < b->nargs && d < b->args[i].ndims && b->dyn[i][d] != 0;
+const char *wavec_module_dim_name(const wavec_module *b, size_t i, size_t d) {
+  return b && i < b->nargs && d < b->args[i].ndims && b->dyn[i][d]
+             ? b->sizes[b->dyn[i][d] - 1].name
+             : NULL;
 }
 
 wavec_status wavec_module_arg_shape(wavec_module *b, size_t i, size_t ndims,

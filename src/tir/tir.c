@@ -355,6 +355,13 @@ int wavec_arg_dim_is_dynamic(wavec_kernel *pk, size_t i, size_t d) {
          p->args.v[i].dyn[d] != 0;
 }
 
+const char *wavec_arg_dim_name(wavec_kernel *pk, size_t i, size_t d) {
+  if (!wavec_arg_dim_is_dynamic(pk, i, d))
+    return NULL;
+  const tir_prog *p = pk->k.tir;
+  return p->sizes.v[p->args.v[i].dyn[d] - 1].name;
+}
+
 size_t wavec_tensor_map_count(wavec_kernel *pk) {
   return pk && pk->k.tir ? pk->k.tir->tmaps.n : 0;
 }

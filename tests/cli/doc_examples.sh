@@ -7,7 +7,7 @@ doc=docs/LANGUAGE-additions.md
 python3 - "$doc" >"$T/blocks" 2>"$T/why" <<'PY' || fail "$(cat "$T/why")"
 import re, sys
 text = open(sys.argv[1]).read()
-blocks = re.findall(r"^```\n(.*?)^```$", text, re.S | re.M)
+blocks = re.findall(r"^```[a-z]*\n(.*?)^```$", text, re.S | re.M)
 n = 0
 for b in blocks:
     m = re.match(r"# (\S+\.wave), kernel (\w+)", b)

@@ -262,6 +262,36 @@ def autotune_picks_a_correct_config():
     assert t2.best_config(M=1024, N=1024, K=512) == results[0].config and not lines2
 
 
+@case
+def dynamic_sizes_one_module_every_shape():
+    """tests/kernels/dynamic.wave's gemm_dyn (mma.sync) and gemm_dyn_wgmma
+    (TMA rings: tensor maps over each call's shapes): one module, cached
+    once, run at ragged sizes given by the tensors; a custom op allocates
+    its output from the inputs' sizes; shapes that disagree are refused."""
+    for kname, target, kmul in (("gemm_dyn", "sm_90", 8), ("gemm_dyn_wgmma", "sm_90a", 64)):
+        k = wavec.compile("tests/kernels/dynamic.wave", kernel=kname, target=target)
+        assert k.dynamic == ["K", "M", "N"], k.dynamic
+        for m, n, kk in ((1, 64, 64), (17, 33, 100), (200, 72, 96), (129, 250, 40), (4097, 4095, 1000)):
+            kk = -(-kk // kmul) * kmul
+            a, b = inputs(m, n, kk)
+            c = torch.full((m, n), float("nan"), device="cuda")
+            k(a, b, c)
+            torch.cuda.synchronize()
+            close(c, a.double() @ b.double().T, 1e-5)
+        k2 = wavec.compile("tests/kernels/dynamic.wave", kernel=kname, target=target)
+        assert k2.cached, "a second compile of a dynamic kernel is a cache hit"
+        op = wavec.custom_op(k2)
+        a, b = inputs(300, 130, 2 * kmul)
+        close(op(a, b), a.double() @ b.double().T, 1e-5)
+        try:
+            k(a, inputs(130, 300, kmul)[0], torch.empty(300, 130, device="cuda"))
+        except wavec.ArgumentError as e:
+            assert "(K)" in str(e), e
+        else:
+            raise AssertionError("shapes that disagree on K were launched")
+        note(f"{kname}: one module at 5 sizes up to 4097x4095x1000, cache hit, custom op")
+
+
 def main():
     only = sys.argv[1:]
     passed = failed = 0

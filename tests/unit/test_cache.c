@@ -163,9 +163,9 @@ static void entry_round_trip(void) {
   wavec_arg_info a;
   CHECK(wavec_module_arg(m, 1, &a) == 0 && a.shape[0] == 0);
   CHECK(wavec_module_arg(m, 2, &a) == -1);
-  CHECK(wavec_module_dim_is_dynamic(m, 0, 0) &&
-        !wavec_module_dim_is_dynamic(m, 0, 1) &&
-        !wavec_module_dim_is_dynamic(m, 2, 0));
+  CHECK(wavec_module_dim_name(m, 0, 0) &&
+        !strcmp(wavec_module_dim_name(m, 0, 0), "M") &&
+        !wavec_module_dim_name(m, 0, 1) && !wavec_module_dim_name(m, 2, 0));
   uint32_t g[3], bl[3];
   size_t smem;
   wavec_module_launch_dims(m, g, bl, &smem);
@@ -543,9 +543,12 @@ static void dynamic_module(void) {
         wavec_module_cached(m[1]) && count_files(".wvbin") == 1);
   wavec_module *b = m[1];
   if (b) {
+    static const char *const dims[3][2] = {{"M", "K"}, {"N", "K"}, {"M", "N"}};
     for (size_t i = 0; i < 3; i++)
-      CHECK(wavec_module_dim_is_dynamic(b, i, 0) &&
-            wavec_module_dim_is_dynamic(b, i, 1));
+      for (size_t d = 0; d < 2; d++)
+        CHECKF(wavec_module_dim_name(b, i, d) &&
+                   !strcmp(wavec_module_dim_name(b, i, d), dims[i][d]),
+               "argument %zu dim %zu", i, d);
     uint32_t g[3];
     wavec_module_launch_dims(b, g, NULL, NULL);
     CHECK(g[0] == 0 && g[1] == 0 && g[2] == 1); /* no sizes yet */

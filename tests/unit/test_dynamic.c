@@ -212,6 +212,8 @@ static void bad_sizes(void) {
     CHECK(wavec_arg_shape(k, 0, 3, q) == WAVEC_ERR_INVALID);
     CHECKF(strstr(wavec_errmsg(ctx), "compiled in"), "%s", wavec_errmsg(ctx));
     CHECK(wavec_arg_dim_is_dynamic(k, 0, 1) && !wavec_arg_dim_is_dynamic(k, 0, 2));
+    CHECK(wavec_arg_dim_name(k, 0, 1) && !strcmp(wavec_arg_dim_name(k, 0, 1), "M") &&
+          !wavec_arg_dim_name(k, 0, 2) && !wavec_arg_dim_name(k, 9, 0));
   }
   wavec_ctx_free(ctx);
   /* the shapes given for one run disagree on a dynamic dim (a: M = 64,

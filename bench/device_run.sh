@@ -12,7 +12,7 @@ full=0; prof=1
 for a in "$@"; do [ "$a" = full ] && full=1; [ "$a" = noprof ] && prof=0; done
 make -s MODE=release -j16 all >build/device-build.txt 2>&1 || { tail -20 build/device-build.txt; exit 1; }
 if [ $full = 1 ]; then
-  timeout 330 bash tests/gpu/run.sh >"$OUT/gpu-tests.txt" 2>&1; echo "gpu tests rc=$?" >>"$OUT/gpu-tests.txt"
+  timeout 480 bash tests/gpu/run.sh >"$OUT/gpu-tests.txt" 2>&1; echo "gpu tests rc=$?" >>"$OUT/gpu-tests.txt"
 else
   timeout 150 bash tests/gpu/run.sh --quick >"$OUT/gpu-tests.txt" 2>&1; echo "gpu tests rc=$?" >>"$OUT/gpu-tests.txt"
 fi

@@ -10,7 +10,8 @@
 #      against the simulator's (normwise relative error at most 1e-3, no NaN
 #      or inf that only one of them has; outputs start poisoned, so an
 #      element the GPU leaves unwritten fails);
-#   4. compute-sanitizer memcheck and racecheck on each of those runs;
+#   4. compute-sanitizer memcheck, racecheck and synccheck on each of those
+#      runs;
 #   5. ragged sizes (tests/gpu/ragged.c): the examples at sizes their tiles
 #      do not divide, up to GEMM 4097x4095x1000 and attention over 4095
 #      tokens, and the kernels with run-time sizes (tests/kernels/
@@ -124,7 +125,7 @@ fi
 
 fail=0
 rows=()
-row() { rows+=("$(printf '%-30s %9s %11s %-8s %-9s %-9s' "$@")"); }
+row() { rows+=("$(printf '%-30s %9s %11s %-8s %-9s %-9s %-9s' "$@")"); }
 
 # ops
 if [ -z "$only" ]; then
@@ -145,7 +146,7 @@ row "ops (every TIR op)" - - "$v" "$mc" "$rcz"
 fi
 
 # pass 1: every case against the simulator (quick); pass 2: the sanitizers
-declare -a MS WORST V MC RC
+declare -a MS WORST V MC RC SC
 i=0
 for c in "${cases[@]}"; do
   i=$((i + 1))
@@ -163,7 +164,7 @@ for c in "${cases[@]}"; do
     if grep -q '^compare' "$log"; then V[i]=MISMATCH; else V[i]=ERROR; fi
   fi
   grep '^compare' "$log"
-  MC[i]=-; RC[i]=-
+  MC[i]=-; RC[i]=-; SC[i]=-
   echo "case $i $name: ${V[i]}, ${MS[i]:--} ms, worst rel l2 ${WORST[i]:--}"
 done
 if [ $quick -eq 0 ]; then
@@ -179,13 +180,16 @@ if [ $quick -eq 0 ]; then
     # shellcheck disable=SC2086
     san --tool racecheck --error-exitcode 99 $W run $args --target $tgt >"$log.racecheck" 2>&1 \
       && RC[i]=ok || { RC[i]=FAIL; fail=1; tail -20 "$log.racecheck"; }
-    echo "case $i sanitizers: memcheck ${MC[i]}, racecheck ${RC[i]}"
+    # shellcheck disable=SC2086
+    san --tool synccheck --error-exitcode 99 $W run $args --target $tgt >"$log.synccheck" 2>&1 \
+      && SC[i]=ok || { SC[i]=FAIL; fail=1; tail -20 "$log.synccheck"; }
+    echo "case $i sanitizers: memcheck ${MC[i]}, racecheck ${RC[i]}, synccheck ${SC[i]}"
   done
 fi
 i=0
 for c in "${cases[@]}"; do
   i=$((i + 1))
-  row "${c%%|*}" "${MS[i]:--}" "${WORST[i]:--}" "${V[i]}" "${MC[i]}" "${RC[i]}"
+  row "${c%%|*}" "${MS[i]:--}" "${WORST[i]:--}" "${V[i]}" "${MC[i]}" "${RC[i]}" "${SC[i]}"
 done
 
 # ragged sizes against float64 references, large ones included
@@ -199,7 +203,7 @@ if [ -z "$only" ] || [[ ragged == *"$only"* ]]; then
     san --tool memcheck --error-exitcode 99 ./build/release/gpu_ragged --max 100 >"$LOG/ragged.memcheck.log" 2>&1
     r=$?; [ $r -eq 0 ] && mc=ok || { mc=FAIL; fail=1; tail -20 "$LOG/ragged.memcheck.log"; }
   fi
-  row "ragged vs float64 (ragged.c)" - - "$v" "$mc" -
+  row "ragged vs float64 (ragged.c)" - - "$v" "$mc" - -
 fi
 
 # timing only: the f16 GEMM of the benchmarks at 4096^3 (2 M N K flops)
@@ -214,7 +218,7 @@ if [ -n "${OUT:-}" ]; then
   for f in "$LOG"/*; do echo "==== $f"; cat "$f"; done >"$OUT/gpu-logs.txt"
 fi
 echo
-printf '%-30s %9s %11s %-8s %-9s %-9s\n' "case" "gpu ms" "rel l2 max" "compare" "memcheck" "racecheck"
+printf '%-30s %9s %11s %-8s %-9s %-9s %-9s\n' "case" "gpu ms" "rel l2 max" "compare" "memcheck" "racecheck" "synccheck"
 printf '%s\n' "${rows[@]}"
 [ $fail -eq 0 ] && echo "all passed" || echo "FAILURES (logs in $LOG)"
 exit $fail

@@ -6,8 +6,8 @@
  *  - the output is deterministic: the same bytes twice in one context and
  *    in a fresh one;
  *  - ptxas (on PATH, else /usr/local/cuda/bin) assembles each module for
- *    its architecture, without remarking that it serialized wgmmas or
- *    added a wgmma fence (C7514, C7519); when ptxas is absent the line "SKIPPED: ptxas not
+ *    its architecture, without spilling registers and without remarking
+ *    that it serialized wgmmas or added a wgmma fence (C7514, C7519); when ptxas is absent the line "SKIPPED: ptxas not
  *    found ..." says so (tests/run.sh lists it beside its summary, and
  *    .ci/run fails: CI has the toolkit);
  *  - AMD MFMA kernels are refused with WAVEC_ERR_UNSUPPORTED and a
@@ -16,6 +16,7 @@
  *  - without a CUDA driver wavec_gpu_run is WAVEC_ERR_RUNTIME, "no CUDA
  *    driver (libcuda.so.1 not found)". */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -163,6 +164,17 @@ static int assemble(const char *ptx, size_t len, const char *arch,
    * after its wgmma.fence) */
   CHECKF(!strstr(out, "C7514") && !strstr(out, "C7519"),
          "ptxas -arch=%s on %s: %s", arch, what, out);
+  /* and, in the warpgroup (wgmma) kernels, nothing spilled: "0 bytes
+   * spill stores, 0 bytes spill loads". (bench/gemm.wave's mma.sync
+   * gemm_bf16 at 128x128 on 2x2 warps spills 48 bytes at 254 registers.) */
+  bool wg = strstr(ptx, "wgmma.mma_async") != NULL;
+  for (const char *s = strstr(out, "bytes spill"); s && wg;
+       s = strstr(s + 1, "bytes spill"))
+    CHECKF(s >= out + 2 && s[-1] == ' ' && s[-2] == '0' &&
+               (s < out + 3 || s[-3] == ' '),
+           "ptxas -arch=%s on %s spills: %s", arch, what, out);
+  CHECKF(!rc || strstr(out, "bytes spill"), "ptxas -v said nothing of spills: %s",
+         out);
   assembled++;
   return rc == 0;
 }

@@ -740,9 +740,12 @@ WAVEC_API wavec_status wavec_module_launch(wavec_module *b, void *stream,
  * NULL, says whether), and a launcher per kernel NAME (the PTX entry
  * name): `wavec_status NAME_launch(CUstream, CUdeviceptr ARG, ...)` taking
  * one device pointer per argument in declaration order (an argument named
- * as a C keyword gets a '_' appended), which loads the module into the
- * current context once (the cubin where it runs, else the PTX through the
- * driver) and launches with the kernel's grid, block and shared memory;
+ * as a C keyword gets a '_' appended) and, for a kernel with run-time
+ * sizes, a `uint32_t DIM` per dynamic dim after them (0, or not the
+ * multiple dynamic(...) states: WAVEC_ERR_INVALID), which loads the module
+ * into the current context once (the cubin where it runs, else the PTX
+ * through the driver) and launches with the kernel's grid (computed from
+ * the run-time sizes), block and shared memory;
  * `NAME_load()` to load without launching, `NAME_cu_result()` the driver's
  * result of the thread's last failure. *h_src: the header declaring them,
  * which the C file includes as "header_name". The C file compiles with

@@ -35,6 +35,16 @@ run 0 compile examples/gemm_wgmma.wave -D M=256 -D N=256 -D K=256 --hardware sta
 has "$T/wg.c" "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES"
 has "$T/wg.h" "for sm_90a"
 has "$T/wg.c" "cuTensorMapEncodeTiled(&tmap[1]"  # tensor copies: maps built per launch
+# run-time sizes: the launcher takes them after the pointers, checks the
+# stated multiple, and computes the grid and the tensor maps from them
+run 0 compile tests/kernels/dynamic.wave --kernel gemm_dyn_wgmma --target sm_90a --emit=c -o "$T/dyn.c"
+has "$T/dyn.h" "wavec_status gemm_dyn_wgmma_launch(CUstream stream, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, uint32_t M, uint32_t N, uint32_t K);"
+has "$T/dyn.h" " *   c          f32 [M, N], written"
+has "$T/dyn.h" "grid [ceil(M / 128), ceil(N / 128), 1]"
+has "$T/dyn.c" "if (K == 0 || K % 64u) {"
+has "$T/dyn.c" "const cuuint64_t dim[] = {(cuuint64_t)K, (cuuint64_t)M}, stride[] = {(cuuint64_t)2u * K};"
+has "$T/dyn.c" "&tmap[1], &M, &N, &K};"
+has "$T/dyn.c" "cuLaunchKernel(f, (unsigned)((M + 128ull - 1) / 128ull), (unsigned)((N + 128ull - 1) / 128ull), 1u,"
 # without ptxas: the PTX alone, and a note
 WAVEC_PTXAS=$T/no-ptxas run 0 compile examples/gemm.wave -D M=64 -D N=64 -D K=32 --emit=c -o "$T/ptxonly.c"
 lacks "$T/ptxonly.c" "_cubin["
@@ -45,6 +55,7 @@ cat >"$T/main.c" <<'C'
 #include "gemm.h"
 #include "dkdv.h"
 #include "wg.h"
+#include "dyn.h"
 #include "ptxonly.h"
 int main(void) {
   CUdeviceptr p = 0;
@@ -53,18 +64,19 @@ int main(void) {
   wavec_status s = gemm_launch(0, p, p, p);
   s |= attention_bwd_dkdv_launch(0, p, p, p, p, p, p, p, p);
   s |= gemm_wgmma_load();
+  s |= gemm_dyn_wgmma_launch(0, p, p, p, 64, 64, 100);
   printf("%d %d\n", (int)s, (int)gemm_cu_result());
   return 0;
 }
 C
-for f in gemm dkdv wg ptxonly; do
+for f in gemm dkdv wg dyn ptxonly; do
   "$CC" "${cflags[@]}" -c "$T/$f.c" -o "$T/$f.o" 2>"$T/err" || fail "cc -c $f.c failed"
 done
 # two emitted kernels of one name would clash: ptxonly holds gemm too
 rm "$T/ptxonly.o"
 sed -i 's/"ptxonly.h"/"gemm.h"/' "$T/main.c"
 "$CC" "${cflags[@]}" -c "$T/main.c" -o "$T/main.o" 2>"$T/err" || fail "cc -c main.c failed"
-"$CC" "$T/main.o" "$T/gemm.o" "$T/dkdv.o" "$T/wg.o" -L"$CUDA/lib64/stubs" -lcuda -o "$T/main" 2>"$T/err" ||
+"$CC" "$T/main.o" "$T/gemm.o" "$T/dkdv.o" "$T/wg.o" "$T/dyn.o" -L"$CUDA/lib64/stubs" -lcuda -o "$T/main" 2>"$T/err" ||
   fail "linking with -lcuda failed"
 und=$(nm -u "$T/main" | grep -v -E ' (cu[A-Z][A-Za-z_0-9]*|sched_yield|printf|puts|__libc_start_main|__gmon_start__|_ITM_.*|__cxa_finalize|__stack_chk_fail)(@.*)?$' || true)
 [ -z "$und" ] || fail "the launcher needs more than the driver: $und"

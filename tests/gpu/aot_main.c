@@ -1,13 +1,17 @@
 /* The --emit=c launchers on the GPU (tests/gpu/emit_c.sh builds this with
  * gemm.c (examples/gemm.wave, sm_90) and wg.c (examples/gemm_wgmma.wave,
- * sm_90a), both at M = N = 256, K = 128): each computes c = a b^T on
- * random f16 inputs, compared with a double-precision product on the host.
- * Exit 0 when both match (normwise relative error below 1e-5). */
+ * sm_90a), both at M = N = 256, K = 128, and dyn.c (tests/kernels/
+ * dynamic.wave's gemm_dyn_wgmma, sizes at launch: 256 x 256 x 128 and
+ * 200 x 72 x 128): each computes c = a b^T on random f16 inputs, compared
+ * with a double-precision product on the host; the dynamic launcher
+ * refuses K = 100 (not a multiple of 64). Exit 0 when all match
+ * (normwise relative error below 1e-5). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dyn.h"
 #include "gemm.h"
 #include "wg.h"
 
@@ -55,32 +59,45 @@ int main(void) {
   CK(cuMemcpyHtoD(da, a, sizeof a));
   CK(cuMemcpyHtoD(db, b, sizeof b));
   int bad = 0;
-  for (int which = 0; which < 2; which++) {
+  static const char *const names[] = {"gemm", "gemm_wgmma", "gemm_dyn_wgmma",
+                                      "gemm_dyn_wgmma"};
+  for (int which = 0; which < 4; which++) {
+    /* the last: a and b's first 200 and 72 rows, c dense 200 x 72 */
+    int m = which == 3 ? 200 : M, n = which == 3 ? 72 : N;
     CK(cuMemsetD8(dc, 0xff, sizeof c));
     wavec_status st =
-        which ? gemm_wgmma_launch(0, da, db, dc) : gemm_launch(0, da, db, dc);
+        which == 0   ? gemm_launch(0, da, db, dc)
+        : which == 1 ? gemm_wgmma_launch(0, da, db, dc)
+                     : gemm_dyn_wgmma_launch(0, da, db, dc, (uint32_t)m,
+                                             (uint32_t)n, K);
     if (st != WAVEC_OK) {
-      printf("FAIL %s_launch: status %d, CUDA %d\n",
-             which ? "gemm_wgmma" : "gemm", (int)st,
-             (int)(which ? gemm_wgmma_cu_result() : gemm_cu_result()));
+      printf("FAIL %s_launch: status %d, CUDA %d\n", names[which], (int)st,
+             (int)(which == 0   ? gemm_cu_result()
+                   : which == 1 ? gemm_wgmma_cu_result()
+                                : gemm_dyn_wgmma_cu_result()));
       return 1;
     }
     CK(cuCtxSynchronize());
     CK(cuMemcpyDtoH(c, dc, sizeof c));
     double d2 = 0, r2 = 0;
-    for (int i = 0; i < M; i++)
-      for (int j = 0; j < N; j++) {
+    for (int i = 0; i < m; i++)
+      for (int j = 0; j < n; j++) {
         double ref = 0;
         for (int k = 0; k < K; k++)
           ref += (double)av[i * K + k] * bv[j * K + k];
-        double d = c[i * N + j] - ref;
+        double d = c[i * n + j] - ref;
         d2 += d * d;
         r2 += ref * ref;
       }
     double rel = sqrt(d2 / r2);
-    printf("%s %s_launch: relative error %.3g\n", rel < 1e-5 ? "ok" : "FAIL",
-           which ? "gemm_wgmma" : "gemm", rel);
+    printf("%s %s_launch %d x %d x %d: relative error %.3g\n",
+           rel < 1e-5 ? "ok" : "FAIL", names[which], m, n, K, rel);
     bad |= !(rel < 1e-5);
   }
+  /* a size the kernel's dynamic(K, multiple_of = 64) refuses */
+  wavec_status st = gemm_dyn_wgmma_launch(0, da, db, dc, M, N, 100);
+  printf("%s gemm_dyn_wgmma_launch K = 100: status %d\n",
+         st == WAVEC_ERR_INVALID ? "ok" : "FAIL", (int)st);
+  bad |= st != WAVEC_ERR_INVALID;
   return bad;
 }

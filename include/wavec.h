@@ -483,9 +483,19 @@ typedef struct wavec_options {
   wavec_dump_fn dump;   /* called for print_after */
   void *dump_ud;
   int check_only; /* stop after `check` */
+  /* The step budget of each wavec_simulate of the kernel: the most
+   * instructions its waves may run in all (one step: one instruction of
+   * one wave). Past it the run fails (E0614, WAVEC_ERR_RUNTIME) at the
+   * innermost loop it was in. 0: WAVEC_DEFAULT_MAX_STEPS. */
+  uint64_t max_steps;
 } wavec_options;
 #define WAVEC_OPTIONS_INIT                                                     \
-  { sizeof(wavec_options), 0, 0, 0, 0 }
+  { sizeof(wavec_options), 0, 0, 0, 0, 0 }
+/* 2^32: ten times the steps of a 4096^3 GEMM (examples/gemm.wave,
+ * 4.3e8), 2,600 times the largest simulation of the tests (1.6e6). A
+ * release build runs 1e8 to 4e8 steps a minute: a kernel that would loop
+ * for ages stops within about 10 to 40 minutes. */
+#define WAVEC_DEFAULT_MAX_STEPS (UINT64_C(1) << 32)
 
 /* Runs the pipeline on kernel k as far as it exists. opt may be NULL (the
  * defaults); WAVEC_ERR_INVALID, with a diagnostic, when opt->size is smaller

@@ -48,6 +48,9 @@ static const char usage[] =
     "                         sm_90, sm_90a (the GPU, through the CUDA driver);\n"
     "                         compile --emit=ptx: the PTX target (sm_90)\n"
     "  --compare sim          run on the GPU: also simulate, compare outputs\n"
+    "  --max-steps N          run: stop the simulator with an error at the\n"
+    "                         loop it is in after N instructions of a wave\n"
+    "                         (default 2^32 = 4294967296)\n"
     "  --emit=ptx             compile: print PTX instead of the thread program\n"
     "  --emit=cubin           compile: PTX assembled by ptxas (on PATH or in\n"
     "                         $CUDA_HOME/bin) into -o FILE, with its resource\n"
@@ -88,6 +91,7 @@ typedef struct cli {
   int remarks;
   const char *emit; /* "ptx" or NULL */
   const char *out;  /* -o */
+  uint64_t max_steps; /* --max-steps, 0: the library's default */
   const char *defs[256]; /* -D, in order */
   size_t ndefs;
   cli_run_opts run;
@@ -172,6 +176,7 @@ static int run(wavec_ctx *ctx, cli *c) {
   opt.print_after = c->print_after;
   opt.dump = on_dump;
   opt.check_only = strcmp(c->cmd, "check") == 0;
+  opt.max_steps = c->max_steps;
   size_t nsel = 0;
   for (size_t i = 0; st == WAVEC_OK && i < wavec_kernel_count(ctx); i++)
     nsel += !c->kernel ||
@@ -296,6 +301,13 @@ int main(int argc, char **argv) {
       c.run.seed = strtoull(v, &end, 10);
       if (!*v || *end)
         rc = usage_error("--seed wants a number, not '%s'", v);
+    } else if (!strcmp(a, "--max-steps")) {
+      char *end = NULL;
+      const char *v = i + 1 < argc ? argv[++i] : "";
+      errno = 0;
+      c.max_steps = strtoull(v, &end, 10);
+      if (*v < '1' || *v > '9' || *end || errno == ERANGE)
+        rc = usage_error("--max-steps wants a positive number, not '%s'", v);
     } else if (!strcmp(a, "--target") || !strncmp(a, "--target=", 9)) {
       const char *v = a[8] ? a + 9 : (i + 1 < argc ? argv[++i] : "");
       if (strcmp(v, "sim") && strcmp(v, "sm_80") && strcmp(v, "sm_90") &&
@@ -338,6 +350,9 @@ int main(int argc, char **argv) {
       rc = usage_error("%s", "no input file");
     else if (c.emit && strcmp(c.cmd, "compile") != 0)
       rc = usage_error("--emit is for compile, not %s", c.cmd);
+    else if (c.max_steps && strcmp(c.cmd, "run") != 0)
+      rc = usage_error("--max-steps is for run (the simulator), not %s",
+                       c.cmd);
     else if (c.out && !c.emit)
       rc = usage_error("-o %s: -o writes what --emit=ptx|cubin|c makes; give "
                        "--emit (without it compile prints the thread program "

@@ -194,6 +194,7 @@ struct wv_kernel {
   uint64_t *run_from;     /* by tir sizes index: the arguments (bit i:
                              argument i < 64) whose shapes gave it since
                              the last run */
+  uint64_t max_steps;     /* wavec_simulate's budget (wavec_options) */
   wv_buf dump;
   /* the last pass's printer, when its dump is not made yet */
   void (*dump_due)(wv_kernel *k, wv_buf *b);

@@ -200,6 +200,7 @@ wavec_status wavec_compile(wavec_kernel *pk, const wavec_options *opt) {
     return ctx->status;
   WV_GUARD(ctx, ctx->status);
   wavec_options o = read_options(k, opt);
+  k->max_steps = o.max_steps ? o.max_steps : WAVEC_DEFAULT_MAX_STEPS;
   wavec_status st = compile(k, &o);
   ctx->at = (wavec_loc){0};
   WV_UNGUARD(ctx);

@@ -148,6 +148,7 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_CACHE, 611, WAVEC_ERR_RUNTIME, "compile cache error")                    \
   X(D_ARG_FILE, 612, WAVEC_ERR_RUNTIME, "argument file does not fit")          \
   X(D_MACHINE, 613, WAVEC_ERR_RUNTIME, "not available on this machine")        \
+  X(D_SIM_BUDGET, 614, WAVEC_ERR_RUNTIME, "simulation past its step budget")    \
   X(D_UNSUPPORTED, 701, WAVEC_ERR_UNSUPPORTED, "not supported by the target")  \
   X(D_INVALID, 901, WAVEC_ERR_INVALID, "invalid argument")                     \
   X(D_NOMEM, 902, WAVEC_ERR_NOMEM, "out of memory")                            \

@@ -915,12 +915,32 @@ static exec_fn *const exec[T__COUNT] = {
     [T_SHFL] = exec_shfl,       [T_MMA] = exec_mma,
     [T_LOOP] = exec_loop,       [T_ENDLOOP] = exec_endloop};
 
+/* The step budget ran out at instruction pc of wave w: fails at the
+ * innermost loop around it (a loop that runs too long is the likely
+ * cause), else at the instruction. */
+static _Noreturn void over_budget(sim *s, uint32_t w, uint32_t pc) {
+  const tir_instr *at = &s->p->code.v[pc];
+  for (uint32_t i = 0; i < pc; i++) {
+    const tir_instr *in = &s->p->code.v[i];
+    if (in->op == T_LOOP && in->match >= pc)
+      at = in; /* later loops that hold pc are nested in earlier ones */
+  }
+  sim_report(s, at, w, 0, D_SIM_BUDGET,
+             "the simulation ran past its budget of %llu steps (instructions "
+             "of a wave) %s; raise it with --max-steps N "
+             "(wavec_options.max_steps)",
+             (unsigned long long)s->max_steps,
+             at->op == T_LOOP ? "in this loop" : "here");
+}
+
 /* Runs wave w until a barrier, an mbarrier wait that cannot complete yet,
  * or its end. */
 static void run_wave(sim *s, uint32_t w) {
   const tir_prog *p = s->p;
   swave *wv = &s->waves[w];
   while (wv->pc < p->code.n) {
+    if (++s->steps > s->max_steps)
+      over_budget(s, w, wv->pc);
     const tir_instr *in = &p->code.v[wv->pc++];
     wv->steps++;
     if (s->wpend[w].n && in->op != T_WGMMA)
@@ -1012,6 +1032,7 @@ static void simulate(wv_kernel *k, void *const *args) {
   s.ctx = ctx;
   s.k = k;
   s.p = p;
+  s.max_steps = k->max_steps;
   s.args = args;
   s.lanes = p->lanes;
   s.nwaves = (uint32_t)(p->block[0] * p->block[1] * p->block[2] / p->lanes);

@@ -78,6 +78,7 @@ typedef struct sim {
   val *tmp;
   double *A, *B, *C; /* mma scratch */
   struct sim_async *as; /* mbarriers and tensor copies, or NULL (none) */
+  uint64_t steps, max_steps; /* instructions run by any wave; the budget */
 } sim;
 
 #define R(s, w, r, l) ((s)->regs[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])

@@ -231,7 +231,7 @@ static void struct_layout(void) {
       {"offsetof(wavec_diag_info, loc)", offsetof(wavec_diag_info, loc), 16},
       {"offsetof(wavec_diag_info, offset)", offsetof(wavec_diag_info, offset),
        32},
-      {"sizeof(wavec_options)", sizeof(wavec_options), 40},
+      {"sizeof(wavec_options)", sizeof(wavec_options), 48},
       {"offsetof(wavec_options, size)", offsetof(wavec_options, size), 0},
       {"offsetof(wavec_options, print_after)",
        offsetof(wavec_options, print_after), 8},
@@ -240,6 +240,8 @@ static void struct_layout(void) {
        24},
       {"offsetof(wavec_options, check_only)",
        offsetof(wavec_options, check_only), 32},
+      {"offsetof(wavec_options, max_steps)",
+       offsetof(wavec_options, max_steps), 40},
       {"sizeof(wavec_arg_info)", sizeof(wavec_arg_info), 112},
       {"offsetof(wavec_arg_info, dtype)", offsetof(wavec_arg_info, dtype), 8},
       {"offsetof(wavec_arg_info, ndims)", offsetof(wavec_arg_info, ndims), 16},
@@ -296,7 +298,7 @@ static wavec_status compile_with(const wavec_options *opt, size_t size,
 static void options_size(void) {
   wavec_options o = WAVEC_OPTIONS_INIT;
   CHECK(o.size == sizeof(wavec_options) && o.print_after == 0 && !o.dump &&
-        !o.dump_ud && !o.check_only);
+        !o.dump_ud && !o.check_only && !o.max_steps);
   o.check_only = 1;
   size_t all, n;
   char msg[512];

@@ -1,7 +1,8 @@
 # wavec build. `make` builds the release CLI and libraries; `make test` builds
 # everything under AddressSanitizer + UndefinedBehaviorSanitizer and runs the
 # whole test suite (tests/run.sh); `make demo` is the main job; `make install
-# PREFIX=DIR` installs the CLI, include/wavec.h, libwavec.a and libwavec.so.
+# PREFIX=DIR` installs the CLI, include/wavec.h, libwavec.a and libwavec.so;
+# `make fuzz` builds the fuzz harnesses (tests/fuzz/README.md) into build/fuzz/.
 CC      ?= cc
 STD     := -std=c17 -D_POSIX_C_SOURCE=200809L
 # A flag only some compilers know, when $(CC) takes it (e.g. clang has no
@@ -25,6 +26,14 @@ else ifeq ($(MODE),asan)
 else ifeq ($(MODE),debug)
   CFLAGS_MODE := -O0 -g -DWV_DEBUG=1
   LDFLAGS_MODE :=
+else ifeq ($(MODE),fuzz)
+  # The fuzz harnesses (make fuzz): the sanitizers, and with
+  # FUZZ_ENGINE=libfuzzer (clang) libFuzzer's coverage hooks in every object.
+  CFLAGS_MODE := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -DWV_DEBUG=1
+  LDFLAGS_MODE := -fsanitize=address,undefined
+  ifeq ($(FUZZ_ENGINE),libfuzzer)
+    CFLAGS_MODE += -fsanitize=fuzzer-no-link
+  endif
 endif
 BUILD   ?= build
 B       := $(BUILD)/$(MODE)
@@ -56,7 +65,7 @@ INTERNAL := $(B)/wavec-internal.a
 ID_SRC  := $(LIB_SRC) $(sort $(wildcard include/*.h src/*/*.h))
 WV_SOURCE_ID := $(shell cat $(ID_SRC) | cksum | cut -d' ' -f1)
 
-.PHONY: all lib install test asan demo clean fuzz format golden-update FORCE
+.PHONY: all lib install test asan demo clean fuzz fuzz-harnesses format golden-update FORCE
 all: $(B)/wavec lib $(UNIT_BIN) $(EX_C_BIN) $(TOOL_BIN)
 lib: $(B)/libwavec.a $(B)/libwavec.so
 
@@ -106,6 +115,33 @@ $(B)/src/runtime/cache.o: $(ID_SRC)
 asan:
 	$(MAKE) MODE=asan all
 
+# Fuzz harnesses: tests/fuzz/fuzz_NAME.c becomes build/fuzz/fuzz_NAME, linked
+# with libFuzzer when $(FUZZ_CC) can link a libFuzzer + ASan + UBSan program,
+# else with the standalone mutator tests/fuzz/mutate.c (same command line);
+# both under ASan+UBSan. tests/fuzz/run.sh runs them.
+FUZZ_CC  ?= clang
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/%)
+FUZZ_OBJ := $(B)/tests/fuzz/harness.o $(if $(filter libfuzzer,$(FUZZ_ENGINE)),,$(B)/tests/fuzz/mutate.o)
+FUZZ_LINK := $(if $(filter libfuzzer,$(FUZZ_ENGINE)),-fsanitize=fuzzer)
+fuzz:
+	@mkdir -p $(BUILD)
+	@if echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
+	    $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -x c - -o $(BUILD)/fuzz-probe >/dev/null 2>&1; then \
+	  rm -f $(BUILD)/fuzz-probe; \
+	  $(MAKE) --no-print-directory MODE=fuzz CC=$(FUZZ_CC) FUZZ_ENGINE=libfuzzer fuzz-harnesses; \
+	else \
+	  echo "make fuzz: $(FUZZ_CC) cannot link libFuzzer: the harnesses get the standalone mutator"; \
+	  $(MAKE) --no-print-directory MODE=fuzz FUZZ_ENGINE=mutate fuzz-harnesses; \
+	fi
+
+.PRECIOUS: $(B)/tests/fuzz/%.o
+fuzz-harnesses: $(FUZZ_BIN)
+	@echo "make fuzz: $(notdir $(FUZZ_BIN)) in $(B)/ ($(FUZZ_ENGINE))"
+
+$(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(FUZZ_OBJ) $(INTERNAL)
+	$(CC) $(LDFLAGS_MODE) $(FUZZ_LINK) $^ $(LIBS) -o $@
+
 # DESTDIR stages the install for packaging.
 install: $(B)/wavec $(B)/libwavec.a $(B)/libwavec.so
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)
@@ -142,3 +178,4 @@ clean:
 # straight from its source (tests, tools, examples: their .d is named after
 # the program).
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(addsuffix .d,$(UNIT_BIN) $(TOOL_BIN) $(EX_C_BIN))
+-include $(wildcard $(B)/tests/fuzz/*.d)

@@ -2,12 +2,14 @@
 # The whole test suite. Usage: tests/run.sh [GROUP...]
 # Groups: unit golden diag cli python builder build fuzz valgrind (default: all).
 # Expects `make MODE=asan all` and `make MODE=release all` to have run
-# (`make test` does both). Prints one line per test and, last,
+# (`make test` does both). Prints one line per test, a "---- " line as a
+# long group (fuzz, valgrind) starts each step, and, last,
 # "N passed, N failed"; the exit status is 0 only when nothing failed.
 #
 #   WAVEC_UPDATE_GOLDEN=1   rewrite tests/golden/*.out and tests/diag/*.err
 #                           from the compiler's output (review the diff!)
-#   WAVEC_FUZZ_SECONDS=N    how long the fuzz group runs (default 60)
+#   WAVEC_FUZZ_SECONDS=N    how long the fuzz group fuzzes (default 60, split
+#                           between the harnesses: tests/fuzz/run.sh)
 #   WAVEC_TEST_TIMEOUT=N    seconds one compiler run may take (default 120)
 #   WAVEC_VALGRIND=CMD      the valgrind the valgrind group runs (default
 #                           valgrind); when it is not installed the group is
@@ -66,6 +68,9 @@ bad() {
 
 # A group that cannot run here: said at once and again before the summary.
 skip() { skipped+=("$1"); echo "SKIP $1"; }
+
+# What a long group is doing, as it starts it.
+note() { echo "---- $*"; }
 
 # Runs a command with a time limit (exit 124 when it runs out).
 if command -v timeout >/dev/null; then
@@ -342,15 +347,20 @@ if want build; then
   fi
 fi
 
-# ---- fuzzing the front end for a bounded time -------------------------------
+# ---- fuzzing: every harness of tests/fuzz for its share of the time ----------
 if want fuzz; then
   secs=${WAVEC_FUZZ_SECONDS:-60}
-  # the time limit leaves room for building the fuzzer
-  if out=$(timeout -k 10 $((secs + 600)) tests/fuzz/run.sh "$secs" 2>&1); then
-    ok "fuzz/front ($secs s: $(printf '%s\n' "$out" | tail -n 1))"
-  else
-    bad "fuzz/front (exit $?)" "$(printf '%s\n' "$out" | tail -n 40)"
-  fi
+  note "fuzz: make fuzz (the first time: builds the library again), then" \
+    "$(tests/fuzz/run.sh --plan "$secs" | awk '{printf "%s%s %s s", NR > 1 ? ", " : "", $1, $2}')"
+  while read -r h t; do
+    note "fuzz/$h: replaying tests/fuzz/regress/$h, then fuzzing for $t s"
+    # the time limit leaves room for building the harnesses
+    if out=$(timeout -k 10 $((t + 900)) tests/fuzz/run.sh "$t" "$h" 2>&1); then
+      ok "fuzz/$h (${out#fuzz/$h: })"
+    else
+      bad "fuzz/$h (exit $?)" "$(printf '%s\n' "$out" | tail -n 40)"
+    fi
+  done < <(tests/fuzz/run.sh --plan "$secs")
 fi
 
 # ---- valgrind: the release build (no sanitizers) over every diagnostic and
@@ -362,8 +372,11 @@ if want valgrind; then
     skip "valgrind ('$VALGRIND' is not installed; the group needs it: apt-get install valgrind)"
   elif have "$REL/wavec"; then
     n=0; nbad=0; vout=""
-    for t in tests/diag/*.wave tests/golden/*.test; do
+    cases=(tests/diag/*.wave tests/golden/*.test)
+    note "valgrind: ${#cases[@]} runs of $REL/wavec (the diagnostic and golden cases)"
+    for t in "${cases[@]}"; do
       [ -e "$t" ] || continue
+      [ $n -gt 0 ] && [ $((n % 50)) -eq 0 ] && note "valgrind: $n of ${#cases[@]} runs done"
       case $t in
       *.wave) read -ra args <<<"$(run_line "$t")"; args+=("$t"); want_rc=1; exp=${t%.wave}.err ;;
       *) read -ra args <"$t"; want_rc=0; exp=${t%.test}.out ;;

@@ -699,13 +699,16 @@ static int64_t int_op(sim *s, const tir_instr *in, uint32_t w, int l,
 }
 
 /* Arithmetic: floats computed exactly (fop) and rounded once to the
- * register's type; everything else as integers. */
+ * register's type; everything else as integers, an i32 result wrapped to
+ * 32 bits as PTX's .s32 ops leave it (its operands are then 32-bit
+ * values, whose int_op cannot overflow int64). */
 static val lane_arith(sim *s, const tir_instr *in, uint32_t w, int l) {
   val a = in->a ? rd(s, in, w, in->a, l) : (val){0};
   val b = in->b ? rd(s, in, w, in->b, l) : (val){0};
   if (is_float(in->ty))
     return (val){.f = round_to(in->ty, fop(in->op, a.f, b.f))};
-  return (val){.i = int_op(s, in, w, l, a.i, b.i)};
+  int64_t r = int_op(s, in, w, l, a.i, b.i);
+  return (val){.i = in->ty == TY_I32 ? (int32_t)(uint32_t)r : r};
 }
 
 static lane_fn *const lane_value[T__COUNT] = {

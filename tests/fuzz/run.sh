@@ -1,27 +1,81 @@
 #!/usr/bin/env bash
-# Fuzzes the front end for SECS seconds (default 60): libFuzzer when clang
-# supports it, else the standalone mutator under ASan/UBSan. Seeds: the
-# examples and the diagnostic tests. Exit status non-zero on a crash.
-set -eu
+# Runs the fuzz harnesses for SECS seconds in all (default 60), split
+# between them by the weights below. Usage:
+#   tests/fuzz/run.sh [SECS [HARNESS...]]     (harnesses: front ptx sim npy)
+#   tests/fuzz/run.sh --plan SECS             (each harness and its seconds)
+# Builds them first (make fuzz: libFuzzer when clang can link it, else the
+# standalone mutator, both under ASan+UBSan). Each harness first replays
+# tests/fuzz/regress/NAME/ (inputs that once failed), then fuzzes; its
+# corpus grows in build/fuzz/corpus/NAME (libFuzzer keeps what reaches new
+# code), its seeds are in the repository. Prints one line per harness:
+# runs, and how far inputs got. On a crash, a sanitizer report or an input
+# running past the timeout, prints the report and the reproducer's path,
+# and exits 1 (2 when the harnesses do not build).
+set -u
+shopt -s nullglob
 cd "$(dirname "$0")/../.."
-secs=${1:-60}
-out=build/fuzz
-mkdir -p $out/corpus
-cp examples/*.wave tests/diag/*.wave $out/corpus/ 2>/dev/null || true
-srcs=$(ls src/support/*.c src/expr/*.c src/front/*.c src/ir/*.c src/passes/*.c src/target/*.c src/tir/*.c src/runtime/*.c 2>/dev/null || true)
-flags="-std=c17 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -g -O1"
-if command -v clang >/dev/null && echo 'int LLVMFuzzerTestOneInput(const char*d,long n){return 0;}' |
-   clang -fsanitize=fuzzer -x c - -o $out/probe 2>/dev/null; then
-  # shellcheck disable=SC2086
-  clang $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    tests/fuzz/fuzz_front.c $srcs -lm -ldl -o $out/fuzz_front
-  # shellcheck disable=SC2086
-  $out/fuzz_front -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-    -max_len=8192 -print_final_stats=1 -artifact_prefix=$out/ $out/corpus 2>$out/log || { tail -50 $out/log; exit 1; }
-  grep -E 'stat::number_of_executed_units' $out/log | sed 's/.*: */libFuzzer runs: /'
-else
-  # shellcheck disable=SC2086
-  cc $flags -DWV_FUZZ_MAIN -fsanitize=address,undefined -fno-sanitize-recover=all \
-    tests/fuzz/fuzz_front.c $srcs -lm -ldl -o $out/fuzz_main
-  $out/fuzz_main "$secs" $out/corpus/*
+declare -A weight=([front]=15 [ptx]=15 [sim]=20 [npy]=10)
+all=(front ptx sim npy)
+if [ "${1:-}" = --plan ]; then
+  for h in "${all[@]}"; do echo "$h $((${2:-60} * weight[$h] / 60))"; done
+  exit 0
 fi
+secs=${1:-60}
+shift || true
+out=build/fuzz
+harnesses=("$@")
+[ ${#harnesses[@]} -eq 0 ] && harnesses=("${all[@]}")
+
+if ! make --no-print-directory fuzz >"$out.make.log" 2>&1; then
+  echo "make fuzz failed:"
+  tail -n 30 "$out.make.log"
+  exit 2
+fi
+engine=$(sed -n 's/^make fuzz: .*(\(.*\))$/\1/p' "$out.make.log" | tail -n 1)
+
+total=0
+for h in "${harnesses[@]}"; do
+  [ -n "${weight[$h]:-}" ] || { echo "unknown harness '$h' (${all[*]})"; exit 2; }
+  total=$((total + weight[$h]))
+done
+
+rc=0
+for h in "${harnesses[@]}"; do
+  t=$((secs * weight[$h] / total))
+  [ $t -lt 1 ] && t=1
+  corpus=$out/corpus/$h
+  mkdir -p "$corpus"
+  case $h in
+  front) # garbage in: the examples, the diagnostic tests and the kernels
+    cp examples/*.wave tests/diag/*.wave "$corpus/"
+    seeds=(tests/fuzz/seeds/wave); args=(-dict=tests/fuzz/wave.dict -max_len=16384) ;;
+  ptx | sim) seeds=(tests/fuzz/seeds/wave); args=(-max_len=16384) ;;
+  npy) seeds=(tests/fuzz/seeds/npy); args=(-dict=tests/fuzz/npy.dict -max_len=4096) ;;
+  esac
+  log=$out/$h.log
+  rm -f "$out/$h"-crash-* "$out/$h"-timeout-* "$out/$h"-oom-* "$out/$h"-leak-*
+  old=(tests/fuzz/regress/"$h"/*)
+  if [ ${#old[@]} -gt 0 ] && ! "$out/fuzz_$h" -timeout=20 -rss_limit_mb=2048 \
+      -artifact_prefix="$out/$h-" "${old[@]}" >"$log" 2>&1; then
+    rc=1
+    echo "fuzz/$h: FAILED replaying tests/fuzz/regress/$h/:"
+    grep -vE '^(INFO:|Running:|Executed)' "$log" | tail -n 40
+    continue
+  fi
+  "$out/fuzz_$h" -max_total_time="$t" -timeout=20 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$out/$h-" "${args[@]}" \
+    "$corpus" "${seeds[@]}" >"$log" 2>&1
+  r=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  reach=$(sed -n 's/^reach: //p' "$log" | tail -n 1)
+  if [ $r -eq 0 ] && [ -n "$runs" ]; then
+    echo "fuzz/$h: $runs runs in $t s ($engine), no crash$([ ${#old[@]} -gt 0 ] && echo " (and ${#old[@]} old inputs)")${reach:+; $reach}"
+  else
+    rc=1
+    echo "fuzz/$h: FAILED (exit $r) after ${runs:-?} runs; the end of $log:"
+    grep -vE '^(#[0-9]|INFO:|	NEW_FUNC)' "$log" | tail -n 40
+    unit=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
+    [ -n "$unit" ] && echo "fuzz/$h: reproducer: $unit (run it: $out/fuzz_$h $unit)"
+  fi
+done
+exit $rc

@@ -1,0 +1,66 @@
+/* What the fuzz harnesses (tests/fuzz) found, each with what it must do
+ * now. Their inputs are in tests/fuzz/regress/HARNESS/, which the fuzz
+ * group replays under the sanitizers; here the behaviour is checked.
+ *  - i32_wraps: an i32 product past 2^31 stored to an i32 tensor was
+ *    undefined behaviour in the simulator (a double out of int's range
+ *    converted to int); i32 arithmetic now wraps at 32 bits as PTX's
+ *    mul.lo.s32, add.s32, neg.s32 ... do. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "wavec.h"
+
+/* Compiles kernel 0 of src with N defined and simulates it on bufs. */
+static wavec_status simulate(const char *src, int64_t n, void **bufs,
+                             char *msg, size_t len) {
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  wavec_define_int(ctx, "N", n);
+  wavec_status st = wavec_parse(ctx, "found.wave", src, strlen(src));
+  if (st == WAVEC_OK)
+    st = wavec_compile(wavec_kernel_get(ctx, 0), NULL);
+  if (st == WAVEC_OK)
+    st = wavec_simulate(wavec_kernel_get(ctx, 0), bufs);
+  snprintf(msg, len, "%s", wavec_errmsg(ctx));
+  wavec_ctx_free(ctx);
+  return st;
+}
+
+static void i32_wraps(void) {
+  static const char src[] =
+      "kernel wrap(a: Memory[N, i32], b: Memory[N, i32], p: Memory[N, i32],\n"
+      "            s: Memory[N, i32], d: Memory[N, i32]) {\n"
+      "  constraints { workgroup(N, 32, 0)\n"
+      "                hardware(threads_per_wave = 32) }\n"
+      "  x = read(a)\n"
+      "  y = read(b)\n"
+      "  write(x * y * 2.0, p)\n"
+      "  write(x + y, s)\n"
+      "  write(x / y, d)\n"
+      "}\n";
+  enum { N = 32 };
+  int32_t a[N], b[N], p[N], s[N], d[N];
+  for (int i = 0; i < N; i++) {
+    a[i] = i % 2 ? INT32_MAX - i : INT32_MIN + i;
+    b[i] = i % 3 ? 100000 + i : -1;
+  }
+  void *bufs[] = {a, b, p, s, d};
+  char msg[1024];
+  wavec_status st = simulate(src, N, bufs, msg, sizeof msg);
+  CHECKF(st == WAVEC_OK, "%s", msg);
+  for (int i = 0; st == WAVEC_OK && i < N; i++) {
+    int32_t wp = (int32_t)((uint32_t)a[i] * (uint32_t)b[i] * 2u);
+    int32_t ws = (int32_t)((uint32_t)a[i] + (uint32_t)b[i]);
+    int32_t wd = (int32_t)(uint32_t)((int64_t)a[i] / b[i]); /* INT_MIN / -1 */
+    CHECKF(p[i] == wp && s[i] == ws && d[i] == wd,
+           "element %d: %d * %d * 2 = %d (want %d), sum %d (want %d), "
+           "quotient %d (want %d)",
+           i, a[i], b[i], p[i], wp, s[i], ws, d[i], wd);
+  }
+}
+
+int main(void) {
+  RUN(i32_wraps);
+  CHECK_EXIT();
+}

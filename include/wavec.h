@@ -150,13 +150,23 @@ typedef enum wavec_dtype {
 WAVEC_API const char *wavec_dtype_name(wavec_dtype dt);
 
 /* ---- mma types (ACC_MxNxK_INPUT) ---------------------------------------- */
+/* 6-8 are Hopper's wgmma on 8-bit operands (sm_90a), 9-11 the warp-level
+ * mma.sync on them (fp8: sm_89 and newer; i8: sm_80); the f8 ones take
+ * f8e4m3 or f8e5m2 operands into an f32 accumulator, the S8 ones i8
+ * operands into an i32 one. */
 #define WAVEC_MMAS(X)                                                          \
   X(WAVEC_MMA_F32_16x8x16_F16, 0, "F32_16x8x16_F16")                           \
   X(WAVEC_MMA_F32_16x8x16_BF16, 1, "F32_16x8x16_BF16")                         \
   X(WAVEC_MMA_F32_16x16x16_F16, 2, "F32_16x16x16_F16")                         \
   X(WAVEC_MMA_F32_32x32x8_F16, 3, "F32_32x32x8_F16")                           \
   X(WAVEC_MMA_F32_64xNx16_F16, 4, "F32_64xNx16_F16")                           \
-  X(WAVEC_MMA_F32_64xNx16_BF16, 5, "F32_64xNx16_BF16")
+  X(WAVEC_MMA_F32_64xNx16_BF16, 5, "F32_64xNx16_BF16")                         \
+  X(WAVEC_MMA_F32_64xNx32_F8E4M3, 6, "F32_64xNx32_F8E4M3")                     \
+  X(WAVEC_MMA_F32_64xNx32_F8E5M2, 7, "F32_64xNx32_F8E5M2")                     \
+  X(WAVEC_MMA_S32_64xNx32_S8, 8, "S32_64xNx32_S8")                             \
+  X(WAVEC_MMA_F32_16x8x32_F8E4M3, 9, "F32_16x8x32_F8E4M3")                     \
+  X(WAVEC_MMA_F32_16x8x32_F8E5M2, 10, "F32_16x8x32_F8E5M2")                    \
+  X(WAVEC_MMA_S32_16x8x32_S8, 11, "S32_16x8x32_S8")
 
 typedef enum wavec_mma_kind {
   WAVEC_MMA_NONE = -1,
@@ -603,7 +613,8 @@ WAVEC_API wavec_status wavec_layout_render_node(wavec_kernel *k,
 /* ---- NVIDIA back end ------------------------------------------------------
  */
 /* PTX for the compiled kernel k (after wavec_compile), for target "sm_80",
- * "sm_90" or "sm_90a": one module (.version 8.0) with one `.entry` named
+ * "sm_89", "sm_90" or "sm_90a": one module (.version 8.0; 8.4 with the fp8
+ * mma.sync) with one `.entry` named
  * after the kernel, taking one `.param .u64` per argument in declaration
  * order (device pointers to dense row-major tensors), then one 128-byte
  * tensor map per wavec_tensor_map_info (sm_90a rings), `.reqntid` the block
@@ -614,7 +625,8 @@ WAVEC_API wavec_status wavec_layout_render_node(wavec_kernel *k,
  * unknown target or a kernel not compiled; WAVEC_ERR_UNSUPPORTED, with a
  * diagnostic, for what the target cannot run: AMD MFMA mma types and
  * other 64-lane waves, wgmma (a warpgroup mma) on a target other than
- * sm_90a, arithmetic on i1 values, tensors of more than 2^31 elements,
+ * sm_90a, the fp8 mma.sync and fp8 conversions before sm_89, arithmetic on
+ * i1 values, tensors of more than 2^31 elements,
  * more threads or shared memory than a block can have. */
 WAVEC_API wavec_status wavec_emit_ptx(wavec_kernel *k, const char *target,
                                       const char **ptx, size_t *len);
@@ -674,8 +686,8 @@ typedef struct wavec_module wavec_module;
 #define WAVEC_LOAD_PTXAS 2u
 
 /* The binary of the kernel named `kernel` (NULL: the only kernel) among
- * those parsed into ctx, for target "sm_80", "sm_90", "sm_90a" or "auto"
- * (the PTX target wavec_gpu_run picks for the device), with ctx's
+ * those parsed into ctx, for target "sm_80", "sm_89", "sm_90", "sm_90a" or
+ * "auto" (the PTX target wavec_gpu_run picks for the device), with ctx's
  * definitions and hardware overrides, on the calling thread's current CUDA
  * context (else the first device's primary context, made current).
  * First looked up in the disk cache (folder: wavec_cache_dir), keyed by
@@ -694,7 +706,7 @@ WAVEC_API wavec_status wavec_gpu_load(wavec_ctx *ctx, const char *kernel,
                             wavec_module **out);
 
 WAVEC_API const char *wavec_module_kernel(const wavec_module *b);
-/* The PTX target it was built for: "sm_80", "sm_90" or "sm_90a". */
+/* The PTX target it was built for: "sm_80", "sm_89", "sm_90" or "sm_90a". */
 WAVEC_API const char *wavec_module_target(const wavec_module *b);
 /* 1 when it was read from the disk cache, 0 when it was built. */
 WAVEC_API int wavec_module_cached(const wavec_module *b);
@@ -744,7 +756,7 @@ WAVEC_API wavec_status wavec_module_launch(wavec_module *b, void *stream,
                                  const uint64_t *dev_args);
 
 /* Ahead of time: the compiled kernel k as C source for target ("sm_80",
- * "sm_90", "sm_90a"): *c_src one C file holding the kernel's PTX, its cubin
+ * "sm_89", "sm_90", "sm_90a"): *c_src one C file holding the kernel's PTX, its cubin
  * when ptxas is found (assembled through the disk cache; flags as for
  * wavec_gpu_load, WAVEC_LOAD_PTXAS implied; *with_cubin, which may be
  * NULL, says whether), and a launcher per kernel NAME (the PTX entry

@@ -145,6 +145,25 @@ test_cases() {
   for c in "" _causal; do
     echo "$y attention_fwd_dyn$c - -D B=1 -D N=64 -D K1=64"
   done
+  # 8-bit mma (tests/unit/test_fp8mma.c, test_ptx.c)
+  local s8
+  for s8 in "128 128 256" "17 33 112" "200 72 96" "256 256 512"; do
+    set -- $s8
+    echo "examples/gemm_fp8.wave gemm_fp8 - -D M=$1 -D N=$2 -D K=$3"
+    echo "examples/gemm_i8.wave gemm_i8 - -D M=$1 -D N=$2 -D K=$3"
+  done
+  for s8 in "64 64 128" "17 33 100" "200 72 96"; do
+    set -- $s8
+    echo "examples/gemm_fp8.wave gemm_fp8_sync - -D M=$1 -D N=$2 -D K=$3"
+    echo "examples/gemm_i8.wave gemm_i8_sync - -D M=$1 -D N=$2 -D K=$3"
+  done
+  local f8=tests/kernels/fp8mma.wave
+  for k in gemm_e5m2 gemm_i8_acc gemm_fp8_cast gemm_i8_cast; do
+    echo "$f8 $k - -D M=100 -D N=70 -D K=112"
+  done
+  for k in gemm_e5m2_sync gemm_i8_acc_sync; do
+    echo "$f8 $k - -D M=33 -D N=17 -D K=100"
+  done
 }
 
 # bench/bench.py: the GEMM tile sweeps at 4096 and 8192, the attention

@@ -27,7 +27,7 @@ from ._args import ArgumentError, adapt, shape_str
 __all__ = ["compile", "Kernel", "Arg", "WavecError", "ArgumentError", "cache_dir", "cache_list",
            "cache_clear", "library_version", "autotune", "custom_op"]
 
-TARGETS = ("sm_80", "sm_90", "sm_90a", "sim", "auto")
+TARGETS = ("sm_80", "sm_89", "sm_90", "sm_90a", "sim", "auto")
 
 
 class WavecError(RuntimeError):
@@ -154,7 +154,7 @@ class Kernel:
         self._cache = cache
         self._ptxas = ptxas
         if ptxas and target in ("sim", "auto"):
-            raise ValueError("wavec: ptxas=True assembles for a named GPU target (sm_80, sm_90, sm_90a)")
+            raise ValueError("wavec: ptxas=True assembles for a named GPU target (sm_80, sm_89, sm_90, sm_90a)")
         self._lock = threading.Lock()
         self._ctx = None     # the compiler's context: simulation, ptx(), remarks()
         self._kernel = None  # wavec_kernel *, once compiled there

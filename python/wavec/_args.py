@@ -28,9 +28,14 @@ DTYPES = {
     "f32": (("float32",), ("float32",), ((2, 32),), ("<f4",)),
     "i32": (("int32",), ("int32",), ((0, 32),), ("<i4",)),
     "i1": (("bool",), ("bool",), ((6, 8), (1, 8)), ("|b1",)),
+    # the 8-bit floats: NumPy uint8 holding the raw bytes, torch's float8
+    # types (or uint8); no DLPack code is taken for them
+    "f8e4m3": (("uint8", "float8_e4m3fn"), ("float8_e4m3fn", "uint8"), (), ("|u1",)),
+    "f8e5m2": (("uint8", "float8_e5m2"), ("float8_e5m2", "uint8"), (), ("|u1",)),
+    "i8": (("int8",), ("int8",), ((0, 8),), ("|i1",)),
 }
 
-ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "i1": 1}
+ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "i1": 1, "f8e4m3": 1, "f8e5m2": 1, "i8": 1}
 
 
 def shape_str(shape, dims=None):

@@ -24,7 +24,8 @@ _libs = []  # the registrations live as long as their Library objects
 
 def _torch_dtypes(torch):
     return {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "i32": torch.int32,
-            "i1": torch.bool}
+            "i1": torch.bool, "i8": torch.int8, "f8e4m3": getattr(torch, "float8_e4m3fn", torch.uint8),
+            "f8e5m2": getattr(torch, "float8_e5m2", torch.uint8)}
 
 
 def custom_op(kernel, name=None):

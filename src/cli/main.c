@@ -45,7 +45,8 @@ static const char usage[] =
     "  --out NAME=FILE.npy    run: write argument NAME after the run\n"
     "  --seed N               run: seed of the random inputs (default 1)\n"
     "  --target T             run: sim (the simulator, default) or sm_80,\n"
-    "                         sm_90, sm_90a (the GPU, through the CUDA driver);\n"
+    "                         sm_89, sm_90, sm_90a (the GPU, through the CUDA\n"
+    "                         driver);\n"
     "                         compile --emit=ptx: the PTX target (sm_90)\n"
     "  --compare sim          run on the GPU: also simulate, compare outputs\n"
     "  --max-steps N          run: stop the simulator with an error at the\n"
@@ -310,10 +311,10 @@ int main(int argc, char **argv) {
         rc = usage_error("--max-steps wants a positive number, not '%s'", v);
     } else if (!strcmp(a, "--target") || !strncmp(a, "--target=", 9)) {
       const char *v = a[8] ? a + 9 : (i + 1 < argc ? argv[++i] : "");
-      if (strcmp(v, "sim") && strcmp(v, "sm_80") && strcmp(v, "sm_90") &&
-          strcmp(v, "sm_90a"))
-        rc = usage_error("unknown target '%s' (sim, sm_80, sm_90, sm_90a)",
-                         v);
+      if (strcmp(v, "sim") && strcmp(v, "sm_80") && strcmp(v, "sm_89") &&
+          strcmp(v, "sm_90") && strcmp(v, "sm_90a"))
+        rc = usage_error(
+            "unknown target '%s' (sim, sm_80, sm_89, sm_90, sm_90a)", v);
       c.run.target = v;
     } else if (!strcmp(a, "--compare")) {
       const char *v = i + 1 < argc ? argv[++i] : "";

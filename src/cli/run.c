@@ -381,7 +381,7 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
   bool gpu = o->target && strcmp(o->target, "sim") != 0;
   if (o->compare_sim && !gpu && rc == 0) {
     fprintf(stderr, "wavec: --compare sim compares a GPU run with the "
-                    "simulator: give --target sm_80|sm_90|sm_90a\n");
+                    "simulator: give --target sm_80|sm_89|sm_90|sm_90a\n");
     rc = CLI_USAGE;
   }
   void **ref = NULL; /* the simulator's copy for --compare */

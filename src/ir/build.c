@@ -733,12 +733,21 @@ static wavec_value mma(wv_kernel *k, wavec_value a, wavec_value b,
               sym_name(k, d), type_str(k, tc), type_str(k, ta),
               type_str(k, tb));
   }
-  if (ta->dt != tb->dt || (ta->dt != WAVEC_F16 && ta->dt != WAVEC_BF16))
+  /* operand type -> accumulator type; the operands share one type */
+  static const wavec_dtype acc_of[WAVEC_DTYPE_COUNT] = {
+      [WAVEC_F16] = WAVEC_F32,    [WAVEC_BF16] = WAVEC_F32,
+      [WAVEC_F8E4M3] = WAVEC_F32, [WAVEC_F8E5M2] = WAVEC_F32,
+      [WAVEC_I8] = WAVEC_I32,     [WAVEC_F32] = WAVEC_DTYPE_COUNT,
+      [WAVEC_I32] = WAVEC_DTYPE_COUNT, [WAVEC_I1] = WAVEC_DTYPE_COUNT};
+  if (ta->dt != tb->dt || acc_of[ta->dt] == WAVEC_DTYPE_COUNT)
     wv_fail(k->ctx, D_MMA_DTYPE, loc,
-            "mma operands must both be f16 or both bf16, not %s and %s",
+            "mma operands must both be f16, bf16, f8e4m3, f8e5m2 or i8 "
+            "(the same type), not %s and %s",
             wv_dtypes[ta->dt].name, wv_dtypes[tb->dt].name);
-  if (tc->dt != WAVEC_F32)
-    wv_fail(k->ctx, D_MMA_DTYPE, loc, "mma accumulator must be f32, not %s",
+  if (tc->dt != acc_of[ta->dt])
+    wv_fail(k->ctx, D_MMA_DTYPE, loc,
+            "mma accumulator of %s operands must be %s, not %s",
+            wv_dtypes[ta->dt].name, wv_dtypes[acc_of[ta->dt]].name,
             wv_dtypes[tc->dt].name);
   uint32_t ops[3] = {a, b, c};
   wv_node n = {.op = WAVEC_OP_MMA, .loc = loc, .nops = 3, .ops = ops};

@@ -1,6 +1,7 @@
 /* Pass `check`. require: a built (ended) kernel graph.
  * Whole-kernel rules that no single builder call can see. */
 #include "passes/passes.h"
+#include "target/target.h"
 
 static bool some_type_has(wv_kernel *k, wavec_sym d) {
   for (uint32_t id = 1; id < k->g->nodes.n; id++)
@@ -15,13 +16,6 @@ static const wv_constraint *find_cons(wv_kernel *k, wv_cons_kind kind,
     if (k->constraints.v[i].kind == kind && k->constraints.v[i].dim == d)
       return &k->constraints.v[i];
   return NULL;
-}
-
-/* The input element type each mma type takes. */
-static wavec_dtype mma_input(wavec_mma_kind m) {
-  return m == WAVEC_MMA_F32_16x8x16_BF16 || m == WAVEC_MMA_F32_64xNx16_BF16
-             ? WAVEC_BF16
-             : WAVEC_F16;
 }
 
 wavec_status wv_pass_check(wv_kernel *k) {
@@ -58,12 +52,13 @@ wavec_status wv_pass_check(wv_kernel *k) {
               wavec_symbol_name(ctx, n->rel_dim),
               wavec_symbol_name(ctx, n->rel_dim));
     if (n->op == WAVEC_OP_MMA && mma >= 0) {
+      /* the builder made the accumulator's type the operands' own */
+      const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)mma);
       wavec_dtype in = wv_get(k->g, n->ops[0])->type.dt;
-      if (in != mma_input((wavec_mma_kind)mma))
+      if (in != mi->in)
         wv_fail(ctx, D_MMA_DTYPE, n->loc,
                 "mma operands are %s but the hardware mma %s takes %s",
-                wv_dtypes[in].name, wv_mma_names[mma],
-                wv_dtypes[mma_input((wavec_mma_kind)mma)].name);
+                wv_dtypes[in].name, wv_mma_names[mma], wv_dtypes[mi->in].name);
     }
   }
   for (uint32_t i = 0; i < k->constraints.n; i++) {

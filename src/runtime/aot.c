@@ -166,7 +166,8 @@ static void header(wv_buf *h, const wavec_module *m, const char *fn,
 static void tensor_maps(wv_buf *c, const wavec_module *m, const char *fn) {
   static const char *const cu_dtype[WAVEC_DTYPE_COUNT] = {
       [WAVEC_F16] = "FLOAT16", [WAVEC_BF16] = "BFLOAT16",
-      [WAVEC_F32] = "FLOAT32", [WAVEC_I32] = "INT32", [WAVEC_I1] = "UINT8"};
+      [WAVEC_F32] = "FLOAT32", [WAVEC_I32] = "INT32", [WAVEC_I1] = "UINT8",
+      [WAVEC_F8E4M3] = "UINT8", [WAVEC_F8E5M2] = "UINT8", [WAVEC_I8] = "UINT8"};
   if (!m->ntmaps)
     return;
   wv_buf_printf(c, "  CUtensorMap tmap[%u];\n  CUresult tr;\n", m->ntmaps);
@@ -378,7 +379,7 @@ wavec_status wavec_emit_c(wavec_kernel *pk, const char *target, unsigned flags,
   const wv_target *t = wv_target_get(target);
   if (!t || !t->ptx_target)
     wv_fail(ctx, D_INVALID, k->loc,
-            "unknown PTX target '%s' (choose sm_80, sm_90 or sm_90a)",
+            "unknown PTX target '%s' (choose sm_80, sm_89, sm_90 or sm_90a)",
             target ? target : "(null)");
   wv_buf ptx;
   wv_buf_init(&ptx, ctx);

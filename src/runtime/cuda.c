@@ -248,7 +248,7 @@ int wv_cuda_sm(const wv_cuda *cu) { return cu->sm; }
 const char *wv_cuda_ptx_target(int sm, bool needs_90a) {
   if (needs_90a)
     return sm == 90 ? "sm_90a" : NULL;
-  return sm >= 90 ? "sm_90" : sm >= 80 ? "sm_80" : NULL;
+  return sm >= 90 ? "sm_90" : sm >= 89 ? "sm_89" : sm >= 80 ? "sm_80" : NULL;
 }
 
 /* ---- binaries -------------------------------------------------------------------- */
@@ -267,9 +267,12 @@ static bool emit(wv_kernel *k, const wv_target *t, wv_buf *out) {
 static CUresult encode_tmap(wv_cuda *cu, const wavec_tensor_map_info *m,
                             const wavec_arg_info *a, unsigned long long dptr,
                             void *out) {
-  /* CUtensorMapDataType: FLOAT16 6, FLOAT32 7, BFLOAT16 9, INT32 3 */
+  /* CUtensorMapDataType: FLOAT16 6, FLOAT32 7, BFLOAT16 9, INT32 3, UINT8
+   * 0 (the 8-bit types: copies move their bytes) */
   static const int cu_dtype[WAVEC_DTYPE_COUNT] = {
-      [WAVEC_F16] = 6, [WAVEC_BF16] = 9, [WAVEC_F32] = 7, [WAVEC_I32] = 3};
+      [WAVEC_F16] = 6,    [WAVEC_BF16] = 9,    [WAVEC_F32] = 7,
+      [WAVEC_I32] = 3,    [WAVEC_I1] = 0,      [WAVEC_F8E4M3] = 0,
+      [WAVEC_F8E5M2] = 0, [WAVEC_I8] = 0};
   unsigned long long dim[5], stride[4];
   unsigned box[5], estride[5];
   unsigned long long bytes = (unsigned long long)tir_ty_bytes(tir_ty_of(a->dtype));
@@ -302,7 +305,8 @@ wavec_status wv_cuda_tensor_map(wv_cuda *cu, wavec_loc loc,
 }
 
 static bool known_target(const char *t) {
-  static const char *const names[] = {"sm_80", "sm_90", "sm_90a", "auto"};
+  static const char *const names[] = {"sm_80", "sm_89", "sm_90", "sm_90a",
+                                      "auto"};
   for (size_t i = 0; i < WV_ARRAY_LEN(names); i++)
     if (t && strcmp(t, names[i]) == 0)
       return true;
@@ -462,7 +466,8 @@ wavec_module *wv_load(wavec_ctx *ctx, wv_kernel *k, const char *name,
                       const char *target, unsigned flags) {
   if (!known_target(target))
     wv_fail(ctx, D_INVALID, k ? k->loc : (wavec_loc){0},
-            "unknown GPU target '%s' (choose sm_80, sm_90, sm_90a or auto)",
+            "unknown GPU target '%s' (choose sm_80, sm_89, sm_90, sm_90a or "
+            "auto)",
             target ? target : "(null)");
   if (!k)
     k = find_kernel(ctx, name);
@@ -472,7 +477,7 @@ wavec_module *wv_load(wavec_ctx *ctx, wv_kernel *k, const char *name,
   if (flags & WAVEC_LOAD_PTXAS) {
     if (strcmp(target, "auto") == 0)
       wv_fail(ctx, D_INVALID, k->loc, "target 'auto' needs a GPU to ask; "
-              "with ptxas name it (sm_80, sm_90 or sm_90a)");
+              "with ptxas name it (sm_80, sm_89, sm_90 or sm_90a)");
     ptxas = wv_ptxas_path(ctx);
     if (!ptxas)
       wv_fail(ctx, D_MACHINE, (wavec_loc){0}, "ptxas not found (set WAVEC_PTXAS or "

@@ -63,7 +63,7 @@ typedef struct wv_module_size {
 struct wavec_module {
   wavec_ctx *ctx;
   const char *kernel, *entry; /* the kernel's name; its PTX .entry name */
-  const char *target;         /* PTX target: sm_80, sm_90, sm_90a */
+  const char *target;         /* PTX target: sm_80, sm_89, sm_90, sm_90a */
   const char *desc;           /* what it was built from, for listings */
   uint32_t grid[3], block[3];
   uint64_t smem;              /* bytes of shared memory */

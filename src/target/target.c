@@ -33,6 +33,33 @@
  *               col = 8*(i >> 2) + 2t + (i & 1). (Read off the figures, as
  *               also written out by CUTLASS-based epilogues and by JAX
  *               Mosaic GPU's WGMMA tiling (64,8)(16,8)(8,8)(1,2).)
+ *  [PTX-16832]  PTX ISA, "Matrix Fragments for mma.m16n8k32" (8-bit
+ *               types: .s8/.u8 on sm_80, .e4m3/.e5m2 on sm_89 from PTX ISA
+ *               8.4), g and t as above. A is four .b32 registers of four
+ *               elements each (a0..a15, low byte first), B two (b0..b7):
+ *     A: row = g for i in {0..3, 8..11}, g + 8 otherwise = g + 8*((i>>2)&1)
+ *        col = 4t + (i & 3) for i < 8, + 16 for i >= 8 = 4t + (i&3) + 16*(i>>3)
+ *     B (K x N): row (k) = 4t + (i & 3) for i < 4, + 16 for i >= 4
+ *        = 4t + (i & 3) + 16*(i >> 2);  col (n) = g
+ *     C/D (.f32 or .s32, c0..c3): as for m16n8k16.
+ *               Cross-checked against CUTLASS's CuTe traits of
+ *               SM80_16x8x32_S32S8S8S32_TN (A: (4,8),(4,2,2) with strides
+ *               (64,1),(16,8,256) over (m + 16k); B: (4,8),(4,2) with
+ *               (32,1),(8,128) over (n + 8k)).
+ *  [PTX-WGMMA8] PTX ISA, "Matrix Fragments for wgmma.mma_async.m64nNk32"
+ *               (.e4m3/.e5m2 -> .f32 and .s8/.u8 -> .s32): A in registers
+ *               is four .b32 registers of four elements (a0..a15); D as for
+ *               k16. Per warp the m16n8k32 A pattern again, rows offset by
+ *               16w: row = 16w + g + 8*((i>>2)&1), col = 4t + (i&3) +
+ *               16*(i>>3) (CuTe's GMMA ALayout_64x32: (4,8,4),(4,2,2) with
+ *               strides (256,1,16),(64,8,1024) over (m + 64k)). Operands in
+ *               shared memory must be K-major for 8-bit types (the
+ *               transpose flags exist for .f16/.bf16 only): a row of the
+ *               128-byte swizzled tile is 128 elements, and one wgmma's K of
+ *               32 elements is 32 bytes of it, as K = 16 is for 16-bit
+ *               types; the matrix descriptor is the same. The fp8 forms take
+ *               imm-scale-a and imm-scale-b (1: no negation) but no
+ *               transpose immediates; the integer ones neither.
  *  [MFMA]       AMD CDNA3 ISA, matrix instructions, and AMD's matrix
  *               instruction calculator; cross-checked against the MMA index
  *               expressions of Wave (iree-org/wave, constraints.py,
@@ -62,25 +89,62 @@ static const wv_mma_info mma_table[WAVEC_MMA_COUNT] = {
     [WAVEC_MMA_F32_16x8x16_F16] = {"F32_16x8x16_F16", 32, 16, 8, 16, WAVEC_F16,
                                    WAVEC_F32, "nvidia",
                                    "mma.sync.aligned.m16n8k16.row.col.f32.f16."
-                                   "f16.f32"},
+                                   "f16.f32",
+                                   80, 70},
     [WAVEC_MMA_F32_16x8x16_BF16] = {"F32_16x8x16_BF16", 32, 16, 8, 16,
                                     WAVEC_BF16, WAVEC_F32, "nvidia",
                                     "mma.sync.aligned.m16n8k16.row.col.f32."
-                                    "bf16.bf16.f32"},
+                                    "bf16.bf16.f32",
+                                    80, 70},
     [WAVEC_MMA_F32_16x16x16_F16] = {"F32_16x16x16_F16", 64, 16, 16, 16,
                                     WAVEC_F16, WAVEC_F32, "amd",
-                                    "v_mfma_f32_16x16x16f16"},
+                                    "v_mfma_f32_16x16x16f16", 0, 0},
     [WAVEC_MMA_F32_32x32x8_F16] = {"F32_32x32x8_F16", 64, 32, 32, 8, WAVEC_F16,
-                                   WAVEC_F32, "amd", "v_mfma_f32_32x32x8f16"},
+                                   WAVEC_F32, "amd", "v_mfma_f32_32x32x8f16",
+                                   0, 0},
     /* 128 lanes: a warpgroup of four warps issues one wgmma [PTX-WGMMA]. */
     [WAVEC_MMA_F32_64xNx16_F16] = {"F32_64xNx16_F16", 128, 64, 0, 16, WAVEC_F16,
                                    WAVEC_F32, "nvidia",
                                    "wgmma.mma_async.sync.aligned.m64nNk16.f32."
-                                   "f16.f16"},
+                                   "f16.f16",
+                                   90, 80},
     [WAVEC_MMA_F32_64xNx16_BF16] = {"F32_64xNx16_BF16", 128, 64, 0, 16,
                                     WAVEC_BF16, WAVEC_F32, "nvidia",
                                     "wgmma.mma_async.sync.aligned.m64nNk16."
-                                    "f32.bf16.bf16"},
+                                    "f32.bf16.bf16",
+                                    90, 80},
+    /* 8-bit operands [PTX-WGMMA8], [PTX-16832]. Mixed e4m3 x e5m2 (which
+     * the PTX ISA allows) has no kind: an mma's operands share a type. */
+    [WAVEC_MMA_F32_64xNx32_F8E4M3] = {"F32_64xNx32_F8E4M3", 128, 64, 0, 32,
+                                      WAVEC_F8E4M3, WAVEC_F32, "nvidia",
+                                      "wgmma.mma_async.sync.aligned.m64nNk32."
+                                      "f32.e4m3.e4m3",
+                                      90, 80},
+    [WAVEC_MMA_F32_64xNx32_F8E5M2] = {"F32_64xNx32_F8E5M2", 128, 64, 0, 32,
+                                      WAVEC_F8E5M2, WAVEC_F32, "nvidia",
+                                      "wgmma.mma_async.sync.aligned.m64nNk32."
+                                      "f32.e5m2.e5m2",
+                                      90, 80},
+    [WAVEC_MMA_S32_64xNx32_S8] = {"S32_64xNx32_S8", 128, 64, 0, 32, WAVEC_I8,
+                                  WAVEC_I32, "nvidia",
+                                  "wgmma.mma_async.sync.aligned.m64nNk32.s32."
+                                  "s8.s8",
+                                  90, 80},
+    [WAVEC_MMA_F32_16x8x32_F8E4M3] = {"F32_16x8x32_F8E4M3", 32, 16, 8, 32,
+                                      WAVEC_F8E4M3, WAVEC_F32, "nvidia",
+                                      "mma.sync.aligned.m16n8k32.row.col.f32."
+                                      "e4m3.e4m3.f32",
+                                      89, 84},
+    [WAVEC_MMA_F32_16x8x32_F8E5M2] = {"F32_16x8x32_F8E5M2", 32, 16, 8, 32,
+                                      WAVEC_F8E5M2, WAVEC_F32, "nvidia",
+                                      "mma.sync.aligned.m16n8k32.row.col.f32."
+                                      "e5m2.e5m2.f32",
+                                      89, 84},
+    [WAVEC_MMA_S32_16x8x32_S8] = {"S32_16x8x32_S8", 32, 16, 8, 32, WAVEC_I8,
+                                  WAVEC_I32, "nvidia",
+                                  "mma.sync.aligned.m16n8k32.row.col.s32.s8."
+                                  "s8.s32",
+                                  80, 70},
 };
 
 const wv_mma_info *wv_mma_info_get(wavec_mma_kind kind) {
@@ -126,7 +190,10 @@ typedef struct lfamily {
 #define E(div, mod, coef)                                                      \
   { SRC_ELEM, div, mod, coef }
 
-enum { FAM_M16N8K16, FAM_MFMA16, FAM_MFMA32, FAM_WGMMA, FAM_COUNT };
+enum {
+  FAM_M16N8K16, FAM_MFMA16, FAM_MFMA32, FAM_WGMMA, FAM_M16N8K32, FAM_WGMMA8,
+  FAM_COUNT
+};
 
 static const lfamily families[FAM_COUNT] = {
     /* [PTX-16816], g = lane // 4 (lane < 32), t = lane mod 4. */
@@ -179,6 +246,34 @@ static const lfamily families[FAM_COUNT] = {
                     {{3, {L(32, 0, 16), L(4, 8, 1), E(2, 2, 8)}},
                      {3, {E(4, 0, 8), L(1, 4, 2), E(1, 2, 1)}}}},
     }, .ss = true, .warpgroup = true},
+    /* [PTX-16832], 8-bit operands, four to a register. */
+    [FAM_M16N8K32] = {.r = {
+        /* lhs (m, k): m = g + 8*((i//4) mod 2), k = 4t + i mod 4 + 16*(i//8) */
+        [WV_LHS] = {16,
+                    {{2, {L(4, 0, 1), E(4, 2, 8)}},
+                     {3, {L(1, 4, 4), E(1, 4, 1), E(8, 0, 16)}}}},
+        /* rhs (n, k): n = g, k = 4t + i mod 4 + 16*(i//4) */
+        [WV_RHS] = {8,
+                    {{1, {L(4, 0, 1)}},
+                     {3, {L(1, 4, 4), E(1, 4, 1), E(4, 0, 16)}}}},
+        /* acc (m, n): as m16n8k16's */
+        [WV_ACC] = {4,
+                    {{2, {L(4, 0, 1), E(2, 0, 8)}},
+                     {2, {L(1, 4, 2), E(1, 2, 1)}}}},
+    }},
+    /* [PTX-WGMMA8], 128 lanes: the m16n8k32 A fragment per warp. */
+    [FAM_WGMMA8] = {.r = {
+        /* lhs (m, k): m = 16w + g + 8*((i//4) mod 2),
+         * k = 4t + i mod 4 + 16*(i//8) */
+        [WV_LHS] = {16,
+                    {{3, {L(32, 0, 16), L(4, 8, 1), E(4, 2, 8)}},
+                     {3, {L(1, 4, 4), E(1, 4, 1), E(8, 0, 16)}}}},
+        [WV_RHS] = {ELEMS_SHARED, {{0, {{0}}}, {0, {{0}}}}},
+        /* acc (m, n): as the k16 wgmma's */
+        [WV_ACC] = {ELEMS_HALF_N,
+                    {{3, {L(32, 0, 16), L(4, 8, 1), E(2, 2, 8)}},
+                     {3, {E(4, 0, 8), L(1, 4, 2), E(1, 2, 1)}}}},
+    }, .ss = true, .warpgroup = true},
 };
 
 #undef L
@@ -191,6 +286,12 @@ static const uint8_t mma_family[WAVEC_MMA_COUNT] = {
     [WAVEC_MMA_F32_32x32x8_F16] = FAM_MFMA32,
     [WAVEC_MMA_F32_64xNx16_F16] = FAM_WGMMA,
     [WAVEC_MMA_F32_64xNx16_BF16] = FAM_WGMMA,
+    [WAVEC_MMA_F32_64xNx32_F8E4M3] = FAM_WGMMA8,
+    [WAVEC_MMA_F32_64xNx32_F8E5M2] = FAM_WGMMA8,
+    [WAVEC_MMA_S32_64xNx32_S8] = FAM_WGMMA8,
+    [WAVEC_MMA_F32_16x8x32_F8E4M3] = FAM_M16N8K32,
+    [WAVEC_MMA_F32_16x8x32_F8E5M2] = FAM_M16N8K32,
+    [WAVEC_MMA_S32_16x8x32_S8] = FAM_M16N8K32,
 };
 
 const char *const wv_role_names[WV_ROLE_COUNT] = {
@@ -364,7 +465,11 @@ bool wv_layout_fill(wavec_ctx *ctx, const char *what, int lanes, int elems,
  *    "Compute Capability 8.x / 9.0: Shared Memory"; Ampere and Hopper tuning
  *    guides: 164 / 228 KB per SM, 1 KB of it reserved per block).
  *  - cp.async and the m16n8k16 mma.sync need sm_80; ldmatrix needs sm_75
- *    (PTX ISA, "Target ISA notes" of each instruction).
+ *    (PTX ISA, "Target ISA notes" of each instruction). The fp8 forms of
+ *    mma.sync (and cvt to and from fp8) need sm_89, where shared memory per
+ *    block goes up to 99 KB (CUDA C++ Programming Guide, "Compute
+ *    Capability 8.x": 8.6 and 8.9 have 100 KB per SM); sm_89 has neither
+ *    TMA nor wgmma.
  *  - cp.async.bulk.tensor (TMA) and mbarrier transaction counts need sm_90;
  *    wgmma.mma_async and setmaxnreg need the architecture-specific sm_90a
  *    (PTX ISA, target ISA notes).
@@ -396,6 +501,18 @@ static const wv_target targets[] = {
      .has_ldmatrix = true,
      .sm = 80,
      .ptx_target = "sm_80"},
+    {.name = "sm_89",
+     .lanes = 32,
+     .smem_bytes = 48 * 1024,
+     .smem_optin_bytes = 99 * 1024,
+     .max_threads = 1024,
+     .mma = WAVEC_MMA_F32_16x8x16_F16,
+     .has_wgmma = false,
+     .has_tma = false,
+     .has_cp_async = true,
+     .has_ldmatrix = true,
+     .sm = 89,
+     .ptx_target = "sm_89"},
     {.name = "sm_90",
      .lanes = 32,
      .smem_bytes = 48 * 1024,
@@ -445,7 +562,7 @@ bool wv_target_has_mma(const wv_target *t, wavec_mma_kind kind) {
     return false;
   if (!t->ptx_target)
     return true; /* the simulator runs every layout */
-  if (strcmp(mi->vendor, "nvidia") != 0)
+  if (strcmp(mi->vendor, "nvidia") != 0 || t->sm < mi->sm)
     return false;
   return mi->lanes != 128 || t->has_wgmma;
 }

@@ -24,6 +24,8 @@ typedef struct wv_mma_info {
                        * col.f32.f16.f16.f32", "v_mfma_f32_16x16x16f16",
                        * "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16"
                        * (N written as in the PTX ISA) */
+  int sm;             /* NVIDIA: the least compute capability x10 */
+  int ptx_isa;        /* NVIDIA: the least PTX ISA version x10 */
 } wv_mma_info;
 
 const wv_mma_info *wv_mma_info_get(wavec_mma_kind kind); /* NULL if bad */
@@ -71,14 +73,14 @@ bool wv_layout_fill(wavec_ctx *ctx, const char *what, int lanes, int elems,
                     wavec_sym elem_sym, const ex_t coord[2], int32_t *owner);
 
 typedef struct wv_target {
-  const char *name;      /* "sim", "sm_80", "sm_90", "sm_90a" */
+  const char *name;      /* "sim", "sm_80", "sm_89", "sm_90", "sm_90a" */
   int lanes;             /* default threads_per_wave */
   int smem_bytes;        /* shared memory per block without opt-in */
   int max_threads;       /* per block */
   wavec_mma_kind mma;    /* default mma type */
   bool has_wgmma, has_tma, has_cp_async, has_ldmatrix;
   int smem_optin_bytes;  /* per block with the dynamic-size opt-in */
-  int sm;                /* compute capability x10 (80, 90); 0 for sim */
+  int sm;                /* compute capability x10 (80, 89, 90); 0: sim */
   const char *ptx_target; /* ".target" of the PTX; NULL for sim */
 } wv_target;
 

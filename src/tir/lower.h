@@ -92,19 +92,28 @@ typedef struct stage {
   ex_t start[WV_MAX_DIMS];      /* the workgroup tile's first coordinate */
   uint32_t done_scope;          /* scope whose iteration copied it, +1 */
   bool swz;                     /* a wgmma operand: 128-byte rows, swizzled */
+  int64_t es;                   /* bytes of an element: 2 or 1 */
   wavec_loc loc;                /* the (first) read it stages */
   /* a ring filled by tensor copies (lower_tma.c): its tensor map + 1 (0:
    * cp.async), the slots' full and empty barriers, the bytes of a slot */
   int64_t tmap, fbar, ebar, tx;
 } stage;
 
-enum { STAGE_VEC = 8, STAGE_PAD = 8 }; /* elements of 16 bits */
+/* Copies move vectors of 16 bytes; unswizzled rows are padded by 16. */
+enum { STAGE_VEC_BYTES = 16, STAGE_PAD_BYTES = 16 };
 /* A wgmma operand tile [rows, cols] (the last two memory dims; any dims
- * before them of extent 1): column panels of 64 elements of 16 bits, each
- * panel rows x 128 bytes, one after the other; each group of 8 rows is
- * 1024 bytes and 1024-aligned, its 16-byte chunks swizzled (T_SWZ) as the
- * matrix descriptor's 128-byte mode expects. */
-enum { SWZ_ROW = 64, SWZ_ALIGN = 1024 };
+ * before them of extent 1): column panels of 128 bytes (64 elements of 16
+ * bits, 128 of 8), each panel rows x 128 bytes, one after the other; each
+ * group of 8 rows is 1024 bytes and 1024-aligned, its 16-byte chunks
+ * swizzled (T_SWZ) as the matrix descriptor's 128-byte mode expects. */
+enum { SWZ_ROW_BYTES = 128, SWZ_ALIGN = 1024 };
+/* Elements of st in a copy's vector, and in a swizzled row. */
+static inline int64_t lw_stage_vec(const struct stage *st) {
+  return STAGE_VEC_BYTES / st->es;
+}
+static inline int64_t lw_swz_row(const struct stage *st) {
+  return SWZ_ROW_BYTES / st->es;
+}
 
 /* A loop's ring, as the pass pipeline decided it. */
 typedef struct ring_plan {

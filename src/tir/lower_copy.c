@@ -6,8 +6,8 @@
  * all threads together, into the slot at byte offset `at` (0: slot 0); the
  * loop counter (if any) replaced by `shift` (0: as is), each copy also
  * predicated by `extra` (0: none). Along a ragged dimension the vectors
- * past the edge are zeros (nothing is read): a vector is 8 elements of the
- * last dimension, whose size stageable() makes a multiple of 8, so a
+ * past the edge are zeros (nothing is read): a vector is 16 bytes of the
+ * last dimension, whose size stageable() makes a multiple of it, so a
  * vector lies wholly inside or wholly past the edge. */
 void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
   wavec_ctx *ctx = w->ctx;
@@ -17,7 +17,7 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
   int64_t total = 1;
   for (uint32_t i = 0; i < nd; i++)
     total *= st->ext[i];
-  int64_t nvec = total / STAGE_VEC;
+  int64_t vec = lw_stage_vec(st), nvec = total / vec;
   int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
   int64_t iters = (nvec + threads - 1) / threads;
   ex_t tid = lw_linear_tid(w);
@@ -28,7 +28,7 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
     if (nvec % threads)
       lw_bound_check(w, lw_concrete(w, v, 0), ex_const(ctx, nvec), &mask);
     /* local coordinates of the vector's first element, row-major */
-    ex_t rest = ex_mul(ctx, v, ex_const(ctx, STAGE_VEC));
+    ex_t rest = ex_mul(ctx, v, ex_const(ctx, vec));
     ex_t goff = ex_const(ctx, 0), local[WV_MAX_DIMS];
     ex_t gstride = ex_const(ctx, 1);
     uint32_t inside = 0;
@@ -49,7 +49,7 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
     }
     ex_t soff = lw_stage_elem_off(ctx, st, nd, local);
     soff = ex_add(ctx, ex_const(ctx, st->base),
-                  ex_mul(ctx, soff, ex_const(ctx, 2)));
+                  ex_mul(ctx, soff, ex_const(ctx, st->es)));
     uint32_t m = mask;
     if (extra)
       m = mask ? lw_op2(w, T_AND, TY_PRED, mask, extra) : extra;

@@ -131,14 +131,15 @@ ex_t lw_staged_addr(lw *w, uint32_t id, const stage *st, uint32_t e) {
   for (uint32_t i = 0; i < mem->type.n; i++)
     coord[i] = ex_sub(ctx, coord[i], lw_concrete(w, st->start[i], 0));
   ex_t off = lw_stage_elem_off(ctx, st, mem->type.n, coord);
-  off =
-      ex_add(ctx, ex_const(ctx, st->base), ex_mul(ctx, off, ex_const(ctx, 2)));
+  off = ex_add(ctx, ex_const(ctx, st->base),
+               ex_mul(ctx, off, ex_const(ctx, st->es)));
   return ex_simplify(ctx, off, w->ranges, w->nranges);
 }
 
 /* Loads clone `id`'s elements from its staged tile. Runs of elements at
- * consecutive, suitably aligned addresses (a fragment's pairs along k) are
- * loaded with one vector access. */
+ * consecutive, suitably aligned addresses (a fragment's pairs along k, or
+ * quads of 8-bit elements) of at least 4 bytes are loaded with one vector
+ * access. */
 void lw_staged_read(lw *w, uint32_t id, stage *st) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
@@ -157,7 +158,7 @@ void lw_staged_read(lw *w, uint32_t id, stage *st) {
     /* the longest run of 4 or 2 that is contiguous and aligned */
     uint32_t run = 1;
     for (uint32_t len = 4; len >= 2 && run == 1; len /= 2) {
-      if (e % len || e + len > ne)
+      if (e % len || e + len > ne || len * esize < 4)
         continue;
       bool ok = true;
       for (uint32_t j = 1; j < len && ok; j++) {

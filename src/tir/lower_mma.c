@@ -58,13 +58,23 @@ static stage *wgmma_tile(lw *w, wv_node *n, int r, bool *mn) {
               r ? "rhs" : "lhs", mem->name, wavec_symbol_name(ctx, d),
               (long long)size, (long long)bytes);
   }
+  const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)w->d->mma);
+  int64_t es = tir_ty_bytes(tir_ty_of(mi->in));
+  if (st && st->swz && *mn && es == 1)
+    wv_fail(ctx, D_UNSUPPORTED, n->loc,
+            "wgmma reads 8-bit operands K-major only (the PTX ISA's "
+            "transpose is for 16-bit types): the last dimension of '%s' "
+            "must be '%s', not '%s'; store it transposed",
+            wv_get(w->g, st->mem)->name, wavec_symbol_name(ctx, n->sym),
+            wavec_symbol_name(ctx, last));
   if (!st || !st->swz || (*mn && (r == 0 || last != n->type.dims[n->type.n - 1])))
     wv_fail(ctx, D_UNSUPPORTED, n->loc,
             "wgmma reads its %s from shared memory: it must be a read of "
-            "a 16-bit memory tensor whose last dimension is %s, in tiles of "
-            "a multiple of %d elements (128-byte rows) and of 8 rows, "
+            "a %d-bit memory tensor whose last dimension is %s, in tiles of "
+            "a multiple of %lld elements (128-byte rows) and of 8 rows, "
             "without a mapping",
-            r ? "rhs" : "lhs", r ? "K or N" : "K", SWZ_ROW);
+            r ? "rhs" : "lhs", (int)(8 * es),
+            r && es == 2 ? "K or N" : "K", (long long)(SWZ_ROW_BYTES / es));
   return st;
 }
 
@@ -89,34 +99,35 @@ void lw_wgmma(lw *w, uint32_t id) {
     }
     bool mn;
     stage *st = wgmma_tile(w, n, r, &mn);
-    if (mn) {
+    if (mn) { /* 16-bit elements (wgmma_tile refuses 8-bit ones) */
       uint32_t nd = wv_get(w->g, st->mem)->type.n;
-      int64_t N = 2 * (int64_t)lw_nelem(w, n->ops[2]);
-      if (N > SWZ_ROW ? N % SWZ_ROW : SWZ_ROW % N)
+      int64_t N = 2 * (int64_t)lw_nelem(w, n->ops[2]), row = lw_swz_row(st);
+      if (N > row ? N % row : row % N)
         wv_fail(ctx, D_UNSUPPORTED, n->loc,
-                "wgmma reads an N-contiguous rhs in 64-column panels: its N "
-                "tile (%lld) must divide 64 or be a multiple of it",
-                (long long)N);
+                "wgmma reads an N-contiguous rhs in %lld-column panels: its "
+                "N tile (%lld) must divide %lld or be a multiple of it",
+                (long long)row, (long long)N, (long long)row);
       flags |= TIR_WG_B_MN;
-      lbo = st->ext[nd - 2] * 2 * SWZ_ROW;
+      lbo = st->ext[nd - 2] * SWZ_ROW_BYTES;
     }
     addr[r] = lw_smem_addr(w, lw_staged_addr(w, n->ops[r], st, 0), st->at);
   }
   uint32_t acc = n->ops[2], nc = lw_nelem(w, acc);
+  tir_ty aty = tir_ty_of(mi->acc);
   uint32_t *list = wv_alloc(ctx, (nc + na) * sizeof *list);
   bool own = w->nuses[acc] == 1 && wv_get(w->g, acc)->op != WAVEC_OP_SCALAR;
-  uint32_t first = own ? 0 : lw_new_regs(w, TY_F32, nc);
+  uint32_t first = own ? 0 : lw_new_regs(w, aty, nc);
   for (uint32_t e = 0; e < nc; e++) {
-    uint32_t r = lw_elem(w, acc, e, TY_F32);
+    uint32_t r = lw_elem(w, acc, e, aty);
     if (!own)
-      lw_emit(w, T_MOV, TY_F32, first + e, r, 0, 0, 0);
+      lw_emit(w, T_MOV, aty, first + e, r, 0, 0, 0);
     list[e] = own ? r : first + e;
   }
   bool guarded = false;
   for (uint32_t e = 0; e < na; e++)
     list[nc + e] = operand(w, n, 0, e, tir_ty_of(mi->in), &guarded);
   remark_operands(w, id, guarded);
-  tir_instr *in = lw_emit(w, T_WGMMA, TY_F32, 0, addr[0], addr[1], 0, flags);
+  tir_instr *in = lw_emit(w, T_WGMMA, aty, 0, addr[0], addr[1], 0, flags);
   in->imm2 = lbo;
   in->list = list;
   in->nlist = nc + na;
@@ -135,7 +146,8 @@ void lw_mma(lw *w, uint32_t id) {
   const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)w->d->mma);
   uint32_t na = lw_nelem(w, n->ops[0]), nb = lw_nelem(w, n->ops[1]),
            nc = lw_nelem(w, n->ops[2]);
-  w->vals[id] = lw_new_regs(w, TY_F32, nc);
+  tir_ty aty = tir_ty_of(mi->acc);
+  w->vals[id] = lw_new_regs(w, aty, nc);
   uint32_t *list = wv_alloc(ctx, (nc * 2 + na + nb) * sizeof *list);
   uint32_t t = 0;
   for (uint32_t e = 0; e < nc; e++)
@@ -147,8 +159,8 @@ void lw_mma(lw *w, uint32_t id) {
     list[t++] = operand(w, n, 1, e, tir_ty_of(mi->in), &guarded);
   remark_operands(w, id, guarded);
   for (uint32_t e = 0; e < nc; e++)
-    list[t++] = lw_elem(w, n->ops[2], e, TY_F32);
-  tir_instr *in = lw_emit(w, T_MMA, TY_F32, 0, 0, 0, 0, w->d->mma);
+    list[t++] = lw_elem(w, n->ops[2], e, aty);
+  tir_instr *in = lw_emit(w, T_MMA, aty, 0, 0, 0, 0, w->d->mma);
   in->list = list;
   in->nlist = t;
 }

@@ -124,8 +124,9 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
     const tir_tmap *m = &w->tmaps.v[st->tmap - 1];
     uint32_t nd = mem->type.n;
     int64_t rows = st->ext[nd - 2], brows = m->box[nd - 2];
+    int64_t row = lw_swz_row(st);
     ex_t at = lw_slot_at(w, st, S, tile);
-    for (int64_t c = 0; c < st->ext[nd - 1]; c += SWZ_ROW)
+    for (int64_t c = 0; c < st->ext[nd - 1]; c += row)
       for (int64_t r = 0; r < rows; r += brows) {
         uint32_t *co = wv_alloc(ctx, nd * sizeof *co);
         for (uint32_t d = 0; d < nd; d++) {
@@ -138,7 +139,8 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
             x = ex_add(ctx, x, ex_const(ctx, r));
           co[d] = lw_expr(w, lw_concrete(w, x, 0));
         }
-        int64_t off = st->base + (c / SWZ_ROW) * rows * 128 + r * 128;
+        int64_t off = st->base + (c / row) * rows * SWZ_ROW_BYTES +
+                      r * SWZ_ROW_BYTES;
         uint32_t dst = lw_smem_addr(w, ex_const(ctx, off), at);
         tir_instr *in = lw_emit(w, T_TMA, tir_ty_of(mem->type.dt), 0, dst,
                                 full, me, st->tmap - 1);

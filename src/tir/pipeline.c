@@ -132,7 +132,7 @@ wavec_status wv_pass_pipeline(wv_kernel *k) {
       tir_tmap m = {.arg = mem->index, .rank = nd, .swz128 = true};
       for (uint32_t d = 0; d < nd; d++)
         m.box[d] = 1;
-      m.box[nd - 1] = SWZ_ROW;
+      m.box[nd - 1] = lw_swz_row(st);
       m.box[nd - 2] = box_rows(st->ext[nd - 2]);
       vec_push(ctx, &w->tmaps, m);
       st->tmap = w->tmaps.n; /* + 1 */

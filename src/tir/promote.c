@@ -8,9 +8,10 @@
 ex_t lw_stage_elem_off(wavec_ctx *ctx, const stage *st, uint32_t nd,
                        const ex_t *local) {
   if (st->swz) {
-    ex_t c = local[nd - 1], r = local[nd - 2], w64 = ex_const(ctx, SWZ_ROW);
+    int64_t row = lw_swz_row(st);
+    ex_t c = local[nd - 1], r = local[nd - 2], w64 = ex_const(ctx, row);
     ex_t panel = ex_mul(ctx, ex_floordiv(ctx, c, w64),
-                        ex_const(ctx, st->ext[nd - 2] * SWZ_ROW));
+                        ex_const(ctx, st->ext[nd - 2] * row));
     return ex_add(ctx, panel, ex_add(ctx, ex_mul(ctx, r, w64),
                                      ex_mod(ctx, c, w64)));
   }
@@ -51,7 +52,8 @@ static bool stageable(lw *w, uint32_t id, stage *st) {
       (w->ctx->test_hooks & WV_HOOK_NO_STAGING))
     return false;
   wv_node *mem = wv_get(w->g, n->mem);
-  if (tir_ty_bytes(tir_ty_of(mem->type.dt)) != 2)
+  st->es = tir_ty_bytes(tir_ty_of(mem->type.dt));
+  if (st->es != 2 && st->es != 1)
     return false;
   if (n->mapping) {
     /* a pure permutation: every input an iterator */
@@ -71,27 +73,28 @@ static bool stageable(lw *w, uint32_t id, stage *st) {
   /* every size of a dynamic last dim is a multiple of this */
   wv_diminfo *ld = &w->d->dim[mem->type.dims[nd - 1]];
   int64_t last = ld->dynamic ? ld->multiple : ld->size;
-  if (st->ext[nd - 1] % STAGE_VEC || last % STAGE_VEC)
+  int64_t vec = lw_stage_vec(st);
+  if (st->ext[nd - 1] % vec || last % vec)
     return false;
   if (w->wgmma) {
-    /* [.., rows, cols] in 64-column panels of 128-byte swizzled rows */
-    if (nd < 2 || n->mapping || st->ext[nd - 1] % SWZ_ROW ||
+    /* [.., rows, cols] in panels of 128-byte swizzled rows */
+    if (nd < 2 || n->mapping || st->ext[nd - 1] % lw_swz_row(st) ||
         st->ext[nd - 2] % 8)
       return false;
     for (uint32_t i = 0; i + 2 < nd; i++)
       if (st->ext[i] != 1)
         return false;
     st->swz = true;
-    st->bytes = st->ext[nd - 2] * st->ext[nd - 1] * 2; /* 1024 | bytes */
+    st->bytes = st->ext[nd - 2] * st->ext[nd - 1] * st->es; /* 1024 | bytes */
     return st->bytes <= 96 * 1024;
   }
   int64_t s = 1;
   for (int i = (int)nd - 1; i >= 0; i--) {
     st->sstride[i] = s;
-    s *= st->ext[i] + (i == (int)nd - 1 ? STAGE_PAD : 0);
+    s *= st->ext[i] + (i == (int)nd - 1 ? STAGE_PAD_BYTES / st->es : 0);
   }
-  st->bytes = (s * 2 + 15) / 16 * 16;
-  return s * 2 <= 96 * 1024;
+  st->bytes = (s * st->es + 15) / 16 * 16;
+  return s * st->es <= 96 * 1024;
 }
 
 /* Does read r give the same values in every iteration of loop `it` (the

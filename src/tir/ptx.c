@@ -54,9 +54,9 @@
  *    coordinates innermost first; T_FENCE is fence.mbarrier_init and
  *    fence.proxy.async (sm_90 and later).
  *  - T_SHFL is shfl.sync.bfly.b32 over the whole warp; T_BAR is bar.sync 0;
- *    T_MMA is mma.sync m16n8k16, each pair of 16-bit fragment elements
- *    packed low half first with mov.b32 {lo, hi}, in the fragment order of
- *    target.c. Loops are a counter, a label and a uniform branch (bra.uni:
+ *    T_MMA is mma.sync (m16n8k16, m16n8k32), its fragment elements packed
+ *    into .b32 registers low first (16-bit pairs with mov.b32 {lo, hi},
+ *    8-bit quads with prmt), in the fragment order of target.c. Loops are a counter, a label and a uniform branch (bra.uni:
  *    control flow in the thread program is uniform by construction).
  *  - Every instruction is preceded by .loc of its source line when that
  *    changes, with .file for each source, so that profilers and ptxas
@@ -70,83 +70,10 @@
 #include <stdio.h>
 
 #include "support/half.h"
-#include "target/target.h"
-#include "tir/tir.h"
+#include "tir/ptx.h"
 
-/* Register classes of the PTX program. */
-enum { C_PRED, C_B32, C_B16, C_F32, C_B64, C_COUNT };
 static const char *const class_decl[C_COUNT] = {".pred", ".b32", ".b16",
                                                 ".f32", ".b64"};
-static const char *const reg_prefix[C_COUNT] = {"%p", "%r", "%h", "%f", "%x"};
-static const char *const tmp_prefix[C_COUNT] = {"%tp", "%tr", "%th", "%tf",
-                                                "%rd"};
-/* (an 8-bit float in the low byte of a .b16, its high byte 0; an i8
- * sign-extended in a .b32) */
-static const int ty_class[TY_COUNT] = {
-    [TY_PRED] = C_PRED, [TY_I32] = C_B32,  [TY_F16] = C_B16,
-    [TY_BF16] = C_B16,  [TY_F32] = C_F32,  [TY_E4M3] = C_B16,
-    [TY_E5M2] = C_B16,  [TY_I8] = C_B32};
-
-/* Names are passed by value so that no buffer is overwritten under them. */
-typedef struct nm {
-  char s[24];
-} nm;
-
-typedef struct px {
-  wavec_ctx *ctx;
-  const tir_prog *p;
-  const wv_target *t;
-  wv_buf body;
-  const tir_instr *in;           /* being printed, for diagnostics */
-  wavec_loc kloc;                /* the kernel's, for program-wide ones */
-  uint32_t ntmp[C_COUNT], maxtmp[C_COUNT];
-  uint32_t maxreg[C_COUNT];      /* highest TIR register number per class */
-  bool need_hz;                  /* %hz: a zero .b16 (bf16 widening) */
-  bool fenced;                   /* wgmma.fence since the accumulators
-                                  * were last touched by anything else */
-  uint32_t nwa;                  /* %wa registers: packed wgmma lhs pairs */
-  /* analyses */
-  bool *commits;                 /* by instruction: a wgmma wait that closes
-                                  * a group (open_groups) */
-  uint32_t *wa;                  /* by instruction: 1 + the first %wa of a
-                                  * wgmma's packed lhs, 0 before packing */
-  uint8_t *isconst, *nonneg;     /* by register */
-  int64_t *cval;
-  bool *argread, *argwritten;    /* by argument */
-  /* line info */
-  VEC(const char *) files;
-  const char *lfile;
-  uint32_t lline, lcol;
-} px;
-
-/* ---- output helpers -------------------------------------------------------- */
-static void ins(px *x, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void ins(px *x, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  wv_buf_puts(&x->body, "\t");
-  wv_buf_vprintf(&x->body, fmt, ap);
-  wv_buf_puts(&x->body, ";\n");
-  va_end(ap);
-}
-
-static tir_ty ty(px *x, uint32_t r) { return x->p->regs.v[r]; }
-
-static nm R(px *x, uint32_t r) {
-  nm n;
-  snprintf(n.s, sizeof n.s, "%s%u", reg_prefix[ty_class[ty(x, r)]], r);
-  return n;
-}
-
-static nm T(px *x, int cls) {
-  nm n;
-  uint32_t i = x->ntmp[cls]++;
-  if (x->ntmp[cls] > x->maxtmp[cls])
-    x->maxtmp[cls] = x->ntmp[cls];
-  snprintf(n.s, sizeof n.s, "%s%u", tmp_prefix[cls], i);
-  return n;
-}
 
 static nm F32(float f) {
   nm n;
@@ -156,10 +83,6 @@ static nm F32(float f) {
   return n;
 }
 
-static _Noreturn void unsupported(px *x, const char *what) {
-  wavec_loc loc = x->in ? x->in->loc : x->kloc;
-  wv_fail(x->ctx, D_UNSUPPORTED, loc, "PTX for %s: %s", x->t->name, what);
-}
 
 static bool is_float(tir_ty t) {
   return t == TY_F16 || t == TY_BF16 || t == TY_F32 || t == TY_E4M3 ||
@@ -243,11 +166,6 @@ static void put_form(px *x, const tir_instr *in, const char *f,
  * induction over any execution, since nothing is read before it is
  * written (the simulator checks that). Indices fit in 32 bits (checked),
  * so the additions and products below do not wrap. */
-static bool writes_dst(const tir_instr *in) {
-  return in->dst && in->op != T_STG && in->op != T_STS && in->op != T_BAR &&
-         in->op != T_MMA && in->op != T_CPA;
-}
-
 static bool pos_const(px *x, uint32_t r) {
   return r && x->isconst[r] && x->cval[r] > 0;
 }
@@ -276,55 +194,9 @@ static bool yields_nonneg(px *x, const tir_instr *in) {
   }
 }
 
-/* Which wgmma waits close a group. A wait commits the open group first
- * (wgmma.commit_group) only when a wgmma may have been issued since the last
- * commit on some path to it: an empty commit does nothing to the program but
- * makes ptxas serialize every wgmma of the kernel (its warning C7514). The
- * paths are those of the structured loops: a loop's head joins its entry and
- * its back edge, its exit its entry (no trips) and its end; a back edge that
- * opens a group its head did not see runs the scan again (at most once per
- * loop). */
-static void open_groups(px *x) {
-  const tir_prog *p = x->p;
-  uint32_t n = p->code.n;
-  x->commits = wv_alloc(x->ctx, (n + 1) * sizeof *x->commits);
-  bool *back = wv_alloc(x->ctx, (n + 1) * sizeof *back);  /* by T_LOOP */
-  uint32_t *head = wv_alloc(x->ctx, (n + 1) * sizeof *head); /* loop stack */
-  bool *entry = wv_alloc(x->ctx, (n + 1) * sizeof *entry);
-  for (bool changed = true; changed;) {
-    changed = false;
-    bool open = false;
-    uint32_t depth = 0;
-    for (uint32_t i = 0; i < n; i++) {
-      switch (p->code.v[i].op) {
-      case T_LOOP:
-        head[depth] = i;
-        entry[depth++] = open;
-        open = open || back[i];
-        break;
-      case T_ENDLOOP:
-        if (!depth)
-          break; /* the verifier refuses it; nothing to join */
-        depth--;
-        if (open && !back[head[depth]])
-          changed = back[head[depth]] = true;
-        open = open || entry[depth];
-        break;
-      case T_WGMMA: open = true; break;
-      case T_WGWAIT:
-        x->commits[i] = open;
-        open = false;
-        break;
-      default: break;
-      }
-    }
-  }
-}
-
 static void analyse(px *x) {
   const tir_prog *p = x->p;
-  open_groups(x);
-  x->wa = wv_alloc(x->ctx, (p->code.n + 1) * sizeof *x->wa);
+  ptx_wgmma_analyse(x);
   uint32_t n = p->regs.n;
   uint32_t *ndef = wv_alloc(x->ctx, n * sizeof *ndef);
   x->isconst = wv_alloc(x->ctx, n);
@@ -845,7 +717,7 @@ static void emit_stg(px *x, const tir_instr *in) {
 
 /* Shared memory is addressed in bytes (tir.h); the window address of the
  * array plus the byte address fits in 32 bits. */
-static nm shared_addr(px *x, uint32_t byte) {
+nm ptx_shared_addr(px *x, uint32_t byte) {
   nm addr = T(x, C_B32);
   ins(x, "add.u32 %s, %s, %%smem", addr.s, R(x, byte).s);
   return addr;
@@ -855,7 +727,7 @@ static const char *const shared_suffix[TY_COUNT] = {
     "u8", "u32", "b16", "b16", "f32", "u8", "u8", "s8"};
 
 static void emit_lds(px *x, const tir_instr *in) {
-  nm addr = shared_addr(x, in->a);
+  nm addr = ptx_shared_addr(x, in->a);
   if (in->ty == TY_PRED) {
     nm t = T(x, C_B32);
     ins(x, "ld.shared.u8 %s, [%s]", t.s, addr.s);
@@ -868,7 +740,7 @@ static void emit_lds(px *x, const tir_instr *in) {
 
 static void emit_sts(px *x, const tir_instr *in) {
   nm v = ty(x, in->b) == TY_PRED ? pred_as_i32(x, in->b) : R(x, in->b);
-  nm addr = shared_addr(x, in->a);
+  nm addr = ptx_shared_addr(x, in->a);
   char guard[32] = "";
   if (in->c)
     snprintf(guard, sizeof guard, "@%s ", R(x, in->c).s);
@@ -878,18 +750,22 @@ static void emit_sts(px *x, const tir_instr *in) {
 
 /* T_LDGV, T_LDSV, T_STSV: n consecutive elements, the whole vector aligned
  * to its size (tir.h), moved as 4-byte words (16-bit elements packed in
- * pairs, low half first: the element at the lower address) in accesses of
- * at most 16 bytes (v4.b32). A masked-off load leaves zeros. */
+ * pairs, 8-bit ones in quads, low first: the element at the lower address)
+ * in accesses of at most 16 bytes (v4.b32). A masked-off load leaves
+ * zeros. */
 static void emit_vector(px *x, const tir_instr *in) {
   tir_ty t = in->ty;
   int size = tir_ty_bytes(t);
   int64_t bytes = (int64_t)size * in->nlist;
   if (t == TY_PRED || bytes < 2 || (bytes & (bytes - 1)))
     unsupported(x, "a vector access of this type or length");
+  if (size == 1 && bytes < 4)
+    unsupported(x, "a vector access of 8-bit elements shorter than 4 bytes");
   bool load = in->op != T_STSV, global = in->op == T_LDGV;
   const char *space = global ? (x->argwritten[in->imm] ? "global" : "global.nc")
                              : "shared";
-  nm base = global ? global_addr(x, in->imm, in->a) : shared_addr(x, in->a);
+  nm base = global ? global_addr(x, in->imm, in->a)
+                    : ptx_shared_addr(x, in->a);
   char guard[32] = "";
   if (in->op != T_LDSV && in->b)
     snprintf(guard, sizeof guard, "@%s ", R(x, in->b).s);
@@ -916,8 +792,7 @@ static void emit_vector(px *x, const tir_instr *in) {
       } else {
         w[k] = T(x, C_B32);
         if (!load)
-          ins(x, "mov.b32 %s, {%s, %s}", w[k].s, R(x, l[e0 + 2 * k]).s,
-              R(x, l[e0 + 2 * k + 1]).s);
+          ptx_pack32(x, l + e0 + (4 / size) * k, t, w[k].s);
       }
       if (load && *guard)
         ins(x, "mov.b32 %s, 0", w[k].s);
@@ -940,6 +815,19 @@ static void emit_vector(px *x, const tir_instr *in) {
       for (int k = 0; k < nw; k++)
         ins(x, "mov.b32 {%s, %s}, %s", R(x, l[e0 + 2 * k]).s,
             R(x, l[e0 + 2 * k + 1]).s, w[k].s);
+    /* 8-bit elements: byte j of each word, an i8 sign-extended into its
+     * .b32, an 8-bit float zero-extended into its .b16 */
+    for (int k = 0; load && size == 1 && k < nw; k++)
+      for (int j = 0; j < 4; j++) {
+        nm d = R(x, l[e0 + 4 * k + j]);
+        if (t == TY_I8) {
+          ins(x, "bfe.s32 %s, %s, %d, 8", d.s, w[k].s, 8 * j);
+        } else {
+          nm b = T(x, C_B32);
+          ins(x, "bfe.u32 %s, %s, %d, 8", b.s, w[k].s, 8 * j);
+          ins(x, "cvt.u16.u32 %s, %s", d.s, b.s);
+        }
+      }
   }
 }
 
@@ -957,7 +845,7 @@ static void emit_cpa(px *x, const tir_instr *in) {
     ins(x, "selp.b32 %s, 16, 0, %s", size.s, inside.s);
   }
   nm src = global_addr_at(x, in->imm, off);
-  nm dst = shared_addr(x, in->a);
+  nm dst = ptx_shared_addr(x, in->a);
   char guard[32] = "";
   if (in->c)
     snprintf(guard, sizeof guard, "@%s ", R(x, in->c).s);
@@ -968,7 +856,7 @@ static void emit_cpa(px *x, const tir_instr *in) {
 /* T_LDSM: ldmatrix; each b32 result holds a lane's two 16-bit elements of
  * one matrix, low half first. */
 static void emit_ldsm(px *x, const tir_instr *in) {
-  nm addr = shared_addr(x, in->a);
+  nm addr = ptx_shared_addr(x, in->a);
   nm w[4];
   wv_buf ops;
   wv_buf_init(&ops, x->ctx);
@@ -998,7 +886,7 @@ static void emit_mbar(px *x, const tir_instr *in) {
     unsupported(x, "mbarriers with transaction bytes (sm_90 and later)");
   char guard[32];
   guard_of(x, in->b, guard);
-  nm addr = shared_addr(x, in->a);
+  nm addr = ptx_shared_addr(x, in->a);
   if (in->op == T_MBINIT)
     ins(x, "%smbarrier.init.shared::cta.b64 [%s], %lld", guard, addr.s,
         (long long)in->imm);
@@ -1016,7 +904,7 @@ static void emit_mbwait(px *x, const tir_instr *in) {
   uint32_t idx = (uint32_t)(in - x->p->code.v);
   if (!x->t->has_tma)
     unsupported(x, "mbarrier waits by parity (sm_90 and later)");
-  nm addr = shared_addr(x, in->a), done = T(x, C_PRED);
+  nm addr = ptx_shared_addr(x, in->a), done = T(x, C_PRED);
   if (in->c)
     ins(x, "@!%s bra.uni $Lwv_mbdone%u", R(x, in->c).s, idx);
   wv_buf_printf(&x->body, "$Lwv_mbwait%u:\n", idx);
@@ -1035,7 +923,7 @@ static void emit_tma(px *x, const tir_instr *in) {
     unsupported(x, "tensor copies (cp.async.bulk.tensor: sm_90 and later)");
   char guard[32];
   guard_of(x, in->c, guard);
-  nm dst = shared_addr(x, in->a), bar = shared_addr(x, in->b);
+  nm dst = ptx_shared_addr(x, in->a), bar = ptx_shared_addr(x, in->b);
   wv_buf c;
   wv_buf_init(&c, x->ctx);
   for (uint32_t j = in->nlist; j-- > 0;)
@@ -1075,127 +963,6 @@ static void emit_shfl(px *x, const tir_instr *in) {
     break;
   }
   }
-}
-
-static void emit_mma(px *x, const tir_instr *in) {
-  wavec_mma_kind kind = (wavec_mma_kind)in->imm;
-  const wv_mma_info *mi = wv_mma_info_get(kind);
-  if (!mi || !wv_target_has_mma(x->t, kind) || mi->lanes != 32)
-    unsupported(x, "this mma type (only the warp-level m16n8k16 mma.sync is "
-                   "printed)");
-  int nc = wv_mma_elems(kind, WV_ACC, 0), na = wv_mma_elems(kind, WV_LHS, 0),
-      nb = wv_mma_elems(kind, WV_RHS, 0);
-  wv_assert(x->ctx, nc == 4 && na == 8 && nb == 4 &&
-                        in->nlist == (uint32_t)(2 * nc + na + nb));
-  const uint32_t *l = in->list;
-  nm pk[6]; /* a0..a3, b0..b1: pairs of 16-bit elements, low half first */
-  for (int i = 0; i < 6; i++) {
-    pk[i] = T(x, C_B32);
-    ins(x, "mov.b32 %s, {%s, %s}", pk[i].s, R(x, l[nc + 2 * i]).s,
-        R(x, l[nc + 2 * i + 1]).s);
-  }
-  const uint32_t *c = l + nc + na + nb;
-  ins(x,
-      "%s {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s}",
-      mi->instr, R(x, l[0]).s, R(x, l[1]).s, R(x, l[2]).s, R(x, l[3]).s,
-      pk[0].s, pk[1].s, pk[2].s, pk[3].s, pk[4].s, pk[5].s, R(x, c[0]).s,
-      R(x, c[1]).s, R(x, c[2]).s, R(x, c[3]).s);
-}
-
-/* T_WGMMA: a shared-memory matrix descriptor per operand in shared memory
- * (start address >> 4 in bits 0-13; leading byte offset >> 4 in 16-29:
- * unused for K-major swizzled tiles (1), the panel stride for N-contiguous
- * ones; stride byte offset 1024 >> 4 between groups of 8 rows in 32-45; the
- * 128-byte swizzle mode 1 in 62-63: PTX ISA, "Matrix Descriptor Format"),
- * an lhs in registers packed in pairs (low half first, the fragment order
- * of target.c) into registers of its own that stay untouched until the
- * wait; then wgmma.mma_async with the accumulator in place, scale-d true
- * (accumulate), no negation, the rhs transposed when N-contiguous. A
- * wgmma.fence first when anything else touched registers since the last
- * one. */
-/* A wgmma with its lhs in registers reads them as packed pairs (%wa). They
- * are packed before the wgmma.fence that orders them for the wgmma: a
- * register written between the fence and its wgmma makes ptxas put in a
- * fence of its own (its remark C7519). */
-static void pack_lhs(px *x, const tir_instr *in) {
-  uint32_t nc = in->nlist - 8;
-  x->wa[in - x->p->code.v] = 1 + x->nwa;
-  for (uint32_t j = 0; j < 4; j++, x->nwa++)
-    ins(x, "mov.b32 %%wa%u, {%s, %s}", x->nwa,
-        R(x, in->list[nc + 2 * j]).s, R(x, in->list[nc + 2 * j + 1]).s);
-}
-
-/* Packs the lhs of every register-lhs wgmma from `in` up to where the next
- * fence will be needed (emit_instr): a loop boundary, a wait, or anything
- * writing a register other than an integer or a predicate — so that every
- * pair packed here is the value its wgmma reads. */
-static void pack_window(px *x, const tir_instr *in) {
-  const tir_instr *end = x->p->code.v + x->p->code.n;
-  for (const tir_instr *j = in; j < end; j++) {
-    if (j->op == T_WGMMA) {
-      if ((j->imm & TIR_WG_A_REGS) && !x->wa[j - x->p->code.v])
-        pack_lhs(x, j);
-      continue;
-    }
-    if (j->op == T_LOOP || j->op == T_ENDLOOP || j->op == T_WGWAIT ||
-        j->op == T_MBWAIT || j->nlist ||
-        (writes_dst(j) && ty(x, j->dst) != TY_I32 && ty(x, j->dst) != TY_PRED))
-      break;
-  }
-}
-
-static void emit_wgmma(px *x, const tir_instr *in) {
-  wavec_mma_kind kind = (wavec_mma_kind)(in->imm & TIR_WG_KIND);
-  const wv_mma_info *mi = wv_mma_info_get(kind);
-  if (!mi || !wv_target_has_mma(x->t, kind))
-    unsupported(x, "wgmma (a warpgroup mma) needs --target sm_90a");
-  bool areg = in->imm & TIR_WG_A_REGS, bmn = in->imm & TIR_WG_B_MN;
-  uint32_t na = areg ? 8 : 0, nc = in->nlist - na;
-  nm hi = T(x, C_B32), d[2];
-  ins(x, "mov.b32 %s, 0x40000040", hi.s); /* swizzle 1 << 30 | 1024 >> 4 */
-  uint32_t src[2] = {in->a, in->b};
-  for (int i = areg ? 1 : 0; i < 2; i++) {
-    int64_t lbo = i == 1 && bmn ? in->imm2 : 16;
-    nm lo = shared_addr(x, src[i]);
-    ins(x, "bfe.u32 %s, %s, 4, 14", lo.s, lo.s);
-    ins(x, "or.b32 %s, %s, 0x%llx", lo.s, lo.s,
-        (unsigned long long)((lbo >> 4) << 16));
-    d[i] = T(x, C_B64);
-    ins(x, "mov.b64 %s, {%s, %s}", d[i].s, lo.s, hi.s);
-  }
-  wv_buf b;
-  wv_buf_init(&b, x->ctx);
-  if (areg) {
-    if (!x->fenced)
-      pack_window(x, in);
-    else if (!x->wa[in - x->p->code.v])
-      pack_lhs(x, in);
-    uint32_t wa = x->wa[in - x->p->code.v] - 1;
-    wv_buf_puts(&b, "{");
-    for (uint32_t j = 0; j < na / 2; j++)
-      wv_buf_printf(&b, "%s%%wa%u", j ? ", " : "", wa + j);
-    wv_buf_puts(&b, "}");
-  }
-  nm p = T(x, C_PRED);
-  ins(x, "setp.ne.b32 %s, %s, 0", p.s, hi.s);
-  if (!x->fenced)
-    ins(x, "wgmma.fence.sync.aligned");
-  x->fenced = true;
-  /* the mnemonic with N written in: "m64nNk16" -> "m64n128k16" */
-  const char *at = strstr(mi->instr, "nNk");
-  wv_assert(x->ctx, at != NULL);
-  wv_buf m;
-  wv_buf_init(&m, x->ctx);
-  wv_buf_add(&m, mi->instr, (size_t)(at - mi->instr));
-  wv_buf_printf(&m, "n%uk%s {", 2 * nc, at + 3);
-  for (uint32_t j = 0; j < nc; j++)
-    wv_buf_printf(&m, "%s%s", j ? ", " : "", R(x, in->list[j]).s);
-  if (areg)
-    wv_buf_printf(&m, "}, %s, %s, %s, 1, 1, %d", wv_buf_str(&b), d[1].s, p.s,
-                  bmn);
-  else
-    wv_buf_printf(&m, "}, %s, %s, %s, 1, 1, 0, %d", d[0].s, d[1].s, p.s, bmn);
-  ins(x, "%s", wv_buf_str(&m));
 }
 
 /* ---- instructions ------------------------------------------------------------------- */
@@ -1279,14 +1046,6 @@ static void emit_endloop(px *x, const tir_instr *in) {
   wv_buf_printf(&x->body, "$Lwv_end%u:\n", (uint32_t)(in - x->p->code.v));
 }
 
-/* A wgmma wait: closes the open group, if there is one (open_groups), then
- * waits until at most imm groups are in flight. */
-static void emit_wgwait(px *x, const tir_instr *in) {
-  if (x->commits[in - x->p->code.v])
-    ins(x, "wgmma.commit_group.sync.aligned");
-  ins(x, "wgmma.wait_group.sync.aligned %lld", (long long)in->imm);
-}
-
 /* The ops printed by code of their own; the others by their format
  * (tir.h), arithmetic ones by register type (emit_float_op, emit_int_op). */
 static void (*const emit_code[T__COUNT])(px *, const tir_instr *) = {
@@ -1295,22 +1054,17 @@ static void (*const emit_code[T__COUNT])(px *, const tir_instr *) = {
     [T_STG] = emit_stg,       [T_LDS] = emit_lds,     [T_STS] = emit_sts,
     [T_LDSM] = emit_ldsm,     [T_LDSMT] = emit_ldsm,  [T_LDGV] = emit_vector,
     [T_LDSV] = emit_vector,   [T_STSV] = emit_vector, [T_CPA] = emit_cpa,
-    [T_SHFL] = emit_shfl,     [T_MMA] = emit_mma,     [T_WGMMA] = emit_wgmma,
+    [T_SHFL] = emit_shfl,     [T_MMA] = ptx_emit_mma, [T_WGMMA] = ptx_emit_wgmma,
     [T_LOOP] = emit_loop,     [T_ENDLOOP] = emit_endloop,
     [T_MBINIT] = emit_mbar,   [T_MBARRIVE] = emit_mbar, [T_MBWAIT] = emit_mbwait,
     [T_TMA] = emit_tma,       [T_FENCE] = emit_fence,
-    [T_WGWAIT] = emit_wgwait};
+    [T_WGWAIT] = ptx_emit_wgwait};
 
 static void emit_instr(px *x, const tir_instr *in) {
   x->in = in;
   memset(x->ntmp, 0, sizeof x->ntmp);
   emit_loc(x, in);
-  /* a wgmma after a loop boundary, a wait or an f32 write needs a fence */
-  /* (and after an mbarrier wait: shared memory a tensor copy wrote) */
-  if (in->op == T_LOOP || in->op == T_ENDLOOP || in->op == T_WGWAIT ||
-      in->op == T_MBWAIT ||
-      (in->op != T_WGMMA && in->dst && ty(x, in->dst) == TY_F32))
-    x->fenced = false;
+  ptx_wgmma_fence_rule(x, in);
   if (emit_code[in->op])
     emit_code[in->op](x, in);
   else if (!arithmetic(in->op))
@@ -1370,8 +1124,15 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
                     mi->name);
       unsupported(&x, wv_buf_str(&m));
     }
-    if (mi && !wv_target_has_mma(t, (wavec_mma_kind)p->mma))
-      unsupported(&x, "wgmma (a warpgroup mma) needs --target sm_90a");
+    if (mi && !wv_target_has_mma(t, (wavec_mma_kind)p->mma)) {
+      if (mi->lanes == 128)
+        unsupported(&x, "wgmma (a warpgroup mma) needs --target sm_90a");
+      wv_buf m;
+      wv_buf_init(&m, ctx);
+      wv_buf_printf(&m, "mma type %s needs sm_%d or newer (--target sm_%d)",
+                    mi->name, mi->sm, mi->sm);
+      unsupported(&x, wv_buf_str(&m));
+    }
   }
   bool warpgroup = wv_mma_is_warpgroup((wavec_mma_kind)p->mma);
   int64_t threads = p->block[0] * p->block[1] * p->block[2];
@@ -1408,11 +1169,14 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     emit_instr(&x, &p->code.v[i]);
   x.in = NULL;
 
-  /* header */
+  /* header: PTX ISA 8.0, or what the mma needs (fp8 mma.sync: 8.4) */
+  const wv_mma_info *kmi = wv_mma_info_get((wavec_mma_kind)p->mma);
+  int isa = kmi && kmi->ptx_isa > 80 ? kmi->ptx_isa : 80;
   wv_buf_printf(out,
                 "//\n// Generated by wavec %s: kernel '%s' for %s\n//\n\n"
-                ".version 8.0\n.target %s\n.address_size 64\n\n",
-                wavec_version(), name, t->name, t->ptx_target);
+                ".version %d.%d\n.target %s\n.address_size 64\n\n",
+                wavec_version(), name, t->name, isa / 10, isa % 10,
+                t->ptx_target);
   for (uint32_t f = 0; f < x.files.n; f++) {
     wv_buf_printf(out, ".file %u ", f + 1);
     put_string(out, x.files.v[f]);
@@ -1513,7 +1277,7 @@ wavec_status wavec_emit_ptx(wavec_kernel *pk, const char *target,
   const wv_target *t = wv_target_get(target);
   if (!t || !t->ptx_target)
     wv_fail(ctx, D_INVALID, k->loc,
-            "unknown PTX target '%s' (choose sm_80, sm_90 or sm_90a)",
+            "unknown PTX target '%s' (choose sm_80, sm_89, sm_90 or sm_90a)",
             target ? target : "(null)");
   if (!k->tir)
     wv_fail(ctx, D_INVALID, k->loc,

@@ -155,38 +155,52 @@ static bool cmp(int64_t c, double a, double b) {
   }
 }
 
+/* A register's value as a number (integers are exact in a double). */
+static double num(tir_ty ty, val v) {
+  return is_float(ty) ? v.f : (double)v.i;
+}
+
+/* One mma's sum, acc + the K products, into the accumulator's type: f32
+ * rounds the sum once (the products of f16, bf16 and 8-bit floats are
+ * exact, their order of summation is the hardware's own: the tests allow
+ * for it); s32 wraps (no .satfinite), which makes it the exact sum modulo
+ * 2^32 whatever the order, so bit-exact. Integer sums stay below 2^53. */
+static val mma_sum(tir_ty aty, double acc, const double *a, const double *b,
+                   int K) {
+  for (int k = 0; k < K; k++)
+    acc += a[k] * b[k];
+  if (aty == TY_I32)
+    return (val){.i = (int32_t)(uint32_t)(uint64_t)(int64_t)acc};
+  return (val){.f = (double)(float)acc};
+}
+
 static void do_mma(sim *s, const tir_instr *in, uint32_t w) {
   const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)in->imm);
   int nc = s->mma_elems[WV_ACC], na = s->mma_elems[WV_LHS],
       nb = s->mma_elems[WV_RHS];
-  int M = mi->m, N = mi->n, K = mi->k;
+  int N = mi->n, K = mi->k;
+  tir_ty ity = tir_ty_of(mi->in), aty = tir_ty_of(mi->acc);
   double *A = s->A, *B = s->B, *C = s->C;
   const uint32_t *lst = in->list;
   for (int l = 0; l < s->lanes; l++) {
     for (int e = 0; e < na; e++) {
       int *rc = s->mma_map[WV_LHS][l * na + e];
-      A[rc[0] * K + rc[1]] = rd(s, in, w, lst[nc + e], l).f;
+      A[rc[0] * K + rc[1]] = num(ity, rd(s, in, w, lst[nc + e], l));
     }
     for (int e = 0; e < nb; e++) {
       int *rc = s->mma_map[WV_RHS][l * nb + e];
-      B[rc[0] * K + rc[1]] = rd(s, in, w, lst[nc + na + e], l).f;
+      B[rc[0] * K + rc[1]] = num(ity, rd(s, in, w, lst[nc + na + e], l));
     }
     for (int e = 0; e < nc; e++) {
       int *rc = s->mma_map[WV_ACC][l * nc + e];
-      C[rc[0] * N + rc[1]] = rd(s, in, w, lst[nc + na + nb + e], l).f;
+      C[rc[0] * N + rc[1]] = num(aty, rd(s, in, w, lst[nc + na + nb + e], l));
     }
   }
-  for (int m = 0; m < M; m++)
-    for (int n = 0; n < N; n++) {
-      double acc = C[m * N + n];
-      for (int k = 0; k < K; k++)
-        acc += A[m * K + k] * B[n * K + k];
-      C[m * N + n] = (double)(float)acc;
-    }
   for (int l = 0; l < s->lanes; l++)
     for (int e = 0; e < nc; e++) {
       int *rc = s->mma_map[WV_ACC][l * nc + e];
-      wr(s, w, lst[e], l, (val){.f = C[rc[0] * N + rc[1]]});
+      wr(s, w, lst[e], l,
+         mma_sum(aty, C[rc[0] * N + rc[1]], A + rc[0] * K, B + rc[1] * K, K));
     }
 }
 
@@ -237,11 +251,11 @@ static int64_t uniform(sim *s, const tir_instr *in, uint32_t w, uint32_t r) {
 }
 
 /* An element a wgmma of wave w reads from shared memory (for lane l's
- * race check); its granules stay marked read until the wgmma retires. */
-static double wgmma_read(sim *s, const tir_instr *in, uint32_t w, int l,
-                         tir_ty ty, int64_t addr) {
-  double v = shared_access(s, in, w, l, ty, addr, NULL).f;
-  for (int64_t g = addr / 2; g < (addr + tir_ty_bytes(ty)) / 2; g++) {
+ * race check); its bytes stay marked read until the wgmma retires. */
+static val wgmma_read(sim *s, const tir_instr *in, uint32_t w, int l,
+                      tir_ty ty, int64_t addr) {
+  val v = shared_access(s, in, w, l, ty, addr, NULL);
+  for (int64_t g = addr; g < addr + tir_ty_bytes(ty); g++) {
     s->smem[g].wgread++;
     spend p = {g, s->wgroups[w], true};
     vec_push(s->ctx, &s->wpend[w], p);
@@ -257,9 +271,10 @@ static double wgmma_read(sim *s, const tir_instr *in, uint32_t w, int l,
 static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
   wavec_mma_kind kind = (wavec_mma_kind)(in->imm & TIR_WG_KIND);
   const wv_mma_info *mi = wv_mma_info_get(kind);
-  tir_ty ity = tir_ty_of(mi->in);
+  tir_ty ity = tir_ty_of(mi->in), aty = tir_ty_of(mi->acc);
+  int64_t es = tir_ty_bytes(ity); /* a row of K is es * K bytes */
   bool areg = in->imm & TIR_WG_A_REGS, bmn = in->imm & TIR_WG_B_MN;
-  int na = areg ? 8 : 0, ne = (int)in->nlist - na;
+  int na = areg ? wv_mma_elems(kind, WV_LHS, 8) : 0, ne = (int)in->nlist - na;
   int M = mi->m, K = mi->k, N = 2 * ne;
   mma_maps(s, kind, N);
   int64_t b = uniform(s, in, w, in->b);
@@ -268,20 +283,20 @@ static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
     for (int l = 0; l < s->lanes; l++)
       for (int e = 0; e < na; e++) {
         int *mk = s->mma_map[WV_LHS][l * na + e];
-        A[mk[0] * K + mk[1]] = rd(s, in, w, in->list[ne + e], l).f;
+        A[mk[0] * K + mk[1]] = num(ity, rd(s, in, w, in->list[ne + e], l));
       }
   } else {
     int64_t a = uniform(s, in, w, in->a);
     for (int m = 0; m < M; m++)
       for (int k = 0; k < K; k++)
-        A[m * K + k] = wgmma_read(s, in, w, 32 * (m / 16), ity,
-                                  tir_swz128(a + 128 * m + 2 * k));
+        A[m * K + k] = num(ity, wgmma_read(s, in, w, 32 * (m / 16), ity,
+                                           tir_swz128(a + 128 * m + es * k)));
   }
   for (int n = 0; n < N; n++)
     for (int k = 0; k < K; k++) {
-      int64_t at = bmn ? b + 128 * k + 2 * (n % 64) + in->imm2 * (n / 64)
-                       : b + 128 * n + 2 * k;
-      B[n * K + k] = wgmma_read(s, in, w, 0, ity, tir_swz128(at));
+      int64_t at = bmn ? b + 128 * k + es * (n % 64) + in->imm2 * (n / 64)
+                       : b + 128 * n + es * k;
+      B[n * K + k] = num(ity, wgmma_read(s, in, w, 0, ity, tir_swz128(at)));
     }
   for (int l = 0; l < s->lanes; l++) {
     for (int e = 0; e < ne; e++) {
@@ -290,10 +305,8 @@ static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
         sim_report(s, in, w, l, D_SIM_UNINIT,
                "register r%u is read before it is written", r);
       int *mn = s->mma_map[WV_ACC][l * ne + e];
-      double acc = R(s, w, r, l).f;
-      for (int k = 0; k < K; k++)
-        acc += A[mn[0] * K + k] * B[mn[1] * K + k];
-      R(s, w, r, l).f = (double)(float)acc;
+      R(s, w, r, l) = mma_sum(aty, num(aty, R(s, w, r, l)), A + mn[0] * K,
+                              B + mn[1] * K, K);
       RSET(s, w, r, l) = REG_WGMMA;
     }
     for (int e = 0; e < na; e++)
@@ -382,24 +395,46 @@ static void stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
   s->gwriter[in->imm][off] = me;
 }
 
-/* The bit pattern of v as type ty, in 2-byte granules (low half first). */
-void sim_encode(tir_ty ty, val v, uint16_t bits[2]) {
-  bits[1] = 0;
-  if (ty == TY_F16) {
-    bits[0] = wv_f64_to_f16(v.f);
-  } else if (ty == TY_BF16) {
-    bits[0] = wv_f64_to_bf16(v.f);
-  } else {
-    uint32_t u;
-    if (ty == TY_F32) {
-      float f = (float)v.f;
-      memcpy(&u, &f, 4);
-    } else {
-      u = (uint32_t)v.i;
-    }
-    bits[0] = (uint16_t)u;
-    bits[1] = (uint16_t)(u >> 16);
+/* The bytes of v as type ty, low byte first. */
+void sim_encode(tir_ty ty, val v, uint8_t bytes[4]) {
+  uint32_t u;
+  float f;
+  switch (ty) {
+  case TY_F16: u = wv_f64_to_f16(v.f); break;
+  case TY_BF16: u = wv_f64_to_bf16(v.f); break;
+  case TY_E4M3: u = wv_f64_to_e4m3(v.f); break;
+  case TY_E5M2: u = wv_f64_to_e5m2(v.f); break;
+  case TY_F32:
+    f = (float)v.f;
+    memcpy(&u, &f, 4);
+    break;
+  case TY_PRED: u = v.i != 0; break;
+  default: u = (uint32_t)v.i; break; /* i32, i8 (its low byte) */
   }
+  for (int b = 0; b < 4; b++)
+    bytes[b] = (uint8_t)(u >> 8 * b);
+}
+
+val sim_decode(tir_ty ty, const uint8_t *bytes) {
+  uint32_t u = 0;
+  for (int b = 0; b < tir_ty_bytes(ty); b++)
+    u |= (uint32_t)bytes[b] << 8 * b;
+  val r = {0};
+  float f;
+  switch (ty) {
+  case TY_F16: r.f = wv_f16_to_f32((uint16_t)u); break;
+  case TY_BF16: r.f = wv_bf16_to_f32((uint16_t)u); break;
+  case TY_E4M3: r.f = wv_e4m3_to_f64((uint8_t)u); break;
+  case TY_E5M2: r.f = wv_e5m2_to_f64((uint8_t)u); break;
+  case TY_F32:
+    memcpy(&f, &u, 4);
+    r.f = f;
+    break;
+  case TY_I8: r.i = (int8_t)u; break;
+  case TY_PRED: r.i = u != 0; break;
+  default: r.i = (int32_t)u; break;
+  }
+  return r;
 }
 
 /* Checks that `size` bytes at shared byte `addr` lie in shared memory,
@@ -407,32 +442,32 @@ void sim_encode(tir_ty ty, val v, uint16_t bits[2]) {
 static void shared_bounds(sim *s, const tir_instr *in, uint32_t w, int l,
                           int64_t addr, int64_t size, int64_t align,
                           bool write) {
-  if (addr < 0 || addr + size > s->ngran * 2)
+  if (addr < 0 || addr + size > s->ngran)
     sim_report(s, in, w, l, D_SIM_OOB,
            "out-of-bounds %s shared memory: byte %lld of %lld",
            write ? "write to" : "read of", (long long)addr,
-           (long long)(s->ngran * 2));
+           (long long)s->ngran);
   if (addr % align)
     sim_report(s, in, w, l, D_SIM_OOB, "misaligned %lld-byte shared access at "
            "byte %lld", (long long)align, (long long)addr);
 }
 
-/* Granule m now holds `bits`, written by thread `me` in this epoch. */
-static void granule_set(sim *s, sshared *m, uint16_t bits, int32_t me) {
+/* Byte m now holds `bits`, written by thread `me` in this epoch. */
+static void granule_set(sim *s, sshared *m, uint8_t bits, int32_t me) {
   m->bits = bits;
   m->init = true;
   m->wepoch = s->epoch + 1;
   m->writer = me;
 }
 
-/* The race checks of a write of `bits` to granule m by thread me. */
+/* The race checks of a write of `bits` to byte m by thread me. */
 static void check_write(sim *s, const tir_instr *in, uint32_t w, int l,
-                        sshared *m, long long byte, uint16_t bits) {
+                        sshared *m, long long byte, uint8_t bits) {
   int32_t me = (int32_t)((int64_t)w * s->lanes + l);
   uint32_t ep = s->epoch + 1;
   bool same = m->init && m->bits == bits;
   if (s->as)
-    sim_async_write(s, in, w, l, byte / 2);
+    sim_async_write(s, in, w, l, byte);
   if (m->inflight)
     sim_report(s, in, w, l, D_SIM_RACE,
            "shared-memory race: byte %lld written while an asynchronous copy "
@@ -456,20 +491,20 @@ static void check_write(sim *s, const tir_instr *in, uint32_t w, int l,
 }
 
 /* Reads (st == NULL) or writes *st at shared byte address `addr` as type
- * ty, checking bounds, alignment, initialisation and races granule by
- * granule. Values are kept as their bit patterns. */
+ * ty, checking bounds, alignment, initialisation and races byte by byte.
+ * Values are kept as their bit patterns. */
 static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
                          tir_ty ty, int64_t addr, const val *st) {
   int64_t size = tir_ty_bytes(ty);
   shared_bounds(s, in, w, l, addr, size, size, st != NULL);
-  uint16_t bits[2] = {0, 0};
+  uint8_t bits[4] = {0, 0, 0, 0};
   if (st)
     sim_encode(ty, *st, bits);
   int32_t me = (int32_t)((int64_t)w * s->lanes + l);
   uint32_t ep = s->epoch + 1;
-  for (int64_t g = 0; g < size / 2; g++) {
-    sshared *m = &s->smem[addr / 2 + g];
-    long long byte = (long long)(addr + 2 * g);
+  for (int64_t g = 0; g < size; g++) {
+    sshared *m = &s->smem[addr + g];
+    long long byte = (long long)(addr + g);
     if (st) {
       check_write(s, in, w, l, m, byte, bits[g]);
       granule_set(s, m, bits[g], me);
@@ -481,7 +516,7 @@ static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
              "to it is in flight (no wait retired it)",
              byte);
     if (s->as)
-      sim_async_read(s, in, w, l, addr / 2 + g);
+      sim_async_read(s, in, w, l, addr + g);
     if (!m->init)
       sim_report(s, in, w, l, D_SIM_UNINIT,
              "read of shared-memory byte %lld, which nothing wrote", byte);
@@ -498,24 +533,9 @@ static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
     m->reader = me;
     bits[g] = m->bits;
   }
-  val r = {0};
   if (st)
-    return r;
-  if (ty == TY_F16) {
-    r.f = wv_f16_to_f32(bits[0]);
-  } else if (ty == TY_BF16) {
-    r.f = wv_bf16_to_f32(bits[0]);
-  } else {
-    uint32_t u = bits[0] | (uint32_t)bits[1] << 16;
-    if (ty == TY_F32) {
-      float f;
-      memcpy(&f, &u, 4);
-      r.f = f;
-    } else {
-      r.i = (int32_t)u;
-    }
-  }
-  return r;
+    return (val){0};
+  return sim_decode(ty, bits);
 }
 
 /* Issues thread (w, l)'s asynchronous copy of 16 bytes from element `off`
@@ -534,15 +554,15 @@ static void copy_issue(sim *s, const tir_instr *in, uint32_t w, int l,
   scopy c = {.in = in, .wave = w, .lane = l, .group = s->groups[w],
              .addr = addr};
   for (int64_t j = 0; j < n && !zero; j++) {
-    uint16_t b[2];
+    uint8_t b[4];
     sim_encode(in->ty, ldg(s, in, w, l, in->ty, off + j), b);
-    for (int64_t h = 0; h < size / 2; h++)
-      c.bits[j * size / 2 + h] = b[h];
+    for (int64_t h = 0; h < size; h++)
+      c.bits[j * size + h] = b[h];
   }
   int32_t me = (int32_t)((int64_t)w * s->lanes + l);
-  for (int g = 0; g < 8; g++) {
-    sshared *m = &s->smem[addr / 2 + g];
-    check_write(s, in, w, l, m, (long long)(addr + 2 * g), c.bits[g]);
+  for (int g = 0; g < 16; g++) {
+    sshared *m = &s->smem[addr + g];
+    check_write(s, in, w, l, m, (long long)(addr + g), c.bits[g]);
     m->inflight++;
     m->wepoch = s->epoch + 1;
     m->writer = me;
@@ -560,8 +580,8 @@ static void copy_wait(sim *s, uint32_t w, int64_t keep) {
       s->copies.v[kept++] = *c;
       continue;
     }
-    for (int g = 0; g < 8; g++) {
-      sshared *m = &s->smem[c->addr / 2 + g];
+    for (int g = 0; g < 16; g++) {
+      sshared *m = &s->smem[c->addr + g];
       m->inflight--;
       granule_set(s, m, c->bits[g], (int32_t)((int64_t)w * s->lanes + c->lane));
     }
@@ -1039,7 +1059,7 @@ static void simulate(wv_kernel *k, void *const *args) {
   s.args = args;
   s.lanes = p->lanes;
   s.nwaves = (uint32_t)(p->block[0] * p->block[1] * p->block[2] / p->lanes);
-  s.ngran = (p->smem_bytes + 1) / 2;
+  s.ngran = p->smem_bytes;
   size_t nregs = (size_t)s.nwaves * p->regs.n * (size_t)s.lanes;
   s.regs = wv_alloc(ctx, nregs * sizeof *s.regs);
   s.rset = wv_alloc(ctx, nregs);

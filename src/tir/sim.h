@@ -18,9 +18,9 @@ typedef struct swave {
   uint64_t steps; /* instructions completed */
 } swave;
 
-/* One 2-byte granule of shared memory with its race shadow. */
+/* One byte of shared memory (a granule) with its race shadow. */
 typedef struct sshared {
-  uint16_t bits;
+  uint8_t bits;
   uint32_t wepoch, rdepoch; /* epoch + 1 of the last write / read */
   int32_t writer, reader;   /* thread ids */
   uint16_t inflight;        /* asynchronous copies to it not yet retired */
@@ -40,13 +40,13 @@ typedef struct scopy {
   uint32_t wave, group;
   int lane;
   int64_t addr; /* first shared byte */
-  uint16_t bits[8];
+  uint8_t bits[16];
 } scopy;
 
 /* What a wgmma in flight holds until a wait retires its group: a register
  * (accumulator or lhs fragment) or a shared granule it reads. */
 typedef struct spend {
-  int64_t at; /* register, or granule */
+  int64_t at; /* register, or shared byte */
   uint32_t group;
   bool smem;
 } spend;
@@ -64,7 +64,7 @@ typedef struct sim {
   uint8_t *rset;      /* register written, same shape */
   swave *waves;
   sshared *smem;
-  int64_t ngran; /* shared memory in 2-byte granules */
+  int64_t ngran; /* shared memory in 1-byte granules */
   VEC(scopy) copies;  /* in flight, in issue order */
   uint32_t *groups;   /* per wave: groups of copies closed so far */
   uint32_t epoch;
@@ -93,8 +93,10 @@ _Noreturn void sim_report(sim *s, const tir_instr *in, uint32_t w, int l,
 val sim_rd(sim *s, const tir_instr *in, uint32_t w, uint32_t r, int l);
 /* Element i of an argument of type dt, as a double. */
 double sim_load_elem(wavec_dtype dt, const void *base, int64_t i);
-/* The bit pattern of v as type ty, in 2-byte granules (low half first). */
-void sim_encode(tir_ty ty, val v, uint16_t bits[2]);
+/* The bytes of v as type ty (tir_ty_bytes of them, low byte first), and
+ * back. */
+void sim_encode(tir_ty ty, val v, uint8_t bytes[4]);
+val sim_decode(tir_ty ty, const uint8_t *bytes);
 
 /* ---- sim_async.c: mbarriers and tensor copies (tir.h) ---------------------- */
 /* The state for programs that use them (s->as stays NULL otherwise). */

@@ -166,14 +166,14 @@ static void complete_phase(sim *s, smbar *m, uint32_t bi) {
 static void init_bar(sim *s, const tir_instr *in, uint32_t w, int l,
                      int64_t addr) {
   struct sim_async *a = s->as;
-  if (addr < 0 || addr + 8 > s->ngran * 2 || addr % 8)
+  if (addr < 0 || addr + 8 > s->ngran || addr % 8)
     sim_report(s, in, w, l, D_SIM_OOB, "mbarrier at shared byte %lld: out "
                "of bounds or not 8-byte aligned", (long long)addr);
   for (uint32_t b = 0; b < a->bars.n; b++)
     if (a->bars.v[b].addr == addr)
       sim_report(s, in, w, l, D_SIM_MBARRIER, "mbarrier at shared byte "
                  "%lld initialised twice", (long long)addr);
-  for (int64_t g = addr / 2; g < addr / 2 + 4; g++) {
+  for (int64_t g = addr; g < addr + 8; g++) {
     sshared *m = &s->smem[g];
     if (m->rdepoch == s->epoch + 1 || m->wepoch == s->epoch + 1 ||
         m->inflight || m->tinflight || m->wgread)
@@ -230,7 +230,7 @@ static void tma_issue(sim *s, const tir_instr *in, uint32_t w, int l) {
   int64_t dst = sim_rd(s, in, w, in->a, l).i;
   uint32_t bi = bar_at(s, in, w, l, sim_rd(s, in, w, in->b, l).i, true);
   int64_t bytes = tir_tmap_bytes(s->p, t), align = t->swz128 ? 1024 : 128;
-  if (dst < 0 || dst + bytes > s->ngran * 2 || dst % align)
+  if (dst < 0 || dst + bytes > s->ngran || dst % align)
     sim_report(s, in, w, l, D_SIM_OOB,
                "tensor copy of %lld bytes to shared byte %lld: out of "
                "bounds or not %lld-byte aligned",
@@ -239,10 +239,10 @@ static void tma_issue(sim *s, const tir_instr *in, uint32_t w, int l) {
   for (uint32_t d = 0; d < t->rank; d++)
     c.coord[d] = sim_rd(s, in, w, in->list[d], l).i;
   uint32_t *mine = VC(a, w);
-  for (int64_t b = 0; b < bytes; b += 2) {
-    int64_t g = land_addr(t, dst, b) / 2;
+  for (int64_t b = 0; b < bytes; b++) {
+    int64_t g = land_addr(t, dst, b);
     sshared *m = &s->smem[g];
-    long long at = (long long)(g * 2);
+    long long at = (long long)g;
     if (m->tbar < 0)
       sim_report(s, in, w, l, D_SIM_MBARRIER, "tensor copy overwrites the "
                  "mbarrier at shared byte %lld", at);
@@ -302,15 +302,15 @@ static void tma_land(sim *s, uint32_t i) {
                    "tensor copy reads '%s' element %lld, which nothing wrote",
                    ar->name, (long long)off);
       double x = sim_load_elem(ar->dt, s->args[t->arg], off);
-      if (ty == TY_I32)
+      if (ty == TY_I32 || ty == TY_I8)
         v.i = (int64_t)x;
       else
         v.f = x;
     }
-    uint16_t bits[2];
+    uint8_t bits[4];
     sim_encode(ty, v, bits);
-    for (int64_t h = 0; h < es / 2; h++) {
-      sshared *g = &s->smem[land_addr(t, c.dst, e * es + 2 * h) / 2];
+    for (int64_t h = 0; h < es; h++) {
+      sshared *g = &s->smem[land_addr(t, c.dst, e * es + h)];
       g->tinflight--;
       g->bits = bits[h];
       g->init = true;
@@ -401,18 +401,18 @@ void sim_async_read(sim *s, const tir_instr *in, uint32_t w, int l,
   sshared *m = &s->smem[g];
   if (m->tbar < 0)
     sim_report(s, in, w, l, D_SIM_MBARRIER, "ordinary read of shared byte "
-               "%lld, which holds an mbarrier", (long long)(2 * g));
+               "%lld, which holds an mbarrier", (long long)g);
   if (m->tinflight)
     sim_report(s, in, w, l, D_SIM_RACE,
                "read of shared byte %lld while the tensor copy to it is in "
                "flight: the mbarrier phase it completes on was not waited for",
-               (long long)(2 * g));
+               (long long)g);
   if (m->tbar > 0 && SEEN(a, w, m->tbar - 1) <= m->tphase)
     sim_report(s, in, w, l, D_SIM_RACE,
                "read of shared byte %lld, which a tensor copy wrote, before "
                "this wave waited for phase %u of the mbarrier at shared byte "
                "%lld that it completes on",
-               (long long)(2 * g), m->tphase,
+               (long long)g, m->tphase,
                (long long)a->bars.v[m->tbar - 1].addr);
   if (a->rdclock)
     a->rdclock[(size_t)g * s->nwaves + w] = VC(a, w)[w];
@@ -429,11 +429,11 @@ void sim_async_write(sim *s, const tir_instr *in, uint32_t w, int l,
   sshared *m = &s->smem[g];
   if (m->tbar < 0)
     sim_report(s, in, w, l, D_SIM_MBARRIER, "ordinary write to shared byte "
-               "%lld, which holds an mbarrier", (long long)(2 * g));
+               "%lld, which holds an mbarrier", (long long)g);
   if (m->tinflight)
     sim_report(s, in, w, l, D_SIM_RACE,
                "shared-memory race: byte %lld written while a tensor copy to "
-               "it is in flight", (long long)(2 * g));
+               "it is in flight", (long long)g);
   m->tbar = 0;
 }
 

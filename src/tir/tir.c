@@ -254,7 +254,8 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
       wavec_mma_kind kind = (wavec_mma_kind)(in->imm & TIR_WG_KIND);
       const wv_mma_info *mi = wv_mma_info_get(kind);
       bool areg = in->imm & TIR_WG_A_REGS;
-      uint32_t na = areg ? 8 : 0, nc = in->nlist - na;
+      uint32_t na = areg && mi ? (uint32_t)wv_mma_elems(kind, WV_LHS, 8) : 0,
+               nc = in->nlist - na;
       bad |= !mi || !wv_mma_is_warpgroup(kind) || in->nlist < na ||
              (!areg && !in->a) || !in->b || in->dst ||
              (in->imm & ~(int64_t)(TIR_WG_KIND | TIR_WG_A_REGS |
@@ -264,7 +265,23 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
              !wv_mma_n_valid(kind, 2 * (int)nc) ||
              (!(in->imm & TIR_WG_B_MN) && in->imm2) || in->imm2 % 16;
       for (uint32_t j = 0; j < in->nlist && !bad; j++)
-        bad |= p->regs.v[in->list[j]] != (j < nc ? TY_F32 : tir_ty_of(mi->in));
+        bad |= p->regs.v[in->list[j]] !=
+               tir_ty_of(j < nc ? mi->acc : mi->in);
+      bad |= !bad && in->ty != tir_ty_of(mi->acc);
+    }
+    /* T_MMA: list dst, a, b, c; dst and c of the accumulator's type */
+    if (in->op == T_MMA) {
+      const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)in->imm);
+      int nc = mi ? wv_mma_elems((wavec_mma_kind)in->imm, WV_ACC, 0) : 0,
+          na = mi ? wv_mma_elems((wavec_mma_kind)in->imm, WV_LHS, 0) : 0,
+          nb = mi ? wv_mma_elems((wavec_mma_kind)in->imm, WV_RHS, 0) : 0;
+      bad |= !mi || wv_mma_is_warpgroup((wavec_mma_kind)in->imm) ||
+             in->nlist != (uint32_t)(2 * nc + na + nb) ||
+             in->ty != tir_ty_of(mi->acc);
+      for (uint32_t j = 0; j < in->nlist && !bad; j++) {
+        bool acc = j < (uint32_t)nc || j >= (uint32_t)(nc + na + nb);
+        bad |= p->regs.v[in->list[j]] != tir_ty_of(acc ? mi->acc : mi->in);
+      }
     }
     if (in->op == T_SWZ && (p->regs.v[in->a] != TY_I32 || in->ty != TY_I32))
       bad = true;

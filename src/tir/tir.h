@@ -320,7 +320,8 @@ tir_ty tir_ty_of(wavec_dtype dt);
 int tir_ty_bytes(tir_ty ty); /* 2 for f16/bf16, 4 for f32/i32, 1 pred */
 
 /* The PTX printer (ptx.c): appends to `out` one PTX module holding the
- * program as the `.entry` `name` for target t (sm_80, sm_90, sm_90a).
+ * program as the `.entry` `name` for target t (sm_80, sm_89, sm_90,
+ * sm_90a).
  * Unwinds with D_UNSUPPORTED (WAVEC_ERR_UNSUPPORTED) for what the target
  * cannot run: waves other than 32-lane warps (or 128-lane warpgroups for
  * wgmma), AMD MFMA mma kinds, wgmma on a target other than sm_90a, a

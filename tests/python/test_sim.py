@@ -47,6 +47,33 @@ class Simulator(unittest.TestCase):
         ref = bf16_bits_to_f32(a).astype(np.float64) @ bf16_bits_to_f32(b).astype(np.float64).T
         self.assertLess(rel_err(bf16_bits_to_f32(c), ref), 1e-2)  # c rounded to bf16
 
+    def test_int8_gemm_exact(self):
+        # i8 operands as NumPy int8, the i32 result exact (the mma.sync
+        # m16n8k32 of examples/gemm_i8.wave)
+        k = wavec.compile(os.path.join(ROOT, "examples", "gemm_i8.wave"), kernel="gemm_i8_sync", target="sim",
+                          M=64, N=64, K=128)
+        self.assertEqual([a.dtype for a in k.args], ["i8", "i8", "i32"])
+        rng = np.random.default_rng(3)
+        a = rng.integers(-128, 128, (64, 128)).astype(np.int8)
+        b = rng.integers(-128, 128, (64, 128)).astype(np.int8)
+        c = np.zeros((64, 64), np.int32)
+        k(a, b, c)
+        np.testing.assert_array_equal(c, a.astype(np.int64) @ b.astype(np.int64).T)
+        with self.assertRaises(wavec.ArgumentError):  # not int8
+            k(a.astype(np.int16), b, c)
+
+    def test_fp8_gemm_raw_bytes(self):
+        # e4m3 operands as NumPy uint8 holding the raw bytes: 0x38 is 1.0,
+        # 0x40 is 2.0; the scaled result in bf16 bits
+        k = wavec.compile(os.path.join(ROOT, "examples", "gemm_fp8.wave"), kernel="gemm_fp8_sync", target="sim",
+                          M=64, N=64, K=64)
+        a = np.full((64, 64), 0x38, np.uint8)
+        b = np.full((64, 64), 0x40, np.uint8)
+        sa, sb = np.full(64, 0.5, np.float32), np.full(64, 0.25, np.float32)
+        c = np.zeros((64, 64), np.uint16)
+        k(a, b, sa, sb, c)
+        np.testing.assert_array_equal(bf16_bits_to_f32(c), np.full((64, 64), 64 * 2.0 * 0.5 * 0.25, np.float32))
+
     def test_hardware_override_same_numbers(self):
         a, b = gemm_inputs(64, 64, 128, seed=2)
         out = []

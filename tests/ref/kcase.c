@@ -96,7 +96,16 @@ size_t kc_arg(kcase *c, const char *name) {
 }
 
 static ref_dtype rdt(wavec_dtype dt) {
-  return dt == WAVEC_F16 ? REF_F16 : dt == WAVEC_BF16 ? REF_BF16 : REF_F32;
+  static const ref_dtype map[WAVEC_DTYPE_COUNT] = {
+      [WAVEC_F16] = REF_F16,       [WAVEC_BF16] = REF_BF16,
+      [WAVEC_F32] = REF_F32,       [WAVEC_I32] = REF_I32,
+      [WAVEC_I1] = REF_F32,        [WAVEC_F8E4M3] = REF_E4M3,
+      [WAVEC_F8E5M2] = REF_E5M2,   [WAVEC_I8] = REF_I8};
+  if (dt == WAVEC_I1) { /* no reference type: a caller bug */
+    fprintf(stderr, "kcase: no reference type for i1\n");
+    abort();
+  }
+  return map[dt];
 }
 
 double *kc_input(kcase *c, const char *name, uint64_t *rng) {

@@ -231,6 +231,12 @@ double ref_rand_uniform(uint64_t *state, double lo, double hi) {
   return lo + (hi - lo) * u;
 }
 
+/* Nearest even, saturated to [lo, hi]. */
+static double round_int(double x, double lo, double hi) {
+  x = nearbyint(x);
+  return x < lo ? lo : x > hi ? hi : x;
+}
+
 static double round_to(double x, ref_dtype dt) {
   switch (dt) {
   case REF_F32:
@@ -239,6 +245,14 @@ static double round_to(double x, ref_dtype dt) {
     return wv_round_f16(x);
   case REF_BF16:
     return wv_round_bf16(x);
+  case REF_E4M3:
+    return wv_e4m3_to_f64(wv_f64_to_e4m3(x));
+  case REF_E5M2:
+    return wv_e5m2_to_f64(wv_f64_to_e5m2(x));
+  case REF_I8:
+    return round_int(x, -128, 127);
+  case REF_I32:
+    return round_int(x, INT32_MIN, INT32_MAX);
   default:
     return x;
   }
@@ -265,6 +279,18 @@ void ref_pack(size_t n, const double *x, ref_dtype dt, void *out) {
     case REF_BF16:
       ((uint16_t *)out)[i] = wv_f64_to_bf16(x[i]);
       break;
+    case REF_E4M3:
+      ((uint8_t *)out)[i] = wv_f64_to_e4m3(x[i]);
+      break;
+    case REF_E5M2:
+      ((uint8_t *)out)[i] = wv_f64_to_e5m2(x[i]);
+      break;
+    case REF_I8:
+      ((int8_t *)out)[i] = (int8_t)round_to(x[i], REF_I8);
+      break;
+    case REF_I32:
+      ((int32_t *)out)[i] = (int32_t)round_to(x[i], REF_I32);
+      break;
     }
 }
 
@@ -282,6 +308,18 @@ void ref_unpack(size_t n, const void *in, ref_dtype dt, double *out) {
       break;
     case REF_BF16:
       out[i] = wv_bf16_to_f32(((const uint16_t *)in)[i]);
+      break;
+    case REF_E4M3:
+      out[i] = wv_e4m3_to_f64(((const uint8_t *)in)[i]);
+      break;
+    case REF_E5M2:
+      out[i] = wv_e5m2_to_f64(((const uint8_t *)in)[i]);
+      break;
+    case REF_I8:
+      out[i] = ((const int8_t *)in)[i];
+      break;
+    case REF_I32:
+      out[i] = ((const int32_t *)in)[i];
       break;
     }
 }

@@ -98,14 +98,18 @@ double ref_max_abs_err(size_t n, const double *out, const double *ref);
 uint64_t ref_rand_u64(uint64_t *state);
 double ref_rand_uniform(uint64_t *state, double lo, double hi); /* [lo, hi) */
 
-/* Element types for packing reference data into kernel arguments. */
-typedef enum ref_dtype { REF_F64, REF_F32, REF_F16, REF_BF16 } ref_dtype;
+/* Element types for packing reference data into kernel arguments (the
+ * integers round to nearest even and saturate). */
+typedef enum ref_dtype {
+  REF_F64, REF_F32, REF_F16, REF_BF16, REF_E4M3, REF_E5M2, REF_I8, REF_I32
+} ref_dtype;
 
 /* n uniform values in [lo, hi), each rounded (nearest even) to dt, so that
  * the float64 reference sees exactly what a kernel gets from ref_pack. */
 void ref_rand_fill(uint64_t *state, size_t n, double lo, double hi,
                    ref_dtype dt, double *out);
-/* Rounds (nearest even) to dt. out: double, float, or uint16_t bits. */
+/* Rounds (nearest even) to dt. out: double, float, uint16_t or uint8_t
+ * bits, int8_t or int32_t. */
 void ref_pack(size_t n, const double *x, ref_dtype dt, void *out);
 /* Exact widening back to double. */
 void ref_unpack(size_t n, const void *in, ref_dtype dt, double *out);

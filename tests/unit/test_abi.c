@@ -46,6 +46,12 @@ static const pin pins[] = {
     PIN(WAVEC_MMA_F32_32x32x8_F16, 3),
     PIN(WAVEC_MMA_F32_64xNx16_F16, 4),
     PIN(WAVEC_MMA_F32_64xNx16_BF16, 5),
+    PIN(WAVEC_MMA_F32_64xNx32_F8E4M3, 6),
+    PIN(WAVEC_MMA_F32_64xNx32_F8E5M2, 7),
+    PIN(WAVEC_MMA_S32_64xNx32_S8, 8),
+    PIN(WAVEC_MMA_F32_16x8x32_F8E4M3, 9),
+    PIN(WAVEC_MMA_F32_16x8x32_F8E5M2, 10),
+    PIN(WAVEC_MMA_S32_16x8x32_S8, 11),
     /* wavec_op */
     PIN(WAVEC_OP_ARG, 0),
     PIN(WAVEC_OP_SCALAR, 1),
@@ -174,16 +180,18 @@ static void names_are_pinned(void) {
   for (int i = 0; i < WAVEC_DTYPE_COUNT; i++)
     CHECKF(i < 8 && strcmp(wavec_dtype_name((wavec_dtype)i), dt[i]) == 0,
            "dtype %d is named %s", i, wavec_dtype_name((wavec_dtype)i));
-  static const char *const mma[] = {"F32_16x8x16_F16",  "F32_16x8x16_BF16",
-                                    "F32_16x16x16_F16", "F32_32x32x8_F16",
-                                    "F32_64xNx16_F16",  "F32_64xNx16_BF16"};
+  static const char *const mma[] = {
+      "F32_16x8x16_F16",    "F32_16x8x16_BF16",   "F32_16x16x16_F16",
+      "F32_32x32x8_F16",    "F32_64xNx16_F16",    "F32_64xNx16_BF16",
+      "F32_64xNx32_F8E4M3", "F32_64xNx32_F8E5M2", "S32_64xNx32_S8",
+      "F32_16x8x32_F8E4M3", "F32_16x8x32_F8E5M2", "S32_16x8x32_S8"};
   static const char *const mma_names[] = {
 #define X(e, v, name) [e] = name,
       WAVEC_MMAS(X)
 #undef X
   };
   for (int i = 0; i < WAVEC_MMA_COUNT; i++)
-    CHECKF(i < 6 && strcmp(mma_names[i], mma[i]) == 0, "mma %d is named %s", i,
+    CHECKF(i < 12 && strcmp(mma_names[i], mma[i]) == 0, "mma %d is named %s", i,
            mma_names[i]);
   static const char *const hw[] = {"stages", "workgroups_per_sm", "copies"};
   static const char *const hw_names[] = {

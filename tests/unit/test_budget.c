@@ -30,6 +30,8 @@ static const struct {
     {"examples/attention_bwd.wave", 0, 5},
     {"examples/attention_bwd_dkdv.wave", 1, 1},
     {"examples/attention_bwd_wgmma.wave", 0, 4},
+    {"examples/gemm_fp8.wave", 0, 2},
+    {"examples/gemm_i8.wave", 0, 2},
 };
 #define NFILES (sizeof files / sizeof files[0])
 

@@ -430,6 +430,14 @@ static void ragged_modules(void) {
         0, 1, 0, {NULL, NULL}}, "sm_90a", "cp.async.bulk.tensor"},
       {{"tests/kernels/ragged.wave", "shift_fill", {"N=100"}, 0, 0, 0,
         {NULL, NULL}}, "sm_90", "mov.f32 %f1, 0fBFC00000"},
+      /* a ragged key length: the register lhs p masked between wgmmas,
+       * each then fenced (else ptxas adds fences of its own, C7519) */
+      {{"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
+        {"B=1", "M=100", "K2=100", "N=64", "K1=64"}, 0, 1, 0, {NULL, NULL}},
+       "sm_90a", "wgmma.fence.sync.aligned;"},
+      {{"examples/attention_bwd_wgmma.wave", "attention_bwd_dq_wgmma",
+        {"B=1", "M=77", "K2=77", "N=64", "K1=64"}, 0, 1, 0, {NULL, NULL}},
+       "sm_90a", "wgmma.fence.sync.aligned;"},
       /* run-time sizes: parameters after the pointers (and tensor maps) */
       {{"tests/kernels/dynamic.wave", "gemm_dyn", {NULL}, 0, 1, 0,
         {NULL, NULL}}, "sm_80", ".param .u32 gemm_dyn_size_2"},
@@ -451,6 +459,100 @@ static void ragged_modules(void) {
              rs[i].c.kernel, rs[i].c.defs[0], rs[i].want);
       if (ptx && ptxas())
         assemble(ptx, len, rs[i].target, rs[i].c.kernel);
+    }
+    wavec_ctx_free(ctx);
+  }
+}
+
+/* 8-bit mma (docs/LANGUAGE-additions.md, "fp8 and int8 mma"): per kernel
+ * and target, the module's mnemonic, its PTX ISA version (fp8 mma.sync
+ * needs 8.4) and what packs the fragments, assembled by ptxas; the targets
+ * that lack the mma refuse it with a diagnostic naming the one to use. The
+ * warpgroup kernels stream K-major tiles of 128 one-byte elements through
+ * tensor copies (box 128 columns). */
+static void eight_bit_modules(void) {
+  static const struct {
+    kcase c;
+    const char *target, *instr, *version, *pack;
+  } es[] = {
+      {{"examples/gemm_fp8.wave", "gemm_fp8", {"M=256", "N=256", "K=512"}, 0,
+        1, 0, {NULL, NULL}}, "sm_90a",
+       "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {", "8.0",
+       ", 1, 1;"},
+      {{"examples/gemm_i8.wave", "gemm_i8", {"M=256", "N=256", "K=512"}, 0, 1,
+        0, {NULL, NULL}}, "sm_90a",
+       "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {", "8.0", "}, %rd0, %rd1, %tp0;"},
+      {{"tests/kernels/fp8mma.wave", "gemm_e5m2", {"M=128", "N=128", "K=256"},
+        0, 1, 0, {NULL, NULL}}, "sm_90a",
+       "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2 {", "8.0",
+       ", 1, 1;"},
+      {{"examples/gemm_fp8.wave", "gemm_fp8_sync", {"M=200", "N=72", "K=96"},
+        0, 1, 0, {NULL, NULL}}, "sm_89",
+       "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {", "8.4",
+       ", 0x6420;"},
+      {{"examples/gemm_fp8.wave", "gemm_fp8_sync", {"M=17", "N=33", "K=100"},
+        0, 1, 0, {NULL, NULL}}, "sm_90",
+       "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {", "8.4",
+       ", 0x6420;"},
+      {{"tests/kernels/fp8mma.wave", "gemm_e5m2_sync", {"M=64", "N=64", "K=64"},
+        0, 1, 0, {NULL, NULL}}, "sm_89",
+       "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {", "8.4",
+       ", 0x6420;"},
+      /* an lhs quantized in registers: the wgmma's register fragment */
+      {{"tests/kernels/fp8mma.wave", "gemm_fp8_cast", {"M=128", "N=128",
+        "K=256"}, 0, 1, 0, {NULL, NULL}}, "sm_90a",
+       "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {", "8.0",
+       "}, {%wa0, %wa1, %wa2, %wa3}, %rd"},
+      {{"tests/kernels/fp8mma.wave", "gemm_i8_cast", {"M=128", "N=128",
+        "K=256"}, 0, 1, 0, {NULL, NULL}}, "sm_90a",
+       "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {", "8.0",
+       "prmt.b32 %wa0, %tr2, %tr3, 0x5410;"},
+      {{"examples/gemm_i8.wave", "gemm_i8_sync", {"M=200", "N=72", "K=96"}, 0,
+        1, 0, {NULL, NULL}}, "sm_80",
+       "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {", "8.0", ", 0x5410;"},
+      {{"examples/gemm_i8.wave", "gemm_i8_sync", {"M=17", "N=33", "K=100"}, 0,
+        1, 0, {NULL, NULL}}, "sm_89",
+       "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {", "8.0", ", 0x5410;"},
+  };
+  for (size_t i = 0; i < sizeof es / sizeof *es; i++) {
+    wavec_ctx *ctx;
+    wavec_kernel *k = open_kernel(&es[i].c, &ctx, 0);
+    const char *ptx = NULL;
+    size_t len = 0;
+    char what[160], want[64];
+    snprintf(what, sizeof what, "%s %s (%s)", es[i].c.kernel,
+             es[i].c.defs[2], es[i].target);
+    if (k) {
+      CHECKF(wavec_emit_ptx(k, es[i].target, &ptx, &len) == WAVEC_OK,
+             "%s: %s", what, wavec_errmsg(ctx));
+      snprintf(want, sizeof want, ".version %s\n", es[i].version);
+      CHECKF(ptx && strstr(ptx, es[i].instr) && strstr(ptx, want) &&
+                 strstr(ptx, es[i].pack),
+             "%s: no '%s', '%s' or '%s'", what, es[i].instr, want,
+             es[i].pack);
+      if (ptx && ptxas())
+        assemble(ptx, len, es[i].target, what);
+      int wg = strstr(es[i].target, "90a") != NULL;
+      if (wg) { /* tensor maps over 128-byte rows of 8-bit elements */
+        wavec_tensor_map_info ti;
+        CHECKF(wavec_tensor_map_count(k) >= 1 &&
+                   wavec_tensor_map_info_get(k, 0, &ti) == 0 &&
+                   ti.box[ti.ndims - 1] == 128 && ti.swizzle_128b,
+               "%s: tensor maps", what);
+      }
+      /* a target without this mma refuses it, naming the one to use */
+      const char *old = wg ? "sm_90" : strstr(es[i].instr, "e4m3") ||
+                                       strstr(es[i].instr, "e5m2")
+                                           ? "sm_80"
+                                           : NULL;
+      const char *no = NULL;
+      if (old) {
+        CHECKF(wavec_emit_ptx(k, old, &no, NULL) == WAVEC_ERR_UNSUPPORTED &&
+                   !no,
+               "%s for %s", what, old);
+        CHECKF(strstr(wavec_errmsg(ctx), wg ? "sm_90a" : "sm_89"),
+               "%s for %s: %s", what, old, wavec_errmsg(ctx));
+      }
     }
     wavec_ctx_free(ctx);
   }
@@ -534,6 +636,7 @@ int main(void) {
   RUN(wgmma_modules);
   RUN(tensor_map_info);
   RUN(ragged_modules);
+  RUN(eight_bit_modules);
   RUN(mfma_is_unsupported);
   RUN(bad_target_and_uncompiled);
   RUN(gpu_run_without_driver);

@@ -74,10 +74,28 @@ static void test_mma_table(void) {
       continue;
     CHECK(mi->lanes == 32 || mi->lanes == 64 || mi->lanes == 128);
     CHECK(mi->m > 0 && mi->k > 0 && mi->n >= 0);
-    CHECK(mi->acc == WAVEC_F32);
-    CHECK(mi->in == (strstr(mi->name, "BF16") ? WAVEC_BF16 : WAVEC_F16));
+    /* the name says the types: ACC_MxNxK_INPUT */
+    const char *in = strrchr(mi->name, '_') + 1;
+    wavec_dtype want = !strcmp(in, "BF16")     ? WAVEC_BF16
+                       : !strcmp(in, "F8E4M3") ? WAVEC_F8E4M3
+                       : !strcmp(in, "F8E5M2") ? WAVEC_F8E5M2
+                       : !strcmp(in, "S8")     ? WAVEC_I8
+                                               : WAVEC_F16;
+    CHECKF(mi->in == want, "%s: input type", mi->name);
+    CHECK(mi->acc == (mi->name[0] == 'S' ? WAVEC_I32 : WAVEC_F32));
+    bool nv = !strcmp(mi->vendor, "nvidia"),
+         f8 = want == WAVEC_F8E4M3 || want == WAVEC_F8E5M2;
+    /* 8-bit operands: K of 32 (32 bytes of a row, as K = 16 of 16 bits) */
+    if (f8 || want == WAVEC_I8)
+      CHECK(mi->k == 32 && nv);
     CHECK(mi->instr && mi->vendor);
     CHECK(strcmp(mi->vendor, mi->lanes == 64 ? "amd" : "nvidia") == 0);
+    /* the least GPU: mma.sync sm_80 (fp8 sm_89, PTX ISA 8.4), wgmma
+     * sm_90 (with wgmma: sm_90a) */
+    CHECKF(mi->sm == (!nv ? 0 : mi->lanes == 128 ? 90 : f8 ? 89 : 80),
+           "%s: sm %d", mi->name, mi->sm);
+    CHECKF(mi->ptx_isa == (!nv ? 0 : mi->lanes == 128 ? 80 : f8 ? 84 : 70),
+           "%s: PTX ISA %d", mi->name, mi->ptx_isa);
   }
   CHECK(wv_mma_info_get(WAVEC_MMA_NONE) == NULL);
   CHECK(wv_mma_info_get(WAVEC_MMA_COUNT) == NULL);
@@ -180,6 +198,52 @@ static void test_ptx_m16n8k16(void) {
   }
 }
 
+/* PTX ISA, "Matrix Fragments for mma.m16n8k32" (.s8, .e4m3, .e5m2), in
+ * its piecewise form: A is four .b32 registers of four elements, B two. */
+static void test_ptx_m16n8k32(void) {
+  wavec_mma_kind kinds[3] = {WAVEC_MMA_F32_16x8x32_F8E4M3,
+                             WAVEC_MMA_F32_16x8x32_F8E5M2,
+                             WAVEC_MMA_S32_16x8x32_S8};
+  for (int q = 0; q < 3; q++) {
+    wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+    tab a, b, c;
+    CHECK(eval_tab(ctx, kinds[q], WV_LHS, 0, &a));
+    CHECK(eval_tab(ctx, kinds[q], WV_RHS, 0, &b));
+    CHECK(eval_tab(ctx, kinds[q], WV_ACC, 0, &c));
+    CHECK(a.elems == 16 && a.rows == 16 && a.cols == 32);
+    CHECK(b.elems == 8 && b.rows == 8 && b.cols == 32);
+    CHECK(c.elems == 4 && c.rows == 16 && c.cols == 8);
+    for (int l = 0; l < 32; l++) {
+      int g = l >> 2, t = l % 4;
+      for (int i = 0; i < 16; i++) {
+        int row = (i < 4 || (i >= 8 && i < 12)) ? g : g + 8;
+        int col = i < 8 ? t * 4 + (i & 3) : t * 4 + (i & 3) + 16;
+        CHECKF(at(&a, l, i, 0) == row && at(&a, l, i, 1) == col,
+               "A lane %d elem %d", l, i);
+      }
+      for (int i = 0; i < 8; i++) {
+        /* B is K x N in the PTX ISA; wavec's rhs is (n, k) */
+        int krow = i < 4 ? t * 4 + (i & 3) : t * 4 + (i & 3) + 16;
+        CHECKF(at(&b, l, i, 0) == g && at(&b, l, i, 1) == krow,
+               "B lane %d elem %d", l, i);
+      }
+      for (int i = 0; i < 4; i++) {
+        int crow = i < 2 ? g : g + 8, ccol = t * 2 + (i & 1);
+        CHECKF(at(&c, l, i, 0) == crow && at(&c, l, i, 1) == ccol,
+               "C lane %d elem %d", l, i);
+      }
+    }
+    /* a register's four elements are consecutive along K: one 32-bit
+     * word of a K-major row */
+    for (int l = 0; l < 32; l++)
+      for (int r = 0; r < 4; r++)
+        for (int j = 1; j < 4; j++)
+          CHECK(at(&a, l, 4 * r + j, 0) == at(&a, l, 4 * r, 0) &&
+                at(&a, l, 4 * r + j, 1) == at(&a, l, 4 * r, 1) + j);
+    wavec_ctx_free(ctx);
+  }
+}
+
 /* AMD v_mfma_f32_16x16x16f16 (CDNA3 ISA; Wave's mma index expressions). */
 static void test_mfma_16x16x16(void) {
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
@@ -245,6 +309,33 @@ static void test_wgmma(void) {
       for (int i = 0; i < 8; i++) {
         CHECK(at(&a, l, i, 0) == 16 * w + at(&a16, l % 32, i, 0));
         CHECK(at(&a, l, i, 1) == at(&a16, l % 32, i, 1));
+      }
+    }
+  }
+  /* m64nNk32 (8-bit): the m16n8k32 A fragment per warp, rows offset by
+   * 16w; D as for k16 */
+  wavec_mma_kind k8[3] = {WAVEC_MMA_F32_64xNx32_F8E4M3,
+                          WAVEC_MMA_F32_64xNx32_F8E5M2,
+                          WAVEC_MMA_S32_64xNx32_S8};
+  for (int q = 0; q < 3; q++) {
+    tab a, c;
+    CHECK(eval_tab(ctx, k8[q], WV_LHS, 64, &a));
+    CHECK(eval_tab(ctx, k8[q], WV_ACC, 64, &c));
+    CHECK(a.elems == 16 && a.rows == 64 && a.cols == 32 && c.elems == 32);
+    CHECK(wv_mma_role_in_shared(k8[q], WV_RHS));
+    for (int l = 0; l < 128; l++) {
+      int w = l / 32, g = (l % 32) >> 2, t = l % 4;
+      for (int i = 0; i < 16; i++) {
+        int row = 16 * w + g + 8 * ((i >> 2) & 1);
+        int col = 4 * t + (i & 3) + 16 * (i >> 3);
+        CHECKF(at(&a, l, i, 0) == row && at(&a, l, i, 1) == col,
+               "k32 A lane %d elem %d", l, i);
+      }
+      for (int i = 0; i < 32; i++) {
+        int row = 16 * w + g + 8 * ((i >> 1) & 1);
+        int col = 8 * (i >> 2) + 2 * t + (i & 1);
+        CHECKF(at(&c, l, i, 0) == row && at(&c, l, i, 1) == col,
+               "k32 D lane %d elem %d", l, i);
       }
     }
   }
@@ -455,9 +546,9 @@ static void test_render_bad(void) {
  * -------------------------------------------------------------------- */
 
 static void test_targets(void) {
-  const char *names[] = {"sim", "sm_80", "sm_90", "sm_90a"};
-  CHECK(wv_target_count() == 4);
-  for (int i = 0; i < 4; i++) {
+  const char *names[] = {"sim", "sm_80", "sm_89", "sm_90", "sm_90a"};
+  CHECK(wv_target_count() == 5);
+  for (int i = 0; i < 5; i++) {
     const wv_target *t = wv_target_get(names[i]);
     CHECKF(t && t == wv_target_at(i), "%s", names[i]);
     if (!t)
@@ -476,7 +567,18 @@ static void test_targets(void) {
   CHECK(!wv_target_get("sm_80")->has_wgmma && !wv_target_get("sm_80")->has_tma);
   CHECK(strcmp(wv_target_get("sm_90a")->ptx_target, "sm_90a") == 0);
   CHECK(wv_target_get("sm_100") == NULL && wv_target_get(NULL) == NULL);
-  CHECK(wv_target_at(4) == NULL && wv_target_at(-1) == NULL);
+  CHECK(wv_target_at(5) == NULL && wv_target_at(-1) == NULL);
+  /* sm_89: fp8 mma.sync and cvt, no TMA, no wgmma, 99 KB a block */
+  const wv_target *sm89 = wv_target_get("sm_89"), *sm80 = wv_target_get("sm_80");
+  CHECK(sm89->sm == 89 && !sm89->has_wgmma && !sm89->has_tma &&
+        sm89->smem_optin_bytes == 99 * 1024);
+  CHECK(wv_target_has_mma(sm89, WAVEC_MMA_F32_16x8x32_F8E4M3));
+  CHECK(wv_target_has_mma(sm89, WAVEC_MMA_F32_16x8x32_F8E5M2));
+  CHECK(!wv_target_has_mma(sm80, WAVEC_MMA_F32_16x8x32_F8E4M3));
+  CHECK(wv_target_has_mma(sm80, WAVEC_MMA_S32_16x8x32_S8));
+  CHECK(!wv_target_has_mma(sm89, WAVEC_MMA_F32_64xNx32_F8E4M3));
+  CHECK(wv_target_has_mma(wv_target_get("sm_90a"), WAVEC_MMA_S32_64xNx32_S8));
+  CHECK(!wv_target_has_mma(wv_target_get("sm_90"), WAVEC_MMA_S32_64xNx32_S8));
   const wv_target *sm90a = wv_target_get("sm_90a"),
                   *sm90 = wv_target_get("sm_90"), *sim = wv_target_get("sim");
   CHECK(wv_target_has_mma(sm90a, WAVEC_MMA_F32_64xNx16_BF16));
@@ -491,6 +593,7 @@ int main(void) {
   RUN(test_mma_table);
   RUN(test_bijection);
   RUN(test_ptx_m16n8k16);
+  RUN(test_ptx_m16n8k32);
   RUN(test_mfma_16x16x16);
   RUN(test_mfma_32x32x8);
   RUN(test_wgmma);

@@ -9,7 +9,7 @@ process. FLOP conventions as ../shared/anchors/README.md: GEMM 2MNK,
 attention forward 4*B*H*N*N*D (halved when causal).
 
 Usage (on the GPU machine, from the repo root, after `make MODE=release all lib`):
-  python3 bench/bench.py [--quick] [--out DIR]
+  python3 bench/bench.py [--quick] [--out DIR] [--only gemm|attn|fwd|bwd|tma|fp8|ragged]
 Writes DIR/results.json, DIR/RESULTS.md and DIR/results.png and prints a
 table last.
 """
@@ -282,6 +282,116 @@ def attn_bwd(D, N, causal, wg=False):
         except Exception as e:
             print(f"attn bwd {peer} D={D} N={N}: failed {type(e).__name__}: {str(e)[:300]}", flush=True)
 
+# The scaled fp8 GEMM (examples/gemm_fp8.wave: e4m3 operands, f32 sums, c =
+# (a . b^T) * scale_a[m] * scale_b[n] in bf16) on the warpgroup mma, tiles
+# BLOCK_M x BLOCK_N (a warpgroup per 64 rows), ring depth.
+FP8_CONFIGS = [(128, 256, 3), (128, 256, 4), (128, 128, 4), (256, 128, 3), (256, 128, 4)]
+
+def fp8_gemm(n, quick=False):
+    """wavec's fp8 GEMM against torch._scaled_mm (e4m3 inputs, per-tensor
+    scales, bf16 output), the same inputs: wavec's per-row scales are
+    vectors filled with the per-tensor value. Tiles swept at this size;
+    the error of each (relative L2 and the largest relative error of an
+    element) against a float64 reference of the same fp8 values."""
+    e4 = torch.float8_e4m3fn
+    a = (torch.randn(n, n, device=dev) * 4).to(e4); b = (torch.randn(n, n, device=dev) * 4).to(e4)  # b: [N, K]
+    sa, sb = 0.5, 0.25
+    sa_t = torch.tensor(sa, device=dev); sb_t = torch.tensor(sb, device=dev)
+    sav = torch.full((n,), sa, device=dev); sbv = torch.full((n,), sb, device=dev)
+    c = torch.empty(n, n, dtype=torch.bfloat16, device=dev)
+    ref = (a.double() @ b.double().T) * (sa * sb)
+    def errs(x):
+        d = (x.double() - ref).abs()
+        return (d.norm() / ref.norm()).item(), (d / ref.abs().clamp_min(ref.abs().max() * 1e-3)).max().item()
+    def peer(fast):  # (older torch returns (out, amax))
+        r = torch._scaled_mm(a, b.t(), scale_a=sa_t, scale_b=sb_t, out_dtype=torch.bfloat16, use_fast_accum=fast)
+        return r[0] if isinstance(r, tuple) else r
+    # fast accumulation sums in the wgmma's f32 accumulator as wavec does;
+    # without it cuBLAS promotes partial sums (slower, more exact)
+    peers = [(f"_scaled_mm{' fast' if fast else ''}", bench(lambda: peer(fast)), *errs(peer(fast)))
+             for fast in (True, False)]
+    best = None
+    for bm, bn, st in FP8_CONFIGS[:2] if quick else FP8_CONFIGS:
+        try:
+            k, t1, t2, info = wavec_compile("examples/gemm_fp8.wave", "gemm_fp8", dict(M=n, N=n, K=n, BLOCK_M=bm,
+                                            BLOCK_N=bn), stages_opt(st), target="sm_90a")
+            c.fill_(float("nan")); k(a, b, sav, sbv, c); torch.cuda.synchronize()
+            ew, mw = errs(c)
+            ms_w = bench(lambda: k(a, b, sav, sbv, c), warm=2, rep=5)
+            print(f"  sweep fp8 {n}^3 {bm}x{bn} stages {st}: {2*n**3/ms_w/1e9:.1f} TFLOP/s, err {ew:.1e} (max {mw:.1e}), "
+                  f"{info['regs']} registers, {info['spill']} bytes spilled", flush=True)
+            if ew < 1e-2 and (best is None or ms_w < best[0]):
+                best = (ms_w, (bm, bn, st), ew, mw, t1, t2)
+        except Exception as e:
+            print(f"  sweep fp8 {bm}x{bn} stages {st}: failed {type(e).__name__}: {str(e)[:300]}", flush=True)
+    if not best:
+        return
+    (bm, bn, st) = best[1]
+    k, t1, t2, _ = wavec_compile("examples/gemm_fp8.wave", "gemm_fp8", dict(M=n, N=n, K=n, BLOCK_M=bm, BLOCK_N=bn),
+                                 stages_opt(st), target="sm_90a")
+    ms_w = bench(lambda: k(a, b, sav, sbv, c))
+    for name, ms_p, ep, mp in peers:
+        report(f"gemm fp8 e4m3 {n}^3 bf16 out tiles {bm}x{bn} stages {st} (max err {best[3]:.1e}; peer err {ep:.1e}, "
+               f"max {mp:.1e})", name, ms_w, ms_p, 2 * n**3, best[2], (t1, t2))
+
+def ragged_row(workload, other, ms_r, flops_r, ms_d, flops_d, err, compile_ms):
+    """A ragged size against the next divisible one, same kernel and tiles:
+    the ratio of their throughputs."""
+    tr, td = flops_r / ms_r / 1e9, flops_d / ms_d / 1e9
+    rows.append(dict(workload=workload, peer=other, wavec_ms=ms_r, peer_ms=ms_d, wavec_tflops=tr, peer_tflops=td,
+                     ratio=tr / td, rel_err=err, compile=compile_ms))
+    print(f"{workload:44s} wavec {tr:7.1f} TFLOP/s  {other:12s} {td:7.1f}  ratio {tr/td:5.2f}  err {err:.1e}", flush=True)
+
+def ragged(quick=False):
+    """Throughput at sizes the tiles do not divide against the next
+    divisible size (issue 14: at least 0.9x): the bf16 GEMM at 8191 against
+    8192 (the warpgroup GEMM with M = N = 8191; its K stays 8192, since a
+    staged row must be a multiple of 16 bytes; and the warp-level GEMM at
+    8191^3, whose unaligned K rows are read without staging), and the
+    warpgroup attention forward (D = 128, plain and causal) at N = 4095
+    against 4096 and 8191 against 8192."""
+    n = 4096 if quick else 8192
+    def gemm_at(kernel, M, N, K, defs, hw, target):
+        a = torch.randn(M, K, dtype=torch.bfloat16, device=dev); b = torch.randn(N, K, dtype=torch.bfloat16, device=dev)
+        c = torch.empty(M, N, dtype=torch.bfloat16, device=dev)
+        k, t1, t2, _ = wavec_compile("bench/gemm.wave", kernel, dict(M=M, N=N, K=K, **defs), hw, target=target)
+        k(a, b, c); torch.cuda.synchronize()
+        return bench(lambda: k(a, b, c)), 2 * M * N * K, rel_err(c, a.float() @ b.float().T), (t1, t2)
+    plan = (("gemm_wgmma_bf16", dict(BLOCK_M=128, BLOCK_N=256, WAVES_M=2), stages_opt(4), "sm_90a", (n - 1, n - 1, n)),
+            ("gemm_bf16", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, WAVES_M=2, WAVES_N=2), stages_opt(3), "sm_90",
+             (n - 1, n - 1, n - 1)))
+    for kernel, defs, hw, target, (M, N, K) in plan:
+        try:
+            ms_d, f_d, _, _ = gemm_at(kernel, n, n, n, defs, hw, target)
+            ms_r, f_r, err, cm = gemm_at(kernel, M, N, K, defs, hw, target)
+            ragged_row(f"ragged {kernel} {M}x{N}x{K}", f"{n}^3", ms_r, f_r, ms_d, f_d, err, cm)
+        except Exception as e:
+            print(f"ragged {kernel}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+    D = 128
+    for causal in (False, True):
+        for N in ((4096,) if quick else (4096, 8192)):
+            try:
+                res = []
+                for S in (N, N - 1):
+                    B = max(1, 16384 // N); H = 2048 // D; BH = B * H
+                    kname = "attention_fwd_wgmma" + ("_causal" if causal else "")
+                    k, t1, t2, _ = wavec_compile("examples/attention_fwd_wgmma.wave", kname,
+                                                 dict(B=BH, M=S, K2=S, K1=D, N=D, BLOCK_M=128, BLOCK_K2=64),
+                                                 stages_opt(3), target="sm_90a")
+                    q, kk, v = (torch.randn(B, H, S, D, dtype=torch.float16, device=dev) for _ in range(3))
+                    o = torch.empty(BH, S, D, dtype=torch.float16, device=dev)
+                    lse = torch.empty(BH, S, dtype=torch.float32, device=dev)
+                    args = (q.reshape(BH, S, D), kk.reshape(BH, S, D), v.reshape(BH, S, D), o, lse)
+                    k(*args); torch.cuda.synchronize()
+                    ref = F.scaled_dot_product_attention(q, kk, v, is_causal=causal, scale=0.125)
+                    res.append((bench(lambda: k(*args)), 4 * BH * S * S * D * (0.5 if causal else 1.0),
+                                rel_err(o.reshape(B, H, S, D), ref), (t1, t2)))
+                (ms_d, f_d, _, _), (ms_r, f_r, err, cm) = res
+                ragged_row(f"ragged attn fwd wgmma D={D} N={N - 1} causal={int(causal)}", f"N={N}", ms_r, f_r,
+                           ms_d, f_d, err, cm)
+            except Exception as e:
+                print(f"ragged attn N={N - 1} causal={int(causal)}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+
 triton_ms = {}
 
 def tma_ab(quick=False):
@@ -377,15 +487,22 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
-    ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "tma"), help="one part of the benchmarks (fwd: the "
-                    "attention forward only, without the backward; bwd: the backward only; tma: tensor-copy rings "
-                    "against cp.async rings, same tiles)")
+    ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "tma", "fp8", "ragged"),
+                    help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
+                    "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
+                    "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
+                    "divisible ones)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
     if a.only in (None, "tma"):
         tma_ab(a.quick)
-    if a.only != "tma":
+    for n in ((4096,) if a.quick else (4096, 8192)) if a.only in (None, "fp8") else ():
+        try: fp8_gemm(n, a.quick)
+        except Exception as e: print(f"fp8 gemm {n}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+    if a.only in (None, "ragged"):
+        ragged(a.quick)
+    if a.only not in ("tma", "fp8", "ragged"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -396,7 +513,7 @@ def main():
             for dt in (torch.bfloat16, torch.float16):
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
-    for D in (64, 128) if a.only not in ("gemm", "tma") else ():
+    for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))
         try: attn_sweep(D, kinds=kinds)
@@ -414,7 +531,9 @@ def main():
     with open(f"{a.out}/RESULTS.md", "w") as f:
         f.write(f"# wavec benchmarks\n\n{time.strftime('%Y-%m-%d')}, {torch.cuda.get_device_name()}, torch {torch.__version__}, "
                 f"{subprocess.run([WAVEC, '--version'], capture_output=True, text=True).stdout.strip()}\n\n"
-                f"GEMM error: the larger of the relative errors against torch.matmul and against an f32 matmul of the same inputs. "
+                f"GEMM error: the larger of the relative errors against torch.matmul and against an f32 matmul of the same inputs "
+                f"(fp8: against float64 of the same fp8 values and scales; the peer's in the workload name). "
+                f"Ragged rows: the peer is wavec itself at the next divisible size, same kernel and tiles. "
                 f"Attention: against SDPA on the same f16 inputs; backward: max over dq, dk, dv. Times: median of 20 after 3 warm-ups, "
                 f"CUDA events; the backward is wavec's D, dk/dv and dq kernels together.\n\n")
         if triton_ms:

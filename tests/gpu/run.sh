@@ -17,7 +17,11 @@
 #      tokens, and the kernels with run-time sizes (tests/kernels/
 #      dynamic.wave) compiled once and run at all of them, against float64
 #      references; under memcheck up to size 100;
-#   6. one large GEMM, timed only.
+#   6. fp8 and int8 GEMMs (tests/gpu/fp8mma.c): the wgmma and mma.sync
+#      kernels of examples/gemm_fp8.wave and gemm_i8.wave, ragged and up to
+#      4097x4095x1008, against float64 and int64 references (int8
+#      bit-exact, s32 sums wrapping); under memcheck up to size 256;
+#   7. one large GEMM, timed only.
 # Prints a table last; exit status 0 when everything passed.
 # Usage: tests/gpu/run.sh [--quick] [PATTERN]   (--quick: no sanitizers;
 # PATTERN: only the cases whose name contains it, and no ops table)
@@ -39,7 +43,7 @@ san() { timeout 90 "$SAN" "$@"; } # a hung or very slow tool run fails
 if ! make MODE=release -j"$(nproc)" >"$LOG/build.log" 2>&1; then
   tail -30 "$LOG/build.log"; echo "build failed"; exit 1
 fi
-for prog in ops ragged; do
+for prog in ops ragged fp8mma; do
   cc -std=c17 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Iinclude -Isrc -O2 \
     tests/gpu/$prog.c build/release/wavec-internal.a -lm -ldl -o build/release/gpu_$prog \
     >>"$LOG/build.log" 2>&1 || { tail -30 "$LOG/build.log"; echo "$prog build failed"; exit 1; }
@@ -98,6 +102,21 @@ cases=(
   "dynamic wgmma gemm 200x72x128|tests/kernels/dynamic.wave --kernel gemm_dyn_wgmma -D M=200 -D N=72 -D K=128|sm_90a"
   "dynamic fwd_causal 77/64|tests/kernels/dynamic.wave --kernel attention_fwd_dyn_causal -D B=1 -D M=77 -D K2=77 -D N=64 -D K1=64"
   "ragged wgmma dq 100/64|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma -D B=1 -D M=100 -D K2=100 -D N=64 -D K1=64|sm_90a"
+  # 8-bit mma: wgmma (sm_90a) and mma.sync m16n8k32 (sm_90 PTX here)
+  "fp8 wgmma gemm 256x256x512|examples/gemm_fp8.wave --kernel gemm_fp8 -D M=256 -D N=256 -D K=512|sm_90a"
+  "fp8 wgmma gemm 200x72x96|examples/gemm_fp8.wave --kernel gemm_fp8 -D M=200 -D N=72 -D K=96|sm_90a"
+  "fp8 wgmma gemm 256x512x640 128x256 stages=4|examples/gemm_fp8.wave --kernel gemm_fp8 -D M=256 -D N=512 -D K=640 -D BLOCK_N=256 --hardware stages=4|sm_90a"
+  "fp8 wgmma gemm 256x256x512 copies=1|examples/gemm_fp8.wave --kernel gemm_fp8 -D M=256 -D N=256 -D K=512 --hardware copies=1|sm_90a"
+  "fp8 mma.sync gemm 128x128x256|examples/gemm_fp8.wave --kernel gemm_fp8_sync -D M=128 -D N=128 -D K=256"
+  "fp8 mma.sync gemm 17x33x100|examples/gemm_fp8.wave --kernel gemm_fp8_sync -D M=17 -D N=33 -D K=100"
+  "e5m2 wgmma gemm 128x128x256|tests/kernels/fp8mma.wave --kernel gemm_e5m2 -D M=128 -D N=128 -D K=256|sm_90a"
+  "e5m2 mma.sync gemm 64x64x128|tests/kernels/fp8mma.wave --kernel gemm_e5m2_sync -D M=64 -D N=64 -D K=128"
+  "fp8 wgmma register lhs 128x128x256|tests/kernels/fp8mma.wave --kernel gemm_fp8_cast -D M=128 -D N=128 -D K=256|sm_90a"
+  "i8 wgmma gemm 256x256x512|examples/gemm_i8.wave --kernel gemm_i8 -D M=256 -D N=256 -D K=512|sm_90a"
+  "i8 wgmma gemm 129x250x48|examples/gemm_i8.wave --kernel gemm_i8 -D M=129 -D N=250 -D K=48|sm_90a"
+  "i8 mma.sync gemm 128x128x256|examples/gemm_i8.wave --kernel gemm_i8_sync -D M=128 -D N=128 -D K=256"
+  "i8 mma.sync gemm 17x33x100|examples/gemm_i8.wave --kernel gemm_i8_sync -D M=17 -D N=33 -D K=100"
+  "i8 wgmma register lhs 128x128x256|tests/kernels/fp8mma.wave --kernel gemm_i8_cast -D M=128 -D N=128 -D K=256|sm_90a"
 )
 if [ -e examples/attention_bwd.wave ]; then
   for k in attention_bwd_D attention_bwd_dkdv attention_bwd_dq attention_bwd_dkdv_causal attention_bwd_dq_causal; do
@@ -204,6 +223,20 @@ if [ -z "$only" ] || [[ ragged == *"$only"* ]]; then
     r=$?; [ $r -eq 0 ] && mc=ok || { mc=FAIL; fail=1; tail -20 "$LOG/ragged.memcheck.log"; }
   fi
   row "ragged vs float64 (ragged.c)" - - "$v" "$mc" - -
+fi
+
+# fp8 and int8 GEMMs against float64 and int64 references, large included
+if [ -z "$only" ] || [[ fp8 == *"$only"* ]]; then
+  ./build/release/gpu_fp8mma >"$LOG/fp8mma.log" 2>&1; rc=$?
+  case $rc in 0) v=ok ;; 2) v=NO-GPU ;; *) v=MISMATCH ;; esac
+  [ $rc -ne 0 ] && fail=1
+  grep -E '^(FAIL|SKIP)' "$LOG/fp8mma.log"; tail -1 "$LOG/fp8mma.log"
+  mc=-
+  if [ $quick -eq 0 ]; then
+    san --tool memcheck --error-exitcode 99 ./build/release/gpu_fp8mma --max 256 >"$LOG/fp8mma.memcheck.log" 2>&1
+    r=$?; [ $r -eq 0 ] && mc=ok || { mc=FAIL; fail=1; tail -20 "$LOG/fp8mma.memcheck.log"; }
+  fi
+  row "fp8/int8 vs float64 (fp8mma.c)" - - "$v" "$mc" -
 fi
 
 # timing only: the f16 GEMM of the benchmarks at 4096^3 (2 M N K flops)

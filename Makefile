@@ -135,7 +135,8 @@ fuzz:
 	  $(MAKE) --no-print-directory MODE=fuzz FUZZ_ENGINE=mutate fuzz-harnesses; \
 	fi
 
-.PRECIOUS: $(B)/tests/fuzz/%.o
+# the harnesses' objects are kept (else make removes them as intermediates)
+.SECONDARY: $(FUZZ_SRC:%.c=$(B)/%.o) $(FUZZ_OBJ)
 fuzz-harnesses: $(FUZZ_BIN)
 	@echo "make fuzz: $(notdir $(FUZZ_BIN)) in $(B)/ ($(FUZZ_ENGINE))"
 

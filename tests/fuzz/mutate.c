@@ -332,7 +332,8 @@ static void add_path(blobs *out, const char *path, size_t max_len,
     snprintf(names[n++], len, "%s/%s", path, e->d_name);
   }
   closedir(d);
-  qsort(names, n, sizeof *names, by_name);
+  if (n)
+    qsort(names, n, sizeof *names, by_name);
   for (size_t i = 0; i < n; i++) {
     if (stat(names[i], &st) == 0 && S_ISREG(st.st_mode))
       push(out, read_file(names[i], max_len));
@@ -364,7 +365,8 @@ int main(int argc, char **argv) {
       max_len = (size_t)atol(a + 9);
     else if (!strncmp(a, "-artifact_prefix=", 17))
       snprintf(prefix, sizeof prefix, "%s", a + 17);
-    else if (a[0] == '-')
+    else if (a[0] == '-' && strncmp(a, "-rss_limit_mb=", 14) &&
+             strncmp(a, "-print_final_stats=", 19))
       fprintf(stderr, "mutate: ignoring libFuzzer flag %s\n", a);
   }
   if (max_len < 1)

@@ -482,6 +482,10 @@ WAVEC_API int wavec_pass_lookup(const char *name); /* -1 when unknown */
 typedef void (*wavec_dump_fn)(void *ud, wavec_pass pass, const char *text,
                               size_t len);
 
+/* Progress callback of wavec_simulate: after each workgroup it ran, the
+ * workgroups done so far and their number in all. */
+typedef void (*wavec_progress_fn)(void *ud, uint64_t done, uint64_t total);
+
 /* Compile options. `size` is sizeof(wavec_options) as the caller was
  * compiled: the library reads only the fields that fit in it (the others
  * take their defaults, 0), so a program built against an older header keeps
@@ -498,9 +502,15 @@ typedef struct wavec_options {
    * one wave). Past it the run fails (E0614, WAVEC_ERR_RUNTIME) at the
    * innermost loop it was in. 0: WAVEC_DEFAULT_MAX_STEPS. */
   uint64_t max_steps;
+  /* Called by each wavec_simulate of the kernel (NULL: never), on the
+   * calling thread. The library never prints: a caller that shows progress
+   * decides how often (`wavec run` redraws one line of a terminal at most
+   * every 100 ms). */
+  wavec_progress_fn progress;
+  void *progress_ud;
 } wavec_options;
 #define WAVEC_OPTIONS_INIT                                                     \
-  { sizeof(wavec_options), 0, 0, 0, 0, 0 }
+  { sizeof(wavec_options), 0, 0, 0, 0, 0, 0, 0 }
 /* 2^32: ten times the steps of a 4096^3 GEMM (examples/gemm.wave,
  * 4.3e8), 2,600 times the largest simulation of the tests (1.6e6). A
  * release build runs 1e8 to 4e8 steps a minute: a kernel that would loop

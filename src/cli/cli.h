@@ -9,12 +9,29 @@ typedef struct cli_kv {
   const char *key, *value;
 } cli_kv;
 
+/* The simulator's progress on a terminal: one line of stderr, redrawn at
+ * most every 100 ms while a run lasts and cleared when it ends (shorter
+ * runs show nothing). */
+typedef struct cli_progress {
+  const char *kernel; /* the kernel being simulated */
+  double start, last; /* cli_now() of the run's start and the last redraw */
+  int shown;          /* the line is on the screen */
+} cli_progress;
+/* wavec_options.progress; ud is a cli_progress. */
+void cli_progress_fn(void *ud, uint64_t done, uint64_t total);
+
+/* Seconds of a monotonic clock; "12.3 ms" or "4.56 s" into buf. */
+double cli_now(void);
+const char *cli_duration(char *buf, size_t len, double secs);
+
 typedef struct cli_run_opts {
   cli_kv args[64], outs[64];
   size_t nargs, nouts;
   uint64_t seed;
   const char *target; /* NULL or "sim": the simulator; sm_*: the GPU */
   int compare_sim;    /* --compare sim: run both, compare the outputs */
+  cli_progress *progress; /* what the compile options' callback draws, or
+                             NULL (stderr is no terminal) */
 } cli_run_opts;
 
 /* The exit status of wavec, one meaning each (README, --help). */
@@ -47,7 +64,9 @@ int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg);
  * the machine lacks what the call needs, else CLI_KERNEL. */
 int cli_fail(wavec_ctx *ctx);
 
-/* Runs a compiled kernel in the simulator or on the GPU; an exit status. */
+/* Runs a compiled kernel in the simulator or on the GPU; an exit status.
+ * On success says on stderr in one line what ran where, how long it took
+ * and which files it wrote. */
 int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o);
 
 /* `compile --emit=ptx`: writes the kernel's PTX for target to `out`

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "wavec.h"
@@ -19,7 +20,8 @@ static const char usage[] =
     "  check FILE.wave        parse and type-check every kernel\n"
     "  compile FILE.wave      compile and print the thread program (or the\n"
     "                         graph after the passes named by --print-after)\n"
-    "  run FILE.wave          compile and run in the simulator (--target sim)\n"
+    "  run FILE.wave          compile and run in the simulator (--target sim),\n"
+    "                         with its progress when stderr is a terminal\n"
     "  layout MMA [lhs|rhs|acc] [--n N] [--svg FILE]\n"
     "                         draw which lane and register hold each element\n"
     "                         of an mma operand\n"
@@ -160,7 +162,30 @@ static void print_times(wavec_ctx *ctx) {
   fprintf(stderr, "time %-10s %9.3f ms\n", "total", total / 1e6);
 }
 
+/* `check`'s line on success: what was checked, and how long it took. */
+static void check_summary(wavec_ctx *ctx, const cli *c, double secs) {
+  char took[32];
+  size_t n = 0;
+  for (size_t i = 0; i < wavec_kernel_count(ctx); i++)
+    n += !c->kernel ||
+         !strcmp(wavec_kernel_name(wavec_kernel_get(ctx, i)), c->kernel);
+  if (n == 1) {
+    const char *name = c->kernel ? c->kernel
+                                 : wavec_kernel_name(wavec_kernel_get(ctx, 0));
+    fprintf(stderr, "wavec: checked %s in %s: no errors (%s)\n", name,
+            c->file, cli_duration(took, sizeof took, secs));
+    return;
+  }
+  fprintf(stderr, "wavec: checked %zu kernels in %s (", n, c->file);
+  for (size_t i = 0; i < wavec_kernel_count(ctx); i++)
+    fprintf(stderr, "%s%s", i ? ", " : "",
+            wavec_kernel_name(wavec_kernel_get(ctx, i)));
+  fprintf(stderr, "): no errors (%s)\n",
+          cli_duration(took, sizeof took, secs));
+}
+
 static int run(wavec_ctx *ctx, cli *c) {
+  double t0 = cli_now();
   size_t len;
   char *src = read_file(c->file, &len);
   if (!src) {
@@ -178,6 +203,12 @@ static int run(wavec_ctx *ctx, cli *c) {
   opt.dump = on_dump;
   opt.check_only = strcmp(c->cmd, "check") == 0;
   opt.max_steps = c->max_steps;
+  cli_progress progress = {0};
+  if (!strcmp(c->cmd, "run") && isatty(STDERR_FILENO)) {
+    opt.progress = cli_progress_fn;
+    opt.progress_ud = &progress;
+    c->run.progress = &progress;
+  }
   size_t nsel = 0;
   for (size_t i = 0; st == WAVEC_OK && i < wavec_kernel_count(ctx); i++)
     nsel += !c->kernel ||
@@ -222,6 +253,8 @@ static int run(wavec_ctx *ctx, cli *c) {
   for (size_t i = 0; wavec_unused_define(ctx, i); i++)
     fprintf(stderr, "wavec: warning: -D %s: no kernel in %s has a symbol of "
             "that name\n", wavec_unused_define(ctx, i), c->file);
+  if (opt.check_only)
+    check_summary(ctx, c, cli_now() - t0);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -126,6 +127,48 @@ static int compare(const char *kname, const wavec_arg_info *a, const void *g,
     printf(", %zu NaN/inf differ", nan);
   printf(": %s\n", ok ? "ok" : "MISMATCH");
   return ok ? 0 : 1;
+}
+
+double cli_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+const char *cli_duration(char *buf, size_t len, double secs) {
+  if (secs < 1)
+    snprintf(buf, len, "%.1f ms", secs * 1e3);
+  else
+    snprintf(buf, len, "%.2f s", secs);
+  return buf;
+}
+
+void cli_progress_fn(void *ud, uint64_t done, uint64_t total) {
+  cli_progress *p = ud;
+  double now = cli_now();
+  if (now - p->last < 0.1 && done < total)
+    return;
+  if (!p->shown && now - p->start < 0.1)
+    return; /* a short run shows nothing */
+  p->last = now;
+  p->shown = 1;
+  fprintf(stderr, "\rwavec: simulating %s: %llu of %llu workgroups (%.0f%%)\033[K",
+          p->kernel, (unsigned long long)done, (unsigned long long)total,
+          100.0 * (double)done / (double)(total ? total : 1));
+  fflush(stderr);
+}
+
+/* Runs the kernel in the simulator, drawing its progress on a terminal. */
+static wavec_status simulate(wavec_kernel *k, void **bufs, cli_progress *p) {
+  if (p)
+    *p = (cli_progress){.kernel = wavec_kernel_name(k), .start = cli_now(),
+                        .last = cli_now()};
+  wavec_status st = wavec_simulate(k, bufs);
+  if (p && p->shown) {
+    fputs("\r\033[K", stderr); /* the line goes: what follows takes it */
+    p->shown = 0;
+  }
+  return st;
 }
 
 int cli_fail(wavec_ctx *ctx) {
@@ -282,7 +325,30 @@ int cli_emit_cubin(wavec_kernel *k, const char *target, const char *out) {
   return rc;
 }
 
+/* The one line that says what a successful run did. */
+static void summary(wavec_kernel *k, const cli_run_opts *o, bool gpu,
+                    double secs) {
+  char took[32], wg[48] = "";
+  uint32_t g[3], b[3];
+  wavec_ctx *ctx = wavec_kernel_ctx(k);
+  if (wavec_errcode(ctx) == WAVEC_OK &&
+      wavec_launch_dims(k, g, b, NULL) == WAVEC_OK) {
+    unsigned long long n = (unsigned long long)g[0] * g[1] * g[2];
+    snprintf(wg, sizeof wg, "%llu workgroup%s in ", n, n == 1 ? "" : "s");
+  }
+  fprintf(stderr, "wavec: ran %s %s%s%s%s: %s%s", wavec_kernel_name(k),
+          gpu ? "on the GPU (" : "in the simulator", gpu ? o->target : "",
+          gpu ? ")" : "",
+          o->compare_sim ? " and in the simulator, outputs agree" : "", wg,
+          cli_duration(took, sizeof took, secs));
+  for (size_t i = 0; i < o->nouts; i++)
+    fprintf(stderr, "%s%s (%s)", i ? ", " : "; wrote ", o->outs[i].value,
+            o->outs[i].key);
+  fputc('\n', stderr);
+}
+
 int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
+  double t0 = cli_now();
   size_t n = wavec_arg_count(k);
   void **bufs = calloc(n ? n : 1, sizeof *bufs);
   int rc = 0;
@@ -405,7 +471,7 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
   if (rc == 0) {
     double ms = 0;
     wavec_status st =
-        gpu ? wavec_gpu_run(k, bufs, &ms) : wavec_simulate(k, bufs);
+        gpu ? wavec_gpu_run(k, bufs, &ms) : simulate(k, bufs, o->progress);
     if (st == WAVEC_OK && gpu) {
       uint32_t g[3], b[3];
       wavec_launch_dims(k, g, b, NULL);
@@ -413,7 +479,7 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
              wavec_kernel_name(k), ms, g[0], g[1], g[2], b[0], b[1], b[2]);
     }
     if (st == WAVEC_OK && ref)
-      st = wavec_simulate(k, ref);
+      st = simulate(k, ref, o->progress);
     if (st != WAVEC_OK)
       rc = cli_fail(wavec_kernel_ctx(k));
     int bad = 0; /* every output is compared, then the verdict */
@@ -445,5 +511,7 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
   for (size_t i = 0; i < n; i++)
     free(bufs[i]);
   free(bufs);
+  if (rc == 0)
+    summary(k, o, gpu, cli_now() - t0);
   return rc;
 }

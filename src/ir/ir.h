@@ -195,6 +195,8 @@ struct wv_kernel {
                              argument i < 64) whose shapes gave it since
                              the last run */
   uint64_t max_steps;     /* wavec_simulate's budget (wavec_options) */
+  wavec_progress_fn progress; /* and its progress callback, or NULL */
+  void *progress_ud;
   wv_buf dump;
   /* the last pass's printer, when its dump is not made yet */
   void (*dump_due)(wv_kernel *k, wv_buf *b);

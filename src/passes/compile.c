@@ -201,6 +201,8 @@ wavec_status wavec_compile(wavec_kernel *pk, const wavec_options *opt) {
   WV_GUARD(ctx, ctx->status);
   wavec_options o = read_options(k, opt);
   k->max_steps = o.max_steps ? o.max_steps : WAVEC_DEFAULT_MAX_STEPS;
+  k->progress = o.progress;
+  k->progress_ud = o.progress_ud;
   wavec_status st = compile(k, &o);
   ctx->at = (wavec_loc){0};
   WV_UNGUARD(ctx);

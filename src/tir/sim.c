@@ -1097,10 +1097,15 @@ static void simulate(wv_kernel *k, void *const *args) {
     s.B = wv_alloc(ctx, (size_t)(mi->n ? mi->n : 256) * mi->k * sizeof *s.B);
     s.C = wv_alloc(ctx, (size_t)mi->m * (mi->n ? mi->n : 256) * sizeof *s.C);
   }
+  uint64_t done = 0, all = (uint64_t)p->grid[0] * (uint64_t)p->grid[1] *
+                           (uint64_t)p->grid[2];
   for (s.wg[2] = 0; s.wg[2] < p->grid[2]; s.wg[2]++)
     for (s.wg[1] = 0; s.wg[1] < p->grid[1]; s.wg[1]++)
-      for (s.wg[0] = 0; s.wg[0] < p->grid[0]; s.wg[0]++)
+      for (s.wg[0] = 0; s.wg[0] < p->grid[0]; s.wg[0]++) {
         run_workgroup(&s);
+        if (k->progress)
+          k->progress(k->progress_ud, ++done, all);
+      }
   for (uint32_t a = 0; a < p->args.n; a++) {
     if (!p->args.v[a].written || read[a])
       continue;

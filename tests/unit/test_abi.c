@@ -239,7 +239,7 @@ static void struct_layout(void) {
       {"offsetof(wavec_diag_info, loc)", offsetof(wavec_diag_info, loc), 16},
       {"offsetof(wavec_diag_info, offset)", offsetof(wavec_diag_info, offset),
        32},
-      {"sizeof(wavec_options)", sizeof(wavec_options), 48},
+      {"sizeof(wavec_options)", sizeof(wavec_options), 64},
       {"offsetof(wavec_options, size)", offsetof(wavec_options, size), 0},
       {"offsetof(wavec_options, print_after)",
        offsetof(wavec_options, print_after), 8},
@@ -250,6 +250,10 @@ static void struct_layout(void) {
        offsetof(wavec_options, check_only), 32},
       {"offsetof(wavec_options, max_steps)",
        offsetof(wavec_options, max_steps), 40},
+      {"offsetof(wavec_options, progress)",
+       offsetof(wavec_options, progress), 48},
+      {"offsetof(wavec_options, progress_ud)",
+       offsetof(wavec_options, progress_ud), 56},
       {"sizeof(wavec_arg_info)", sizeof(wavec_arg_info), 112},
       {"offsetof(wavec_arg_info, dtype)", offsetof(wavec_arg_info, dtype), 8},
       {"offsetof(wavec_arg_info, ndims)", offsetof(wavec_arg_info, ndims), 16},
@@ -306,7 +310,8 @@ static wavec_status compile_with(const wavec_options *opt, size_t size,
 static void options_size(void) {
   wavec_options o = WAVEC_OPTIONS_INIT;
   CHECK(o.size == sizeof(wavec_options) && o.print_after == 0 && !o.dump &&
-        !o.dump_ud && !o.check_only && !o.max_steps);
+        !o.dump_ud && !o.check_only && !o.max_steps && !o.progress &&
+        !o.progress_ud);
   o.check_only = 1;
   size_t all, n;
   char msg[512];

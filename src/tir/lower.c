@@ -52,12 +52,17 @@ uint32_t lw_iconst(lw *w, int64_t v) {
   return d;
 }
 
+static bool is_float_ty(tir_ty ty) {
+  return ty == TY_F16 || ty == TY_BF16 || ty == TY_F32 || ty == TY_E4M3 ||
+         ty == TY_E5M2;
+}
+
 /* A constant of any type into register d: floats keep v, integers and
- * predicates take it rounded. */
+ * predicates take it as cast() converts it (tir_int_of). */
 void lw_const_into(lw *w, tir_ty ty, uint32_t d, double v) {
-  bool fl = ty == TY_F16 || ty == TY_BF16 || ty == TY_F32 || ty == TY_E4M3 ||
-            ty == TY_E5M2;
-  lw_emit(w, T_CONST, ty, d, 0, 0, 0, fl ? 0 : (int64_t)nearbyint(v))->fimm = v;
+  int64_t i = is_float_ty(ty) ? 0 : tir_int_of(ty, v);
+  lw_emit(w, T_CONST, ty, d, 0, 0, 0, i)->fimm =
+      is_float_ty(ty) ? v : (double)i;
 }
 
 static uint32_t fconst(lw *w, tir_ty ty, double v) {
@@ -99,9 +104,12 @@ double lw_scalar_value(lw *w, const wv_node *s) {
                                      : (double)w->k->bind.ival[s->sym];
 }
 
-/* What a READ gives past the edge of its memory: its fill, or 0. */
+/* What a READ gives past the edge of its memory: its fill (as its type
+ * holds it: tir_int_of for integers), or 0. */
 double lw_read_fill(lw *w, const wv_node *read) {
-  return read->nops > 1 ? lw_scalar_value(w, wv_get(w->g, read->ops[1])) : 0;
+  double v = read->nops > 1 ? lw_scalar_value(w, wv_get(w->g, read->ops[1])) : 0;
+  tir_ty ty = lw_node_ty(read);
+  return is_float_ty(ty) ? v : (double)tir_int_of(ty, v);
 }
 
 uint32_t lw_new_regs(lw *w, tir_ty ty, uint32_t n) {

@@ -668,13 +668,10 @@ static val lane_cvt(sim *s, const tir_instr *in, uint32_t w, int l) {
   tir_ty at = s->p->regs.v[in->a], ty = in->ty;
   val a = rd(s, in, w, in->a, l), r = {0};
   double x = is_float(at) ? a.f : (double)a.i;
-  int64_t lo = ty == TY_I8 ? -128 : INT32_MIN, hi = ty == TY_I8 ? 127 : INT32_MAX;
   if (is_float(ty))
     r.f = round_to(ty, x);
-  else if (ty == TY_PRED)
-    r.i = x != 0; /* 0 or 1; NaN is true (x != 0 holds for NaN) */
-  else /* nearest even, saturated to the type; NaN is 0 (PTX's cvt.rni) */
-    r.i = isnan(x) ? 0 : x <= lo ? lo : x >= hi ? hi : (int64_t)nearbyint(x);
+  else
+    r.i = tir_int_of(ty, x);
   return r;
 }
 

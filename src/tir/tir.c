@@ -1,6 +1,8 @@
 /* The thread program: printer and verifier. */
 #include "tir/tir.h"
 
+#include <math.h>
+
 #include "target/target.h"
 
 static const struct {
@@ -395,4 +397,15 @@ int wavec_tensor_map_info_get(wavec_kernel *pk, size_t i,
     out->box[d] = (uint32_t)m->box[d];
   out->swizzle_128b = m->swz128;
   return 0;
+}
+
+int64_t tir_int_of(tir_ty ty, double x) {
+  if (ty == TY_PRED)
+    return x != 0; /* NaN too, as x != 0 holds for it */
+  double lo = ty == TY_I8 ? -128 : INT32_MIN;
+  double hi = ty == TY_I8 ? 127 : INT32_MAX;
+  return isnan(x)  ? 0
+         : x <= lo ? (int64_t)lo
+         : x >= hi ? (int64_t)hi
+                   : (int64_t)nearbyint(x);
 }

@@ -269,6 +269,12 @@ typedef struct tir_prog {
   int64_t wgs_per_sm; /* hardware(workgroups_per_sm = N), or 0 */
 } tir_prog;
 
+/* x as an integer register of type ty holds it, as cast() and PTX's
+ * cvt.rni.sat convert: to nearest (even), saturated to the type (i32, i8),
+ * NaN 0; a predicate is x != 0. A scalar used as an integer (inf, 1e30, a
+ * read's fill of -inf) takes this value. */
+int64_t tir_int_of(tir_ty ty, double x);
+
 /* T_SWZ: the 128-byte swizzle of shared byte address a. */
 static inline int64_t tir_swz128(int64_t a) { return a ^ ((a >> 3) & 0x70); }
 

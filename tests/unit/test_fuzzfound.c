@@ -4,7 +4,14 @@
  *  - i32_wraps: an i32 product past 2^31 stored to an i32 tensor was
  *    undefined behaviour in the simulator (a double out of int's range
  *    converted to int); i32 arithmetic now wraps at 32 bits as PTX's
- *    mul.lo.s32, add.s32, neg.s32 ... do. */
+ *    mul.lo.s32, add.s32, neg.s32 ... do.
+ *  - scalars_as_integers (fuzz_ptx): a scalar used as an integer (inf
+ *    compared with an i32 value, an i32 Register of 1e30, a read's fill of
+ *    -inf) was converted from double to int64 out of range in the
+ *    lowering (undefined behaviour; the PTX printer then refused "an
+ *    integer constant beyond 32 bits"); it converts as cast() does:
+ *    nearest even, saturated, NaN 0. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +19,13 @@
 #include "check.h"
 #include "wavec.h"
 
-/* Compiles kernel 0 of src with N defined and simulates it on bufs. */
+/* Compiles kernel 0 of src with N defined (and Q, a NaN) and simulates it
+ * on bufs. */
 static wavec_status simulate(const char *src, int64_t n, void **bufs,
                              char *msg, size_t len) {
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
   wavec_define_int(ctx, "N", n);
+  wavec_define_float(ctx, "Q", NAN);
   wavec_status st = wavec_parse(ctx, "found.wave", src, strlen(src));
   if (st == WAVEC_OK)
     st = wavec_compile(wavec_kernel_get(ctx, 0), NULL);
@@ -60,7 +69,54 @@ static void i32_wraps(void) {
   }
 }
 
+static void scalars_as_integers(void) {
+  static const char src[] =
+      "kernel sat(a: Memory[N, i32], x: Memory[N, i1], r: Memory[N, i32],\n"
+      "           f: Memory[N, i32], m: Memory[N, i32]) {\n"
+      "  constraints { workgroup(N, 32, 0)\n"
+      "                hardware(threads_per_wave = 32) }\n"
+      "  mapping next(i) {\n"
+      "    inputs  { N: i + 1 }\n"
+      "    outputs { N: i }\n"
+      "  }\n"
+      "  i = self_index(N, i32)\n"
+      "  write(ge(i, inf), x)\n"
+      "  write(Register[N, i32](1e30) + 0 * i, r)\n"
+      "  write(read(a, mapping = next, fill = -inf), f)\n"
+      "  write(maximum(i, -1e300) + minimum(i, Q), m)\n"
+      "}\n";
+  enum { N = 32 };
+  int32_t a[N], r[N], f[N], m[N];
+  uint8_t x[N];
+  for (int i = 0; i < N; i++)
+    a[i] = 10 * i;
+  void *bufs[] = {a, x, r, f, m};
+  char msg[1024];
+  wavec_status st = simulate(src, N, bufs, msg, sizeof msg);
+  CHECKF(st == WAVEC_OK, "%s", msg);
+  for (int i = 0; st == WAVEC_OK && i < N; i++) {
+    int32_t wf = i + 1 < N ? a[i + 1] : INT32_MIN;
+    CHECKF(x[i] == 0 && r[i] == INT32_MAX && f[i] == wf && m[i] == i + 0,
+           "element %d: i >= inf %d, Register(1e30) %d, fill(-inf) %d "
+           "(want %d), max(i, -1e300) + min(i, NaN) %d",
+           i, x[i], r[i], f[i], wf, m[i]);
+  }
+  /* and the PTX holds them as 32-bit immediates */
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  wavec_define_int(ctx, "N", N);
+  wavec_define_float(ctx, "Q", NAN);
+  const char *ptx = NULL;
+  st = wavec_parse(ctx, "found.wave", src, strlen(src));
+  if (st == WAVEC_OK)
+    st = wavec_compile(wavec_kernel_get(ctx, 0), NULL);
+  if (st == WAVEC_OK)
+    st = wavec_emit_ptx(wavec_kernel_get(ctx, 0), "sm_90", &ptx, NULL);
+  CHECKF(st == WAVEC_OK && strstr(ptx, "2147483647"), "%s", wavec_errmsg(ctx));
+  wavec_ctx_free(ctx);
+}
+
 int main(void) {
   RUN(i32_wraps);
+  RUN(scalars_as_integers);
   CHECK_EXIT();
 }

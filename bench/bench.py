@@ -483,15 +483,80 @@ def triton_cold_compile():
     print(f"triton cold compile of a matmul: {cold - warm:.1f} ms (first call {cold:.1f} ms, warm {warm:.2f} ms), "
           f"triton {triton.__version__}, err {err:.1e}", flush=True)
 
+# The schedule's A/B (issue 13): warp specialization (a producer warpgroup
+# issuing the tensor copies, setmaxnreg 40/232) and persistent tiles (a grid
+# of min(tiles, 132) workgroups looping over tiles in groups of 8 rows),
+# each against today's schedule, same kernel and tiles, cuBLAS in the same
+# process. Tiles: 128x256 of two warpgroups (the best of run s) and
+# 128x128 of two (spill-free with specialize), 4 stages.
+SCHED_VARIANTS = [dict(specialize=s, persistent=p) for s in (0, 1) for p in (0, 1)]
+SCHED_TILES = [(128, 256, 2, 4), (128, 128, 2, 4)]
+LLM_SHAPES = [(m, n, k) for m in (2048, 16384) for n in (4096, 8192, 14336) for k in (4096, 8192, 14336)]
+
+def schedule_ab(quick=False):
+    """gemm_wgmma specialize=0/1 x persistent=0/1 at 4096^3, 8192^3 (bf16
+    and f16) and the LLM projection shapes M in {2048, 16384}, N, K in
+    {4096, 8192, 14336} (bf16), cuBLAS in the same run."""
+    shapes = [(4096,) * 3] if quick else [(4096,) * 3, (8192,) * 3] + LLM_SHAPES
+    for (m, n, kk) in shapes:
+        dts = (torch.bfloat16, torch.float16) if m == n == kk else (torch.bfloat16,)
+        for dt in dts:
+            a = torch.randn(m, kk, dtype=dt, device=dev); b = torch.randn(n, kk, dtype=dt, device=dev)
+            c = torch.empty(m, n, dtype=dt, device=dev)
+            ref = a @ b.T
+            ms_p = bench(lambda: a @ b.T)
+            name = GEMM_KERNELS["wgmma", dt]
+            for bm, bn, wm, st in SCHED_TILES[:1] if quick else SCHED_TILES:
+                for v in SCHED_VARIANTS:
+                    try:
+                        k, t1, t2, info = wavec_compile("bench/gemm.wave", name, dict(M=m, N=n, K=kk, BLOCK_M=bm, BLOCK_N=bn,
+                                                        WAVES_M=wm), dict(stages=st, **v), target="sm_90a")
+                        c.fill_(float("nan")); k(a, b, c); torch.cuda.synchronize()
+                        err = rel_err(c, ref)
+                        ms_w = bench(lambda: k(a, b, c))
+                        report(f"sched gemm {str(dt)[6:]} {m}x{n}x{kk} {bm}x{bn} st{st} spec={v['specialize']} "
+                               f"pers={v['persistent']} ({info['regs']} regs, {info['spill']} B spill, grid {info['grid'][0]})",
+                               "cuBLAS", ms_w, ms_p, 2 * m * n * kk, err, (t1, t2))
+                    except Exception as e:
+                        print(f"sched gemm {m}x{n}x{kk} {bm}x{bn} {v}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+    # the warpgroup attention forward on the same schedules (D = 128, o in
+    # f16), against SDPA-cuDNN in the same process
+    D, N = 128, (4096 if quick else 8192)
+    B = max(1, 16384 // N); H = 2048 // D; BH = B * H
+    q, kk, vv = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(3))
+    o = torch.empty(BH, N, D, dtype=torch.float16, device=dev); lse = torch.empty(BH, N, dtype=torch.float32, device=dev)
+    qq, kq, vq = (t.reshape(B, H, N, D) for t in (q, kk, vv))
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    for causal in (False, True):
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            ref = F.scaled_dot_product_attention(qq, kq, vq, is_causal=causal, scale=0.125)
+            ms_p = bench(lambda: F.scaled_dot_product_attention(qq, kq, vq, is_causal=causal, scale=0.125))
+        fl = 4 * BH * N * N * D * (0.5 if causal else 1.0)
+        for var in SCHED_VARIANTS:
+            try:
+                k, t1, t2, info = wavec_compile("examples/attention_fwd_wgmma.wave",
+                                                "attention_fwd_wgmma" + ("_causal" if causal else ""),
+                                                dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=128, BLOCK_K2=64),
+                                                dict(stages=3, **var), target="sm_90a")
+                o.fill_(float("nan")); k(q, kk, vv, o, lse); torch.cuda.synchronize()
+                err = rel_err(o.reshape(B, H, N, D), ref)
+                ms_w = bench(lambda: k(q, kk, vv, o, lse))
+                report(f"sched attn fwd f16 D={D} N={N} causal={int(causal)} spec={var['specialize']} "
+                       f"pers={var['persistent']} ({info['regs']} regs, {info['spill']} B spill)",
+                       "SDPA-cuDNN", ms_w, ms_p, fl, err, (t1, t2))
+            except Exception as e:
+                print(f"sched attn fwd D={D} N={N} causal={int(causal)} {var}: FAILED {type(e).__name__}: {str(e)[:300]}",
+                      flush=True)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
-    ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "tma", "fp8", "ragged"),
+    ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "tma", "fp8", "ragged", "schedule"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
-                    "divisible ones)")
+                    "divisible ones; schedule: warp specialization and persistent tiles against today's schedule)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
@@ -502,7 +567,9 @@ def main():
         except Exception as e: print(f"fp8 gemm {n}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     if a.only in (None, "ragged"):
         ragged(a.quick)
-    if a.only not in ("tma", "fp8", "ragged"):
+    if a.only in (None, "schedule"):
+        schedule_ab(a.quick)
+    if a.only not in ("tma", "fp8", "ragged", "schedule"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -513,7 +580,7 @@ def main():
             for dt in (torch.bfloat16, torch.float16):
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
-    for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged") else ():
+    for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))
         try: attn_sweep(D, kinds=kinds)

@@ -317,7 +317,7 @@ WAVEC_API wavec_status wavec_threads_per_wave(wavec_kernel *k, wavec_expr n,
 WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
                                           wavec_loc loc);
 /* Integer hardware entries, `hardware(NAME = N)`: enum, number, name, least
- * and greatest value. Unset, the compiler picks.
+ * and greatest value. Unset (or 0), the compiler picks.
  *  - stages: shared-memory slots of the operand tiles an `iterate` streams;
  *    1 copies each tile where it is used, N >= 2 keeps N-1 tiles in flight
  *    ahead of the one being computed on (asynchronous copies on NVIDIA);
@@ -328,11 +328,30 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *  - copies: how a ring's tiles reach shared memory: 1, asynchronous copies
  *    by every thread (cp.async); 2, tensor copies issued by one thread into
  *    an mbarrier ring (TMA: warpgroup mmas, sm_90a), which is what the
- *    compiler picks where it can. */
+ *    compiler picks where it can.
+ *  - specialize: 1, warp specialization: one more warpgroup, the
+ *    producer, issues every tensor copy of the kernel's rings and nothing
+ *    else, while the kernel's waves (the consumers) wait for full stages,
+ *    issue the wgmmas, release the stages and write the results; setmaxnreg
+ *    moves registers from the producer to the consumers. Needs tensor-copy
+ *    rings (an error where there are none). 0 (the default): off.
+ *  - persistent: 1, persistent tiles: a grid of min(tiles, sms x
+ *    workgroups_per_sm) workgroups, each looping over the workgroup tiles
+ *    t = its id + i x the grid, in a grouped order (group_m rows of tiles
+ *    swept column by column); the mbarrier rings' phases run on from tile
+ *    to tile. 0 (the default): one tile a workgroup.
+ *  - sms: the multiprocessors persistent tiles fill (default 132, the
+ *    H200's).
+ *  - group_m: the rows of tiles of one group of the persistent raster
+ *    (default 8). */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \
-  X(WAVEC_HW_COPIES, 2, "copies", 1, 2)
+  X(WAVEC_HW_COPIES, 2, "copies", 1, 2)                                        \
+  X(WAVEC_HW_SPECIALIZE, 3, "specialize", 0, 1)                                \
+  X(WAVEC_HW_PERSISTENT, 4, "persistent", 0, 1)                                \
+  X(WAVEC_HW_SMS, 5, "sms", 1, 1024)                                           \
+  X(WAVEC_HW_GROUP_M, 6, "group_m", 1, 256)
 
 typedef enum wavec_hw_int {
 #define X(e, v, name, lo, hi) e = v,
@@ -467,7 +486,8 @@ typedef enum wavec_pass {
   WAVEC_PASS_PIPELINE = 9,
   WAVEC_PASS_WALKS = 10,
   WAVEC_PASS_MASKSPLIT = 11,
-  WAVEC_PASS_COUNT = 12 /* one more than the largest value */
+  WAVEC_PASS_SCHEDULE = 12,
+  WAVEC_PASS_COUNT = 13 /* one more than the largest value */
 } wavec_pass;
 /* The i-th pass of the pipeline, in the order they run; -1 past the last. */
 WAVEC_API int wavec_pass_at(size_t i);

@@ -38,6 +38,7 @@ VERIFY_PLAN(promote)
 VERIFY_PLAN(pipeline)
 VERIFY_PLAN(walks)
 VERIFY_PLAN(masksplit)
+VERIFY_PLAN(schedule)
 #undef VERIFY_PLAN
 
 static wavec_status verify_waits(wv_kernel *k, const char *pass) {
@@ -80,6 +81,9 @@ static const struct {
     {WAVEC_PASS_PIPELINE, "pipeline", wv_pass_pipeline, verify_pipeline,
      wv_print_pipeline,
      "each ring: tiles in flight, wgmma carry, cp.async or tensor copies"},
+    {WAVEC_PASS_SCHEDULE, "schedule", wv_pass_schedule, verify_schedule,
+     wv_print_schedule,
+     "warp specialization (producer, consumers, registers); persistent tiles"},
     {WAVEC_PASS_WALKS, "walks", wv_pass_walks, verify_walks, wv_print_walks,
      "the tiles each iterate walks (bounded iterates: per workgroup)"},
     {WAVEC_PASS_MASKSPLIT, "masksplit", wv_pass_masksplit, verify_masksplit,
@@ -136,7 +140,7 @@ static wavec_status compile(wv_kernel *k, const wavec_options *opt) {
     k->hw.mma_loc = (wavec_loc){0};
   }
   for (int i = 0; i < WAVEC_HW_INT_COUNT; i++) {
-    if (ctx->hw_ints[i]) {
+    if (ctx->hw_ints[i] >= 0) {
       k->hw.ints[i] = ex_const(ctx, ctx->hw_ints[i]);
       k->hw.ints_loc[i] = (wavec_loc){0};
     }

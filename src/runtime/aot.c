@@ -75,10 +75,11 @@ static void params(wv_buf *b, const wavec_module *m) {
   }
 }
 
-/* The grid along axis a as C (or, doc, as prose). */
-static void grid_c(wv_buf *b, const wavec_module *m, int a, bool doc) {
+/* The workgroup tiles along axis a as C (unsigned long long) or, doc, as
+ * prose: a fixed number, or ceil(SIZE / TILE) of a run-time size. */
+static void tiles_c(wv_buf *b, const wavec_module *m, int a, bool doc) {
   if (!m->grid_size[a]) {
-    wv_buf_printf(b, doc ? "%u" : "%uu", m->grid[a]);
+    wv_buf_printf(b, doc ? "%lld" : "%lldull", (long long)m->tiles[a]);
     return;
   }
   const char *name = m->sizes[m->grid_size[a] - 1].name;
@@ -87,9 +88,40 @@ static void grid_c(wv_buf *b, const wavec_module *m, int a, bool doc) {
     wv_buf_printf(b, "ceil(%s / %lld)", name, t);
     return;
   }
-  wv_buf_puts(b, "(unsigned)((");
+  wv_buf_puts(b, "((");
   c_name(b, name);
   wv_buf_printf(b, " + %lldull - 1) / %lldull)", t, t);
+}
+
+/* The grid along axis a as C (or, doc, as prose): its tiles, or with
+ * persistent tiles and run-time sizes min(all the tiles, the most
+ * workgroups) along x. */
+static void grid_c(wv_buf *b, const wavec_module *m, int a, bool doc) {
+  bool dyn = m->grid_size[0] || m->grid_size[1] || m->grid_size[2];
+  if (!m->persistent || !dyn) {
+    if (!m->grid_size[a]) {
+      wv_buf_printf(b, doc ? "%u" : "%uu", m->grid[a]);
+    } else {
+      wv_buf_puts(b, doc ? "" : "(unsigned)");
+      tiles_c(b, m, a, doc);
+    }
+    return;
+  }
+  if (a) {
+    wv_buf_puts(b, doc ? "1" : "1u");
+    return;
+  }
+  long long most = (long long)m->persistent;
+  wv_buf_puts(b, doc ? "min(" : "(unsigned)(");
+  for (int rep = 0; rep < (doc ? 1 : 2); rep++) {
+    for (int d = 0; d < 3; d++) {
+      wv_buf_puts(b, d ? (doc ? " x " : " * ") : "");
+      tiles_c(b, m, d, doc);
+    }
+    if (!rep && !doc)
+      wv_buf_printf(b, " < %lldull ? ", most);
+  }
+  wv_buf_printf(b, doc ? ", %lld)" : " : %lldull)", most);
 }
 
 static void header(wv_buf *h, const wavec_module *m, const char *fn,

@@ -15,6 +15,7 @@
  *   u32 nsizes; per run-time size: str name, i64 multiple
  *   per argument: u32 dyn[ndims] (1 + its size, 0: fixed)
  *   u32 grid_size[3]; i64 grid_tile[3]
+ *   i64 persistent, tiles[3]  (persistent tiles: 0, 0 0 0 when not)
  *   u64 code length, code bytes (the cubin)
  *   u64 XXH64 (seed 0) of every byte before it
  * Entries are written through support/outfile.c (a temporary beside the
@@ -36,7 +37,7 @@
 #define WV_SOURCE_ID "unknown"
 #endif
 
-#define WV_BIN_FORMAT 3
+#define WV_BIN_FORMAT 4
 #define WV_ENTRY_MAX ((size_t)1 << 30) /* larger files are not entries */
 static const char magic[6] = {'W', 'V', 'B', 'I', 'N', 0};
 static const char suffix[] = ".wvbin";
@@ -106,6 +107,9 @@ void wv_module_write(const wavec_module *b, wv_buf *out) {
     put_u32(out, b->grid_size[d]);
   for (int d = 0; d < 3; d++)
     put_u64(out, (uint64_t)b->grid_tile[d]);
+  put_u64(out, (uint64_t)b->persistent);
+  for (int d = 0; d < 3; d++)
+    put_u64(out, (uint64_t)b->tiles[d]);
   put_u64(out, b->code_len);
   wv_buf_add(out, b->code, b->code_len);
   put_u64(out, wv_xxh64(out->s + start, out->n - start, 0));
@@ -234,6 +238,10 @@ wavec_module *wv_module_read(wavec_ctx *ctx, const void *data, size_t len,
     if (b->grid_size[d] && b->grid_tile[d] < 1)
       return NULL;
   }
+  b->persistent = (int64_t)get_u64(&r);
+  for (int d = 0; d < 3; d++)
+    if ((b->tiles[d] = (int64_t)get_u64(&r)) < 0 || b->persistent < 0)
+      return NULL;
   uint64_t n = get_u64(&r);
   const unsigned char *code = r.bad ? NULL : take(&r, (size_t)n);
   if (!code || r.p != r.end)
@@ -413,7 +421,7 @@ bool wv_cache_key(wavec_ctx *ctx, const char *kernel, const char *target,
   };
   for (int i = 0; i < WAVEC_HW_INT_COUNT; i++) {
     put_u64(&m, (uint64_t)ctx->hw_ints[i]);
-    if (ctx->hw_ints[i])
+    if (ctx->hw_ints[i] >= 0)
       wv_buf_printf(&d, " %s=%lld", hw_names[i], (long long)ctx->hw_ints[i]);
   }
   put_u32(&m, ctx->test_hooks);

@@ -411,7 +411,9 @@ wavec_module *wv_module_of(wavec_ctx *ctx, wv_kernel *k, const char *target) {
   for (int d = 0; d < 3; d++) {
     b->grid_size[d] = p->grid_size[d];
     b->grid_tile[d] = p->grid_tile[d];
+    b->tiles[d] = p->tiles[d];
   }
+  b->persistent = p->persistent;
   b->ntmaps = (uint32_t)wavec_tensor_map_count((wavec_kernel *)k);
   if (b->ntmaps > WV_MAX_TMAPS)
     wv_fail(ctx, D_UNSUPPORTED, k->loc,
@@ -539,13 +541,24 @@ const char *wavec_module_target(const wavec_module *b) { return b->target; }
 int wavec_module_cached(const wavec_module *b) { return b->cached; }
 size_t wavec_module_arg_count(const wavec_module *b) { return b->nargs; }
 
-/* The grid along axis d for the sizes given so far (its compiled extent,
+/* The tiles along axis d for the sizes given so far (its compiled extent,
  * 0 for a dynamic axis, until its size is given). */
-static uint32_t grid_now(const wavec_module *b, int d) {
+static int64_t tiles_now(const wavec_module *b, int d) {
   if (!b->grid_size[d])
-    return b->grid[d];
+    return b->persistent ? b->tiles[d] : b->grid[d];
   int64_t n = b->sizes[b->grid_size[d] - 1].now;
-  return n > 0 ? (uint32_t)((n + b->grid_tile[d] - 1) / b->grid_tile[d]) : 0;
+  return n > 0 ? (n + b->grid_tile[d] - 1) / b->grid_tile[d] : 0;
+}
+
+/* The grid along axis d: its tiles, or with persistent tiles min(all the
+ * tiles, persistent) along x (as tir_grid). */
+static uint32_t grid_now(const wavec_module *b, int d) {
+  if (!b->persistent)
+    return (uint32_t)tiles_now(b, d);
+  if (d)
+    return 1;
+  int64_t t = tiles_now(b, 0) * tiles_now(b, 1) * tiles_now(b, 2);
+  return (uint32_t)(t < b->persistent ? t : b->persistent);
 }
 
 void wavec_module_launch_dims(const wavec_module *b, uint32_t grid[3],

@@ -82,6 +82,9 @@ struct wavec_module {
   uint32_t grid_size[3];      /* 1 + the size whose tiles a grid axis
                                  counts, 0: a fixed axis */
   int64_t grid_tile[3];
+  int64_t persistent;         /* persistent tiles: the grid is min(tiles,
+                                 this) along x (tir_prog's), or 0 */
+  int64_t tiles[3];           /* then the fixed axes' tiles */
   const void *code;           /* the cubin */
   size_t code_len;
   uint64_t key[2];            /* its cache key; 0, 0 when not keyed */

@@ -463,6 +463,8 @@ wavec_ctx *wavec_ctx_new(wavec_alloc_fn alloc, void *ud) {
   ctx->alloc = alloc;
   ctx->alloc_ud = ud;
   ctx->hw_mma = -1;
+  for (int i = 0; i < WAVEC_HW_INT_COUNT; i++)
+    ctx->hw_ints[i] = -1;
   WV_GUARD(ctx, (wavec_ctx_free(ctx), NULL));
   wv_buf_init(&ctx->errbuf, ctx);
   ctx->sym_map = wv_strmap_new(ctx);

@@ -128,6 +128,8 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_TILE_DIVIDE, 405, WAVEC_ERR_CONSTRAINT, "tile does not divide")          \
   X(D_TILE_POSITIVE, 406, WAVEC_ERR_CONSTRAINT, "tile is not positive")        \
   X(D_REGISTERS, 407, WAVEC_ERR_CONSTRAINT, "tiles need too many registers")   \
+  X(D_SCHEDULE, 408, WAVEC_ERR_CONSTRAINT,                                     \
+    "warp specialization or persistent tiles cannot apply")                    \
   X(D_UNBOUND, 501, WAVEC_ERR_BIND, "unbound hyperparameter")                  \
   X(D_NOT_EXACT, 502, WAVEC_ERR_BIND, "division is not exact")                 \
   X(D_DIV_ZERO, 503, WAVEC_ERR_BIND, "division by zero")                       \
@@ -149,6 +151,7 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_ARG_FILE, 612, WAVEC_ERR_RUNTIME, "argument file does not fit")          \
   X(D_MACHINE, 613, WAVEC_ERR_RUNTIME, "not available on this machine")        \
   X(D_SIM_BUDGET, 614, WAVEC_ERR_RUNTIME, "simulation past its step budget")    \
+  X(D_SIM_REGS, 615, WAVEC_ERR_RUNTIME, "register budget misuse (setmaxnreg)")  \
   X(D_UNSUPPORTED, 701, WAVEC_ERR_UNSUPPORTED, "not supported by the target")  \
   X(D_INVALID, 901, WAVEC_ERR_INVALID, "invalid argument")                     \
   X(D_NOMEM, 902, WAVEC_ERR_NOMEM, "out of memory")                            \
@@ -267,7 +270,7 @@ struct wavec_ctx {
   char oom_text[2048]; /* wavec_errmsg's text when memory ran out */
   int64_t hw_threads; /* --hardware overrides; 0 / -1 when unset */
   int hw_mma;
-  int64_t hw_ints[WAVEC_HW_INT_COUNT]; /* 0 when unset */
+  int64_t hw_ints[WAVEC_HW_INT_COUNT]; /* -1 when unset (0 may be set) */
   VEC(wv_cleanup) cleanups;
   struct wv_cuda *cuda; /* the driver, opened by the first GPU call */
 };
@@ -294,7 +297,9 @@ void wv_on_free(wavec_ctx *ctx, void (*fn)(void *ud), void *ud);
   X(WV_HOOK_TMA_EARLY_READ, "tma-early-read")                                  \
   X(WV_HOOK_TMA_EARLY_RELEASE, "tma-early-release")                            \
   X(WV_HOOK_TMA_DEADLOCK, "tma-deadlock")                                      \
-  X(WV_HOOK_TMA_TX_SHORT, "tma-tx-short")
+  X(WV_HOOK_TMA_TX_SHORT, "tma-tx-short")                                      \
+  X(WV_HOOK_TMA_NO_EMPTY_WAIT, "tma-no-empty-wait")                            \
+  X(WV_HOOK_SPEC_REGS_GREEDY, "spec-regs-greedy")
 
 enum {
 #define X(e, name) e##_BIT,

@@ -40,6 +40,15 @@ tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
   return &w->p->code.v[w->p->code.n - 1];
 }
 
+/* A barrier among the threads of the role being lowered: the workgroup's,
+ * or in the consumers' region of a specialized kernel their named one
+ * (the producer never reaches it). */
+tir_instr *lw_barrier(lw *w) {
+  tir_instr *in = lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, w->bar_id);
+  in->imm2 = w->bar_threads;
+  return in;
+}
+
 uint32_t lw_op2(lw *w, tir_op op, tir_ty ty, uint32_t a, uint32_t b) {
   uint32_t d = lw_reg(w, ty);
   lw_emit(w, op, ty, d, a, b, 0, 0);
@@ -205,7 +214,9 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   uint32_t nn = k->g->nodes.n;
   w->p = wv_alloc(ctx, sizeof *w->p);
   w->vals = wv_alloc(ctx, nn * sizeof *w->vals);
-  w->loopreg = wv_alloc(ctx, w->d->nsyms * sizeof *w->loopreg);
+  /* (loop counters, and the schedule's $RING made after the dims) */
+  w->nloopreg = ctx->sym_names.n;
+  w->loopreg = wv_alloc(ctx, w->nloopreg * sizeof *w->loopreg);
   w->hoisted = wv_alloc(ctx, nn * sizeof *w->hoisted);
   w->lazy_scope = wv_alloc(ctx, nn * sizeof *w->lazy_scope);
   w->red_init = wv_alloc(ctx, nn * sizeof *w->red_init);
@@ -256,7 +267,9 @@ wavec_status wv_pass_lower(wv_kernel *k) {
     vec_push(ctx, &p->tmaps, w->tmaps.v[i]);
   lw_open_scope(w);
   lw_tma_prologue(w);
+  lw_sched_begin(w);
   lw_block(w, 0);
+  lw_sched_end(w);
   p->smem_bytes = w->convert_bytes + w->stage_bytes;
   k->tir = p;
   return WAVEC_OK;

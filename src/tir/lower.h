@@ -16,6 +16,8 @@
  *   lower_tma.c         the pipeline decision (cp.async ring or tensor
  *                       copies into an mbarrier ring) and the latter's code
  *   lower_guard.c       guards at the edges of ragged dimensions
+ *   lower_sched.c       the schedule's code: the producer's and consumers'
+ *                       regions, the loop over persistent tiles
  *   promote.c           which reads are staged in shared memory, ring depth
  * The wgmma waits are the next pass's (waits.c), not the lowering's.
  */
@@ -124,6 +126,28 @@ typedef struct ring_plan {
   const char *why_not; /* why not tensor copies (NULL: tensor copies) */
 } ring_plan;
 
+/* The schedule (schedule.c): warp specialization and persistent tiles. */
+typedef struct sched_plan {
+  /* a producer warpgroup after the kernel's waves issues the copies */
+  bool specialize;
+  int64_t consumers;     /* the kernel's waves (warpgroups) */
+  int64_t entry_regs;    /* registers per thread at entry (.maxnreg) */
+  int64_t producer_regs; /* after the producer's setmaxnreg.dec */
+  int64_t consumer_regs; /* after the consumers' setmaxnreg.inc */
+  /* every workgroup loops over tiles */
+  bool persistent;
+  int64_t ctas;    /* the most workgroups: sms x workgroups_per_sm */
+  int64_t group_m; /* rows of tiles in a group of the raster */
+  wavec_sym ring;  /* $RING: a tensor-copy ring's fills before the tile, or
+                      0 (none) */
+} sched_plan;
+
+/* A loop over persistent tiles being lowered (lower_sched.c). */
+typedef struct tile_loop {
+  uint32_t start;   /* its T_LOOP */
+  uint32_t counter; /* its counter */
+} tile_loop;
+
 /* The lowering's state, by who fills it. The passes before lower keep it
  * on the kernel (k->lw); each reads what the passes before it filled. */
 typedef struct lw {
@@ -152,6 +176,8 @@ typedef struct lw {
   /* ---- pipeline (pipeline.c) */
   VEC(ring_plan) rings;      /* one per loop that streams tiles */
   VEC(tir_tmap) tmaps;  /* the tensor maps of tensor-copy rings */
+  /* ---- schedule (schedule.c) */
+  sched_plan sched;
   /* ---- walks (walks.c): by ITERATE, the tiles it walks [first, last) */
   ex_t *walk_first, *walk_last;
   const char **walk_remark; /* (NULL: none; lower gives it, see lw_iterate) */
@@ -196,8 +222,21 @@ typedef struct lw {
   VEC(ldsm_memo) ldsm_memos; /* try_ldmatrix's decisions */
   VEC(struct reduce_shape) reduce_shapes; /* lower_reduce.c's, by layout */
   bool unmasking; /* lowering the tiles the masks leave whole */
-  /* predicates: thread 0, lane 0 of each wave, wave 0 (lower_tma.c) */
+  /* predicates: thread 0, lane 0 of each wave, wave 0 (lower_tma.c); in
+   * the producer's region the producer's first thread, and 0 (everyone) */
   uint32_t tma_leader, tma_wleader, tma_wave0;
+  /* the barrier of the role being lowered: 0 of every thread, or a named
+   * one of the consumers' (lower_sched.c) */
+  int64_t bar_id, bar_threads;
+  /* persistent tiles (lower_sched.c): by grid axis, the register of the
+   * tile's workgroup id (0: %ctaid) */
+  uint32_t wgreg[3];
+  uint32_t ring_next; /* register: the ring's fills after this tile */
+  /* between lw_sched_begin and lw_sched_end: the T_IF of the consumers'
+   * region, the loop over tiles the kernel's program runs in */
+  uint32_t sched_region;
+  tile_loop sched_tiles;
+  uint32_t nloopreg;  /* symbols loopreg has room for */
 } lw;
 
 /* What the parts of one loop's walk share (see lower_loop_part). */
@@ -217,6 +256,7 @@ lw *lw_plan(wv_kernel *k);
 
 /* lower.c */
 uint32_t lw_reg(lw *w, tir_ty ty);
+tir_instr *lw_barrier(lw *w);
 tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
                    uint32_t b, uint32_t c, int64_t imm);
 uint32_t lw_op2(lw *w, tir_op op, tir_ty ty, uint32_t a, uint32_t b);
@@ -290,7 +330,7 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
                  ex_t first, ex_t tile, uint32_t on, bool refill);
 void lw_tma_acquire(lw *w, const stage *s0, int64_t S, ex_t first,
                     ex_t tile);
-void lw_tma_release(lw *w, const stage *s0, int64_t S, ex_t tile,
+void lw_tma_release(lw *w, const stage *s0, int64_t S, ex_t first, ex_t tile,
                     uint32_t on);
 /* lower_expr.c: the size of dim d, a constant or (dynamic) its symbol,
  * which lowers to T_PARAM */
@@ -307,5 +347,13 @@ bool lw_fills_with(lw *w, uint32_t op, double identity);
 /* lower_loop.c */
 void lw_iterate(lw *w, uint32_t id);
 void lw_yield(lw *w, uint32_t id);
+void lw_walk_bounds(lw *w, uint32_t id, uint32_t *rfirst, uint32_t *rlast,
+                    int64_t *trips);
+
+/* lower_sched.c */
+void lw_sched_begin(lw *w);
+void lw_sched_end(lw *w);
+void lw_ring_advance(lw *w, ex_t first, ex_t last);
+ex_t lw_ring_pos(lw *w, ex_t first, ex_t tile);
 
 #endif

@@ -98,7 +98,7 @@ void lw_convert(lw *w, uint32_t id) {
    * the staged operands */
   ex_t base = ex_add(ctx, ex_const(ctx, w->stage_bytes / esize),
                      ex_mul(ctx, lw_wave_id(w), ex_const(ctx, elems)));
-  lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  lw_barrier(w);
   for (uint32_t j = 0; j < n->nops; j++) {
     uint32_t o = n->ops[j];
     wv_node *on = wv_get(w->g, o);
@@ -128,7 +128,7 @@ void lw_convert(lw *w, uint32_t id) {
   }
   /* planted bug for the tests: lanes read what others have not written */
   if (!(w->ctx->test_hooks & WV_HOOK_DROP_BARRIER))
-    lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+    lw_barrier(w);
   uint32_t first = lw_new_regs(w, ty, lr->nelem);
   for (uint32_t e = 0; e < lr->nelem; e++) {
     ex_t off = base;

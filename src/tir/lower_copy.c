@@ -86,12 +86,12 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
 /* The whole copy of n tiles, where it stands: barrier, copy, wait,
  * barrier. */
 void lw_stage_copy(lw *w, stage *const *sts, uint32_t n) {
-  lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  lw_barrier(w);
   for (uint32_t i = 0; i < n; i++)
     lw_stage_issue(w, sts[i], 0, 0, 0);
   lw_emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
   lw_emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, 0);
-  lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  lw_barrier(w);
 }
 
 /* The byte offset of the ring slot that holds tile `tile` of st (of S). */

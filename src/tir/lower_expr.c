@@ -49,11 +49,13 @@ uint32_t lw_expr(lw *w, ex_t e) {
       if (s == w->d->T[a])
         r = lw_reg(w, TY_I32),
         lw_emit(w, T_SREG, TY_I32, r, 0, 0, 0, TIR_SREG_TID_X + a);
+      else if (s == w->d->WG[a] && w->wgreg[a]) /* a persistent tile's */
+        r = w->wgreg[a];
       else if (s == w->d->WG[a])
         r = lw_reg(w, TY_I32),
         lw_emit(w, T_SREG, TY_I32, r, 0, 0, 0, TIR_SREG_CTAID_X + a);
     }
-    if (!r && s < w->d->nsyms && w->loopreg[s])
+    if (!r && s < w->nloopreg && w->loopreg[s])
       r = w->loopreg[s];
     if (!r && s < w->d->nsyms && w->size_index[s]) /* a dynamic size */
       r = lw_reg(w, TY_I32),

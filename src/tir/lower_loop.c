@@ -29,7 +29,9 @@ static void remark_carry(lw *w, const wv_node *n, const tir_instr *blocker) {
  * (lower_tma.c) has thread 0 refill first, then every wave wait for its
  * tile, and each wave release a slot where the wgmmas reading it have
  * retired: at the end of the iteration, or with a carried group, the
- * previous tile's slot there and the part's last tile's after the loop. */
+ * previous tile's slot there and the part's last tile's after the loop.
+ * With warp specialization the producer's region refills the ring
+ * (lower_sched.c): the loop only waits and releases. */
 static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
                          uint32_t rlast, ex_t efirst, ex_t elast,
                          bool unmasked) {
@@ -51,7 +53,7 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
   bool tma = piped_n && S > 1 && piped_v[0]->tmap;
   bool early_release = tma && (ctx->test_hooks & WV_HOOK_TMA_EARLY_RELEASE);
   if (tma) {
-    if (trips > ahead_n) {
+    if (trips > ahead_n && !w->sched.specialize) {
       ex_t ahead = ex_add(ctx, lv, ex_const(ctx, ahead_n));
       uint32_t rahead = lw_expr(w, ahead);
       uint32_t end = lp->last ? lp->last : lw_iconst(w, trips);
@@ -62,7 +64,7 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
     lw_tma_acquire(w, piped_v[0], S, lp->first, lv);
     /* planted bug for the tests: release the slot before reading it */
     if (early_release)
-      lw_tma_release(w, piped_v[0], S, lv, 0);
+      lw_tma_release(w, piped_v[0], S, lp->first, lv, 0);
   } else if (piped_n && S > 1) {
     /* tile i has landed; everyone is done with the slot that receives
      * tile i+ahead_n (of tile i-1, or i-2 when a group is carried) */
@@ -71,7 +73,7 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
     bool early = ctx->test_hooks & WV_HOOK_RING_EARLY_READ;
     lw_emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, ahead_n - 1 + early);
     if (!(ctx->test_hooks & WV_HOOK_RING_NO_BARRIER))
-      lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+      lw_barrier(w);
     if (trips > ahead_n) {
       ex_t ahead = ex_add(ctx, lv, ex_const(ctx, ahead_n));
       uint32_t more = lw_reg(w, TY_PRED);
@@ -89,7 +91,8 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
     lw_stage_copy(w, piped_v, piped_n);
   }
   for (uint32_t i = 0; i < piped_n && S > 1; i++)
-    piped_v[i]->at = lw_slot_at(w, piped_v[i], S, lv);
+    piped_v[i]->at =
+        lw_slot_at(w, piped_v[i], S, tma ? lw_ring_pos(w, lp->first, lv) : lv);
   uint32_t body_from = w->p->code.n;
   lw_block(w, n->body);
   w->loc = n->loc;
@@ -116,10 +119,10 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
       uint32_t from = rfirst ? rfirst : lw_iconst(w, 0);
       uint32_t later = lw_reg(w, TY_PRED);
       lw_emit(w, T_SETP, TY_I32, later, counter, from, 0, TIR_CMP_GT);
-      lw_tma_release(w, piped_v[0], S, ex_sub(ctx, lv, ex_const(ctx, 1)),
-                     later);
+      lw_tma_release(w, piped_v[0], S, lp->first,
+                     ex_sub(ctx, lv, ex_const(ctx, 1)), later);
     } else {
-      lw_tma_release(w, piped_v[0], S, lv, 0); /* after a full wait */
+      lw_tma_release(w, piped_v[0], S, lp->first, lv, 0); /* after a full wait */
     }
   }
   lw_close_scope(w); /* (the release's registers belong to the body) */
@@ -135,13 +138,28 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
       any = lw_reg(w, TY_PRED);
       lw_emit(w, T_SETP, TY_I32, any, hi, lo, 0, TIR_CMP_GT);
     }
-    lw_tma_release(w, piped_v[0], S, ex_sub(ctx, elast, ex_const(ctx, 1)),
-                   any);
+    lw_tma_release(w, piped_v[0], S, lp->first,
+                   ex_sub(ctx, elast, ex_const(ctx, 1)), any);
   }
   w->p->code.v[start].match = end;
   w->p->code.v[end].match = start;
   w->loopreg[di->loopvar] = 0;
   w->unmasking = was_unmasking;
+}
+
+/* The tiles loop `id` walks, [first, last) (walks.c), as registers (0, 0
+ * for all its tiles) and the most tiles. */
+void lw_walk_bounds(lw *w, uint32_t id, uint32_t *rfirst, uint32_t *rlast,
+                    int64_t *trips) {
+  wavec_ctx *ctx = w->ctx;
+  wv_diminfo *di = &w->d->dim[wv_get(w->g, id)->sym];
+  /* the most trips (a dynamic dim: as many as 32-bit indices reach) */
+  *trips = di->dynamic ? INT32_MAX / di->tile : di->tiles;
+  ex_t first = w->walk_first[id], last = w->walk_last[id];
+  bool bounded = !ex_is_const(ctx, first, NULL) ||
+                 !ex_is_const(ctx, last, NULL);
+  *rfirst = bounded ? lw_expr(w, first) : 0;
+  *rlast = bounded ? lw_expr(w, last) : 0;
 }
 
 void lw_iterate(lw *w, uint32_t id) {
@@ -169,9 +187,6 @@ void lw_iterate(lw *w, uint32_t id) {
       lw_emit(w, T_MOV, ct, w->vals[cid] + e, lw_elem(w, n->ops[i], e, ct), 0,
               0, 0);
   }
-  wv_diminfo *di = &w->d->dim[n->sym];
-  /* the most trips (a dynamic dim: as many as 32-bit indices reach) */
-  int64_t trips = di->dynamic ? INT32_MAX / di->tile : di->tiles;
   /* the staged tiles this loop streams through its ring (see stage) */
   VEC(stage *) piped = {0};
   for (uint32_t i = 0; i < w->stages_all.n; i++)
@@ -183,10 +198,10 @@ void lw_iterate(lw *w, uint32_t id) {
   /* the analyses' remarks about the loop, where the program meets it */
   if (w->walk_remark[id])
     vec_push(ctx, &w->k->remarks, w->walk_remark[id]);
-  bool bounded = !ex_is_const(ctx, first, NULL) ||
-                 !ex_is_const(ctx, last, NULL);
-  uint32_t rfirst = bounded ? lw_expr(w, first) : 0;
-  uint32_t rlast = bounded ? lw_expr(w, last) : 0;
+  uint32_t rfirst, rlast;
+  int64_t trips;
+  lw_walk_bounds(w, id, &rfirst, &rlast, &trips);
+  bool bounded = rfirst || rlast;
   int64_t S = w->stages;
   /* its ring, as the pass pipeline decided it */
   const ring_plan *rg = NULL;
@@ -195,10 +210,12 @@ void lw_iterate(lw *w, uint32_t id) {
       rg = &w->rings.v[i];
   bool carry = rg && rg->carry;
   int64_t ahead_n = rg ? rg->ahead : 0;
-  if (piped.n && S > 1) {
+  bool tma = piped.n && S > 1 && piped.v[0]->tmap;
+  if (piped.n && S > 1 && !(tma && w->sched.specialize)) {
     /* tiles first .. first+ahead_n-1 in flight before the first
-     * iteration */
-    lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+     * iteration (with persistent tiles, into slots the tile before may
+     * still hold: after their release) */
+    lw_barrier(w);
     for (int64_t t = 0; t < ahead_n; t++) {
       ex_t tile = ex_add(ctx, first, ex_const(ctx, t));
       uint32_t in_range = 0;
@@ -207,9 +224,10 @@ void lw_iterate(lw *w, uint32_t id) {
         lw_emit(w, T_SETP, TY_I32, in_range, lw_expr(w, tile), rlast, 0,
                 TIR_CMP_LT);
       }
-      if (piped.v[0]->tmap) {
+      if (tma) {
         if (t < trips)
-          lw_tma_fill(w, piped.v, piped.n, S, first, tile, in_range, false);
+          lw_tma_fill(w, piped.v, piped.n, S, first, tile, in_range,
+                      w->sched.ring != 0);
         continue;
       }
       for (uint32_t i = 0; i < piped.n && t < trips; i++)
@@ -228,15 +246,17 @@ void lw_iterate(lw *w, uint32_t id) {
     vec_push(ctx, &w->k->remarks, w->split_remark[id]);
   if (!mrel) {
     lw_loop_part(w, &lp, rfirst, rlast, first, last, false);
-    return;
+  } else {
+    uint32_t rmid = lw_expr(w, mid);
+    uint32_t ra = bounded ? rfirst : lw_iconst(w, 0);
+    if (!bounded)
+      lp.last = lw_iconst(w, trips);
+    bool whole_first = mrel == WAVEC_REL_LE || mrel == WAVEC_REL_LT;
+    lw_loop_part(w, &lp, ra, rmid, first, mid, whole_first);
+    lw_loop_part(w, &lp, rmid, lp.last, mid, last, !whole_first);
   }
-  uint32_t rmid = lw_expr(w, mid);
-  uint32_t ra = bounded ? rfirst : lw_iconst(w, 0);
-  if (!bounded)
-    lp.last = lw_iconst(w, trips);
-  bool whole_first = mrel == WAVEC_REL_LE || mrel == WAVEC_REL_LT;
-  lw_loop_part(w, &lp, ra, rmid, first, mid, whole_first);
-  lw_loop_part(w, &lp, rmid, lp.last, mid, last, !whole_first);
+  if (tma)
+    lw_ring_advance(w, first, last);
 }
 
 void lw_yield(lw *w, uint32_t id) {

@@ -211,7 +211,7 @@ static void reduce_across_waves(lw *w, const wv_node *n,
   ex_t others = ex_sub(ctx, wid, ex_mul(ctx, coord, ex_const(ctx, stride)));
   /* slot of (wave, element, lane), in bytes after the staged tiles */
   ex_t lane = d->lane;
-  lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  lw_barrier(w);
   for (uint32_t e = 0; e < ne; e++) {
     if (sh->rep[e] != e)
       continue;
@@ -222,7 +222,7 @@ static void reduce_across_waves(lw *w, const wv_node *n,
     lw_emit(w, T_STS, ty, 0, lw_expr(w, lw_concrete(w, addr, e)), first + e,
             0, 0);
   }
-  lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  lw_barrier(w);
   for (uint32_t e = 0; e < ne; e++) {
     if (sh->rep[e] != e)
       continue;

@@ -72,24 +72,32 @@ void lw_tma_prologue(lw *w) {
   if (!any)
     return;
   lw_emit(w, T_FENCE, TY_PRED, 0, 0, 0, 0, 0);
-  lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, 0);
+  lw_barrier(w);
 }
 
-/* The barrier of tile `tile`'s slot at `base` (8 bytes a slot). */
-static uint32_t bar_of(lw *w, int64_t base, int64_t S, ex_t tile) {
+/* The barrier at `base` (8 bytes a slot) of the slot of tile `tile` of a
+ * walk from `first` (slot pos mod S, pos as lw_ring_pos says). */
+static uint32_t bar_of(lw *w, int64_t base, int64_t S, ex_t first,
+                       ex_t tile) {
   wavec_ctx *ctx = w->ctx;
+  ex_t pos = lw_ring_pos(w, first, tile);
   ex_t e = ex_add(ctx, ex_const(ctx, base),
-                  ex_mul(ctx, ex_mod(ctx, tile, ex_const(ctx, S)),
+                  ex_mul(ctx, ex_mod(ctx, pos, ex_const(ctx, S)),
                          ex_const(ctx, 8)));
   return lw_expr(w, lw_concrete(w, e, 0));
 }
 
-/* The parity of the phase for tile `tile` of a walk from `first`:
- * ((tile - first) div S + add) mod 2. */
+/* The parity of the phase for tile `tile` of a walk from `first`: (n(t) +
+ * add) mod 2, n(t) = seq div S the fill of its slot, seq the ring's fills
+ * before it: tile - first, and with persistent tiles those of the tiles
+ * before ($RING). */
 static uint32_t parity_of(lw *w, int64_t S, ex_t first, ex_t tile,
                           int64_t add) {
   wavec_ctx *ctx = w->ctx;
-  ex_t n = ex_floordiv(ctx, ex_sub(ctx, tile, first), ex_const(ctx, S));
+  ex_t seq = ex_sub(ctx, tile, first);
+  if (w->sched.ring)
+    seq = ex_add(ctx, seq, ex_sym(ctx, w->sched.ring));
+  ex_t n = ex_floordiv(ctx, seq, ex_const(ctx, S));
   ex_t e = ex_mod(ctx, ex_add(ctx, n, ex_const(ctx, add)), ex_const(ctx, 2));
   return lw_expr(w, lw_concrete(w, e, 0));
 }
@@ -98,7 +106,9 @@ static uint32_t parity_of(lw *w, int64_t S, ex_t first, ex_t tile,
  * ring of `piped` into its slot: when `refill`, its wave first waits for
  * the release of the slot's previous tile; then the bytes are announced
  * and the copies issued. `on` (0: always): whether the tile exists
- * (uniform). */
+ * (uniform). In a specialized kernel's producer region the producer's
+ * first thread issues and its whole warpgroup waits (tma_leader and
+ * tma_wave0 say so, lower_sched.c). */
 void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
                  ex_t first, ex_t tile, uint32_t on, bool refill) {
   wavec_ctx *ctx = w->ctx;
@@ -107,14 +117,16 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
   w->loc = s0->loc; /* reported at the read it stages */
   uint32_t me = on ? lw_op2(w, T_AND, TY_PRED, on, w->tma_leader)
                    : w->tma_leader;
-  if (refill) {
-    uint32_t wave0 = on ? lw_op2(w, T_AND, TY_PRED, on, w->tma_wave0)
-                        : w->tma_wave0;
-    uint32_t empty = bar_of(w, s0->ebar, S, tile);
+  /* planted bug for the tests: refill without waiting for the release */
+  if (refill && !(ctx->test_hooks & WV_HOOK_TMA_NO_EMPTY_WAIT)) {
+    uint32_t wave0 = on && w->tma_wave0
+                         ? lw_op2(w, T_AND, TY_PRED, on, w->tma_wave0)
+                         : on ? on : w->tma_wave0;
+    uint32_t empty = bar_of(w, s0->ebar, S, first, tile);
     uint32_t parity = parity_of(w, S, first, tile, 1);
     lw_emit(w, T_MBWAIT, TY_PRED, 0, empty, parity, wave0, 0);
   }
-  uint32_t full = bar_of(w, s0->fbar, S, tile);
+  uint32_t full = bar_of(w, s0->fbar, S, first, tile);
   /* planted bug for the tests: announce 16 bytes too few */
   int64_t tx = s0->tx - ((ctx->test_hooks & WV_HOOK_TMA_TX_SHORT) ? 16 : 0);
   lw_emit(w, T_MBARRIVE, TY_PRED, 0, full, me, 0, tx);
@@ -125,7 +137,7 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
     uint32_t nd = mem->type.n;
     int64_t rows = st->ext[nd - 2], brows = m->box[nd - 2];
     int64_t row = lw_swz_row(st);
-    ex_t at = lw_slot_at(w, st, S, tile);
+    ex_t at = lw_slot_at(w, st, S, lw_ring_pos(w, first, tile));
     for (int64_t c = 0; c < st->ext[nd - 1]; c += row)
       for (int64_t r = 0; r < rows; r += brows) {
         uint32_t *co = wv_alloc(ctx, nd * sizeof *co);
@@ -159,7 +171,7 @@ void lw_tma_acquire(lw *w, const stage *s0, int64_t S, ex_t first,
   int64_t add = (w->ctx->test_hooks & WV_HOOK_TMA_EARLY_READ) ? 1 : 0;
   wavec_loc loc = w->loc;
   w->loc = s0->loc;
-  uint32_t full = bar_of(w, s0->fbar, S, tile);
+  uint32_t full = bar_of(w, s0->fbar, S, first, tile);
   uint32_t parity = parity_of(w, S, first, tile, add);
   lw_emit(w, T_MBWAIT, TY_PRED, 0, full, parity, 0, 0);
   w->loc = loc;
@@ -167,13 +179,13 @@ void lw_tma_acquire(lw *w, const stage *s0, int64_t S, ex_t first,
 
 /* Lane 0 of each wave releases tile `tile`'s slot (its wgmmas that read
  * it have retired), if `on` (0: always). */
-void lw_tma_release(lw *w, const stage *s0, int64_t S, ex_t tile,
+void lw_tma_release(lw *w, const stage *s0, int64_t S, ex_t first, ex_t tile,
                     uint32_t on) {
   wavec_loc loc = w->loc;
   w->loc = s0->loc;
   uint32_t me = on ? lw_op2(w, T_AND, TY_PRED, on, w->tma_wleader)
                    : w->tma_wleader;
-  uint32_t empty = bar_of(w, s0->ebar, S, tile);
+  uint32_t empty = bar_of(w, s0->ebar, S, first, tile);
   lw_emit(w, T_MBARRIVE, TY_PRED, 0, empty, me, 0, 0);
   w->loc = loc;
 }

@@ -77,10 +77,13 @@ static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot,
   int64_t ahead = ring_ahead(w, S);
   if (S > 1 && !why_not)
     wv_buf_printf(&b, " through shared memory in %lld stages of %lld bytes "
-                      "(tensor copies issued by thread 0 into an mbarrier "
-                      "ring, %lld tile%s ahead)",
-                  (long long)S, (long long)slot, (long long)ahead,
-                  ahead == 1 ? "" : "s");
+                      "(tensor copies issued by %s into an mbarrier ring, "
+                      "%lld tile%s ahead)",
+                  (long long)S, (long long)slot,
+                  w->d->hw[WAVEC_HW_SPECIALIZE]
+                      ? "a producer warpgroup (hardware(specialize = 1))"
+                      : "thread 0",
+                  (long long)ahead, ahead == 1 ? "" : "s");
   else if (S > 1)
     wv_buf_printf(&b, " through shared memory in %lld stages of %lld bytes "
                       "(asynchronous copies, %lld tile%s ahead%s%s)",

@@ -53,7 +53,10 @@
  *    cp.async.bulk.tensor.Nd ... .mbarrier::complete_tx::bytes with the
  *    coordinates innermost first; T_FENCE is fence.mbarrier_init and
  *    fence.proxy.async (sm_90 and later).
- *  - T_SHFL is shfl.sync.bfly.b32 over the whole warp; T_BAR is bar.sync 0;
+ *  - T_SHFL is shfl.sync.bfly.b32 over the whole warp; T_BAR is bar.sync 0,
+ *    or bar.sync ID, COUNT (a named barrier of COUNT threads); a role
+ *    region (T_IF) is a uniform branch past it; T_REGINC / T_REGDEC are
+ *    setmaxnreg, with .maxnreg giving the registers at entry;
  *    T_MMA is mma.sync (m16n8k16, m16n8k32), its fragment elements packed
  *    into .b32 registers low first (16-bit pairs with mov.b32 {lo, hi},
  *    8-bit quads with prmt), in the fragment order of target.c. Loops are a counter, a label and a uniform branch (bra.uni:
@@ -1016,6 +1019,31 @@ static void emit_and(px *x, const tir_instr *in) {
   put_form(x, in, forms[T_AND].ptx, NULL);
 }
 
+/* T_BAR: the workgroup's barrier, or a named one of its thread count. */
+static void emit_bar(px *x, const tir_instr *in) {
+  if (in->imm2)
+    ins(x, "bar.sync %lld, %lld", (long long)in->imm, (long long)in->imm2);
+  else
+    ins(x, "bar.sync %lld", (long long)in->imm);
+}
+
+/* A role region: a uniform branch past it (the predicate is uniform
+ * across each warp, tir.h). Labels are numbered by the T_ENDIF. */
+static void emit_if(px *x, const tir_instr *in) {
+  ins(x, "@!%s bra.uni $Lwv_endif%u", R(x, in->a).s, in->match);
+}
+
+static void emit_endif(px *x, const tir_instr *in) {
+  wv_buf_printf(&x->body, "$Lwv_endif%u:\n", (uint32_t)(in - x->p->code.v));
+}
+
+/* setmaxnreg: sm_90a (and later 'a' targets) only. */
+static void emit_setmaxnreg(px *x, const tir_instr *in) {
+  if (!x->t->has_wgmma)
+    unsupported(x, "setmaxnreg (warp specialization needs sm_90a)");
+  put_form(x, in, forms[in->op].ptx, NULL);
+}
+
 /* Loops: a counter, a label and a uniform branch; bounds in registers are
  * uniform across the workgroup (tir.h). Labels are numbered by the
  * instruction. */
@@ -1057,8 +1085,9 @@ static void (*const emit_code[T__COUNT])(px *, const tir_instr *) = {
     [T_SHFL] = emit_shfl,     [T_MMA] = ptx_emit_mma, [T_WGMMA] = ptx_emit_wgmma,
     [T_LOOP] = emit_loop,     [T_ENDLOOP] = emit_endloop,
     [T_MBINIT] = emit_mbar,   [T_MBARRIVE] = emit_mbar, [T_MBWAIT] = emit_mbwait,
-    [T_TMA] = emit_tma,       [T_FENCE] = emit_fence,
-    [T_WGWAIT] = ptx_emit_wgwait};
+    [T_TMA] = emit_tma,       [T_FENCE] = emit_fence,   [T_BAR] = emit_bar,
+    [T_WGWAIT] = ptx_emit_wgwait, [T_IF] = emit_if,     [T_ENDIF] = emit_endif,
+    [T_REGINC] = emit_setmaxnreg, [T_REGDEC] = emit_setmaxnreg};
 
 static void emit_instr(px *x, const tir_instr *in) {
   x->in = in;
@@ -1217,6 +1246,8 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
                 (long long)p->block[2]);
   if (p->wgs_per_sm)
     wv_buf_printf(out, ".minnctapersm %lld\n", (long long)p->wgs_per_sm);
+  if (p->maxnreg) /* fixed: setmaxnreg needs the count at entry */
+    wv_buf_printf(out, ".maxnreg %lld\n", (long long)p->maxnreg);
   wv_buf_puts(out, "{\n");
   for (int c = 0; c < C_COUNT; c++) {
     if (x.maxreg[c])
@@ -1305,13 +1336,7 @@ wavec_status wavec_launch_dims(wavec_kernel *pk, uint32_t grid[3],
                     k->name);
   /* along a dynamic dim's axis, from its run-time size (0 until given) */
   int64_t g[3];
-  for (int d = 0; d < 3; d++) {
-    const tir_prog *t = k->tir;
-    int64_t v = t->grid_size[d] ? k->run_size[t->grid_size[d] - 1] : 0;
-    g[d] = !t->grid_size[d] ? t->grid[d]
-           : v > 0          ? (v + t->grid_tile[d] - 1) / t->grid_tile[d]
-                            : 0;
-  }
+  tir_grid(k->tir, k->run_size, g);
   for (int d = 0; d < 3; d++)
     if (g[d] > UINT32_MAX)
       return wv_error(k->ctx, D_UNSUPPORTED, k->loc,

@@ -34,8 +34,9 @@ void ptx_pack32(px *x, const uint32_t *regs, tir_ty t, const char *into) {
  * (wgmma.commit_group) only when a wgmma may have been issued since the last
  * commit on some path to it: an empty commit does nothing to the program but
  * makes ptxas serialize every wgmma of the kernel (its warning C7514). The
- * paths are those of the structured loops: a loop's head joins its entry and
- * its back edge, its exit its entry (no trips) and its end; a back edge that
+ * paths are those of the structured loops and regions: a loop's head joins
+ * its entry and its back edge, its exit its entry (no trips) and its end, a
+ * region's end its entry (skipped) and its last instruction; a back edge that
  * opens a group its head did not see runs the scan again (at most once per
  * loop). */
 static void open_groups(px *x) {
@@ -63,6 +64,14 @@ static void open_groups(px *x) {
         if (open && !back[head[depth]])
           changed = back[head[depth]] = true;
         open = open || entry[depth];
+        break;
+      case T_IF: /* a region: its end joins its entry (skipped) */
+        head[depth] = i;
+        entry[depth++] = open;
+        break;
+      case T_ENDIF:
+        if (depth)
+          open = open || entry[--depth];
         break;
       case T_WGMMA: open = true; break;
       case T_WGWAIT:
@@ -92,7 +101,7 @@ void ptx_wgmma_analyse(px *x) {
  * shared memory a tensor copy wrote). */
 void ptx_wgmma_fence_rule(px *x, const tir_instr *in) {
   if (in->op == T_LOOP || in->op == T_ENDLOOP || in->op == T_WGWAIT ||
-      in->op == T_MBWAIT ||
+      in->op == T_MBWAIT || in->op == T_IF || in->op == T_ENDIF ||
       (in->op != T_WGMMA && in->dst &&
        (ty(x, in->dst) == TY_F32 || x->wgreg[in->dst])))
     x->fenced = false;
@@ -198,7 +207,7 @@ static void pack_window(px *x, const tir_instr *in) {
       continue;
     }
     if (j->op == T_LOOP || j->op == T_ENDLOOP || j->op == T_WGWAIT ||
-        j->op == T_MBWAIT || j->nlist ||
+        j->op == T_MBWAIT || j->op == T_IF || j->op == T_ENDIF || j->nlist ||
         (writes_dst(j) && ty(x, j->dst) != TY_I32 && ty(x, j->dst) != TY_PRED))
       break;
   }

@@ -502,6 +502,7 @@ static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
     sim_encode(ty, *st, bits);
   int32_t me = (int32_t)((int64_t)w * s->lanes + l);
   uint32_t ep = s->epoch + 1;
+  s->waves[w].smem_touched = true;
   for (int64_t g = 0; g < size; g++) {
     sshared *m = &s->smem[addr + g];
     long long byte = (long long)(addr + g);
@@ -560,6 +561,7 @@ static void copy_issue(sim *s, const tir_instr *in, uint32_t w, int l,
       c.bits[j * size + h] = b[h];
   }
   int32_t me = (int32_t)((int64_t)w * s->lanes + l);
+  s->waves[w].smem_touched = true;
   for (int g = 0; g < 16; g++) {
     sshared *m = &s->smem[addr + g];
     check_write(s, in, w, l, m, (long long)(addr + g), c.bits[g]);
@@ -885,6 +887,74 @@ static bool exec_bar(sim *s, const tir_instr *in, uint32_t w) {
   return false;
 }
 
+/* A branch's predicate: the same in every lane of the wave (tir.h). */
+static bool exec_if(sim *s, const tir_instr *in, uint32_t w) {
+  int64_t v = rd(s, in, w, in->a, 0).i;
+  for (int l = 1; l < s->lanes; l++)
+    if (rd(s, in, w, in->a, l).i != v)
+      sim_report(s, in, w, l, D_INTERNAL, "a branch's predicate differs "
+                 "between the lanes of a wave");
+  if (!v)
+    s->waves[w].pc = in->match + 1;
+  return true;
+}
+
+static bool exec_endif(sim *s, const tir_instr *in, uint32_t w) {
+  return true;
+}
+
+/* The wave ends (run_wave checks what it leaves in flight). */
+static bool exec_exit(sim *s, const tir_instr *in, uint32_t w) {
+  s->waves[w].pc = s->p->code.n;
+  return true;
+}
+
+/* setmaxnreg (tir.h, T_REGINC / T_REGDEC), as the PTX ISA states it: a
+ * count of 24 to 256 in steps of 8, above (inc) or below (dec) what the
+ * wave holds, the same sequence in every warp of a warpgroup; the
+ * registers come from and go back to the workgroup's pool, which holds
+ * what the launch gave it (tir_prog.maxnreg per thread) and nothing more:
+ * an inc waits until the pool can serve it (a wait that may never end). */
+static bool exec_setmaxnreg(sim *s, const tir_instr *in, uint32_t w) {
+  swave *wv = &s->waves[w];
+  bool inc = in->op == T_REGINC;
+  int64_t want = in->imm, have = wv->regs;
+  if (!s->p->maxnreg)
+    sim_report(s, in, w, 0, D_SIM_REGS, "setmaxnreg in a kernel whose "
+               "registers per thread at entry are not fixed (.maxnreg): "
+               "ptxas ignores it");
+  if (want % 8 || want < 24 || want > 256)
+    sim_report(s, in, w, 0, D_SIM_REGS, "setmaxnreg to %lld registers: the "
+               "count must be a multiple of 8 from 24 to 256",
+               (long long)want);
+  if (inc ? want < have : want > have)
+    sim_report(s, in, w, 0, D_SIM_REGS, "setmaxnreg.%s to %lld registers "
+               "per thread, which this warp %s (it holds %lld)",
+               inc ? "inc" : "dec", (long long)want,
+               inc ? "exceeds already" : "does not reach",
+               (long long)have);
+  int64_t need = (want - have) * s->lanes;
+  if (inc && need > s->reg_free) {
+    wv->pc--; /* tried again when another wave has given some back */
+    wv->steps--;
+    wv->regs_blocked = true;
+    return false;
+  }
+  /* every warp of the warpgroup runs the same sequence */
+  uint32_t per = s->lanes < 128 ? (uint32_t)(128 / s->lanes) : 1;
+  for (uint32_t v = w - w % per; v < w - w % per + per && v < s->nwaves; v++) {
+    const swave *o = &s->waves[v];
+    if (v != w && o->regops.n > wv->regops.n &&
+        o->regops.v[wv->regops.n] != (inc ? want : -want))
+      sim_report(s, in, w, 0, D_SIM_REGS, "setmaxnreg differs between the "
+                 "warps of a warpgroup (wave %u ran another)", v);
+  }
+  vec_push(s->ctx, &wv->regops, inc ? want : -want);
+  s->reg_free -= need;
+  wv->regs = want;
+  return true;
+}
+
 /* Sets the loop counter dst to c in every lane; then T_LOOP (`enter`)
  * skips the body when c is not below the bound, and T_ENDLOOP goes back to
  * the body's first instruction while c is below it. */
@@ -929,7 +999,10 @@ static exec_fn *const exec[T__COUNT] = {
     [T_CPA] = exec_cpa,         [T_CPCOMMIT] = exec_cpcommit,
     [T_CPWAIT] = exec_cpwait,   [T_SWZ] = exec_value,
     [T_WGMMA] = exec_wgmma,     [T_WGWAIT] = exec_wgwait,
-    [T_BAR] = exec_bar,         [T_MBINIT] = exec_async,
+    [T_BAR] = exec_bar,         [T_IF] = exec_if,
+    [T_ENDIF] = exec_endif,     [T_EXIT] = exec_exit,
+    [T_REGINC] = exec_setmaxnreg,
+    [T_REGDEC] = exec_setmaxnreg, [T_MBINIT] = exec_async,
     [T_MBARRIVE] = exec_async,  [T_MBWAIT] = exec_mbwait,
     [T_TMA] = exec_async,       [T_FENCE] = exec_async,
     [T_SHFL] = exec_shfl,       [T_MMA] = exec_mma,
@@ -976,14 +1049,115 @@ static void run_wave(sim *s, uint32_t w) {
   wv->done = true;
 }
 
+/* At the end of a workgroup: every warp of a warpgroup ran as many
+ * setmaxnreg as the others (exec_setmaxnreg compared their counts). */
+static void check_regops(sim *s) {
+  uint32_t per = s->lanes < 128 ? (uint32_t)(128 / s->lanes) : 1;
+  for (uint32_t w = 0; w < s->nwaves; w++) {
+    const swave *o = &s->waves[w - w % per];
+    if (s->waves[w].regops.n != o->regops.n)
+      sim_report(s, &s->p->code.v[s->p->code.n - 1], w, 0, D_SIM_REGS,
+                 "setmaxnreg: wave %u ran %u of them, wave %u of its "
+                 "warpgroup %u", w, s->waves[w].regops.n, w - w % per,
+                 o->regops.n);
+  }
+}
+
+/* The waves barrier instruction `in` waits for: those of its thread
+ * count, or every wave. */
+static uint32_t bar_waves(const sim *s, const tir_instr *in) {
+  return in->imm2 ? (uint32_t)(in->imm2 / s->lanes) : s->nwaves;
+}
+
+/* Lets the waves through every barrier all its waves have reached (a new
+ * epoch for the race checks; their mbarrier clocks joined); true if any
+ * went through. The epoch is the workgroup's: a named barrier that some
+ * waves do not reach orders only those that do, so the waves outside it
+ * must make no ordinary shared-memory access (a producer warpgroup makes
+ * none), which is checked. */
+static bool release_barriers(sim *s) {
+  bool any = false;
+  bool *who = wv_alloc(s->ctx, s->nwaves * sizeof *who);
+  for (uint32_t w = 0; w < s->nwaves; w++) {
+    if (!s->waves[w].at_barrier)
+      continue;
+    const tir_instr *in = &s->p->code.v[s->waves[w].pc - 1];
+    uint32_t want = bar_waves(s, in), have = 0;
+    for (uint32_t v = 0; v < s->nwaves; v++) {
+      const swave *o = &s->waves[v];
+      const tir_instr *at = o->at_barrier ? &s->p->code.v[o->pc - 1] : NULL;
+      who[v] = at && at->imm == in->imm;
+      if (who[v] && at->imm2 != in->imm2)
+        sim_report(s, at, v, 0, D_SIM_BARRIER, "barrier %lld counts %lld "
+                   "threads here and %lld at wave %u",
+                   (long long)in->imm, (long long)at->imm2,
+                   (long long)in->imm2, w);
+      have += who[v];
+    }
+    if (have < want)
+      continue;
+    if (have > want)
+      sim_report(s, in, w, 0, D_SIM_BARRIER, "barrier %lld reached by %u "
+                 "waves, more than the %u its thread count admits",
+                 (long long)in->imm, have, want);
+    for (uint32_t v = 0; v < s->nwaves; v++)
+      if (!who[v] && s->waves[v].smem_touched && want < s->nwaves)
+        sim_report(s, in, w, 0, D_INTERNAL, "simulator: wave %u touches "
+                   "shared memory and is not at named barrier %lld: the race "
+                   "checks cannot order it", v, (long long)in->imm);
+    s->epoch++;
+    if (s->as)
+      sim_async_barrier(s, who);
+    for (uint32_t v = 0; v < s->nwaves; v++)
+      if (who[v])
+        s->waves[v].at_barrier = false;
+    any = true;
+  }
+  return any;
+}
+
+/* No wave can go on and some have not ended: reports why, at the
+ * instruction one of them waits at. */
+_Noreturn static void stuck(sim *s) {
+  /* (a wave without its registers first: the others may wait for it) */
+  for (uint32_t w = 0; w < s->nwaves; w++) {
+    const swave *wv = &s->waves[w];
+    if (wv->regs_blocked)
+      sim_report(s, &s->p->code.v[wv->pc], w, 0, D_SIM_DEADLOCK,
+                 "this setmaxnreg.inc can never get its registers: the "
+                 "workgroup's pool has %lld free, it asks for %lld more per "
+                 "thread, and no other wave gives any back",
+                 (long long)s->reg_free,
+                 (long long)(s->p->code.v[wv->pc].imm - wv->regs));
+  }
+  for (uint32_t w = 0; w < s->nwaves; w++)
+    if (s->waves[w].blocked)
+      sim_async_deadlock(s);
+  uint32_t w = 0;
+  while (!s->waves[w].at_barrier)
+    w++;
+  const tir_instr *in = &s->p->code.v[s->waves[w].pc - 1];
+  if (!in->imm2)
+    sim_report(s, in, w, 0, D_SIM_BARRIER,
+               "barrier reached by wave %u but not by all %u waves", w,
+               s->nwaves);
+  sim_report(s, in, w, 0, D_SIM_BARRIER,
+             "barrier %lld reached by wave %u but not by all %u waves its "
+             "%lld threads count", (long long)in->imm, w, bar_waves(s, in),
+             (long long)in->imm2);
+}
+
 static void run_workgroup(sim *s) {
   memset(s->rset, 0, (size_t)s->nwaves * s->p->regs.n * s->lanes);
   for (int64_t i = 0; i < s->ngran; i++)
     s->smem[i] = (sshared){0};
   s->epoch = 0;
   s->copies.n = 0;
+  s->reg_free = 0; /* the launch gives every wave its share */
   for (uint32_t w = 0; w < s->nwaves; w++) {
-    s->waves[w] = (swave){0};
+    s->waves[w] = (swave){.regs = s->p->maxnreg,
+                          .regops = {.v = s->waves[w].regops.v,
+                                     .cap = s->waves[w].regops.cap}};
     s->groups[w] = 0;
     s->wpend[w].n = 0;
     s->wgroups[w] = 0;
@@ -991,26 +1165,19 @@ static void run_workgroup(sim *s) {
   if (s->as)
     sim_async_reset(s);
   for (;;) {
-    uint32_t done = 0, waiting = 0, blocked = 0;
+    uint32_t done = 0;
     bool moved = false;
     for (uint32_t w = 0; w < s->nwaves; w++) {
       swave *wv = &s->waves[w];
       if (!wv->done && !wv->at_barrier) {
         uint64_t steps = wv->steps;
-        wv->blocked = false;
+        wv->blocked = wv->regs_blocked = false;
         run_wave(s, w);
-        moved |= wv->steps != steps || !wv->blocked;
+        moved |= wv->steps != steps || !(wv->blocked || wv->regs_blocked);
       }
       done += wv->done;
-      waiting += wv->at_barrier;
-      blocked += wv->blocked;
     }
-    if (blocked) {
-      /* waves wait on mbarriers: go round again while any moves */
-      if (!moved)
-        sim_async_deadlock(s);
-      continue;
-    }
+    moved |= release_barriers(s);
     if (done == s->nwaves) {
       if (s->as)
         sim_async_end(s);
@@ -1020,22 +1187,11 @@ static void run_workgroup(sim *s) {
                "asynchronous copy to shared byte %lld is never waited for",
                (long long)c->addr);
       }
+      check_regops(s);
       return;
     }
-    if (done && waiting) {
-      uint32_t w = 0;
-      while (!s->waves[w].at_barrier)
-        w++;
-      const tir_instr *in = &s->p->code.v[s->waves[w].pc - 1];
-      sim_report(s, in, w, 0, D_SIM_BARRIER,
-             "barrier reached by wave %u but not by all %u waves", w,
-             s->nwaves);
-    }
-    s->epoch++;
-    if (s->as)
-      sim_async_barrier(s);
-    for (uint32_t w = 0; w < s->nwaves; w++)
-      s->waves[w].at_barrier = false;
+    if (!moved)
+      stuck(s);
   }
 }
 
@@ -1056,6 +1212,13 @@ static void simulate(wv_kernel *k, void *const *args) {
   s.args = args;
   s.lanes = p->lanes;
   s.nwaves = (uint32_t)(p->block[0] * p->block[1] * p->block[2] / p->lanes);
+  /* the registers a launch gives the workgroup (setmaxnreg moves them) */
+  if (p->maxnreg * (int64_t)s.nwaves * p->lanes > 65536)
+    wv_fail(ctx, D_SIM_REGS, k->loc,
+            "kernel '%s' asks for %lld registers per thread at entry for %lld "
+            "threads: more than the 65536 of a multiprocessor",
+            k->name, (long long)p->maxnreg,
+            (long long)s.nwaves * p->lanes);
   s.ngran = p->smem_bytes;
   size_t nregs = (size_t)s.nwaves * p->regs.n * (size_t)s.lanes;
   s.regs = wv_alloc(ctx, nregs * sizeof *s.regs);

@@ -15,7 +15,11 @@ typedef struct swave {
   uint32_t pc;
   bool at_barrier, done;
   bool blocked; /* at an mbarrier wait whose phase has not completed */
+  bool regs_blocked; /* at a setmaxnreg.inc the pool cannot serve yet */
+  bool smem_touched; /* made an ordinary shared-memory access */
   uint64_t steps; /* instructions completed */
+  int64_t regs;   /* registers per thread it holds (setmaxnreg) */
+  VEC(int64_t) regops; /* the setmaxnreg counts it executed, in order */
 } swave;
 
 /* One byte of shared memory (a granule) with its race shadow. */
@@ -79,6 +83,7 @@ typedef struct sim {
   double *A, *B, *C; /* mma scratch */
   struct sim_async *as; /* mbarriers and tensor copies, or NULL (none) */
   uint64_t steps, max_steps; /* instructions run by any wave; the budget */
+  int64_t reg_free; /* registers of the workgroup's pool no wave holds */
 } sim;
 
 #define R(s, w, r, l) ((s)->regs[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
@@ -117,8 +122,8 @@ void sim_async_retired(sim *s, uint32_t w, int64_t g);
 /* Lane l of wave w writes granule g with an ordinary store or copy. */
 void sim_async_write(sim *s, const tir_instr *in, uint32_t w, int l,
                      int64_t g);
-/* Every wave reached a workgroup barrier. */
-void sim_async_barrier(sim *s);
+/* The waves `who` (by wave) passed a barrier together. */
+void sim_async_barrier(sim *s, const bool *who);
 /* No wave can go on: reports the wait that never completes. */
 _Noreturn void sim_async_deadlock(sim *s);
 /* The workgroup ended: reports tensor copies nothing waited for. */

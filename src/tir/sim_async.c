@@ -204,6 +204,13 @@ static void arrive(sim *s, const tir_instr *in, uint32_t w, int l,
                    uint32_t bi) {
   struct sim_async *a = s->as;
   smbar *m = &a->bars.v[bi];
+  if (m->pending == 0 && in->imm && m->tx > 0)
+    sim_report(s, in, w, l, D_SIM_RACE,
+               "tensor copies announced again on the mbarrier at shared "
+               "byte %lld while the copies of its last fill are in flight: "
+               "this refills a stage a consumer still reads (this thread did "
+               "not wait for the stage's release)",
+               (long long)m->addr);
   if (in->imm) {
     m->tx += in->imm;
     m->announced += in->imm;
@@ -250,10 +257,16 @@ static void tma_issue(sim *s, const tir_instr *in, uint32_t w, int l) {
       sim_report(s, in, w, l, D_SIM_ASYNC,
                  "tensor copy refills shared byte %lld while a wgmma that "
                  "reads it is in flight (no wait retired it)", at);
-    if (m->tinflight || m->inflight)
+    if (m->tinflight)
       sim_report(s, in, w, l, D_SIM_RACE,
-                 "tensor copy to shared byte %lld while another copy to it "
-                 "is in flight", at);
+                 "tensor copy refills shared byte %lld, a stage a consumer "
+                 "still reads: the tile copied there before has not even "
+                 "landed (this thread did not wait for the stage's release)",
+                 at);
+    if (m->inflight)
+      sim_report(s, in, w, l, D_SIM_RACE,
+                 "tensor copy to shared byte %lld while an asynchronous copy "
+                 "to it is in flight", at);
     uint32_t *rc = a->rdclock + (size_t)g * s->nwaves;
     for (uint32_t r = 0; r < s->nwaves; r++)
       if (rc[r] > mine[r])
@@ -437,19 +450,23 @@ void sim_async_write(sim *s, const tir_instr *in, uint32_t w, int l,
   m->tbar = 0;
 }
 
-void sim_async_barrier(sim *s) {
+void sim_async_barrier(sim *s, const bool *who) {
   struct sim_async *a = s->as;
   uint32_t *all = wv_alloc(s->ctx, s->nwaves * sizeof *all);
   for (uint32_t w = 0; w < s->nwaves; w++)
-    join(s, all, VC(a, w));
+    if (who[w])
+      join(s, all, VC(a, w));
   for (uint32_t w = 0; w < s->nwaves; w++)
-    memcpy(VC(a, w), all, s->nwaves * sizeof *all);
+    if (who[w])
+      memcpy(VC(a, w), all, s->nwaves * sizeof *all);
   for (uint32_t b = 0; b < a->bars.n; b++) {
     uint32_t most = 0;
     for (uint32_t w = 0; w < s->nwaves; w++)
-      most = SEEN(a, w, b) > most ? SEEN(a, w, b) : most;
+      if (who[w])
+        most = SEEN(a, w, b) > most ? SEEN(a, w, b) : most;
     for (uint32_t w = 0; w < s->nwaves; w++)
-      SEEN(a, w, b) = most;
+      if (who[w])
+        SEEN(a, w, b) = most;
   }
 }
 

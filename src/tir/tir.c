@@ -37,9 +37,15 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
                   p->sizes.v[i].name, (long long)p->sizes.v[i].multiple);
   for (int a = 0; a < 3; a++)
     if (p->grid_size[a])
-      wv_buf_printf(b, "  grid axis %d: ceil(%s / %lld)\n", a,
+      wv_buf_printf(b, "  %s axis %d: ceil(%s / %lld)\n",
+                    p->persistent ? "tiles" : "grid", a,
                     p->sizes.v[p->grid_size[a] - 1].name,
                     (long long)p->grid_tile[a]);
+  if (p->persistent)
+    wv_buf_printf(b, "  persistent: tiles [%lld, %lld, %lld], at most %lld "
+                     "workgroups\n",
+                  (long long)p->tiles[0], (long long)p->tiles[1],
+                  (long long)p->tiles[2], (long long)p->persistent);
   for (uint32_t i = 0; i < p->tmaps.n; i++) {
     const tir_tmap *m = &p->tmaps.v[i];
     wv_buf_printf(b, "  tmap %u %s box [", i, p->args.v[m->arg].name);
@@ -47,10 +53,13 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
       wv_buf_printf(b, "%s%lld", d ? ", " : "", (long long)m->box[d]);
     wv_buf_printf(b, "]%s\n", m->swz128 ? " swizzle 128" : "");
   }
+  if (p->maxnreg)
+    wv_buf_printf(b, "  registers: %lld per thread at entry\n",
+                  (long long)p->maxnreg);
   int depth = 1;
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
-    if (in->op == T_ENDLOOP)
+    if (in->op == T_ENDLOOP || in->op == T_ENDIF)
       depth--;
     uint32_t start = b->n;
     for (int d = 0; d < depth; d++)
@@ -83,7 +92,14 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
     case T_CPWAIT:
     case T_WGWAIT:
     case T_MBINIT:
+    case T_REGINC:
+    case T_REGDEC:
       wv_buf_printf(b, " %lld", (long long)in->imm);
+      break;
+    case T_BAR:
+      if (in->imm2)
+        wv_buf_printf(b, " %lld of %lld threads", (long long)in->imm,
+                      (long long)in->imm2);
       break;
     case T_MBARRIVE:
       if (in->imm)
@@ -116,7 +132,7 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
       wv_buf_printf(b, "  # %u:%u", in->loc.line, in->loc.col);
     }
     wv_buf_puts(b, "\n");
-    if (in->op == T_LOOP)
+    if (in->op == T_LOOP || in->op == T_IF)
       depth++;
   }
 }
@@ -206,11 +222,24 @@ const tir_prog *tir_instance(wavec_ctx *ctx, const tir_prog *p,
       a->elems *= a->shape[j];
     }
   }
-  for (int a = 0; a < 3; a++)
-    if (q->grid_size[a])
-      q->grid[a] = (vals[q->grid_size[a] - 1] + q->grid_tile[a] - 1) /
-                   q->grid_tile[a];
+  tir_grid(q, vals, q->grid);
   return q;
+}
+
+void tir_grid(const tir_prog *p, const int64_t *vals, int64_t grid[3]) {
+  int64_t tiles = 1;
+  for (int a = 0; a < 3; a++) {
+    int64_t v = p->grid_size[a] && vals ? vals[p->grid_size[a] - 1] : 0;
+    int64_t n = !p->grid_size[a] ? (p->persistent ? p->tiles[a] : p->grid[a])
+                : v > 0          ? (v + p->grid_tile[a] - 1) / p->grid_tile[a]
+                                 : 0;
+    grid[a] = n;
+    tiles *= n;
+  }
+  if (p->persistent) {
+    grid[0] = tiles < p->persistent ? tiles : p->persistent;
+    grid[1] = grid[2] = 1;
+  }
 }
 
 wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
@@ -298,11 +327,25 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
         ((in->a && p->regs.v[in->a] != TY_I32) ||
          (in->b && p->regs.v[in->b] != TY_I32)))
       bad = true;
-    if (in->op == T_LOOP)
+    if (in->op == T_IF && (!in->a || p->regs.v[in->a] != TY_PRED))
+      bad = true;
+    /* a named barrier counts whole waves (ids 1 to 15); barrier 0 is the
+     * workgroup's */
+    if (in->op == T_BAR &&
+        (in->imm < 0 || in->imm > 15 || (in->imm == 0) != (in->imm2 == 0) ||
+         in->imm2 < 0 || in->imm2 % p->lanes || in->imm2 % 32 ||
+         in->imm2 > p->block[0] * p->block[1] * p->block[2]))
+      bad = true;
+    if ((in->op == T_REGINC || in->op == T_REGDEC) &&
+        (in->imm % 8 || in->imm < 24 || in->imm > 256 || !p->maxnreg))
+      bad = true;
+    /* loops and role regions nest */
+    if (in->op == T_LOOP || in->op == T_IF)
       vec_push(ctx, &loops, i);
-    if (in->op == T_ENDLOOP) {
-      if (!loops.n || p->code.v[loops.v[loops.n - 1]].match != i ||
-          in->match != loops.v[loops.n - 1])
+    if (in->op == T_ENDLOOP || in->op == T_ENDIF) {
+      const tir_instr *open = loops.n ? &p->code.v[loops.v[loops.n - 1]] : NULL;
+      if (!open || open->match != i || in->match != loops.v[loops.n - 1] ||
+          open->op != (in->op == T_ENDLOOP ? T_LOOP : T_IF))
         bad = true;
       else
         loops.n--;
@@ -314,7 +357,7 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
   }
   if (loops.n)
     wv_fail(ctx, D_INTERNAL, (wavec_loc){0},
-            "thread program verifier: a loop is not closed");
+            "thread program verifier: a loop or region is not closed");
   return WAVEC_OK;
 }
 

@@ -43,7 +43,15 @@
  *    overwrite bytes only after every earlier reader's arrival on some
  *    mbarrier has been waited for by the issuing thread (or a workgroup
  *    barrier lies between). Other threads use a barrier only after the
- *    initialising thread's T_FENCE and a workgroup barrier. */
+ *    initialising thread's T_FENCE and a workgroup barrier.
+ *  - Roles: a T_IF on a predicate uniform across each wave (a warpgroup's
+ *    role, from its thread ids) runs a region only some waves run; regions
+ *    and loops nest. A T_BAR with a thread count (a named barrier) is
+ *    reached by exactly the waves of that many threads; one without is
+ *    reached by every wave. T_REGINC / T_REGDEC (setmaxnreg) take a count
+ *    of 24 to 256 in steps of 8, run by every warp of a warpgroup alike,
+ *    and only in a program whose registers at entry are fixed (maxnreg):
+ *    the warpgroups share what the launch gave the workgroup. */
 #ifndef WV_TIR_H
 #define WV_TIR_H
 
@@ -149,8 +157,19 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_WGMMA, "wgmma", 2, 0, 0)                                                 \
   /* closes a group of wgmmas; all but the imm newest groups have retired */   \
   X(T_WGWAIT, "wgmma.wait", 0, 0, 0)                                          \
-  /* workgroup barrier */                                                      \
-  X(T_BAR, "bar", 0, "bar.sync 0", 0)                                          \
+  /* barrier imm (0: the workgroup's) of imm2 threads (0: every thread of    \
+   * the workgroup; else a multiple of 32, the waves that reach it) */        \
+  X(T_BAR, "bar", 0, 0, 0)                                                     \
+  /* if a (a predicate, uniform across the wave): the instructions up to     \
+   * the T_ENDIF it matches, else none of them */                            \
+  X(T_IF, "if", 1, 0, 0)                                                       \
+  X(T_ENDIF, "endif", 0, 0, 0)                                                 \
+  /* the thread ends here (a role that has nothing more to do) */             \
+  X(T_EXIT, "exit", 0, "exit", 0)                                              \
+  /* the wave's (a warpgroup's) registers per thread become imm: more, or    \
+   * fewer (setmaxnreg; see tir_prog.maxnreg) */                              \
+  X(T_REGINC, "setmaxnreg.inc", 0, "setmaxnreg.inc.sync.aligned.u32 %i", 0)    \
+  X(T_REGDEC, "setmaxnreg.dec", 0, "setmaxnreg.dec.sync.aligned.u32 %i", 0)    \
   /* the mbarrier at shared byte a starts: imm arrivals a phase; if b (0:    \
    * true) */                                                                 \
   X(T_MBINIT, "mbar.init", 2, 0, 0)                                            \
@@ -262,11 +281,21 @@ typedef struct tir_prog {
    * grid_tile[a]) of size grid_size[a] - 1 (grid[a] is 0 until then) */
   uint32_t grid_size[3];
   int64_t grid_tile[3];
+  /* persistent tiles: the workgroup tiles along each axis are tiles[a]
+   * (grid_size / grid_tile as above where they are dynamic), and the grid
+   * is min(their product, persistent) workgroups along x, each looping
+   * over tiles (0: not persistent; one tile a workgroup) */
+  int64_t persistent;
+  int64_t tiles[3];
   const int64_t *size_vals; /* an instance's sizes (tir_instance), or NULL */
   int lanes;
   int mma;            /* wavec_mma_kind used by T_MMA, or -1 */
   int64_t smem_bytes;
   int64_t wgs_per_sm; /* hardware(workgroups_per_sm = N), or 0 */
+  /* registers per thread at entry (PTX .maxnreg), or 0 (ptxas picks): the
+   * workgroup's pool is this many per thread, which T_REGINC / T_REGDEC
+   * move between warpgroups */
+  int64_t maxnreg;
 } tir_prog;
 
 /* x as an integer register of type ty holds it, as cast() and PTX's
@@ -279,21 +308,24 @@ int64_t tir_int_of(tir_ty ty, double x);
 static inline int64_t tir_swz128(int64_t a) { return a ^ ((a >> 3) & 0x70); }
 
 /* The passes from the expanded graph to the thread program, in the order
- * they run; each file's top says its contract. The four before `lower`
+ * they run; each file's top says its contract. The five before `lower`
  * are analyses: they keep their results in the lowering's state (k->lw,
  * tir/lower.h), which --print-after prints and a verifier checks. */
 wavec_status wv_pass_promote(wv_kernel *k);   /* promote.c */
 wavec_status wv_pass_pipeline(wv_kernel *k);  /* pipeline.c */
 wavec_status wv_pass_walks(wv_kernel *k);     /* walks.c */
 wavec_status wv_pass_masksplit(wv_kernel *k); /* masksplit.c */
+wavec_status wv_pass_schedule(wv_kernel *k);  /* schedule.c */
 void wv_print_promote(wv_kernel *k, wv_buf *b);
 void wv_print_pipeline(wv_kernel *k, wv_buf *b);
 void wv_print_walks(wv_kernel *k, wv_buf *b);
 void wv_print_masksplit(wv_kernel *k, wv_buf *b);
+void wv_print_schedule(wv_kernel *k, wv_buf *b);
 wavec_status wv_verify_promote(wv_kernel *k);
 wavec_status wv_verify_pipeline(wv_kernel *k);
 wavec_status wv_verify_walks(wv_kernel *k);
 wavec_status wv_verify_masksplit(wv_kernel *k);
+wavec_status wv_verify_schedule(wv_kernel *k);
 /* Pass `lower` (lower.c): the expanded graph of k becomes its thread
  * program. */
 wavec_status wv_pass_lower(wv_kernel *k);
@@ -314,6 +346,11 @@ wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p);
  * iteration), or NULL. */
 const tir_instr *tir_carry_blocker(wavec_ctx *ctx, const tir_prog *p,
                                    uint32_t from, bool never, bool *pending);
+
+/* The launch grid for run-time sizes vals (one per p->sizes, or NULL:
+ * dynamic axes 0): tir_prog's grid, or with persistent tiles min(tiles,
+ * persistent) along x. */
+void tir_grid(const tir_prog *p, const int64_t *vals, int64_t grid[3]);
 
 /* The program for run-time sizes vals (one per p->sizes): a copy whose
  * grid and argument shapes have them (p itself when it has no sizes).

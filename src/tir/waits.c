@@ -1,7 +1,7 @@
 /* Pass `waits`. require: lower. Inserts the full wgmma waits (T_WGWAIT 0):
  * while wgmmas are in flight, before the first other instruction that
- * touches their registers and before any barrier, loop boundary or
- * mbarrier arrival (the tiles they read must stay put; an arrival may
+ * touches their registers and before any barrier, loop or region boundary,
+ * setmaxnreg or mbarrier arrival (the tiles they read must stay put; an arrival may
  * release a slot they read) — except, after a partial wait (T_WGWAIT n > 0,
  * which the lowering puts at the end of a loop that carries its last group
  * into the next iteration), at the loop's end and the arrivals before it;
@@ -18,6 +18,9 @@ typedef struct inflight {
   VEC(uint8_t) reg; /* by register */
   uint32_t n;       /* registers set */
   bool partial;     /* a partial wait precedes the end of this loop */
+  uint32_t depth;   /* loops open */
+  bool carried_out; /* the last instruction ended a loop nested in another
+                       that carried a group out */
 } inflight;
 
 static bool in_flight(const inflight *f, uint32_t r) {
@@ -37,9 +40,14 @@ static bool touches(const inflight *f, const tir_instr *in) {
 
 /* Must a full wait come before instruction `in`? */
 static bool wait_before(const inflight *f, const tir_instr *in) {
-  if (!f->n || in->op == T_WGMMA)
+  if (!f->n || in->op == T_WGMMA || in->op == T_WGWAIT)
     return false;
-  return in->op == T_BAR || in->op == T_LOOP ||
+  /* after a loop nested in another that carries a group out, at once:
+   * anything between them makes ptxas serialize every wgmma (C7514) */
+  return f->carried_out || in->op == T_BAR || in->op == T_LOOP ||
+         in->op == T_IF ||
+         in->op == T_ENDIF || in->op == T_EXIT || in->op == T_REGINC ||
+         in->op == T_REGDEC ||
          ((in->op == T_ENDLOOP || in->op == T_MBARRIVE) && !f->partial) ||
          touches(f, in);
 }
@@ -56,8 +64,14 @@ static void step(inflight *f, const tir_instr *in, bool waited) {
     clear(f);
   if (in->op == T_WGWAIT && in->imm > 0)
     f->partial = true;
-  if (in->op == T_ENDLOOP)
+  f->carried_out = false;
+  if (in->op == T_LOOP)
+    f->depth++;
+  if (in->op == T_ENDLOOP) {
+    f->depth--;
+    f->carried_out = f->partial && f->depth > 0 && f->n;
     f->partial = false;
+  }
   if (in->op != T_WGMMA)
     return;
   for (uint32_t e = 0; e < in->nlist; e++) {
@@ -106,13 +120,14 @@ static bool has_wgmma(const tir_prog *p) {
   return false;
 }
 
-/* Every T_LOOP and its T_ENDLOOP name each other (match). */
+/* Every T_LOOP and its T_ENDLOOP, every T_IF and its T_ENDIF name each
+ * other (match). */
 static void match_loops(wavec_ctx *ctx, tir_prog *p) {
   VEC(uint32_t) open = {0};
   for (uint32_t i = 0; i < p->code.n; i++) {
-    if (p->code.v[i].op == T_LOOP) {
+    if (p->code.v[i].op == T_LOOP || p->code.v[i].op == T_IF) {
       vec_push(ctx, &open, i);
-    } else if (p->code.v[i].op == T_ENDLOOP) {
+    } else if (p->code.v[i].op == T_ENDLOOP || p->code.v[i].op == T_ENDIF) {
       wv_assert(ctx, open.n);
       uint32_t s = open.v[--open.n];
       p->code.v[s].match = i;

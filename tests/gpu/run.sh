@@ -117,6 +117,16 @@ cases=(
   "i8 mma.sync gemm 128x128x256|examples/gemm_i8.wave --kernel gemm_i8_sync -D M=128 -D N=128 -D K=256"
   "i8 mma.sync gemm 17x33x100|examples/gemm_i8.wave --kernel gemm_i8_sync -D M=17 -D N=33 -D K=100"
   "i8 wgmma register lhs 128x128x256|tests/kernels/fp8mma.wave --kernel gemm_i8_cast -D M=128 -D N=128 -D K=256|sm_90a"
+  # the schedule: warp specialization, persistent tiles (sms small, so that
+  # workgroups loop over tiles and the rings' phases run on across them)
+  "sched wgmma gemm 256x512x640 specialize|examples/gemm_wgmma.wave -D M=256 -D N=512 -D K=640 --hardware specialize=1|sm_90a"
+  "sched wgmma gemm 256x512x640 spec stages=4|examples/gemm_wgmma.wave -D M=256 -D N=512 -D K=640 --hardware specialize=1,stages=4|sm_90a"
+  "sched wgmma gemm 384x640x256 persistent|examples/gemm_wgmma.wave -D M=384 -D N=640 -D K=256 --hardware persistent=1,sms=3|sm_90a"
+  "sched wgmma gemm 384x640x256 spec+persistent|examples/gemm_wgmma.wave -D M=384 -D N=640 -D K=256 --hardware persistent=1,sms=3,specialize=1,stages=4|sm_90a"
+  "sched ragged wgmma gemm 200x72x96 spec+pers|examples/gemm_wgmma.wave -D M=200 -D N=72 -D K=96 --hardware persistent=1,sms=2,specialize=1|sm_90a"
+  "sched wgmma fwd_causal B2 256/128 spec+pers|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware specialize=1,persistent=1,sms=3|sm_90a"
+  "sched wgmma fwd B1 512/64 specialize|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=1 -D M=512 -D K2=512 -D N=64 -D K1=64 --hardware specialize=1|sm_90a"
+  "sched dynamic wgmma gemm 200x72x128 spec+pers|tests/kernels/dynamic.wave --kernel gemm_dyn_wgmma -D M=200 -D N=72 -D K=128 --hardware specialize=1,persistent=1,sms=3|sm_90a"
 )
 if [ -e examples/attention_bwd.wave ]; then
   for k in attention_bwd_D attention_bwd_dkdv attention_bwd_dq attention_bwd_dkdv_causal attention_bwd_dq_causal; do
@@ -135,6 +145,8 @@ if [ -e bench/gemm.wave ]; then
   cases+=("wgmma bench gemm_wgmma_bf16 256x512x192|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=256 -D N=512 -D K=192|sm_90a")
   cases+=("wgmma bench gemm_wgmma_bf16 512x256x256 256-row tiles tma|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=512 -D N=256 -D K=256 -D BLOCK_M=256 -D BLOCK_N=128 -D WAVES_M=4 --hardware stages=4|sm_90a")
   cases+=("wgmma bench gemm_wgmma_f16 256x256x128 1 wave|bench/gemm.wave --kernel gemm_wgmma_f16 -D M=256 -D N=256 -D K=128 -D BLOCK_N=128 -D WAVES_M=1|sm_90a")
+  cases+=("sched bench gemm_wgmma_bf16 512x768x256 spec+pers|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=512 -D N=768 -D K=256 --hardware persistent=1,sms=4,specialize=1,stages=4|sm_90a")
+  cases+=("sched bench gemm_wgmma_f16 512x512x256 spec 128x128|bench/gemm.wave --kernel gemm_wgmma_f16 -D M=512 -D N=512 -D K=256 -D BLOCK_N=128 --hardware specialize=1|sm_90a")
 fi
 if [ -n "$only" ]; then
   sel=()

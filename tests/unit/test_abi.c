@@ -96,6 +96,10 @@ static const pin pins[] = {
     PIN(WAVEC_HW_STAGES, 0),
     PIN(WAVEC_HW_WORKGROUPS_PER_SM, 1),
     PIN(WAVEC_HW_COPIES, 2),
+    PIN(WAVEC_HW_SPECIALIZE, 3),
+    PIN(WAVEC_HW_PERSISTENT, 4),
+    PIN(WAVEC_HW_SMS, 5),
+    PIN(WAVEC_HW_GROUP_M, 6),
     /* wavec_expr_op */
     PIN(WAVEC_EXPR_ADD, 0),
     PIN(WAVEC_EXPR_SUB, 1),
@@ -193,14 +197,17 @@ static void names_are_pinned(void) {
   for (int i = 0; i < WAVEC_MMA_COUNT; i++)
     CHECKF(i < 12 && strcmp(mma_names[i], mma[i]) == 0, "mma %d is named %s", i,
            mma_names[i]);
-  static const char *const hw[] = {"stages", "workgroups_per_sm", "copies"};
+  static const char *const hw[] = {"stages",     "workgroups_per_sm",
+                                   "copies",     "specialize",
+                                   "persistent", "sms",
+                                   "group_m"};
   static const char *const hw_names[] = {
 #define X(e, v, name, lo, hi) [e] = name,
       WAVEC_HW_INTS(X)
 #undef X
   };
   for (int i = 0; i < WAVEC_HW_INT_COUNT; i++)
-    CHECKF(i < 3 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
+    CHECKF(i < 7 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
            hw_names[i]);
 }
 

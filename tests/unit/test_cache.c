@@ -587,6 +587,47 @@ static void dynamic_module(void) {
   wavec_ctx_free(c[1]);
 }
 
+/* A persistent kernel of run-time sizes as a module, fresh and from the
+ * cache: its grid is min(tiles, sms) along x for the sizes given. */
+static void persistent_module(void) {
+  if (!ptxas_found())
+    return;
+  fresh_dir("persistent");
+  FILE *f = fopen("tests/kernels/dynamic.wave", "rb");
+  static char src[1 << 14];
+  size_t n = f ? fread(src, 1, sizeof src - 1, f) : 0;
+  if (f)
+    fclose(f);
+  CHECK(n > 0);
+  for (int i = 0; i < 2; i++) {
+    wavec_ctx *c = wavec_ctx_new(NULL, NULL);
+    CHECK(wavec_hardware_override(c, "persistent", "1") == WAVEC_OK &&
+          wavec_hardware_override(c, "sms", "3") == WAVEC_OK &&
+          wavec_hardware_override(c, "specialize", "1") == WAVEC_OK);
+    wavec_parse(c, "tests/kernels/dynamic.wave", src, n);
+    wavec_module *b = NULL;
+    CHECKF(wavec_gpu_load(c, "gemm_dyn_wgmma", "sm_90a", WAVEC_LOAD_PTXAS,
+                          &b) == WAVEC_OK,
+           "%s", wavec_errmsg(c));
+    CHECK(b && wavec_module_cached(b) == i);
+    static const int64_t sizes[2][3] = {{384, 640, 128}, {200, 72, 64}};
+    static const uint32_t want[2] = {3, 2}; /* 15 tiles, 2 tiles */
+    for (int s = i; b && s == i; s++) { /* (one launch's sizes each) */
+      const int64_t M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+      const int64_t sh[3][2] = {{M, K}, {N, K}, {M, N}};
+      for (size_t a = 0; a < 3; a++)
+        CHECK(wavec_module_arg_shape(b, a, 2, sh[a]) == WAVEC_OK);
+      uint32_t g[3], blk[3];
+      wavec_module_launch_dims(b, g, blk, NULL);
+      CHECKF(g[0] == want[s] && g[1] == 1 && g[2] == 1 && blk[0] == 384,
+             "%s %lldx%lld: grid %u %u %u block %u",
+             i ? "cached" : "fresh", (long long)M, (long long)N, g[0], g[1],
+             g[2], blk[0]);
+    }
+    wavec_ctx_free(c);
+  }
+}
+
 static void load_errors(void) {
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
   wavec_parse(ctx, "gemm.wave", gemm_src, strlen(gemm_src));
@@ -622,6 +663,7 @@ int main(void) {
   RUN(concurrent_writers);
   RUN(ptxas_miss_hit_corrupt);
   RUN(dynamic_module);
+  RUN(persistent_module);
   RUN(load_errors);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s/wavec-test-cache-%ld'",

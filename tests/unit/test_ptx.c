@@ -134,6 +134,8 @@ static const char *ptxas(void) {
 }
 
 static int assembled;
+static char ptxas_out[8192]; /* the last assemble()'s report */
+static int spills_known;     /* assemble() lets this module spill */
 
 /* ptxas -arch=ARCH on the text; true when it assembles. */
 static int assemble(const char *ptx, size_t len, const char *arch,
@@ -167,7 +169,7 @@ static int assemble(const char *ptx, size_t len, const char *arch,
   /* and, in the warpgroup (wgmma) kernels, nothing spilled: "0 bytes
    * spill stores, 0 bytes spill loads". (bench/gemm.wave's mma.sync
    * gemm_bf16 at 128x128 on 2x2 warps spills 48 bytes at 254 registers.) */
-  bool wg = strstr(ptx, "wgmma.mma_async") != NULL;
+  bool wg = strstr(ptx, "wgmma.mma_async") != NULL && !spills_known;
   for (const char *s = strstr(out, "bytes spill"); s && wg;
        s = strstr(s + 1, "bytes spill"))
     CHECKF(s >= out + 2 && s[-1] == ' ' && s[-2] == '0' &&
@@ -175,6 +177,7 @@ static int assemble(const char *ptx, size_t len, const char *arch,
            "ptxas -arch=%s on %s spills: %s", arch, what, out);
   CHECKF(!rc || strstr(out, "bytes spill"), "ptxas -v said nothing of spills: %s",
          out);
+  memcpy(ptxas_out, out, sizeof out);
   assembled++;
   return rc == 0;
 }
@@ -631,12 +634,113 @@ static void gpu_run_without_driver(void) {
   wavec_ctx_free(ctx);
 }
 
+/* The schedule's kernels (hardware(specialize), hardware(persistent)):
+ * sm_90a PTX with a block one warpgroup larger, the registers at entry
+ * fixed (.maxnreg) so that ptxas honours setmaxnreg (else its C7508), the
+ * producer's setmaxnreg.dec and exit, the consumers' setmaxnreg.inc and
+ * their named barrier where they synchronise; persistent tiles loop over
+ * tiles from %ctaid.x. Assembled by ptxas -v: no C7508, C7514 or C7519, and
+ * no spills where `spills` is 0. The benchmarks' f16/bf16 GEMMs of two
+ * warpgroups of 128x128 spill 112 to 176 bytes in the epilogue under any
+ * register target (.maxnreg or .minnctapersm, with or without
+ * setmaxnreg: ptxas hoists the 64-bit address of each 16-bit store), and
+ * are assembled without that check (bench/NOTES.md). */
+static void schedule_modules(void) {
+  static const struct {
+    const char *file, *kernel, *defs[6], *hw;
+    const char *want[4];
+    int spills; /* 1: not checked */
+  } ss[] = {
+      {"examples/gemm_wgmma.wave", "gemm_wgmma",
+       {"M=4096", "N=4096", "K=4096"}, "specialize=1",
+       {".reqntid 384, 1, 1", ".maxnreg 168",
+        "setmaxnreg.dec.sync.aligned.u32 40;\n",
+        "setmaxnreg.inc.sync.aligned.u32 232;"}, 0},
+      {"examples/gemm_wgmma.wave", "gemm_wgmma",
+       {"M=4096", "N=4096", "K=4096"}, "specialize=1,stages=4",
+       {".reqntid 384, 1, 1", "\texit;\n", "bra.uni $Lwv_endif", NULL}, 0},
+      {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
+       {"B=2", "M=4096", "K2=4096", "N=128", "K1=128"}, "specialize=1",
+       {"bar.sync 1, 256;", "setmaxnreg.inc.sync.aligned.u32 232;", NULL},
+       0},
+      {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
+       {"B=2", "M=4096", "K2=4096", "N=64", "K1=64"}, "specialize=1",
+       {"bar.sync 1, 256;", NULL}, 0},
+      {"bench/gemm.wave", "gemm_wgmma_bf16",
+       {"M=4096", "N=4096", "K=4096", "BLOCK_N=128"}, "specialize=1,stages=4",
+       {".reqntid 384, 1, 1", NULL}, 0},
+      {"bench/gemm.wave", "gemm_wgmma_f16",
+       {"M=4096", "N=4096", "K=4096", "BLOCK_M=256", "WAVES_M=4",
+        "BLOCK_N=128"}, "specialize=1",
+       {".reqntid 640, 1, 1", ".maxnreg 96", NULL}, 0},
+      {"bench/gemm.wave", "gemm_wgmma_f16", {"M=4096", "N=4096", "K=4096"},
+       "specialize=1,stages=4", {".reqntid 384, 1, 1", NULL}, 1},
+      /* persistent tiles: the wgmma wait right after the K loop (else
+       * C7514), no spills, with and without a producer */
+      {"bench/gemm.wave", "gemm_wgmma_bf16", {"M=4096", "N=4096", "K=4096"},
+       "persistent=1,stages=4", {"mov.u32 %r", "%ctaid.x;", NULL}, 0},
+      {"bench/gemm.wave", "gemm_wgmma_f16",
+       {"M=4096", "N=4096", "K=4096", "BLOCK_N=128"},
+       "persistent=1,specialize=1,stages=4", {".reqntid 384, 1, 1", NULL}, 0},
+      {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
+       {"B=2", "M=4096", "K2=4096", "N=128", "K1=128"},
+       "persistent=1,specialize=1", {"bar.sync 1, 256;", NULL}, 0},
+      {"tests/kernels/dynamic.wave", "gemm_dyn_wgmma", {NULL},
+       "persistent=1,specialize=1", {".param .u32 gemm_dyn_wgmma_size_2",
+                                     NULL}, 0},
+  };
+  for (size_t i = 0; i < sizeof ss / sizeof *ss; i++) {
+    wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+    for (size_t d = 0; d < 6 && ss[i].defs[d]; d++) {
+      char name[32];
+      const char *eq = strchr(ss[i].defs[d], '=');
+      memcpy(name, ss[i].defs[d], (size_t)(eq - ss[i].defs[d]));
+      name[eq - ss[i].defs[d]] = 0;
+      wavec_define_int(ctx, name, atoll(eq + 1));
+    }
+    char hw[128];
+    snprintf(hw, sizeof hw, "%s", ss[i].hw);
+    for (char *kv = strtok(hw, ","); kv; kv = strtok(NULL, ",")) {
+      char *eq = strchr(kv, '=');
+      *eq = 0;
+      CHECK(wavec_hardware_override(ctx, kv, eq + 1) == WAVEC_OK);
+    }
+    size_t len;
+    char *src = slurp(ss[i].file, &len);
+    wavec_status st = src ? wavec_parse(ctx, ss[i].file, src, len)
+                          : WAVEC_ERR_INVALID;
+    free(src);
+    wavec_kernel *k = st == WAVEC_OK ? wavec_kernel_find(ctx, ss[i].kernel)
+                                     : NULL;
+    st = k ? wavec_compile(k, NULL) : WAVEC_ERR_INVALID;
+    const char *ptx = NULL;
+    if (st == WAVEC_OK)
+      st = wavec_emit_ptx(k, "sm_90a", &ptx, &len);
+    CHECKF(st == WAVEC_OK, "%s %s: %s", ss[i].kernel, ss[i].hw,
+           wavec_errmsg(ctx));
+    for (int w = 0; ptx && w < 4 && ss[i].want[w]; w++)
+      CHECKF(strstr(ptx, ss[i].want[w]), "%s %s: no '%s'", ss[i].kernel,
+             ss[i].hw, ss[i].want[w]);
+    spills_known = ss[i].spills;
+    int ok = ptx && ptxas() && assemble(ptx, len, "sm_90a", ss[i].kernel);
+    spills_known = 0;
+    if (ok) {
+      CHECKF(!strstr(ptxas_out, "C7508"), "%s %s: setmaxnreg ignored: %s",
+             ss[i].kernel, ss[i].hw, ptxas_out);
+      CHECKF(ss[i].spills || strstr(ptxas_out, " 0 bytes spill stores"),
+             "%s %s: spills: %s", ss[i].kernel, ss[i].hw, ptxas_out);
+    }
+    wavec_ctx_free(ctx);
+  }
+}
+
 int main(void) {
   RUN(examples_print_and_assemble);
   RUN(wgmma_modules);
   RUN(tensor_map_info);
   RUN(ragged_modules);
   RUN(eight_bit_modules);
+  RUN(schedule_modules);
   RUN(mfma_is_unsupported);
   RUN(bad_target_and_uncompiled);
   RUN(gpu_run_without_driver);

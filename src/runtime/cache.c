@@ -191,13 +191,17 @@ wavec_module *wv_module_read(wavec_ctx *ctx, const void *data, size_t len,
     a->dtype = (wavec_dtype)dt;
     a->ndims = nd;
     a->elems = 1;
+    /* sizes as `bind` allows them: at most 2^62 bytes in all */
     for (uint32_t d = 0; d < nd; d++) {
       a->shape[d] = (int64_t)get_u64(&r);
-      if (a->shape[d] < 0 || a->shape[d] > INT32_MAX)
+      if (a->shape[d] < 0 ||
+          __builtin_mul_overflow(a->elems, (size_t)a->shape[d], &a->elems))
         return NULL;
-      a->elems *= (size_t)a->shape[d];
     }
-    a->bytes = a->elems * (size_t)((wv_dtypes[dt].bits + 7) / 8);
+    if (__builtin_mul_overflow(a->elems, (size_t)((wv_dtypes[dt].bits + 7) / 8),
+                               &a->bytes) ||
+        a->bytes > (size_t)1 << 62)
+      return NULL;
     a->is_output = get_u32(&r) != 0;
   }
   b->ntmaps = get_u32(&r);

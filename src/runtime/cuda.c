@@ -816,12 +816,6 @@ static void gpu_run(wv_kernel *k, void *const *host, double *ms) {
     if (!host[i])
       wv_fail(ctx, D_INVALID, k->loc, "no buffer for argument '%s'",
               p->args.v[i].name);
-  for (uint32_t i = 0; i < p->args.n; i++)
-    if (p->args.v[i].elems > INT32_MAX)
-      wv_fail(ctx, D_INVALID, k->loc,
-              "argument '%s' has %lld elements: more than the 2^31 that "
-              "32-bit indices reach",
-              p->args.v[i].name, (long long)p->args.v[i].elems);
   wavec_module *b = wv_load(ctx, k, k->name, "auto", 0);
   if (b->nsizes) {
     /* this launch's sizes, and with them its grid and shapes */

@@ -9,10 +9,10 @@
 #include "tir/lower.h"
 
 const char *const tir_ty_names[TY_COUNT] = {
-    "pred", "i32", "f16", "bf16", "f32", "e4m3", "e5m2", "i8"};
+    "pred", "i32", "f16", "bf16", "f32", "e4m3", "e5m2", "i8", "i64"};
 
 int tir_ty_bytes(tir_ty ty) {
-  static const int bytes[TY_COUNT] = {1, 4, 2, 2, 4, 1, 1, 1};
+  static const int bytes[TY_COUNT] = {1, 4, 2, 2, 4, 1, 1, 1, 8};
   return bytes[ty];
 }
 
@@ -222,6 +222,7 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   w->red_init = wv_alloc(ctx, nn * sizeof *w->red_init);
   w->remarked = wv_alloc(ctx, w->norigin * sizeof *w->remarked);
   w->guarded = wv_alloc(ctx, w->norigin * sizeof *w->guarded);
+  w->wide_said = wv_alloc(ctx, (k->args.n + 1) * sizeof *w->wide_said);
   tir_prog *p = w->p;
   vec_push(ctx, &p->regs, TY_PRED); /* register 0: none */
   /* dynamic dims: run-time sizes, in the order they are declared */

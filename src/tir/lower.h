@@ -33,6 +33,13 @@ typedef struct memo_ent {
   uint32_t scope;
 } memo_ent;
 
+/* The interval bounds of an index expression under the lowering's ranges
+ * (which stay the same through it). */
+typedef struct bound_ent {
+  ex_t e;
+  int64_t lo, hi;
+} bound_ent;
+
 /* A global load in scope: what it loaded (argument, offset and mask
  * registers, type) into which register. */
 typedef struct load_ent {
@@ -193,6 +200,8 @@ typedef struct lw {
   uint32_t *vals; /* node id -> first register of its elements */
   memo_ent *memo; /* open addressing by ex_t */
   uint32_t memo_cap, memo_used;
+  bound_ent *bounds; /* open addressing by ex_t: lower_expr.c's widths */
+  uint32_t bounds_cap, bounds_used;
   VEC(uint32_t) scopes; /* open scopes, innermost last */
   uint8_t *scope_open;  /* by scope id */
   uint32_t nscopes;
@@ -212,6 +221,7 @@ typedef struct lw {
   VEC(load_ent) loads;
   bool *remarked;        /* by origin: conversion remark given */
   bool *guarded;         /* by origin: guard remark given */
+  bool *wide_said;       /* by argument: its 64-bit offsets remarked */
   uint32_t *size_index;  /* by dim: 1 + its run-time size's index in
                             p->sizes (a dynamic dim), or 0 */
   VEC(guard_ent) guards; /* bounds predicates, for reuse */
@@ -273,8 +283,13 @@ tir_ty lw_node_ty(const wv_node *n);
 void lw_node(lw *w, uint32_t id);
 void lw_block(lw *w, uint32_t block);
 
-/* lower_expr.c */
+/* lower_expr.c: an index expression's register. lw_expr: i32, and an
+ * error where the index analysis does not prove e (and the computation of
+ * it) within 32 bits; lw_expr_wide: i32 where it does, else i64;
+ * lw_expr64: i64 */
 uint32_t lw_expr(lw *w, ex_t e);
+uint32_t lw_expr_wide(lw *w, ex_t e);
+uint32_t lw_expr64(lw *w, ex_t e);
 ex_t lw_concrete(lw *w, ex_t e, uint32_t elem);
 ex_t lw_index_of(lw *w, uint32_t id, wavec_sym dim);
 ex_t lw_linear_tid(lw *w);
@@ -289,6 +304,7 @@ const uint32_t *lw_elem_reps(lw *w, const wv_layout *l);
 
 /* lower_mem.c */
 void lw_read(lw *w, uint32_t id);
+void lw_remark_wide(lw *w, uint32_t id, const wv_node *mem, uint32_t off);
 void lw_write(lw *w, uint32_t id);
 ex_t lw_staged_addr(lw *w, uint32_t id, const stage *st, uint32_t e);
 void lw_staged_read(lw *w, uint32_t id, stage *st);

@@ -56,8 +56,14 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
     uint32_t sa = lw_smem_addr(w, lw_concrete(w, soff, 0), at);
     if (st->swz)
       sa = lw_op2(w, T_SWZ, TY_I32, sa, 0);
-    tir_instr *in = lw_emit(w, T_CPA, ty, 0, sa,
-                            lw_expr(w, lw_concrete(w, goff, 0)), m, mem->index);
+    uint32_t ga = lw_expr_wide(w, lw_concrete(w, goff, 0));
+    for (uint32_t id = 1; id < w->g->nodes.n; id++) /* at a read of it */
+      if (wv_get(w->g, id)->op == WAVEC_OP_READ &&
+          w->stage_of[w->ix->info[id].origin] == st) {
+        lw_remark_wide(w, id, mem, ga);
+        break;
+      }
+    tir_instr *in = lw_emit(w, T_CPA, ty, 0, sa, ga, m, mem->index);
     if (inside) {
       in->list = wv_dup(ctx, &inside, sizeof inside);
       in->nlist = 1;

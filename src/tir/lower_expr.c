@@ -29,8 +29,230 @@ static void memo_put(lw *w, ex_t e, uint32_t r) {
   *m = (memo_ent){e, r, w->scopes.v[w->scopes.n - 1]};
 }
 
-uint32_t lw_expr(lw *w, ex_t e) {
+/* ---- widths ---------------------------------------------------------------
+ * An index value is computed in 32 bits (TY_I32) when the interval bounds
+ * of the index algebra, under the ranges of the thread, workgroup and loop
+ * ids and of the run-time sizes (plan.c), put it within 32 bits, and also
+ * every partial sum or product of the chain of instructions that computes
+ * it from its arguments, each of them within 32 bits too; the GPU's
+ * registers would wrap otherwise. Any other value is computed in 64 bits
+ * (TY_I64), from its 32-bit arguments widened (cvt), and narrowed back
+ * when the value itself fits. A symbol (a thread, workgroup or loop id, a
+ * run-time size) comes from a 32-bit register. With the test hook
+ * narrow-index every value is computed in 32 bits, proved or not, as
+ * before large tensors: a test shows the simulator catches the wrap. */
+
+static bool in32(int64_t lo, int64_t hi) {
+  return lo >= INT32_MIN && hi <= INT32_MAX;
+}
+
+static bool unchecked(lw *w) {
+  return (w->ctx->test_hooks & WV_HOOK_NARROW_INDEX) != 0;
+}
+
+static bound_ent *bound_slot(lw *w, ex_t e) {
+  uint32_t i = (uint32_t)(e * 2654435761u) & (w->bounds_cap - 1);
+  while (w->bounds[i].e && w->bounds[i].e != e)
+    i = (i + 1) & (w->bounds_cap - 1);
+  return &w->bounds[i];
+}
+
+/* ex_bounds of e under the lowering's ranges, remembered (INT64_MIN and
+ * INT64_MAX stand for an unbounded side). */
+static void bounds_of(lw *w, ex_t e, int64_t *lo, int64_t *hi) {
+  wavec_sym s = ex_sym_of(w->ctx, e);
+  if (ex_is_const(w->ctx, e, lo)) {
+    *hi = *lo;
+    return;
+  }
+  if (s) {
+    bool known = s < w->nranges && w->ranges[s].known;
+    *lo = known ? w->ranges[s].lo : INT64_MIN;
+    *hi = known ? w->ranges[s].hi : INT64_MAX;
+    return;
+  }
+  if (2 * (w->bounds_used + 1) > w->bounds_cap) {
+    bound_ent *old = w->bounds;
+    uint32_t oc = w->bounds_cap;
+    w->bounds_cap = oc ? oc * 2 : 1024;
+    w->bounds = wv_alloc(w->ctx, w->bounds_cap * sizeof *w->bounds);
+    for (uint32_t i = 0; i < oc; i++)
+      if (old[i].e)
+        *bound_slot(w, old[i].e) = old[i];
+  }
+  bound_ent *b = bound_slot(w, e);
+  if (!b->e) {
+    b->e = e;
+    ex_bounds(w->ctx, e, w->ranges, w->nranges, &b->lo, &b->hi);
+    w->bounds_used++;
+  }
+  *lo = b->lo;
+  *hi = b->hi;
+}
+
+/* e's value lies within 32 bits (then lower() gives an i32 register). */
+static bool value32(lw *w, ex_t e) {
+  int64_t lo, hi;
+  if (unchecked(w) || ex_kind_of(w->ctx, e) == EX_SYM)
+    return true;
+  bounds_of(w, e, &lo, &hi);
+  return in32(lo, hi);
+}
+
+/* [lo, hi] becomes the interval of its value plus (sum) or times the
+ * value in [alo, ahi]; false if a bound passes 64 bits. */
+static bool fold_step(bool sum, int64_t *lo, int64_t *hi, int64_t alo,
+                      int64_t ahi) {
+  if (alo == INT64_MIN || ahi == INT64_MAX)
+    return false;
+  if (sum)
+    return !__builtin_add_overflow(*lo, alo, lo) &&
+           !__builtin_add_overflow(*hi, ahi, hi);
+  int64_t p[4];
+  if (__builtin_mul_overflow(*lo, alo, &p[0]) ||
+      __builtin_mul_overflow(*lo, ahi, &p[1]) ||
+      __builtin_mul_overflow(*hi, alo, &p[2]) ||
+      __builtin_mul_overflow(*hi, ahi, &p[3]))
+    return false;
+  *lo = *hi = p[0];
+  for (int j = 1; j < 4; j++)
+    *lo = p[j] < *lo ? p[j] : *lo, *hi = p[j] > *hi ? p[j] : *hi;
+  return true;
+}
+
+/* Can e be computed from its arguments in 32-bit instructions: its value
+ * and its arguments' within 32 bits, and the running sum or product of
+ * those too? */
+static bool direct32(lw *w, ex_t e) {
   wavec_ctx *ctx = w->ctx;
+  ex_kind k = ex_kind_of(ctx, e);
+  if (unchecked(w) || k == EX_SYM || k == EX_CONST)
+    return value32(w, e);
+  if (!value32(w, e))
+    return false;
+  bool fold = k == EX_ADD || k == EX_MUL;
+  int64_t lo = 0, hi = 0;
+  for (uint32_t i = 0; i < ex_nargs(ctx, e); i++) {
+    ex_t t = ex_arg(ctx, e, i);
+    int64_t alo, ahi;
+    bounds_of(w, t, &alo, &ahi);
+    if (!in32(alo, ahi) && ex_kind_of(ctx, t) != EX_SYM)
+      return false;
+    if (i == 0)
+      lo = alo, hi = ahi;
+    else if (fold && (!fold_step(k == EX_ADD, &lo, &hi, alo, ahi) ||
+                      !in32(lo, hi)))
+      return false;
+  }
+  return true;
+}
+
+/* Do the running results of folding the n values a[] in order, a sum or a
+ * product, stay within 64 bits (the ends of which stand for unbounded)? */
+static bool chain64(lw *w, bool sum, const ex_t *a, uint32_t n) {
+  int64_t lo = 0, hi = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t alo, ahi;
+    bounds_of(w, a[i], &alo, &ahi);
+    if (alo == INT64_MIN || ahi == INT64_MAX)
+      return false;
+    if (i == 0)
+      lo = alo, hi = ahi;
+    else if (!fold_step(sum, &lo, &hi, alo, ahi) || lo == INT64_MIN ||
+             hi == INT64_MAX)
+      return false;
+  }
+  return true;
+}
+
+static const tir_op fold_ops[] = {[EX_ADD] = T_ADD, [EX_MUL] = T_MUL,
+                                  [EX_MIN] = T_MIN, [EX_MAX] = T_MAX,
+                                  [EX_FLOORDIV] = T_DIV, [EX_MOD] = T_MOD};
+
+/* Memo keys of the i64 copies of i32 values: e with this bit. */
+enum { WIDE_KEY = 1u << 31 };
+
+static uint32_t lower(lw *w, ex_t e);
+
+/* e's value in an i64 register: its own if e is wide, else its i32 one
+ * sign-extended (or, a constant, made in 64 bits), once per scope. */
+static uint32_t lower64(lw *w, ex_t e) {
+  int64_t v;
+  bool c = ex_is_const(w->ctx, e, &v);
+  uint32_t r = c ? 0 : lower(w, e);
+  if (r && w->p->regs.v[r] == TY_I64)
+    return r;
+  if (w->memo_cap) {
+    memo_ent *m = memo_slot(w, e | WIDE_KEY);
+    if (m->e == (e | WIDE_KEY) && w->scope_open[m->scope])
+      return m->reg;
+  }
+  uint32_t d = lw_reg(w, TY_I64);
+  if (c)
+    lw_emit(w, T_CONST, TY_I64, d, 0, 0, 0, v);
+  else
+    lw_emit(w, T_CVT, TY_I64, d, r, 0, 0, 0);
+  memo_put(w, e | WIDE_KEY, d);
+  return d;
+}
+
+/* e in 64 bits (direct32 does not hold). A sum adds its constant to the
+ * rest (shared by the sums that differ in the constant only), and the
+ * rest adds its terms that fit (lowered together in 32 bits where their
+ * sum fits) to the others. */
+static uint32_t lower_wide(lw *w, ex_t e) {
+  wavec_ctx *ctx = w->ctx;
+  ex_kind k = ex_kind_of(ctx, e);
+  int64_t lo, hi, v;
+  bounds_of(w, e, &lo, &hi);
+  if (lo == INT64_MIN || hi == INT64_MAX)
+    wv_fail(ctx, D_OVERFLOW, w->loc, "integer overflow: the index analysis "
+            "cannot bound '%s' within 64 bits", ex_str(ctx, e));
+  if (k == EX_CONST)
+    return lower64(w, e);
+  uint32_t n = ex_nargs(ctx, e), m = 0;
+  ex_t *a = wv_alloc(ctx, (n + 1) * sizeof *a);
+  if (k == EX_ADD && ex_is_const(ctx, ex_arg(ctx, e, n - 1), &v)) {
+    a[0] = ex_sub(ctx, e, ex_const(ctx, v)); /* (the constant is last) */
+    a[1] = ex_const(ctx, v);
+    m = 2;
+  } else if (k == EX_ADD) {
+    ex_t narrow = ex_const(ctx, 0);
+    uint32_t nn = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      ex_t t = ex_arg(ctx, e, i);
+      if (value32(w, t))
+        narrow = ex_add(ctx, narrow, t), nn++;
+      else
+        a[++m] = t;
+    }
+    if (m == 0) { /* every term fits: the sum of them does not */
+      for (uint32_t i = 0; i < n; i++)
+        a[i] = ex_arg(ctx, e, i);
+      m = n;
+    } else if (nn) {
+      a[0] = narrow, m++;
+    } else {
+      memmove(a, a + 1, m * sizeof *a);
+    }
+  } else {
+    for (uint32_t i = 0; i < n; i++)
+      a[i] = ex_arg(ctx, e, i);
+    m = n;
+  }
+  if ((k == EX_ADD || k == EX_MUL) && !chain64(w, k == EX_ADD, a, m))
+    wv_fail(ctx, D_OVERFLOW, w->loc, "integer overflow: computing '%s' "
+            "passes 64 bits", ex_str(ctx, e));
+  uint32_t r = lower64(w, a[0]);
+  for (uint32_t i = 1; i < m; i++)
+    r = lw_op2(w, fold_ops[k], TY_I64, r, lower64(w, a[i]));
+  return r;
+}
+
+/* e's register: i32 when its value fits (value32), else i64. */
+static uint32_t lower(lw *w, ex_t e) {
+  wavec_ctx *ctx = w->ctx;
+  wv_assert(ctx, e < WIDE_KEY);
   if (w->memo_cap) {
     memo_ent *m = memo_slot(w, e);
     if (m->e == e && w->scope_open[m->scope])
@@ -38,6 +260,16 @@ uint32_t lw_expr(lw *w, ex_t e) {
   }
   uint32_t r = 0;
   int64_t v;
+  if (!direct32(w, e)) {
+    r = lower_wide(w, e);
+    if (value32(w, e)) { /* the value fits, its computation did not */
+      uint32_t d = lw_reg(w, TY_I32);
+      lw_emit(w, T_CVT, TY_I32, d, r, 0, 0, 0);
+      r = d;
+    }
+    memo_put(w, e, r);
+    return r;
+  }
   switch (ex_kind_of(ctx, e)) {
   case EX_CONST:
     ex_is_const(ctx, e, &v);
@@ -69,25 +301,41 @@ uint32_t lw_expr(lw *w, ex_t e) {
   case EX_MUL:
   case EX_MIN:
   case EX_MAX: {
-    static const tir_op ops[] = {[EX_ADD] = T_ADD, [EX_MUL] = T_MUL,
-                                 [EX_MIN] = T_MIN, [EX_MAX] = T_MAX};
-    tir_op op = ops[ex_kind_of(ctx, e)];
-    r = lw_expr(w, ex_arg(ctx, e, 0));
+    tir_op op = fold_ops[ex_kind_of(ctx, e)];
+    r = lower(w, ex_arg(ctx, e, 0));
     for (uint32_t i = 1; i < ex_nargs(ctx, e); i++)
-      r = lw_op2(w, op, TY_I32, r, lw_expr(w, ex_arg(ctx, e, i)));
+      r = lw_op2(w, op, TY_I32, r, lower(w, ex_arg(ctx, e, i)));
     break;
   }
   case EX_FLOORDIV:
   case EX_MOD: {
-    uint32_t a = lw_expr(w, ex_arg(ctx, e, 0));
-    uint32_t b = lw_expr(w, ex_arg(ctx, e, 1));
-    r = lw_op2(w, ex_kind_of(ctx, e) == EX_MOD ? T_MOD : T_DIV, TY_I32, a, b);
+    uint32_t a = lower(w, ex_arg(ctx, e, 0));
+    uint32_t b = lower(w, ex_arg(ctx, e, 1));
+    r = lw_op2(w, fold_ops[ex_kind_of(ctx, e)], TY_I32, a, b);
     break;
   }
   }
   memo_put(w, e, r);
   return r;
 }
+
+uint32_t lw_expr_wide(lw *w, ex_t e) { return lower(w, e); }
+
+uint32_t lw_expr(lw *w, ex_t e) {
+  uint32_t r = lower(w, e);
+  if (w->p->regs.v[r] != TY_I32) {
+    int64_t lo, hi;
+    bounds_of(w, e, &lo, &hi);
+    wv_fail(w->ctx, D_OVERFLOW, w->loc,
+            "integer overflow: '%s' ranges over [%lld, %lld] here, where it "
+            "must fit in 32 bits", ex_str(w->ctx, e), (long long)lo,
+            (long long)hi);
+  }
+  return r;
+}
+
+/* The i64 register of e, for a comparison with a wide value. */
+uint32_t lw_expr64(lw *w, ex_t e) { return lower64(w, e); }
 
 /* e with the element number and the bound symbols made constants,
  * simplified under the ranges of the thread, workgroup and loop ids. */

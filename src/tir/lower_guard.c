@@ -25,15 +25,24 @@ bool lw_bound_check(lw *w, ex_t c, ex_t size, uint32_t *mask) {
       p = g->reg;
   }
   if (!p) {
-    uint32_t r = lw_expr(w, c);
+    /* a coordinate or a size past 32 bits is compared in 64 */
+    uint32_t r = lw_expr_wide(w, c);
+    bool wide = w->p->regs.v[r] == TY_I64;
     if (low) {
       p = lw_reg(w, TY_PRED);
-      lw_emit(w, T_SETP, TY_I32, p, r, lw_expr(w, ex_const(w->ctx, 0)), 0,
+      lw_emit(w, T_SETP, wide ? TY_I64 : TY_I32, p, r,
+              (wide ? lw_expr64 : lw_expr)(w, ex_const(w->ctx, 0)), 0,
               TIR_CMP_GE);
     }
     if (high) {
       uint32_t q = lw_reg(w, TY_PRED);
-      lw_emit(w, T_SETP, TY_I32, q, r, lw_expr(w, size), 0, TIR_CMP_LT);
+      uint32_t s = lw_expr_wide(w, size);
+      if (wide || w->p->regs.v[s] == TY_I64) {
+        r = lw_expr64(w, c);
+        s = lw_expr64(w, size);
+        wide = true;
+      }
+      lw_emit(w, T_SETP, wide ? TY_I64 : TY_I32, q, r, s, 0, TIR_CMP_LT);
       p = p ? lw_op2(w, T_AND, TY_PRED, p, q) : q;
     }
     guard_ent g = {c, size, p, w->scopes.v[w->scopes.n - 1]};

@@ -87,7 +87,39 @@ static uint32_t mem_offset(lw *w, uint32_t id, uint32_t mapping,
     off = ex_add(ctx, off, ex_mul(ctx, coord[i], stride));
     stride = ex_mul(ctx, stride, size);
   }
-  return lw_expr(w, ex_simplify(ctx, off, w->ranges, w->nranges));
+  uint32_t r = lw_expr_wide(w, ex_simplify(ctx, off, w->ranges, w->nranges));
+  lw_remark_wide(w, id, mem, r);
+  return r;
+}
+
+/* The remark, once per argument, that offset register `off` of an access
+ * (clone `id`) of memory `mem` is 64-bit, and why. */
+void lw_remark_wide(lw *w, uint32_t id, const wv_node *mem, uint32_t off) {
+  if (w->p->regs.v[off] != TY_I64 || w->wide_said[mem->index])
+    return;
+  w->wide_said[mem->index] = true;
+  const tir_arg *a = &w->p->args.v[mem->index];
+  wv_buf b;
+  wv_remark_start(w->k, wv_get(w->g, id)->loc, &b);
+  wv_buf_printf(&b, "offsets into '%s' are 64-bit: ", mem->name);
+  bool dyn = false;
+  for (uint32_t i = 0; i < a->ndims; i++)
+    dyn |= a->dyn[i] != 0;
+  if (a->elems > INT32_MAX) {
+    wv_buf_printf(&b, "it has %lld elements, 2^31 or more",
+                  (long long)a->elems);
+  } else if (dyn) {
+    wv_buf_puts(&b, "its run-time size");
+    for (uint32_t i = 0; i < a->ndims; i++)
+      wv_buf_printf(&b, "%s%s", i ? " x " : " ",
+                    wavec_symbol_name(w->ctx, mem->type.dims[i]));
+    wv_buf_puts(&b, " can reach 2^31 elements (each run-time size goes up "
+                    "to 2^31-1)");
+  } else {
+    wv_buf_puts(&b, "the index analysis does not prove them within 32 bits "
+                    "(a mapping, or tiles past its edge)");
+  }
+  wv_remark_end(w->k, &b);
 }
 
 /* The remark for the guards of access `id` (a READ or WRITE) of memory

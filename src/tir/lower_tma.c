@@ -149,7 +149,15 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
             x = ex_add(ctx, x, ex_const(ctx, c));
           if (d == nd - 2)
             x = ex_add(ctx, x, ex_const(ctx, r));
-          co[d] = lw_expr(w, lw_concrete(w, x, 0));
+          x = lw_concrete(w, x, 0);
+          /* a tile past the end of a walk over a run-time size (its copy
+           * not issued: `on`) may start at 2^31 or beyond; every dim is
+           * below 2^31 (pipeline.c), so 2^31-1 lies past its edge too */
+          int64_t lo, hi;
+          ex_bounds(ctx, x, w->ranges, w->nranges, &lo, &hi);
+          if (hi > INT32_MAX)
+            x = ex_min(ctx, x, ex_const(ctx, INT32_MAX));
+          co[d] = lw_expr(w, x);
         }
         int64_t off = st->base + (c / row) * rows * SWZ_ROW_BYTES +
                       r * SWZ_ROW_BYTES;

@@ -53,6 +53,10 @@ static const char *tma_refusal(lw *w, uint32_t loop) {
       return "a tile is not a swizzled wgmma operand of at most 5 dims";
     if (w->written[st->mem])
       return "the kernel writes a streamed tensor";
+    for (uint32_t d = 0; d < nd; d++) /* (a run-time size is below) */
+      if (w->d->dim[wv_get(w->g, st->mem)->type.dims[d]].size > INT32_MAX)
+        return "a streamed tensor has a dim of 2^31 or more (tensor copies "
+               "take 32-bit coordinates)";
   }
   return NULL;
 }

@@ -107,6 +107,11 @@ lw *lw_plan(wv_kernel *k) {
       w->ranges[di->loopvar] =
           (ex_range){0, di->dynamic ? INT32_MAX / di->tile : di->tiles - 1,
                      true};
+    /* a run-time size: a positive multiple of its multiple_of, at most
+     * 2^31-1 (wavec_arg_shape refuses more) */
+    if (di->used && di->dynamic && di->multiple <= INT32_MAX)
+      w->ranges[s] = (ex_range){di->multiple,
+                                INT32_MAX - INT32_MAX % di->multiple, true};
   }
   w->norigin = origins(w);
   w->mma_only = mma_operands_only(w);

@@ -3,18 +3,23 @@
  * on the GPU what it means in the simulator (sim.c is the specification):
  *
  *  - Registers: one PTX virtual register per TIR register, by type: %p
- *    (pred), %r (i32, .b32), %h (f16 and bf16, .b16), %f (f32). Temporaries
- *    of one TIR instruction are %tp, %tr, %th, %tf and %rd (.b64).
+ *    (pred), %r (i32, .b32), %h (f16 and bf16, .b16), %f (f32), %x (i64,
+ *    .b64). Temporaries of one TIR instruction are %tp, %tr, %th, %tf and
+ *    %rd (.b64).
  *  - Arguments: one `.param .u64` per argument, in declaration order,
  *    pointers to device memory. LDG/STG offsets are in elements of the
- *    argument's type (mul.wide.s32 by its size); arguments the kernel never
- *    writes are read through the non-coherent cache (ld.global.nc). A masked
- *    load sets its register to 0 first, as the simulator does.
- *  - Integers are 32-bit (the printer refuses constants and tensors beyond
- *    that). Truncating division and remainder (the kernel's `/` and `%`)
+ *    argument's type (mul.wide.s32 by its size, or for an i64 offset
+ *    mul.lo.s64); arguments the kernel never writes are read through the
+ *    non-coherent cache (ld.global.nc). A masked load sets its register to
+ *    0 first, as the simulator does.
+ *  - Integers are 32-bit, and index arithmetic that the lowering did not
+ *    prove within 32 bits is 64-bit (i64: add.s64, mul.lo.s64, cvt.s64.s32
+ *    ...; tir.h); the printer refuses an i32 constant beyond 32 bits.
+ *    Truncating division and remainder (the kernel's `/` and `%`)
  *    are div.s32 and rem.s32. Floor division and modulus (indices): by a
  *    power of two, shr.s32 and
- *    and.b32, which are floor semantics for negative values too; otherwise
+ *    and.b32 (.s64, .b64 in 64 bits), which are floor semantics for
+ *    negative values too; otherwise
  *    div.u32/rem.u32 where the dividend is proven non-negative (a small
  *    fixpoint analysis below), else div.s32/rem.s32 with the floor
  *    correction.
@@ -113,7 +118,7 @@ static const char *const sreg_ptx[] = {"%tid.x",   "%tid.y",   "%tid.z",
                                        "%ctaid.x", "%ctaid.y", "%ctaid.z"};
 /* The type of a move (and of a register-to-register copy) per type. */
 static const char *const move_type[TY_COUNT] = {
-    "pred", "b32", "b16", "b16", "f32", "b16", "b16", "b32"};
+    "pred", "b32", "b16", "b16", "f32", "b16", "b16", "b32", "b64"};
 
 /* Appends the instructions of format f (tir.h) for `in`: dst, a, b, c are
  * the names in f32[0..3] (a float form) or, without f32, in's registers;
@@ -163,12 +168,14 @@ static void put_form(px *x, const tir_instr *in, const char *f,
 }
 
 /* ---- analyses ----------------------------------------------------------------- */
-/* Constants: registers written once, by T_CONST. Non-negative i32 registers:
- * the greatest fixpoint of "every instruction that writes it yields a
- * non-negative value when its operands are non-negative" — sound by
- * induction over any execution, since nothing is read before it is
- * written (the simulator checks that). Indices fit in 32 bits (checked),
- * so the additions and products below do not wrap. */
+/* Constants: registers written once, by T_CONST. Non-negative i32 and i64
+ * registers: the greatest fixpoint of "every instruction that writes it
+ * yields a non-negative value when its operands are non-negative" — sound
+ * by induction over any execution, since nothing is read before it is
+ * written (the simulator checks that). Index values are proved within the
+ * width of their registers (lower_expr.c), so the additions and products
+ * below do not wrap; the floor division and modulus that use the result
+ * take index values only. */
 static bool pos_const(px *x, uint32_t r) {
   return r && x->isconst[r] && x->cval[r] > 0;
 }
@@ -192,7 +199,9 @@ static bool yields_nonneg(px *x, const tir_instr *in) {
   case T_DIV: return nn[in->a] && pos_const(x, in->b);
   case T_MOD: return pos_const(x, in->b); /* floor mod lies in [0, b) */
   case T_SELP: return nn[in->b] && nn[in->c];
-  case T_CVT: return ty(x, in->a) == TY_PRED;
+  case T_CVT: /* a predicate is 0 or 1; i32 <-> i64 keeps the value */
+    return ty(x, in->a) == TY_PRED ||
+           ((in->ty == TY_I64 || ty(x, in->a) == TY_I64) && nn[in->a]);
   default: return false;
   }
 }
@@ -228,13 +237,15 @@ static void analyse(px *x) {
   }
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
-    if (in->op == T_CONST && in->ty == TY_I32 && ndef[in->dst] == 1) {
+    if (in->op == T_CONST && (in->ty == TY_I32 || in->ty == TY_I64) &&
+        ndef[in->dst] == 1) {
       x->isconst[in->dst] = 1;
       x->cval[in->dst] = in->imm;
     }
   }
   for (uint32_t r = 1; r < n; r++)
-    x->nonneg[r] = p->regs.v[r] == TY_I32 && ndef[r] < 2;
+    x->nonneg[r] = (p->regs.v[r] == TY_I32 || p->regs.v[r] == TY_I64) &&
+                   ndef[r] < 2;
   for (bool changed = true; changed;) {
     changed = false;
     for (uint32_t i = 0; i < p->code.n; i++) {
@@ -435,9 +446,11 @@ static void emit_float_op(px *x, const tir_instr *in) {
 }
 
 /* ---- integer operations ------------------------------------------------------------ */
-/* Floor division and modulus (tir.h). */
+/* Floor division and modulus (tir.h), of i32 or i64 registers. */
 static void emit_divmod(px *x, const tir_instr *in) {
   bool mod = in->op == T_MOD;
+  const char *w = in->ty == TY_I64 ? "64" : "32";
+  int cls = in->ty == TY_I64 ? C_B64 : C_B32;
   nm d = R(x, in->dst), a = R(x, in->a);
   if (pos_const(x, in->b)) {
     int64_t c = x->cval[in->b];
@@ -446,48 +459,59 @@ static void emit_divmod(px *x, const tir_instr *in) {
       while ((INT64_C(1) << k) < c)
         k++;
       if (mod)
-        ins(x, "and.b32 %s, %s, %lld", d.s, a.s, (long long)(c - 1));
+        ins(x, "and.b%s %s, %s, %lld", w, d.s, a.s, (long long)(c - 1));
       else
-        ins(x, "shr.s32 %s, %s, %d", d.s, a.s, k);
+        ins(x, "shr.s%s %s, %s, %d", w, d.s, a.s, k);
     } else if (x->nonneg[in->a]) {
-      ins(x, "%s.u32 %s, %s, %lld", mod ? "rem" : "div", d.s, a.s,
+      ins(x, "%s.u%s %s, %s, %lld", mod ? "rem" : "div", w, d.s, a.s,
           (long long)c);
     } else {
       /* truncated quotient q and remainder r; r < 0 means a < 0 with a
        * remainder: floor is q - 1, and the floor modulus r + c */
-      nm q = T(x, C_B32), r = T(x, C_B32), neg = T(x, C_PRED);
-      ins(x, "div.s32 %s, %s, %lld", q.s, a.s, (long long)c);
-      ins(x, "rem.s32 %s, %s, %lld", r.s, a.s, (long long)c);
-      ins(x, "setp.lt.s32 %s, %s, 0", neg.s, r.s);
+      nm q = T(x, cls), r = T(x, cls), neg = T(x, C_PRED);
+      ins(x, "div.s%s %s, %s, %lld", w, q.s, a.s, (long long)c);
+      ins(x, "rem.s%s %s, %s, %lld", w, r.s, a.s, (long long)c);
+      ins(x, "setp.lt.s%s %s, %s, 0", w, neg.s, r.s);
       if (mod)
-        ins(x, "@%s add.s32 %s, %s, %lld", neg.s, r.s, r.s, (long long)c);
+        ins(x, "@%s add.s%s %s, %s, %lld", neg.s, w, r.s, r.s, (long long)c);
       else
-        ins(x, "@%s sub.s32 %s, %s, 1", neg.s, q.s, q.s);
-      ins(x, "mov.b32 %s, %s", d.s, mod ? r.s : q.s);
+        ins(x, "@%s sub.s%s %s, %s, 1", neg.s, w, q.s, q.s);
+      ins(x, "mov.b%s %s, %s", w, d.s, mod ? r.s : q.s);
     }
     return;
   }
   /* any divisor: correct when the remainder is non-zero and its sign
    * differs from the divisor's */
   nm b = R(x, in->b);
-  nm q = T(x, C_B32), r = T(x, C_B32), s = T(x, C_B32);
+  nm q = T(x, cls), r = T(x, cls), s = T(x, cls);
   nm p1 = T(x, C_PRED), p2 = T(x, C_PRED);
-  ins(x, "div.s32 %s, %s, %s", q.s, a.s, b.s);
-  ins(x, "rem.s32 %s, %s, %s", r.s, a.s, b.s);
-  ins(x, "xor.b32 %s, %s, %s", s.s, r.s, b.s);
-  ins(x, "setp.ne.s32 %s, %s, 0", p1.s, r.s);
-  ins(x, "setp.lt.s32 %s, %s, 0", p2.s, s.s);
+  ins(x, "div.s%s %s, %s, %s", w, q.s, a.s, b.s);
+  ins(x, "rem.s%s %s, %s, %s", w, r.s, a.s, b.s);
+  ins(x, "xor.b%s %s, %s, %s", w, s.s, r.s, b.s);
+  ins(x, "setp.ne.s%s %s, %s, 0", w, p1.s, r.s);
+  ins(x, "setp.lt.s%s %s, %s, 0", w, p2.s, s.s);
   ins(x, "and.pred %s, %s, %s", p1.s, p1.s, p2.s);
   if (mod)
-    ins(x, "@%s add.s32 %s, %s, %s", p1.s, r.s, r.s, b.s);
+    ins(x, "@%s add.s%s %s, %s, %s", p1.s, w, r.s, r.s, b.s);
   else
-    ins(x, "@%s sub.s32 %s, %s, 1", p1.s, q.s, q.s);
-  ins(x, "mov.b32 %s, %s", d.s, mod ? r.s : q.s);
+    ins(x, "@%s sub.s%s %s, %s, 1", p1.s, w, q.s, q.s);
+  ins(x, "mov.b%s %s, %s", w, d.s, mod ? r.s : q.s);
 }
+
+/* The other integer ops on i64 registers (index arithmetic, tir.h); on
+ * i32 ones they take their format (TIR_OPS). */
+static const char *const i64_form[T__COUNT] = {
+    [T_ADD] = "add.s64", [T_SUB] = "sub.s64", [T_MUL] = "mul.lo.s64",
+    [T_MIN] = "min.s64", [T_MAX] = "max.s64"};
 
 static void emit_int_op(px *x, const tir_instr *in) {
   if (in->op == T_DIV || in->op == T_MOD)
     emit_divmod(x, in);
+  else if (in->ty == TY_I64 && i64_form[in->op])
+    ins(x, "%s %s, %s, %s", i64_form[in->op], R(x, in->dst).s,
+        R(x, in->a).s, R(x, in->b).s);
+  else if (in->ty == TY_I64)
+    unsupported(x, "a 64-bit integer operation the printer does not know");
   else if (forms[in->op].ptx)
     put_form(x, in, forms[in->op].ptx, NULL);
   else
@@ -510,6 +534,9 @@ static void emit_setp(px *x, const tir_instr *in) {
   if (is_float(ta) || is_float(tb)) {
     nm a = as_f32(x, in->a), b = as_f32(x, in->b);
     ins(x, "setp.%s.f32 %s, %s, %s", fcmp[in->imm], d.s, a.s, b.s);
+  } else if (ta == TY_I64) { /* (and tb: the verifier) */
+    ins(x, "setp.%s.s64 %s, %s, %s", icmp[in->imm], d.s, R(x, in->a).s,
+        R(x, in->b).s);
   } else {
     nm a = ta == TY_PRED ? pred_as_i32(x, in->a) : R(x, in->a);
     nm b = tb == TY_PRED ? pred_as_i32(x, in->b) : R(x, in->b);
@@ -529,6 +556,7 @@ static void emit_selp(px *x, const tir_instr *in) {
     break;
   }
   case TY_I32: ins(x, "selp.b32 %s, %s, %s, %s", d.s, a.s, b.s, c.s); break;
+  case TY_I64: ins(x, "selp.b64 %s, %s, %s, %s", d.s, a.s, b.s, c.s); break;
   case TY_F32: ins(x, "selp.f32 %s, %s, %s, %s", d.s, a.s, b.s, c.s); break;
   default: ins(x, "selp.b16 %s, %s, %s, %s", d.s, a.s, b.s, c.s); break;
   }
@@ -540,6 +568,11 @@ static void emit_selp(px *x, const tir_instr *in) {
 static void emit_cvt(px *x, const tir_instr *in) {
   tir_ty from = ty(x, in->a), to = in->ty;
   nm d = R(x, in->dst);
+  if (to == TY_I64 || from == TY_I64) { /* i32 <-> i64 (the verifier) */
+    ins(x, to == TY_I64 ? "cvt.s64.s32 %s, %s" : "cvt.u32.u64 %s, %s", d.s,
+        R(x, in->a).s);
+    return;
+  }
   if (is_float(to)) {
     if (from == TY_I32 && (to == TY_F16 || to == TY_F32)) /* rounded once */
       ins(x, "cvt.rn.%s.s32 %s, %s", to == TY_F16 ? "f16" : "f32", d.s,
@@ -594,19 +627,20 @@ static const char *mem_suffix(wavec_dtype dt) {
   }
 }
 
-/* The global address of element `off` (a .b32 name) of argument `arg`
- * (offsets count elements of the argument, tir.h). */
-static nm global_addr_at(px *x, int64_t arg, nm off) {
+/* The global address of element `off` (a .b32 name, or a .b64 one when
+ * wide) of argument `arg` (offsets count elements of the argument,
+ * tir.h). */
+static nm global_addr_at(px *x, int64_t arg, nm off, bool wide) {
   const tir_arg *a = &x->p->args.v[arg];
   nm addr = T(x, C_B64);
-  ins(x, "mul.wide.s32 %s, %s, %d", addr.s, off.s,
-      (wv_dtypes[a->dt].bits + 7) / 8);
+  ins(x, wide ? "mul.lo.s64 %s, %s, %d" : "mul.wide.s32 %s, %s, %d", addr.s,
+      off.s, (wv_dtypes[a->dt].bits + 7) / 8);
   ins(x, "add.s64 %s, %%ga%lld, %s", addr.s, (long long)arg, addr.s);
   return addr;
 }
 
 static nm global_addr(px *x, int64_t arg, uint32_t off) {
-  return global_addr_at(x, arg, R(x, off));
+  return global_addr_at(x, arg, R(x, off), ty(x, off) == TY_I64);
 }
 
 /* A masked load's value (T_LDG's fimm) as an immediate of the element
@@ -840,14 +874,16 @@ static void emit_vector(px *x, const tir_instr *in) {
  * first element (an address that exists, for memory checkers). */
 static void emit_cpa(px *x, const tir_instr *in) {
   nm off = R(x, in->b), size = {""};
+  bool wide = ty(x, in->b) == TY_I64;
   if (in->nlist) {
     nm inside = R(x, in->list[0]);
-    off = T(x, C_B32);
+    off = T(x, wide ? C_B64 : C_B32);
     size = T(x, C_B32);
-    ins(x, "selp.b32 %s, %s, 0, %s", off.s, R(x, in->b).s, inside.s);
+    ins(x, "selp.b%s %s, %s, 0, %s", wide ? "64" : "32", off.s,
+        R(x, in->b).s, inside.s);
     ins(x, "selp.b32 %s, 16, 0, %s", size.s, inside.s);
   }
-  nm src = global_addr_at(x, in->imm, off);
+  nm src = global_addr_at(x, in->imm, off, wide);
   nm dst = ptx_shared_addr(x, in->a);
   char guard[32] = "";
   if (in->c)
@@ -978,6 +1014,7 @@ static void emit_const(px *x, const tir_instr *in) {
       unsupported(x, "an integer constant beyond 32 bits");
     ins(x, "mov.b32 %s, %lld", d.s, (long long)in->imm);
     break;
+  case TY_I64: ins(x, "mov.b64 %s, %lld", d.s, (long long)in->imm); break;
   case TY_F16:
     ins(x, "mov.b16 %s, 0x%04X", d.s, (unsigned)wv_f64_to_f16(in->fimm));
     break;
@@ -1100,7 +1137,7 @@ static void emit_instr(px *x, const tir_instr *in) {
     put_form(x, in, forms[in->op].ptx, NULL);
   else if (is_float(in->ty))
     emit_float_op(x, in);
-  else if (in->ty == TY_I32)
+  else if (in->ty == TY_I32 || in->ty == TY_I64)
     emit_int_op(x, in);
   else
     unsupported(x, "an operation on predicates");
@@ -1185,9 +1222,6 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     if (p->grid[a] > max_grid[a])
       unsupported(&x, "a grid of more workgroups than a launch allows "
                       "(2^31-1 along x, 65535 along y and z)");
-  for (uint32_t i = 0; i < p->args.n; i++)
-    if (p->args.v[i].elems > INT32_MAX)
-      unsupported(&x, "a tensor of more than 2^31 elements");
   analyse(&x);
   for (uint32_t r = 1; r < p->regs.n; r++) {
     int c = ty_class[p->regs.v[r]];

@@ -20,7 +20,7 @@ static const char *const tmp_prefix[C_COUNT] = {"%tp", "%tr", "%th", "%tf",
 static const int ty_class[TY_COUNT] = {
     [TY_PRED] = C_PRED, [TY_I32] = C_B32,  [TY_F16] = C_B16,
     [TY_BF16] = C_B16,  [TY_F32] = C_F32,  [TY_E4M3] = C_B16,
-    [TY_E5M2] = C_B16,  [TY_I8] = C_B32};
+    [TY_E5M2] = C_B16,  [TY_I8] = C_B32,  [TY_I64] = C_B64};
 
 /* Names are passed by value so that no buffer is overwritten under them. */
 typedef struct nm {

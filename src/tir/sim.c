@@ -174,6 +174,18 @@ static val mma_sum(tir_ty aty, double acc, const double *a, const double *b,
   return (val){.f = (double)(float)acc};
 }
 
+/* cmp on integers, exactly (i64 values past 2^53 included). */
+static bool icmp(int64_t c, int64_t a, int64_t b) {
+  switch (c) {
+  case TIR_CMP_GT: return a > b;
+  case TIR_CMP_LT: return a < b;
+  case TIR_CMP_GE: return a >= b;
+  case TIR_CMP_LE: return a <= b;
+  case TIR_CMP_EQ: return a == b;
+  default: return a != b;
+  }
+}
+
 static void do_mma(sim *s, const tir_instr *in, uint32_t w) {
   const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)in->imm);
   int nc = s->mma_elems[WV_ACC], na = s->mma_elems[WV_LHS],
@@ -362,7 +374,7 @@ static val ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
     sim_report(s, in, w, l, D_SIM_OOB,
            "out-of-bounds read of '%s': element %lld of %lld", a->name,
            (long long)off, (long long)a->elems);
-  if (!s->ginit[in->imm][off])
+  if (s->ginit[in->imm] && !s->ginit[in->imm][off])
     sim_report(s, in, w, l, D_SIM_UNINIT,
            "read of '%s' element %lld, which nothing wrote", a->name,
            (long long)off);
@@ -391,7 +403,8 @@ static void stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
            "threads %d and %d store different values to '%s' element %lld",
            prev - 1, me - 1, a->name, (long long)off);
   store_elem(a->dt, s->args[in->imm], off, x);
-  s->ginit[in->imm][off] = 1;
+  if (s->ginit[in->imm])
+    s->ginit[in->imm][off] = 1;
   s->gwriter[in->imm][off] = me;
 }
 
@@ -654,7 +667,7 @@ static val lane_setp(sim *s, const tir_instr *in, uint32_t w, int l) {
   tir_ty at = s->p->regs.v[in->a];
   val a = rd(s, in, w, in->a, l), b = rd(s, in, w, in->b, l);
   return (val){.i = is_float(at) ? cmp(in->imm, a.f, b.f)
-                                 : cmp(in->imm, (double)a.i, (double)b.i)};
+                                 : icmp(in->imm, a.i, b.i)};
 }
 
 static val lane_and(sim *s, const tir_instr *in, uint32_t w, int l) {
@@ -666,9 +679,17 @@ static val lane_selp(sim *s, const tir_instr *in, uint32_t w, int l) {
                                   : rd(s, in, w, in->c, l);
 }
 
+/* An integer register's value: the low `bits` bits of x, two's complement
+ * (as the GPU's registers hold it). */
+static int64_t wrap_to(int bits, int64_t x) {
+  return bits == 32 ? (int64_t)(int32_t)(uint32_t)x : x;
+}
+
 static val lane_cvt(sim *s, const tir_instr *in, uint32_t w, int l) {
   tir_ty at = s->p->regs.v[in->a], ty = in->ty;
   val a = rd(s, in, w, in->a, l), r = {0};
+  if (ty == TY_I64 || at == TY_I64) /* i32 <-> i64: extends, truncates */
+    return (val){.i = wrap_to(ty == TY_I64 ? 64 : 32, a.i)};
   double x = is_float(at) ? a.f : (double)a.i;
   if (is_float(ty))
     r.f = round_to(ty, x);
@@ -690,27 +711,30 @@ static val lane_lds(sim *s, const tir_instr *in, uint32_t w, int l) {
   return shared_access(s, in, w, l, in->ty, rd(s, in, w, in->a, l).i, NULL);
 }
 
-/* Integer arithmetic (floor division and modulus, tir.h). */
+/* Integer arithmetic (floor division and modulus, tir.h), modulo 2^64;
+ * lane_arith keeps the low 32 bits of an i32 result. */
 static int64_t int_op(sim *s, const tir_instr *in, uint32_t w, int l,
                       int64_t a, int64_t b) {
+  uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
   switch (in->op) {
-  case T_ADD: return a + b;
-  case T_SUB: return a - b;
-  case T_MUL: return a * b;
+  case T_ADD: return (int64_t)(ua + ub);
+  case T_SUB: return (int64_t)(ua - ub);
+  case T_MUL: return (int64_t)(ua * ub);
   case T_DIV:
   case T_MOD:
-    if (b == 0)
-      sim_report(s, in, w, l, D_SIM_OOB, "integer division by zero");
-    return in->op == T_DIV ? floordiv(a, b) : a - floordiv(a, b) * b;
   case T_TDIV:
   case T_TREM:
     if (b == 0)
       sim_report(s, in, w, l, D_SIM_OOB, "integer division by zero");
+    if (b == -1) /* a / -1 is -a (wrapping), the remainder 0 */
+      return in->op == T_DIV || in->op == T_TDIV ? (int64_t)(0 - ua) : 0;
+    if (in->op == T_DIV || in->op == T_MOD)
+      return in->op == T_DIV ? floordiv(a, b) : a - floordiv(a, b) * b;
     return in->op == T_TDIV ? a / b : a % b; /* C truncates */
   case T_MIN: return a < b ? a : b;
   case T_MAX: return a > b ? a : b;
-  case T_NEG: return -a;
-  case T_ABS: return a < 0 ? -a : a;
+  case T_NEG: return (int64_t)(0 - ua);
+  case T_ABS: return a < 0 ? (int64_t)(0 - ua) : a;
   case T_SWZ: return tir_swz128(a);
   default:
     wv_fail(s->ctx, D_INTERNAL, in->loc, "simulator: no integer %s", "op");
@@ -719,15 +743,15 @@ static int64_t int_op(sim *s, const tir_instr *in, uint32_t w, int l,
 
 /* Arithmetic: floats computed exactly (fop) and rounded once to the
  * register's type; everything else as integers, an i32 result wrapped to
- * 32 bits as PTX's .s32 ops leave it (its operands are then 32-bit
- * values, whose int_op cannot overflow int64). */
+ * 32 bits as PTX's .s32 ops leave it, an i64 one modulo 2^64 as .s64 ops
+ * (int_op computes modulo 2^64). */
 static val lane_arith(sim *s, const tir_instr *in, uint32_t w, int l) {
   val a = in->a ? rd(s, in, w, in->a, l) : (val){0};
   val b = in->b ? rd(s, in, w, in->b, l) : (val){0};
   if (is_float(in->ty))
     return (val){.f = round_to(in->ty, fop(in->op, a.f, b.f))};
   int64_t r = int_op(s, in, w, l, a.i, b.i);
-  return (val){.i = in->ty == TY_I32 ? (int32_t)(uint32_t)r : r};
+  return (val){.i = in->ty == TY_I32 ? wrap_to(32, r) : r};
 }
 
 static lane_fn *const lane_value[T__COUNT] = {
@@ -1240,14 +1264,19 @@ static void simulate(wv_kernel *k, void *const *args) {
       read[p->code.v[i].imm] = true;
   for (uint32_t i = 0; i < p->tmaps.n; i++)
     read[p->tmaps.v[i].arg] = true;
+  /* shadows only where they tell something (NULL: none), so that a large
+   * input costs nothing beyond its buffer: which elements an output the
+   * kernel only writes has got (the others' are all there), and who
+   * stored each element of a written argument */
   for (uint32_t a = 0; a < p->args.n; a++) {
     if (!args[a])
       wv_fail(ctx, D_INVALID, k->loc, "no buffer for argument '%s'",
               p->args.v[a].name);
-    s.ginit[a] = wv_alloc(ctx, (size_t)p->args.v[a].elems);
-    s.gwriter[a] = wv_alloc(ctx, (size_t)p->args.v[a].elems * sizeof(int32_t));
-    if (!p->args.v[a].written || read[a])
-      memset(s.ginit[a], 1, (size_t)p->args.v[a].elems);
+    size_t n = (size_t)p->args.v[a].elems;
+    if (p->args.v[a].written && !read[a])
+      s.ginit[a] = wv_alloc(ctx, n);
+    if (p->args.v[a].written)
+      s.gwriter[a] = wv_alloc(ctx, n * sizeof(int32_t));
   }
   if (p->mma >= 0) {
     const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)p->mma);

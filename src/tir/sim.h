@@ -60,8 +60,9 @@ typedef struct sim {
   wv_kernel *k;
   const tir_prog *p;
   void *const *args;
-  uint8_t **ginit;    /* per arg: element written or an input */
-  int32_t **gwriter;  /* per arg: thread + 1 of the last store this launch */
+  uint8_t **ginit;    /* per arg: element written (NULL: all are, inputs) */
+  int32_t **gwriter;  /* per arg: thread + 1 of the last store this launch
+                       * (NULL: an argument the kernel does not write) */
   uint32_t nwaves;
   int lanes;
   val *regs;          /* [wave][reg][lane] */

@@ -310,7 +310,7 @@ static void tma_land(sim *s, uint32_t i) {
     }
     val v = {0};
     if (in) {
-      if (!s->ginit[t->arg][off])
+      if (s->ginit[t->arg] && !s->ginit[t->arg][off])
         sim_report(s, c.in, c.wave, c.lane, D_SIM_UNINIT,
                    "tensor copy reads '%s' element %lld, which nothing wrote",
                    ar->name, (long long)off);

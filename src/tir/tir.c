@@ -69,7 +69,7 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
     wv_buf_printf(b, "%s.%s", tir_ops[in->op].name, tir_ty_names[in->ty]);
     switch (in->op) {
     case T_CONST:
-      if (in->ty == TY_I32 || in->ty == TY_PRED)
+      if (in->ty == TY_I32 || in->ty == TY_I64 || in->ty == TY_PRED)
         wv_buf_printf(b, " %lld", (long long)in->imm);
       else
         wv_buf_printf(b, " %.9g", in->fimm);
@@ -191,6 +191,47 @@ static bool async_ok(const tir_prog *p, const tir_instr *in) {
   }
 }
 
+/* i64 registers are index arithmetic's only (tir.h): the ops that may
+ * touch one, and how. */
+static bool i64_ok(const tir_prog *p, const tir_instr *in) {
+  const tir_ty *rt = p->regs.v;
+  const tir_ty I = TY_I64;
+  bool any = in->ty == I || (in->dst && rt[in->dst] == I) ||
+             (in->a && rt[in->a] == I) || (in->b && rt[in->b] == I) ||
+             (in->c && rt[in->c] == I);
+  for (uint32_t j = 0; j < in->nlist; j++)
+    any |= rt[in->list[j]] == I;
+  if (!any)
+    return true;
+  switch (in->op) {
+  case T_CONST: return in->nlist == 0;
+  case T_MOV: return rt[in->a] == I;
+  case T_ADD:
+  case T_SUB:
+  case T_MUL:
+  case T_DIV:
+  case T_MOD:
+  case T_MIN:
+  case T_MAX: return in->ty == I && rt[in->a] == I && rt[in->b] == I;
+  case T_SELP:
+    return in->ty == I && rt[in->a] == TY_PRED && rt[in->b] == I &&
+           rt[in->c] == I;
+  case T_SETP: return in->ty == I && rt[in->a] == I && rt[in->b] == I;
+  case T_CVT:
+    return (in->ty == I && rt[in->a] == TY_I32) ||
+           (in->ty == TY_I32 && rt[in->a] == I);
+  case T_LDG: /* the offset only */
+    return in->ty != I && rt[in->a] == I && (!in->b || rt[in->b] == TY_PRED);
+  case T_STG:
+    return in->ty != I && rt[in->a] == I && rt[in->b] != I &&
+           (!in->c || rt[in->c] == TY_PRED);
+  case T_LDGV:
+    return in->ty != I && rt[in->a] == I && (!in->b || rt[in->b] == TY_PRED);
+  case T_CPA: return in->ty != I && rt[in->a] != I && rt[in->b] == I;
+  default: return false;
+  }
+}
+
 const tir_prog *tir_instance(wavec_ctx *ctx, const tir_prog *p,
                              const int64_t *vals, wavec_loc loc) {
   if (!p->sizes.n)
@@ -248,6 +289,9 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
       wv_fail(ctx, D_INTERNAL, (wavec_loc){0},
               "thread program verifier: tensor map %u is malformed", i);
   uint32_t nregs = p->regs.n;
+  bool i64 = false; /* (most programs have no i64 register) */
+  for (uint32_t r = 1; r < nregs && !i64; r++)
+    i64 = p->regs.v[r] == TY_I64;
   VEC(uint32_t) loops = {0};
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
@@ -278,7 +322,8 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
       bad = true;
     if (in->op == T_CPA &&
         (!in->a || !in->b || p->regs.v[in->a] != TY_I32 ||
-         p->regs.v[in->b] != TY_I32 || (in->c && p->regs.v[in->c] != TY_PRED) ||
+         (p->regs.v[in->b] != TY_I32 && p->regs.v[in->b] != TY_I64) ||
+         (in->c && p->regs.v[in->c] != TY_PRED) ||
          in->nlist > 1 || (in->nlist && p->regs.v[in->list[0]] != TY_PRED)))
       bad = true;
     if (in->op == T_WGMMA) {
@@ -319,7 +364,7 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
     if (in->op == T_PARAM &&
         (in->ty != TY_I32 || in->imm < 0 || in->imm >= p->sizes.n))
       bad = true;
-    if (!bad && !async_ok(p, in))
+    if (!bad && (!async_ok(p, in) || (i64 && !i64_ok(p, in))))
       bad = true;
     if ((in->op == T_CPWAIT || in->op == T_WGWAIT) && (in->imm < 0 || in->imm > 7))
       bad = true;

@@ -15,6 +15,14 @@
  *    in the index algebra; every index in the program is computed by
  *    these ops. A kernel's own integer `/` and `%` truncate (T_TDIV,
  *    T_TREM), as in C and in PTX's div.s32 / rem.s32.
+ *  - Integer registers wrap as two's complement integers of their width,
+ *    as the GPU's do: an i32 result is the low 32 bits of the exact one.
+ *    Index arithmetic never wraps: every i32 index value (and every
+ *    partial sum or product of the instruction chain that computes it) is
+ *    proved within 32 bits by the interval bounds of the index algebra
+ *    (lower_expr.c); what is not is computed in i64 (TY_I64), which only
+ *    index arithmetic uses: global element offsets of large tensors and
+ *    the bounds guards on their coordinates.
  *  - Float values are stored rounded to their register type: an f16 add
  *    computes exactly and rounds once to f16 (round to nearest even).
  *  - Shared memory is addressed in bytes; an access of type T is aligned to
@@ -60,9 +68,12 @@
 /* Register types. The 8-bit ones hold what 8-bit elements load as and are
  * stored from: TY_E4M3 and TY_E5M2 values of those formats, TY_I8 an
  * integer in [-128, 127]; only moves, conversions, loads, stores and mmas
- * touch them. */
+ * touch them. TY_I64 is index arithmetic's only (see the invariants):
+ * constants, moves, add, sub, mul, floor div and mod, min, max, selp and
+ * setp on i64 operands, cvt from and to i32 (sign-extending, truncating
+ * a value that fits), and the offset of a global access. */
 typedef enum tir_ty {
-  TY_PRED, TY_I32, TY_F16, TY_BF16, TY_F32, TY_E4M3, TY_E5M2, TY_I8,
+  TY_PRED, TY_I32, TY_F16, TY_BF16, TY_F32, TY_E4M3, TY_E5M2, TY_I8, TY_I64,
   TY_COUNT
 } tir_ty;
 extern const char *const tir_ty_names[TY_COUNT];
@@ -116,10 +127,11 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_AND, "and", 2, "and.pred %=, %0, %1", 0)                                 \
   /* dst = a ? b : c */                                                        \
   X(T_SELP, "selp", 3, 0, 0)                                                   \
-  /* dst(ty) = a converted (RNE) */                                            \
+  /* dst(ty) = a converted (RNE; i32 <-> i64 exact, tir_ty) */                 \
   X(T_CVT, "cvt", 1, 0, 0)                                                     \
   /* dst = arg[imm][a] if b (b may be 0: true), else fimm (a read's fill;  \
-   * 0 by default) */                                                        \
+   * 0 by default); a (the element offset) i32 or i64, as in T_STG, T_LDGV \
+   * and T_CPA */                                                            \
   X(T_LDG, "ldg", 2, 0, 0)                                                     \
   /* arg[imm][a] = b if c */                                                   \
   X(T_STG, "stg", 3, 0, 0)                                                     \

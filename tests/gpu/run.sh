@@ -21,7 +21,11 @@
 #      kernels of examples/gemm_fp8.wave and gemm_i8.wave, ragged and up to
 #      4097x4095x1008, against float64 and int64 references (int8
 #      bit-exact, s32 sums wrapping); under memcheck up to size 256;
-#   7. one large GEMM, timed only.
+#   7. tensors of more than 2^31 elements (tests/gpu/large.c): GEMMs with
+#      an output of 2^31 + 2^22 elements (mma.sync, warpgroup, run-time
+#      sizes) and an elementwise kernel of 2^31 + 4096, checked element by
+#      element, and under memcheck (about 17 GB of GPU and host memory);
+#   8. one large GEMM, timed only.
 # Prints a table last; exit status 0 when everything passed.
 # Usage: tests/gpu/run.sh [--quick] [PATTERN]   (--quick: no sanitizers;
 # PATTERN: only the cases whose name contains it, and no ops table)
@@ -43,7 +47,7 @@ san() { timeout 90 "$SAN" "$@"; } # a hung or very slow tool run fails
 if ! make MODE=release -j"$(nproc)" >"$LOG/build.log" 2>&1; then
   tail -30 "$LOG/build.log"; echo "build failed"; exit 1
 fi
-for prog in ops ragged fp8mma; do
+for prog in ops ragged fp8mma large; do
   cc -std=c17 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Iinclude -Isrc -O2 \
     tests/gpu/$prog.c build/release/wavec-internal.a -lm -ldl -o build/release/gpu_$prog \
     >>"$LOG/build.log" 2>&1 || { tail -30 "$LOG/build.log"; echo "$prog build failed"; exit 1; }
@@ -249,6 +253,21 @@ if [ -z "$only" ] || [[ fp8 == *"$only"* ]]; then
     r=$?; [ $r -eq 0 ] && mc=ok || { mc=FAIL; fail=1; tail -20 "$LOG/fp8mma.memcheck.log"; }
   fi
   row "fp8/int8 vs float64 (fp8mma.c)" - - "$v" "$mc" -
+fi
+
+# tensors of more than 2^31 elements, checked exactly, and under memcheck
+# (a slow tool run of 16 GB of traffic: a longer limit than san's)
+if [ -z "$only" ] || [[ large == *"$only"* ]]; then
+  ./build/release/gpu_large >"$LOG/large.log" 2>&1; rc=$?
+  case $rc in 0) v=ok ;; 2) v=NO-GPU ;; *) v=MISMATCH ;; esac
+  [ $rc -ne 0 ] && fail=1
+  grep -E '^(FAIL|SKIP)' "$LOG/large.log"; tail -1 "$LOG/large.log"
+  mc=-
+  if [ $quick -eq 0 ]; then
+    timeout 900 "$SAN" --tool memcheck --error-exitcode 99 ./build/release/gpu_large >"$LOG/large.memcheck.log" 2>&1
+    r=$?; [ $r -eq 0 ] && mc=ok || { mc=FAIL; fail=1; tail -20 "$LOG/large.memcheck.log"; }
+  fi
+  row "2^31+ elements (large.c)" - - "$v" "$mc" -
 fi
 
 # timing only: the f16 GEMM of the benchmarks at 4096^3 (2 M N K flops)

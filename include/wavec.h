@@ -656,8 +656,9 @@ WAVEC_API wavec_status wavec_layout_render_node(wavec_kernel *k,
  * diagnostic, for what the target cannot run: AMD MFMA mma types and
  * other 64-lane waves, wgmma (a warpgroup mma) on a target other than
  * sm_90a, the fp8 mma.sync and fp8 conversions before sm_89, arithmetic on
- * i1 values, tensors of more than 2^31 elements,
- * more threads or shared memory than a block can have. */
+ * i1 values, more workgroups than a launch can have, more threads or
+ * shared memory than a block can have. (Tensors of 2^31 elements or more
+ * are fine: their offsets are 64-bit.) */
 WAVEC_API wavec_status wavec_emit_ptx(wavec_kernel *k, const char *target,
                                       const char **ptx, size_t *len);
 

@@ -372,7 +372,7 @@ const tir_prog *tir_instance(wavec_ctx *ctx, const tir_prog *p,
                              const int64_t *vals, wavec_loc loc);
 
 tir_ty tir_ty_of(wavec_dtype dt);
-int tir_ty_bytes(tir_ty ty); /* 2 for f16/bf16, 4 for f32/i32, 1 pred */
+int tir_ty_bytes(tir_ty ty); /* 2 for f16/bf16, 4 for f32/i32, 8 i64, 1 pred */
 
 /* The PTX printer (ptx.c): appends to `out` one PTX module holding the
  * program as the `.entry` `name` for target t (sm_80, sm_89, sm_90,
@@ -380,9 +380,9 @@ int tir_ty_bytes(tir_ty ty); /* 2 for f16/bf16, 4 for f32/i32, 1 pred */
  * Unwinds with D_UNSUPPORTED (WAVEC_ERR_UNSUPPORTED) for what the target
  * cannot run: waves other than 32-lane warps (or 128-lane warpgroups for
  * wgmma), AMD MFMA mma kinds, wgmma on a target other than sm_90a, a
- * shuffle across the warps of a warpgroup, arithmetic on predicates,
- * 32-bit index overflow, too many threads or too much shared memory; `loc`
- * (the kernel's) is where program-wide diagnostics point. */
+ * shuffle across the warps of a warpgroup, arithmetic on predicates, an
+ * i32 constant past 32 bits, too many workgroups, threads or shared
+ * memory; `loc` (the kernel's) is where program-wide diagnostics point. */
 struct wv_target;
 void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
                   wavec_loc loc, const struct wv_target *t, wv_buf *out);

@@ -82,8 +82,7 @@ static void verdict(bool ok, const char *what, size_t bad, size_t first) {
   if (ok)
     printf("ok   %s\n", what);
   else
-    printf("FAIL %s: %zu elements wrong, the first at %zu\n", what, bad,
-           first);
+    printf("FAIL %s: %zu elements wrong, the first at %zu\n", what, bad, first);
   ok ? passed++ : failed++;
 }
 
@@ -94,8 +93,8 @@ enum { M = 32832, N = 65536, K = 32 };
 static void gemm(const char *file, const char *kernel, bool dynamic) {
   static const char *const defs[] = {"M=32832", "N=65536", "K=32", NULL};
   char what[96];
-  snprintf(what, sizeof what, "%s %dx%dx%d (c: %zu elements)", kernel, M, N,
-           K, (size_t)M * N);
+  snprintf(what, sizeof what, "%s %dx%dx%d (c: %zu elements)", kernel, M, N, K,
+           (size_t)M * N);
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
   wavec_kernel *k = open_kernel(ctx, file, kernel, dynamic ? defs + 3 : defs);
   uint16_t *a = calloc((size_t)M * K, 2), *b = calloc((size_t)N * K, 2);

@@ -133,7 +133,8 @@ static void gemm_output_past_2_31(void) {
             {{"M=128", "N=128", "K=64", NULL}, 0}};
   for (int i = 0; i < 2; i++) {
     wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
-    wavec_kernel *k = open_kernel(ctx, "examples/gemm.wave", "gemm", cs[i].defs);
+    wavec_kernel *k =
+        open_kernel(ctx, "examples/gemm.wave", "gemm", cs[i].defs);
     for (int t = 0; k && t < 2; t++) {
       const char *target = t ? "sm_90" : "sm_80";
       const char *ptx = emit(k, ctx, target);
@@ -167,8 +168,8 @@ static void elementwise_past_2_31(void) {
   for (int i = 0; i < 2; i++) {
     const char *defs[] = {sizes[i], NULL};
     wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
-    wavec_kernel *k = open_kernel(ctx, "tests/kernels/large.wave", "scale",
-                                  defs);
+    wavec_kernel *k =
+        open_kernel(ctx, "tests/kernels/large.wave", "scale", defs);
     const char *ptx = k ? emit(k, ctx, "sm_90") : NULL;
     if (ptx) {
       int x64, x32, y64, y32;

@@ -616,7 +616,7 @@ wavec_status wavec_module_arg_shape(wavec_module *b, size_t i, size_t ndims,
   uint64_t me = i < 64 ? (uint64_t)1 << i : 0; /* (more cannot launch) */
   for (size_t j = 0; j < ndims; j++) {
     uint32_t z = b->dyn[i][j];
-    if (shape[j] <= 0 || shape[j] > INT32_MAX)
+    if (shape[j] <= 0 || (z && shape[j] > INT32_MAX)) /* (see tir.c) */
       return wv_error(ctx, D_INVALID, none,
                       "argument '%s' of '%s': size %lld of dimension %zu is "
                       "out of range",

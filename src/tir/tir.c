@@ -425,7 +425,8 @@ wavec_status wavec_arg_shape(wavec_kernel *pk, size_t i, size_t ndims,
                     "argument '%s' has %u dimensions, the shape %zu", a->name,
                     a->ndims, ndims);
   for (uint32_t j = 0; j < a->ndims; j++) {
-    if (shape[j] <= 0 || shape[j] > INT32_MAX)
+    /* a run-time size is at most 2^31-1 (the index analysis assumes it) */
+    if (shape[j] <= 0 || (a->dyn[j] && shape[j] > INT32_MAX))
       return wv_error(k->ctx, D_INVALID, k->loc,
                       "argument '%s': size %lld of dimension %u is out of "
                       "range", a->name, (long long)shape[j], j);

@@ -267,7 +267,7 @@ if [ -z "$only" ] || [[ large == *"$only"* ]]; then
     timeout 900 "$SAN" --tool memcheck --error-exitcode 99 ./build/release/gpu_large >"$LOG/large.memcheck.log" 2>&1
     r=$?; [ $r -eq 0 ] && mc=ok || { mc=FAIL; fail=1; tail -20 "$LOG/large.memcheck.log"; }
   fi
-  row "2^31+ elements (large.c)" - - "$v" "$mc" -
+  row "2^31+ elements (large.c)" - - "$v" "$mc" - -
 fi
 
 # timing only: the f16 GEMM of the benchmarks at 4096^3 (2 M N K flops)

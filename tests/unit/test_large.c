@@ -13,6 +13,8 @@
  *    the same kernel reads out of bounds: the simulator's 32-bit registers
  *    wrap as the GPU's do, so a wrong width cannot pass;
  *  - i32 arithmetic wraps in the simulator as on the GPU (wrap);
+ *  - wavec_arg_shape takes a compiled-in dimension of 2^31 or more (a
+ *    run-time size stays below 2^31);
  *  - an index that must fit in 32 bits and cannot (the coordinate of a dim
  *    of 2^32 as an i32 value) is refused at its line. */
 #include <stdbool.h>
@@ -171,6 +173,12 @@ static void elementwise_past_2_31(void) {
     wavec_kernel *k =
         open_kernel(ctx, "tests/kernels/large.wave", "scale", defs);
     const char *ptx = k ? emit(k, ctx, "sm_90") : NULL;
+    const int64_t n = atoll(sizes[i] + 2), other = n + 1024;
+    if (k) { /* the shapes as compiled, not another */
+      CHECKF(wavec_arg_shape(k, 0, 1, &n) == WAVEC_OK, "%s",
+             wavec_errmsg(ctx));
+      CHECK(wavec_arg_shape(k, 1, 1, &other) == WAVEC_ERR_INVALID);
+    }
     if (ptx) {
       int x64, x32, y64, y32;
       widths(ptx, 0, &x64, &x32);
@@ -204,6 +212,12 @@ static void dynamic_sizes_get_64_bits(void) {
     CHECK(has_remark(k, "offsets into 'c' are 64-bit: its run-time size M "
                         "x N can reach 2^31 elements"));
     assemble(ptx, "sm_90", "gemm_dyn");
+    /* the ranges the index analysis assumed: a run-time size < 2^31 */
+    const int64_t big[2] = {2147483648, 64}, most[2] = {2147483647, 64};
+    CHECK(wavec_arg_shape(k, 0, 2, big) == WAVEC_ERR_INVALID &&
+          strstr(wavec_errmsg(ctx), "out of range"));
+    CHECKF(wavec_arg_shape(k, 0, 2, most) == WAVEC_OK, "%s",
+           wavec_errmsg(ctx));
   }
   wavec_ctx_free(ctx);
 }

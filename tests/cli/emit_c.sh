@@ -35,13 +35,15 @@ run 0 compile examples/gemm_wgmma.wave -D M=256 -D N=256 -D K=256 --hardware sta
 has "$T/wg.c" "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES"
 has "$T/wg.h" "for sm_90a"
 has "$T/wg.c" "cuTensorMapEncodeTiled(&tmap[1]"  # tensor copies: maps built per launch
-# run-time sizes: the launcher takes them after the pointers, checks the
-# stated multiple, and computes the grid and the tensor maps from them
+# run-time sizes: the launcher takes them after the pointers, checks them
+# (below 2^31, the stated multiple), and computes the grid and the tensor
+# maps from them
 run 0 compile tests/kernels/dynamic.wave --kernel gemm_dyn_wgmma --target sm_90a --emit=c -o "$T/dyn.c"
 has "$T/dyn.h" "wavec_status gemm_dyn_wgmma_launch(CUstream stream, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, uint32_t M, uint32_t N, uint32_t K);"
 has "$T/dyn.h" " *   c          f32 [M, N], written"
 has "$T/dyn.h" "grid [ceil(M / 128), ceil(N / 128), 1]"
-has "$T/dyn.c" "if (K == 0 || K % 64u) {"
+has "$T/dyn.c" "if (K == 0 || K > 2147483647u || K % 64u) {"
+has "$T/dyn.c" "if (M == 0 || M > 2147483647u) {"
 has "$T/dyn.c" "const cuuint64_t dim[] = {(cuuint64_t)K, (cuuint64_t)M}, stride[] = {(cuuint64_t)2u * K};"
 has "$T/dyn.c" "&tmap[1], &M, &N, &K};"
 has "$T/dyn.c" "cuLaunchKernel(f, (unsigned)((M + 128ull - 1) / 128ull), (unsigned)((N + 128ull - 1) / 128ull), 1u,"

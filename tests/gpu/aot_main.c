@@ -4,7 +4,8 @@
  * dynamic.wave's gemm_dyn_wgmma, sizes at launch: 256 x 256 x 128 and
  * 200 x 72 x 128): each computes c = a b^T on random f16 inputs, compared
  * with a double-precision product on the host; the dynamic launcher
- * refuses K = 100 (not a multiple of 64). Exit 0 when all match
+ * refuses K = 100 (not a multiple of 64) and M = 2^31 (past the 2^31-1 a
+ * run-time size may be). Exit 0 when all match
  * (normwise relative error below 1e-5). */
 #include <math.h>
 #include <stdio.h>
@@ -97,6 +98,11 @@ int main(void) {
   /* a size the kernel's dynamic(K, multiple_of = 64) refuses */
   wavec_status st = gemm_dyn_wgmma_launch(0, da, db, dc, M, N, 100);
   printf("%s gemm_dyn_wgmma_launch K = 100: status %d\n",
+         st == WAVEC_ERR_INVALID ? "ok" : "FAIL", (int)st);
+  bad |= st != WAVEC_ERR_INVALID;
+  /* and a size past 2^31-1 (a multiple of 64: only the range refuses it) */
+  st = gemm_dyn_wgmma_launch(0, da, db, dc, 2147483648u, N, K);
+  printf("%s gemm_dyn_wgmma_launch M = 2^31: status %d\n",
          st == WAVEC_ERR_INVALID ? "ok" : "FAIL", (int)st);
   bad |= st != WAVEC_ERR_INVALID;
   return bad;

@@ -208,7 +208,8 @@ static void pack_window(px *x, const tir_instr *in) {
     }
     if (j->op == T_LOOP || j->op == T_ENDLOOP || j->op == T_WGWAIT ||
         j->op == T_MBWAIT || j->op == T_IF || j->op == T_ENDIF || j->nlist ||
-        (writes_dst(j) && ty(x, j->dst) != TY_I32 && ty(x, j->dst) != TY_PRED))
+        (writes_dst(j) && ty(x, j->dst) != TY_I32 &&
+         ty(x, j->dst) != TY_I64 && ty(x, j->dst) != TY_PRED))
       break;
   }
 }

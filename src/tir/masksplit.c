@@ -135,7 +135,7 @@ void wv_print_masksplit(wv_kernel *k, wv_buf *b) {
 
 /* What masksplit promises: a split loop is a bounded one whose body holds
  * a marked select, and it splits within its walk: first <= mid <= last in
- * every workgroup. */
+ * every workgroup (lw_wg_at). */
 wavec_status wv_verify_masksplit(wv_kernel *k) {
   lw *w = k->lw;
   wavec_ctx *ctx = k->ctx;
@@ -156,8 +156,9 @@ wavec_status wv_verify_masksplit(wv_kernel *k) {
                 wv_get(w->g, body->nodes.v[i])->op == WAVEC_OP_SELECT;
     bool bad = !n->rel || !marked;
     int axis = w->d->dim[n->rel_dim].wg_axis;
-    for (int64_t g = 0; !bad && g < w->d->grid[axis]; g++) {
-      vals[w->d->WG[axis]] = g;
+    int64_t grid = w->d->grid[axis];
+    for (int64_t i = 0; !bad && i < lw_wg_count(grid); i++) {
+      vals[w->d->WG[axis]] = lw_wg_at(grid, i);
       int64_t f, m, l;
       bad = !ex_eval(ctx, w->walk_first[id], vals, known, ns, &f) ||
             !ex_eval(ctx, w->split_mid[id], vals, known, ns, &m) ||

@@ -54,10 +54,12 @@ static void loop_range(lw *w, const wv_node *n, ex_t *first, ex_t *last,
   bool *known = wv_alloc(ctx, ns * sizeof *known);
   wavec_sym wg = w->d->WG[ei->wg_axis];
   known[wg] = true;
-  int64_t lo = trips, hi = 0, sum = 0, nwg = w->d->grid[ei->wg_axis];
-  for (int64_t g = 0; g < nwg; g++) {
+  /* (over lw_wg_count of them: an estimate of the average past that) */
+  int64_t lo = trips, hi = 0, sum = 0;
+  int64_t grid = w->d->grid[ei->wg_axis], nwg = lw_wg_count(grid);
+  for (int64_t i = 0; i < nwg; i++) {
     int64_t f, l;
-    vals[wg] = g;
+    vals[wg] = lw_wg_at(grid, i);
     if (!ex_eval(ctx, *first, vals, known, ns, &f) ||
         !ex_eval(ctx, *last, vals, known, ns, &l))
       wv_fail(ctx, D_INTERNAL, n->loc, "iterate bound depends on more than "
@@ -76,7 +78,7 @@ static void loop_range(lw *w, const wv_node *n, ex_t *first, ex_t *last,
                 wv_rel_names[n->rel], wavec_symbol_name(ctx, n->rel_dim),
                 (long long)lo, (long long)hi, (long long)trips,
                 (double)sum / (double)nwg,
-                100.0 * (double)sum / (double)(nwg * trips));
+                100.0 * (double)sum / ((double)nwg * (double)trips));
   *remark = wv_buf_str(&b);
 }
 
@@ -111,10 +113,10 @@ void wv_print_walks(wv_kernel *k, wv_buf *b) {
   }
 }
 
-/* What walks promises: for every workgroup, 0 <= first <= last <= tiles
- * (an empty walk is first == last), the bounds in the workgroup ids
- * alone (walks over dynamic dims are the simulator's to check, at the
- * sizes it runs). */
+/* What walks promises: for every workgroup (lw_wg_at), 0 <= first <=
+ * last <= tiles (an empty walk is first == last), the bounds in the
+ * workgroup ids alone (walks over dynamic dims are the simulator's to
+ * check, at the sizes it runs). */
 wavec_status wv_verify_walks(wv_kernel *k) {
   lw *w = k->lw;
   wavec_ctx *ctx = k->ctx;
@@ -133,7 +135,9 @@ wavec_status wv_verify_walks(wv_kernel *k) {
     int64_t tiles = w->d->dim[n->sym].tiles;
     /* the bound's axis (the others cannot appear) */
     int axis = n->rel ? w->d->dim[n->rel_dim].wg_axis : 0;
-    for (int64_t g = 0; g < (n->rel ? w->d->grid[axis] : 1); g++) {
+    int64_t grid = n->rel ? w->d->grid[axis] : 1;
+    for (int64_t i = 0; i < lw_wg_count(grid); i++) {
+      int64_t g = lw_wg_at(grid, i);
       vals[w->d->WG[axis]] = g;
       int64_t f, l;
       if (!ex_eval(ctx, w->walk_first[id], vals, known, ns, &f) ||

@@ -126,8 +126,45 @@ static void examples_within_budget(void) {
          total, BUDGET_MS);
 }
 
+/* Compiling does not take longer for larger sizes: a causal attention
+ * over 2^31 queries and keys (2^25 workgroups along M) compiles as fast
+ * as one over 2^16. The passes walks and masksplit once looked at every
+ * workgroup (5 s here in a release build, hours at 2^40; found looking
+ * for a compile that fuzz inputs could make run away). */
+static void sizes_cost_nothing(void) {
+  static const int64_t sizes[] = {65536, INT64_C(2147483648)};
+  size_t len;
+  char *src = slurp("examples/attention_fwd.wave", &len);
+  CHECK(src);
+  double ms[2] = {0, 0};
+  for (int i = 0; src && i < 2; i++) {
+    wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+    wavec_define_int(ctx, "B", 1);
+    wavec_define_int(ctx, "M", sizes[i]);
+    wavec_define_int(ctx, "K2", sizes[i]);
+    wavec_define_int(ctx, "N", 64);
+    wavec_define_int(ctx, "K1", 64);
+    double t0 = now_ms();
+    wavec_status st =
+        wavec_parse(ctx, "examples/attention_fwd.wave", src, len);
+    wavec_kernel *k = wavec_kernel_find(ctx, "attention_fwd_causal");
+    if (st == WAVEC_OK && k)
+      st = wavec_compile(k, NULL);
+    ms[i] = now_ms() - t0;
+    CHECKF(st == WAVEC_OK && k, "M = %lld: %s", (long long)sizes[i],
+           wavec_errmsg(ctx));
+    wavec_ctx_free(ctx);
+  }
+  printf("  attention_fwd_causal, M = K2 = 2^16: %.1f ms, 2^31: %.1f ms\n",
+         ms[0], ms[1]);
+  CHECKF(ms[1] < 4 * ms[0] + 50, "2^31 took %.1f ms, 2^16 %.1f ms", ms[1],
+         ms[0]);
+  free(src);
+}
+
 int main(void) {
   RUN(every_example);
   RUN(examples_within_budget);
+  RUN(sizes_cost_nothing);
   CHECK_EXIT();
 }

@@ -110,3 +110,12 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
                                unsigned int seed) {
   return wvf_mutate_wave(data, size, max_size, seed);
 }
+
+size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1,
+                                 const uint8_t *d2, size_t s2, uint8_t *out,
+                                 size_t max_out, unsigned int seed);
+size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1,
+                                 const uint8_t *d2, size_t s2, uint8_t *out,
+                                 size_t max_out, unsigned int seed) {
+  return wvf_cross_wave(d1, s1, d2, s2, out, max_out, seed);
+}

@@ -17,6 +17,9 @@ static const char *const mmas[] = {NULL,
 static const char *const stages[] = {NULL, "1", "2", "3", "4"};
 static const char *const copies[] = {NULL, "1", "2"};
 static const char *const per_sm[] = {NULL, "1", "2"};
+static const char *const on_off[] = {NULL, "1", "0"};
+static const char *const sms[] = {NULL, "2", "3", "132"};
+static const char *const group_m[] = {NULL, "1", "2", "8"};
 
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -45,7 +48,11 @@ void wvf_choose(wavec_ctx *ctx, const uint8_t *data, size_t size,
             {"mma", mmas, LEN(mmas)},
             {"stages", stages, LEN(stages)},
             {"copies", copies, LEN(copies)},
-            {"workgroups_per_sm", per_sm, LEN(per_sm)}};
+            {"workgroups_per_sm", per_sm, LEN(per_sm)},
+            {"specialize", on_off, LEN(on_off)},
+            {"persistent", on_off, LEN(on_off)},
+            {"sms", sms, LEN(sms)},
+            {"group_m", group_m, LEN(group_m)}};
   for (size_t h = 0; h < LEN(hw); h++) {
     const char *v = hw[h].values[pick(line, n, i++, hw[h].n)];
     if (v && wavec_hardware_override(ctx, hw[h].key, v) != WAVEC_OK) {
@@ -111,7 +118,8 @@ static const char *const classes[][9] = {
      "F32_32x32x8_F16", "F32_64xNx16_F16", "F32_64xNx16_BF16"},
     {"M", "N", "K", "B", "K1", "K2"},
     {"BLOCK_M", "BLOCK_N", "BLOCK_K", "BLOCK_K2", "BLOCK_B", "WAVES"},
-    {"stages", "copies", "workgroups_per_sm"},
+    {"stages", "copies", "workgroups_per_sm", "specialize", "persistent",
+     "sms", "group_m"},
     {"read", "broadcast", "permute", "cast"},
 };
 static const char *const words[] = {
@@ -225,6 +233,19 @@ static const char *same_class(const uint8_t *d, size_t at, size_t len,
   return NULL;
 }
 
+/* Another choice on the "#@" line (which the parser skips: the text
+ * parses as before), or the line, all zeros, where there is none. */
+static size_t choose(uint8_t *d, size_t size, size_t max, mrng *r) {
+  if (size < 2 || d[0] != '#' || d[1] != '@')
+    return replace_str(d, size, max, 0, 0, "#@0000000000000000\n");
+  size_t n = 2;
+  while (n < size && d[n] != '\n')
+    n++;
+  if (n > 2)
+    d[2 + mr(r, n - 2)] = (uint8_t)('0' + mr(r, 10));
+  return size;
+}
+
 static size_t edit(uint8_t *d, size_t size, size_t max, mrng *r) {
   size_t at, len, at2, len2;
   uint8_t tmp[512];
@@ -243,16 +264,8 @@ static size_t edit(uint8_t *d, size_t size, size_t max, mrng *r) {
         return replace(d, size, max, at, len, tmp, len2);
       }
     }
-  } else if (roll < 60) { /* the choices of the "#@" line */
-    if (size < 2 || d[0] != '#' || d[1] != '@')
-      return replace_str(d, size, max, 0, 0, "#@000000000000\n");
-    size_t n = 2;
-    while (n < size && d[n] != '\n')
-      n++;
-    if (n > 2) {
-      d[2 + mr(r, n - 2)] = (uint8_t)('0' + mr(r, 10));
-      return size;
-    }
+  } else if (roll < 60) {
+    return choose(d, size, max, r);
   } else if (roll < 68) { /* copy a line after another, or move it */
     if (line(d, size, r, &at, &len) && len < sizeof tmp &&
         line(d, size, r, &at2, &len2)) {
@@ -292,13 +305,43 @@ size_t wvf_mutate_wave(uint8_t *d, size_t size, size_t max, unsigned seed) {
   if (size > KEEP)
     return edit(d, size, max, &r);
   memcpy(orig, d, size);
-  size_t n = size;
   for (int t = 0; t < TRIES; t++) {
-    if (t)
-      memcpy(d, orig, size);
-    n = edit(d, size, max, &r);
+    size_t n = edit(d, size, max, &r);
     if (parses(d, n))
-      break;
+      return n;
+    memcpy(d, orig, size);
   }
-  return n;
+  return choose(d, size, max, &r); /* parses if the input did */
+}
+
+/* The start of the line that holds byte i. */
+static size_t line_start(const uint8_t *d, size_t i) {
+  while (i > 0 && d[i - 1] != '\n')
+    i--;
+  return i;
+}
+
+size_t wvf_cross_wave(const uint8_t *d1, size_t s1, const uint8_t *d2,
+                      size_t s2, uint8_t *out, size_t max, unsigned seed) {
+  mrng r = {0x2545f4914f6cdd1dull ^ ((uint64_t)seed << 21 | seed)};
+  size_t n = 0;
+  if (s1 > max)
+    s1 = max;
+  for (int t = 0; t < 8; t++) {
+    /* d1's lines up to a, 1 to 6 lines of d2 from b, the rest of d1 */
+    size_t a = line_start(d1, mr(&r, s1 + 1));
+    size_t b = line_start(d2, mr(&r, s2 + 1)), c = b;
+    for (size_t k = 1 + mr(&r, 6); k > 0 && c < s2; k--)
+      while (c < s2 && d2[c++] != '\n')
+        ;
+    if (s1 + (c - b) > max)
+      c = b + (max > s1 ? max - s1 : 0);
+    memcpy(out, d1, a);
+    memcpy(out + a, d2 + b, c - b);
+    memcpy(out + a + (c - b), d1 + a, s1 - a);
+    n = s1 + (c - b);
+    if (parses(out, n))
+      return n;
+  }
+  return 0; /* none parsed: libFuzzer edits another way */
 }

@@ -5,7 +5,8 @@
  * reproducer is an ordinary .wave file) chooses with each following byte c
  * the entry (c - '0') mod n of one table: the sizes of the dimensions
  * M, N, K, B, K1 and K2, then the target, threads_per_wave, the mma type,
- * stages, copies and workgroups_per_sm (entry 0: the kernel's own choice).
+ * stages, copies, workgroups_per_sm, specialize, persistent, sms and
+ * group_m (entry 0: the kernel's own choice).
  * Missing bytes choose entry 0; an input without the line takes entry 0
  * of everything. */
 #ifndef WV_FUZZ_HARNESS_H
@@ -50,5 +51,10 @@ void wvf_reach(int stage, const char *name);
  * size; never more than max_size. */
 size_t wvf_mutate_wave(uint8_t *data, size_t size, size_t max_size,
                        unsigned seed);
+/* Crossover for .wave text (LLVMFuzzerCustomCrossOver): 1 to 6 lines of
+ * d2 inserted between two lines of d1, tried up to 8 times until the text
+ * parses; the size written to out (at most max), or 0 when none parsed. */
+size_t wvf_cross_wave(const uint8_t *d1, size_t s1, const uint8_t *d2,
+                      size_t s2, uint8_t *out, size_t max, unsigned seed);
 /* libFuzzer's own mutator (or mutate.c's, standalone). */
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);

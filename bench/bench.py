@@ -408,7 +408,7 @@ def tma_ab(quick=False):
         for cp in (1, 2):
             try:
                 k, t1, t2, info = wavec_compile("bench/gemm.wave", "gemm_wgmma_bf16", dict(M=n, N=n, K=n, BLOCK_M=bm, BLOCK_N=bn,
-                                                WAVES_M=wm), ["--hardware", f"stages={st},copies={cp}"], target="sm_90a")
+                                                WAVES_M=wm), dict(stages=st, copies=cp), target="sm_90a")
                 c.fill_(float("nan")); k(a, b, c); torch.cuda.synchronize()
                 err = rel_err(c, ref)
                 ms_w = bench(lambda: k(a, b, c))
@@ -439,7 +439,7 @@ def tma_ab(quick=False):
             for cp in (1, 2):
                 try:
                     k, t1, t2, info = wavec_compile(wave, kname, dict(B=BH, M=N, K2=N, K1=D, N=D, **defs),
-                                                    ["--hardware", f"stages={st},copies={cp}"], target="sm_90a")
+                                                    dict(stages=st, copies=cp), target="sm_90a")
                     call(k); torch.cuda.synchronize()
                     err = rel_err(o.reshape(B, H, N, D), ref) if kind == "fwd" else 0.0
                     ms_w = bench(lambda: call(k))

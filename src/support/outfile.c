@@ -125,7 +125,11 @@ int wv_write_file(const char *path, const wv_span *parts, size_t nparts,
     return fail(err, errlen, path, "%s", strerror(errno));
   if (have && S_ISDIR(st.st_mode))
     return fail(err, errlen, path, "%s", strerror(EISDIR));
-  bool special = !strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6);
+  /* /dev and /proc hold devices (a new name there is a typo, not a file to
+   * make), except /dev/shm, a file system for files */
+  bool special =
+      (!strncmp(path, "/dev/", 5) && strncmp(path, "/dev/shm/", 9)) ||
+      !strncmp(path, "/proc/", 6);
   if (special && !have)
     return fail(err, errlen, path, "%s", strerror(ENOENT));
   if (special || (have && !S_ISREG(st.st_mode)))

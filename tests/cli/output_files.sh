@@ -68,6 +68,16 @@ run 0 "${ptx[@]}" -o /dev/null
 [ -c /dev/null ] || fail "/dev/null is no longer a character device"
 "$WAVEC" "${ptx[@]}" -o /dev/stdout 2>"$T/err" | cat >"$T/got" || fail "-o /dev/stdout failed"
 has "$T/got" ".entry gemm"
+# a new file under /dev/shm (a file system for files, unlike the rest of
+# /dev, where a new name is refused rather than made a regular file)
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+  shm=/dev/shm/wavec-test-$$.npy
+  run 0 run "${gemm[@]}" --out "c=$shm"
+  head -c 6 "$shm" | grep -q NUMPY || { rm -f "$shm"; fail "no .npy in $shm"; }
+  rm -f "$shm"
+fi
+run 3 "${ptx[@]}" -o /dev/wavec-no-such-device
+[ ! -e /dev/wavec-no-such-device ] || fail "made /dev/wavec-no-such-device"
 
 # --out and --svg to regular files and links: whole files, no leftovers
 echo keep >"$T/d/c.npy.tmp"

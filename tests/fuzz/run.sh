@@ -23,6 +23,8 @@ fi
 secs=${1:-60}
 shift || true
 out=build/fuzz
+# fuzz_npy's scratch files: in memory where there is a /dev/shm
+[ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 harnesses=("$@")
 [ ${#harnesses[@]} -eq 0 ] && harnesses=("${all[@]}")
 

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One device call of a session, by stage, every step under its own limit and
+# all output under $OUT (the device machine's output folder):
+#   check  build; every GPU test without sanitizers (tests/gpu/run.sh
+#          --quick: the cases against the simulator, ragged.c, fp8mma.c,
+#          large.c); the sanitizers on the schedule cases and memcheck on
+#          ragged.c and fp8mma.c at small sizes; the --emit=c launchers; the
+#          Python package on the GPU
+#   perf   bench.py's GEMM and attention forward (peers in the same run)
+#   sched  bench.py --only schedule, then fp8 and ragged
+# Usage (device machine, repo root): bash bench/device_session.sh STAGE
+set -u
+export PATH=$PATH:/usr/local/cuda/bin
+OUT=${OUT:-build/out}; mkdir -p "$OUT"
+t0=$(date +%s)
+lap() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+make -s MODE=release -j16 all lib >build/device-build.txt 2>&1 || { tail -20 build/device-build.txt; exit 1; }
+lap built
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+case ${1:-check} in
+check)
+  timeout 270 bash tests/gpu/run.sh --quick >"$OUT/gpu-quick.txt" 2>&1; echo "rc=$?" >>"$OUT/gpu-quick.txt"
+  lap "quick tests"; tail -25 "$OUT/gpu-quick.txt"
+  { timeout 100 bash tests/gpu/run.sh sched; echo "rc=$?"
+    timeout 50 "$SAN" --tool memcheck --error-exitcode 99 ./build/release/gpu_ragged --max 100 | tail -3; echo "ragged memcheck rc=${PIPESTATUS[0]}"
+    timeout 50 "$SAN" --tool memcheck --error-exitcode 99 ./build/release/gpu_fp8mma --max 256 | tail -3; echo "fp8mma memcheck rc=${PIPESTATUS[0]}"
+  } >"$OUT/gpu-sanitizers.txt" 2>&1
+  lap sanitizers; grep -E "rc=|FAIL|sched" "$OUT/gpu-sanitizers.txt" | tail -12
+  { timeout 40 bash tests/gpu/emit_c.sh; echo "emit_c rc=$?"
+    WAVEC_LIB=build/release/libwavec.so timeout 60 python3 tests/gpu/test_python.py; echo "python rc=$?"
+  } >"$OUT/gpu-emitc-python.txt" 2>&1
+  lap "emit_c, python"; grep -E "rc=|FAIL|passed" "$OUT/gpu-emitc-python.txt"
+  ;;
+perf)
+  mkdir -p "$OUT/gemm" "$OUT/fwd"
+  timeout 300 python3 bench/bench.py --out "$OUT/gemm" --only gemm >"$OUT/gemm/log.txt" 2>&1; lap "gemm rc=$?"
+  timeout 240 python3 bench/bench.py --out "$OUT/fwd" --only fwd >"$OUT/fwd/log.txt" 2>&1; lap "fwd rc=$?"
+  tail -30 "$OUT/gemm/log.txt"; tail -30 "$OUT/fwd/log.txt"
+  ;;
+sched)
+  mkdir -p "$OUT/sched" "$OUT/fp8" "$OUT/ragged"
+  timeout 330 python3 bench/bench.py --out "$OUT/sched" --only schedule >"$OUT/sched/log.txt" 2>&1; lap "schedule rc=$?"
+  timeout 90 python3 bench/bench.py --out "$OUT/fp8" --only fp8 >"$OUT/fp8/log.txt" 2>&1; lap "fp8 rc=$?"
+  timeout 120 python3 bench/bench.py --out "$OUT/ragged" --only ragged >"$OUT/ragged/log.txt" 2>&1; lap "ragged rc=$?"
+  grep -E "^\|" "$OUT/sched/log.txt" | tail -60; tail -12 "$OUT/fp8/log.txt"; tail -20 "$OUT/ragged/log.txt"
+  ;;
+esac
+lap done

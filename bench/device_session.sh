@@ -45,4 +45,5 @@ sched)
   grep -E "^\|" "$OUT/sched/log.txt" | tail -60; tail -12 "$OUT/fp8/log.txt"; tail -20 "$OUT/ragged/log.txt"
   ;;
 esac
+rm -f "$OUT"/*/results.png "$OUT"/*/results.json  # 8 files come back at most
 lap done

@@ -11,7 +11,7 @@
 # Usage (device machine, repo root): bash bench/device_session.sh STAGE
 set -u
 export PATH=$PATH:/usr/local/cuda/bin
-OUT=${OUT:-build/out}; mkdir -p "$OUT"
+mkdir -p build; OUT=${OUT:-build/out}; mkdir -p "$OUT"
 t0=$(date +%s)
 lap() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 make -s MODE=release -j16 all lib >build/device-build.txt 2>&1 || { tail -20 build/device-build.txt; exit 1; }

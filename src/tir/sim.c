@@ -1232,7 +1232,9 @@ static void simulate(wv_kernel *k, void *const *args) {
   s.ctx = ctx;
   s.k = k;
   s.p = p;
-  s.max_steps = k->max_steps;
+  /* 0: a kernel that no wavec_compile gave a budget (one built as a thread
+   * program by hand, as tests/gpu/ops.c does) gets the default */
+  s.max_steps = k->max_steps ? k->max_steps : WAVEC_DEFAULT_MAX_STEPS;
   s.args = args;
   s.lanes = p->lanes;
   s.nwaves = (uint32_t)(p->block[0] * p->block[1] * p->block[2] / p->lanes);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "ir/ir.h"
 #include "wavec.h"
 
 /* A loop over A tiles around a loop over B tiles, one wave. */
@@ -142,6 +143,28 @@ static void default_budget(void) {
   CHECK(WAVEC_DEFAULT_MAX_STEPS == UINT64_C(4294967296));
 }
 
+/* A kernel whose budget no wavec_compile set (a thread program built by
+ * hand, as tests/gpu/ops.c builds one) runs under the default, not under
+ * a budget of 0 steps (found on the GPU: every op of ops.c failed E0614). */
+static void unset_budget(void) {
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  wavec_define_int(ctx, "A", 4);
+  wavec_define_int(ctx, "B", 4);
+  CHECK(wavec_parse(ctx, "spin.wave", spin, sizeof spin - 1) == WAVEC_OK);
+  wavec_kernel *k = wavec_kernel_get(ctx, 0);
+  CHECK(k && wavec_compile(k, NULL) == WAVEC_OK);
+  if (!k) {
+    wavec_ctx_free(ctx);
+    return;
+  }
+  k->k.max_steps = 0;
+  float a[4] = {0}, b[4] = {0}, y[32] = {0};
+  void *bufs[3] = {a, b, y};
+  wavec_status st = wavec_simulate(k, bufs);
+  CHECKF(st == WAVEC_OK && y[0] == 16.0f, "%s", wavec_errmsg(ctx));
+  wavec_ctx_free(ctx);
+}
+
 /* tests/diag/sim_step_budget.wave: eight loops of 4096 trips (4096^8
  * iterations) stop at the innermost one. */
 static void nested_4096_to_the_8th(void) {
@@ -164,6 +187,7 @@ int main(void) {
   RUN(stops_at_the_budget);
   RUN(every_run_counts_afresh);
   RUN(default_budget);
+  RUN(unset_budget);
   RUN(nested_4096_to_the_8th);
   CHECK_EXIT();
 }

@@ -555,10 +555,13 @@ static void emit_selp(px *x, const tir_instr *in) {
     ins(x, "or.pred %s, %s, %s", d.s, t.s, u.s);
     break;
   }
-  case TY_I32: ins(x, "selp.b32 %s, %s, %s, %s", d.s, a.s, b.s, c.s); break;
-  case TY_I64: ins(x, "selp.b64 %s, %s, %s, %s", d.s, a.s, b.s, c.s); break;
-  case TY_F32: ins(x, "selp.f32 %s, %s, %s, %s", d.s, a.s, b.s, c.s); break;
-  default: ins(x, "selp.b16 %s, %s, %s, %s", d.s, a.s, b.s, c.s); break;
+  default: { /* the width of the type's register class (an i8 is a .b32) */
+    static const char *const selp_type[C_COUNT] = {
+        [C_B32] = "b32", [C_B16] = "b16", [C_F32] = "f32", [C_B64] = "b64"};
+    ins(x, "selp.%s %s, %s, %s, %s", selp_type[ty_class[in->ty]], d.s, a.s,
+        b.s, c.s);
+    break;
+  }
   }
 }
 

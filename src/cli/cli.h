@@ -30,6 +30,7 @@ typedef struct cli_run_opts {
   uint64_t seed;
   const char *target; /* NULL or "sim": the simulator; sm_*: the GPU */
   int compare_sim;    /* --compare sim: run both, compare the outputs */
+  double tolerance;   /* --tolerance: the normwise error compare allows */
   cli_progress *progress; /* what the compile options' callback draws, or
                              NULL (stderr is no terminal) */
 } cli_run_opts;

@@ -51,6 +51,10 @@ static const char usage[] =
     "                         driver);\n"
     "                         compile --emit=ptx: the PTX target (sm_90)\n"
     "  --compare sim          run on the GPU: also simulate, compare outputs\n"
+    "  --tolerance X          run --compare sim: the normwise relative error\n"
+    "                         ||gpu - sim|| / ||sim|| an output may have\n"
+    "                         (default 1e-3; Hopper's fp8 wgmma accumulates\n"
+    "                         in fewer bits than f32 and needs more)\n"
     "  --max-steps N          run: stop the simulator with an error at the\n"
     "                         loop it is in after N instructions of a wave\n"
     "                         (default 2^32 = 4294967296)\n"
@@ -354,6 +358,14 @@ int main(int argc, char **argv) {
       if (strcmp(v, "sim") != 0)
         rc = usage_error("--compare compares with 'sim', not '%s'", v);
       c.run.compare_sim = 1;
+    } else if (!strcmp(a, "--tolerance")) {
+      const char *v = i + 1 < argc ? argv[++i] : "";
+      char *end = NULL;
+      double t = strtod(v, &end);
+      if (!*v || *end || !(t > 0 && t < 1))
+        rc = usage_error("--tolerance wants a number between 0 and 1, not "
+                         "'%s'", v);
+      c.run.tolerance = t;
     } else if (!strncmp(a, "--emit=", 7)) {
       if (strcmp(a + 7, "ptx") != 0 && strcmp(a + 7, "cubin") != 0 &&
           strcmp(a + 7, "c") != 0)
@@ -387,6 +399,8 @@ int main(int argc, char **argv) {
     else if (c.max_steps && strcmp(c.cmd, "run") != 0)
       rc = usage_error("--max-steps is for run (the simulator), not %s",
                        c.cmd);
+    else if (c.run.tolerance > 0 && !c.run.compare_sim)
+      rc = usage_error("%s", "--tolerance is for run --compare sim");
     else if (c.out && !c.emit)
       rc = usage_error("-o %s: -o writes what --emit=ptx|cubin|c makes; give "
                        "--emit (without it compile prints the thread program "

@@ -90,9 +90,9 @@ static double elem_at(wavec_dtype dt, const void *buf, size_t i) {
  * compared by the absolute difference), the normwise relative error
  * ||g - s|| / ||s||, and NaNs that only one of them has (an element the
  * GPU left unwritten stays NaN: outputs are poisoned). Passes when no NaN
- * differs and the normwise error is at most 1e-3; 0 ok, 1 not. */
+ * differs and the normwise error is at most tol; 0 ok, 1 not. */
 static int compare(const char *kname, const wavec_arg_info *a, const void *g,
-                   const void *s) {
+                   const void *s, double tol) {
   double smax = 0, maxabs = 0, maxrel = 0, d2 = 0, s2 = 0;
   size_t nan = 0;
   for (size_t i = 0; i < a->elems; i++) {
@@ -118,7 +118,7 @@ static int compare(const char *kname, const wavec_arg_info *a, const void *g,
     s2 += sv * sv;
   }
   double rel = s2 > 0 ? sqrt(d2 / s2) : sqrt(d2);
-  bool ok = nan == 0 && rel <= 1e-3;
+  bool ok = nan == 0 && rel <= tol;
   char shape[128];
   shape_str(shape, sizeof shape, a->ndims, a->shape);
   printf("compare %s.%s %s %s: max abs %.3g, max rel %.3g, rel l2 %.3g", kname,
@@ -487,7 +487,8 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
       wavec_arg_info a;
       wavec_arg_info_get(k, i, &a);
       if (a.is_output)
-        bad |= compare(wavec_kernel_name(k), &a, bufs[i], ref[i]);
+        bad |= compare(wavec_kernel_name(k), &a, bufs[i], ref[i],
+                       o->tolerance > 0 ? o->tolerance : 1e-3);
     }
     if (bad)
       rc = CLI_MISMATCH;

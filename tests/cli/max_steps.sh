@@ -22,3 +22,13 @@ run 2 compile "${gemm[@]}" --max-steps 100
 has "$T/err" "--max-steps is for run"
 run 0 --help
 has "$T/out" "--max-steps N"
+# --tolerance X: the limit of run --compare sim (which needs a GPU: here
+# only what is refused before any run)
+for bad in 0 1 -1e-3 x 1e-3x ""; do
+  run 2 run "${gemm[@]}" --target sm_90 --compare sim --tolerance "$bad"
+  has "$T/err" "--tolerance wants a number between 0 and 1"
+done
+run 2 run "${gemm[@]}" --tolerance 1e-2
+has "$T/err" "--tolerance is for run --compare sim"
+run 0 --help
+has "$T/out" "--tolerance X"

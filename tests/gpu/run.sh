@@ -54,7 +54,11 @@ for prog in ops ragged fp8mma large; do
 done
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 
-# name | wavec arguments [| target, default sm_90]
+# name | wavec arguments [| target, default sm_90 [| tolerance of the
+# comparison, default wavec's 1e-3]]. Hopper's fp8 wgmma accumulates in
+# fewer bits than f32 (the H200 gave 1.2e-3 against the simulator's f32 sums
+# at K = 512..640, and torch._scaled_mm's error against float64 is the same
+# as wavec's at 8192^3): those cases allow 5e-3
 cases=(
   "gemm 128x128x64|examples/gemm.wave -D M=128 -D N=128 -D K=64"
   "gemm 256x192x160|examples/gemm.wave -D M=256 -D N=192 -D K=160"
@@ -107,15 +111,15 @@ cases=(
   "dynamic fwd_causal 77/64|tests/kernels/dynamic.wave --kernel attention_fwd_dyn_causal -D B=1 -D M=77 -D K2=77 -D N=64 -D K1=64"
   "ragged wgmma dq 100/64|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma -D B=1 -D M=100 -D K2=100 -D N=64 -D K1=64|sm_90a"
   # 8-bit mma: wgmma (sm_90a) and mma.sync m16n8k32 (sm_90 PTX here)
-  "fp8 wgmma gemm 256x256x512|examples/gemm_fp8.wave --kernel gemm_fp8 -D M=256 -D N=256 -D K=512|sm_90a"
-  "fp8 wgmma gemm 200x72x96|examples/gemm_fp8.wave --kernel gemm_fp8 -D M=200 -D N=72 -D K=96|sm_90a"
-  "fp8 wgmma gemm 256x512x640 128x256 stages=4|examples/gemm_fp8.wave --kernel gemm_fp8 -D M=256 -D N=512 -D K=640 -D BLOCK_N=256 --hardware stages=4|sm_90a"
-  "fp8 wgmma gemm 256x256x512 copies=1|examples/gemm_fp8.wave --kernel gemm_fp8 -D M=256 -D N=256 -D K=512 --hardware copies=1|sm_90a"
+  "fp8 wgmma gemm 256x256x512|examples/gemm_fp8.wave --kernel gemm_fp8 -D M=256 -D N=256 -D K=512|sm_90a|5e-3"
+  "fp8 wgmma gemm 200x72x96|examples/gemm_fp8.wave --kernel gemm_fp8 -D M=200 -D N=72 -D K=96|sm_90a|5e-3"
+  "fp8 wgmma gemm 256x512x640 128x256 stages=4|examples/gemm_fp8.wave --kernel gemm_fp8 -D M=256 -D N=512 -D K=640 -D BLOCK_N=256 --hardware stages=4|sm_90a|5e-3"
+  "fp8 wgmma gemm 256x256x512 copies=1|examples/gemm_fp8.wave --kernel gemm_fp8 -D M=256 -D N=256 -D K=512 --hardware copies=1|sm_90a|5e-3"
   "fp8 mma.sync gemm 128x128x256|examples/gemm_fp8.wave --kernel gemm_fp8_sync -D M=128 -D N=128 -D K=256"
   "fp8 mma.sync gemm 17x33x100|examples/gemm_fp8.wave --kernel gemm_fp8_sync -D M=17 -D N=33 -D K=100"
-  "e5m2 wgmma gemm 128x128x256|tests/kernels/fp8mma.wave --kernel gemm_e5m2 -D M=128 -D N=128 -D K=256|sm_90a"
+  "e5m2 wgmma gemm 128x128x256|tests/kernels/fp8mma.wave --kernel gemm_e5m2 -D M=128 -D N=128 -D K=256|sm_90a|5e-3"
   "e5m2 mma.sync gemm 64x64x128|tests/kernels/fp8mma.wave --kernel gemm_e5m2_sync -D M=64 -D N=64 -D K=128"
-  "fp8 wgmma register lhs 128x128x256|tests/kernels/fp8mma.wave --kernel gemm_fp8_cast -D M=128 -D N=128 -D K=256|sm_90a"
+  "fp8 wgmma register lhs 128x128x256|tests/kernels/fp8mma.wave --kernel gemm_fp8_cast -D M=128 -D N=128 -D K=256|sm_90a|5e-3"
   "i8 wgmma gemm 256x256x512|examples/gemm_i8.wave --kernel gemm_i8 -D M=256 -D N=256 -D K=512|sm_90a"
   "i8 wgmma gemm 129x250x48|examples/gemm_i8.wave --kernel gemm_i8 -D M=129 -D N=250 -D K=48|sm_90a"
   "i8 mma.sync gemm 128x128x256|examples/gemm_i8.wave --kernel gemm_i8_sync -D M=128 -D N=128 -D K=256"
@@ -187,10 +191,11 @@ for c in "${cases[@]}"; do
   i=$((i + 1))
   name=${c%%|*}; rest=${c#*|}; args=${rest%%|*}
   tgt=sm_90; [ "$rest" != "$args" ] && tgt=${rest#*|}
+  tol=""; [ "$tgt" != "${tgt%%|*}" ] && { tol="--tolerance ${tgt#*|}"; tgt=${tgt%%|*}; }
   log="$LOG/case$i.log"
-  echo "== $name: wavec run $args --target $tgt --compare sim" >"$log"
+  echo "== $name: wavec run $args --target $tgt --compare sim $tol" >"$log"
   # shellcheck disable=SC2086
-  $W run $args --target $tgt --compare sim >>"$log" 2>&1; rc=$?
+  $W run $args --target $tgt --compare sim $tol >>"$log" 2>&1; rc=$?
   MS[i]=$(sed -n 's/^gpu [^:]*: \([0-9.]*\) ms.*/\1/p' "$log" | head -1)
   WORST[i]=$(sed -n 's/.*rel l2 \([0-9.e+-]*\).*/\1/p' "$log" | sort -g | tail -1)
   if [ $rc -eq 0 ]; then V[i]=ok
@@ -208,6 +213,7 @@ if [ $quick -eq 0 ]; then
     i=$((i + 1))
     rest=${c#*|}; args=${rest%%|*}
     tgt=sm_90; [ "$rest" != "$args" ] && tgt=${rest#*|}
+    tgt=${tgt%%|*}
     log="$LOG/case$i.log"
     # shellcheck disable=SC2086
     san --tool memcheck --error-exitcode 99 $W run $args --target $tgt >"$log.memcheck" 2>&1 \

@@ -4,8 +4,8 @@ For each workload: compile the .wave kernel with wavec's Python package
 (python/: source -> PTX in-process, timed; PTX -> cubin with ptxas, timed),
 run it on torch tensors (wavec.Kernel: the driver's cubin, launched on
 torch's current stream), check it against the peer's result,
-and time both with CUDA events (median of 20 after 3 warm-ups) in the same
-process. FLOP conventions as ../shared/anchors/README.md: GEMM 2MNK,
+and time both with CUDA events (median of 20 after 3 warm-ups, the 20
+queued back to back) in the same process. FLOP conventions as ../shared/anchors/README.md: GEMM 2MNK,
 attention forward 4*B*H*N*N*D (halved when causal).
 
 Usage (on the GPU machine, from the repo root, after `make MODE=release all lib`):
@@ -47,6 +47,26 @@ def wavec_compile(wave, kernel, defs, hardware=None, target="sm_90"):
                                      spill=int(spill.group(1)) if spill else 0)
 
 def bench(fn, warm=3, rep=20):
+    """Median of rep kernel times: each rep between two CUDA events, the
+    reps queued back to back (no synchronization between them), so that
+    the GPU time is measured and the host's launch overhead overlaps the
+    previous rep as it does in a user's stream of work (the same for wavec
+    and the peers). Until v0.5.2 each rep synchronized first, so the host
+    overhead of the launch between the start event and the kernel counted
+    too: launch_overhead() measures that one on its own."""
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(rep)]
+    for s, e in ev:
+        s.record(); fn(); e.record()
+    torch.cuda.synchronize()
+    ts = sorted(s.elapsed_time(e) for s, e in ev)
+    return ts[len(ts) // 2]
+
+def bench_synced(fn, warm=3, rep=20):
+    """The v0.5.2 method: a synchronization before each rep (the host's
+    launch overhead inside the events)."""
     for _ in range(warm):
         fn()
     torch.cuda.synchronize()
@@ -57,6 +77,44 @@ def bench(fn, warm=3, rep=20):
         ts.append(s.elapsed_time(e))
     ts.sort()
     return ts[len(ts) // 2]
+
+def host_us(fn, n=200):
+    """Host microseconds per call of fn (launches queued, median of 5 runs
+    of n calls each)."""
+    fn(); torch.cuda.synchronize()
+    r = []
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        r.append(1e6 * (time.perf_counter() - t) / n)
+        torch.cuda.synchronize()
+    return sorted(r)[2]
+
+def launch_overhead():
+    """What one call costs the host: wavec's Kernel.__call__ (Python, then
+    wavec_module_launch: tensor maps encoded, cuLaunchKernel) against
+    torch.matmul, on a small GEMM (256^3, the GPU idle most of the time),
+    and the 4096^3 warpgroup GEMM timed both ways (the difference is what
+    the host adds when every launch waits for the previous one)."""
+    a = torch.randn(256, 256, dtype=torch.bfloat16, device=dev); b = torch.randn_like(a); c = torch.empty_like(a)
+    for name, target, hw in (("gemm_bf16", "sm_90", None), ("gemm_wgmma_bf16", "sm_90a", dict(stages=4))):
+        k = wavec.compile("bench/gemm.wave", kernel=name, target=target, hardware=hw, M=256, N=256, K=256,
+                          **(dict(BLOCK_N=128) if "wgmma" in name else {}))
+        us_w = host_us(lambda: k(a, b, c)); us_t = host_us(lambda: a @ b.T)
+        print(f"launch overhead {name} 256^3: wavec {us_w:.1f} us/call (host), torch.matmul {us_t:.1f} us/call", flush=True)
+        overhead[name] = (us_w, us_t)
+    n = 4096
+    a = torch.randn(n, n, dtype=torch.bfloat16, device=dev); b = torch.randn_like(a); c = torch.empty_like(a)
+    k, t1, t2, info = wavec_compile("bench/gemm.wave", "gemm_wgmma_bf16", dict(M=n, N=n, K=n, BLOCK_M=128, BLOCK_N=256,
+                                    WAVES_M=2), dict(stages=4), target="sm_90a")
+    for what, f in (("queued", bench), ("synced", bench_synced)):
+        ms_w = f(lambda: k(a, b, c)); ms_p = f(lambda: a @ b.T)
+        print(f"gemm bf16 4096^3 128x256 st4 timed {what}: wavec {ms_w*1e3:.1f} us, cuBLAS {ms_p*1e3:.1f} us, "
+              f"ratio {ms_p/ms_w:.3f}", flush=True)
+        overhead["4096 " + what] = (ms_w * 1e3, ms_p * 1e3)
+
+overhead = {}
 
 def rel_err(x, ref):
     return ((x.float() - ref.float()).norm() / ref.float().norm()).item()
@@ -552,7 +610,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
-    ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "tma", "fp8", "ragged", "schedule"),
+    ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "tma", "fp8", "ragged", "schedule", "launch"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
@@ -560,6 +618,9 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
+    if a.only in (None, "gemm", "launch"):
+        try: launch_overhead()
+        except Exception as e: print(f"launch overhead: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     if a.only in (None, "tma"):
         tma_ab(a.quick)
     for n in ((4096,) if a.quick else (4096, 8192)) if a.only in (None, "fp8") else ():
@@ -569,7 +630,7 @@ def main():
         ragged(a.quick)
     if a.only in (None, "schedule"):
         schedule_ab(a.quick)
-    if a.only not in ("tma", "fp8", "ragged", "schedule"):
+    if a.only not in ("tma", "fp8", "ragged", "schedule", "launch"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -580,7 +641,7 @@ def main():
             for dt in (torch.bfloat16, torch.float16):
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
-    for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule") else ():
+    for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))
         try: attn_sweep(D, kinds=kinds)
@@ -601,8 +662,14 @@ def main():
                 f"GEMM error: the larger of the relative errors against torch.matmul and against an f32 matmul of the same inputs "
                 f"(fp8: against float64 of the same fp8 values and scales; the peer's in the workload name). "
                 f"Ragged rows: the peer is wavec itself at the next divisible size, same kernel and tiles. "
-                f"Attention: against SDPA on the same f16 inputs; backward: max over dq, dk, dv. Times: median of 20 after 3 warm-ups, "
+                f"Attention: against SDPA on the same f16 inputs; backward: max over dq, dk, dv. Times: median of 20 after 3 warm-ups, queued back to back, "
                 f"CUDA events; the backward is wavec's D, dk/dv and dq kernels together.\n\n")
+        if overhead:
+            f.write("Host time per call (launches queued; 256^3 GEMMs, the GPU mostly idle): " + "; ".join(
+                f"{k}: wavec {v[0]:.1f} us, torch.matmul {v[1]:.1f} us" for k, v in overhead.items() if "4096" not in k) +
+                ". The 4096^3 bf16 GEMM timed with launches queued (the table's method) and synchronized before each "
+                "(v0.5.2's): " + "; ".join(f"{k.split()[1]}: wavec {v[0]:.1f} us, cuBLAS {v[1]:.1f} us"
+                                            for k, v in overhead.items() if "4096" in k) + ".\n\n")
         if triton_ms:
             f.write(f"Compile times: wavec's per kernel in the table (backward rows: its dk/dv and dq kernels summed; source to PTX by wavec's library in the "
                     f"benchmark's process; PTX to cubin by ptxas); a cold Triton compile of a tiled matmul in this run: "

@@ -8,6 +8,8 @@
 #          Python package on the GPU
 #   perf   bench.py's GEMM and attention forward (peers in the same run)
 #   sched  bench.py --only schedule, then fp8 and ragged
+#   fix    the GPU cases of a fix (FIX_CASES: run.sh's pattern, default fp8),
+#          tests/gpu/ops.c, then bench.py's launch overhead, GEMM and forward
 # Usage (device machine, repo root): bash bench/device_session.sh STAGE
 set -u
 export PATH=$PATH:/usr/local/cuda/bin
@@ -43,6 +45,16 @@ sched)
   timeout 90 python3 bench/bench.py --out "$OUT/fp8" --only fp8 >"$OUT/fp8/log.txt" 2>&1; lap "fp8 rc=$?"
   timeout 120 python3 bench/bench.py --out "$OUT/ragged" --only ragged >"$OUT/ragged/log.txt" 2>&1; lap "ragged rc=$?"
   grep -E "^\|" "$OUT/sched/log.txt" | tail -60; tail -12 "$OUT/fp8/log.txt"; tail -20 "$OUT/ragged/log.txt"
+  ;;
+fix)
+  { ./build/release/gpu_ops | tail -3; echo "ops rc=${PIPESTATUS[0]}"
+    timeout 150 bash tests/gpu/run.sh --quick "${FIX_CASES:-fp8}" | tail -30; echo "cases rc=${PIPESTATUS[0]}"
+  } >"$OUT/gpu-fix.txt" 2>&1
+  lap "fix cases"; cat "$OUT/gpu-fix.txt" | tail -34
+  mkdir -p "$OUT/gemm" "$OUT/fwd"
+  timeout 300 python3 bench/bench.py --out "$OUT/gemm" --only gemm >"$OUT/gemm/log.txt" 2>&1; lap "gemm rc=$?"
+  timeout 200 python3 bench/bench.py --out "$OUT/fwd" --only fwd >"$OUT/fwd/log.txt" 2>&1; lap "fwd rc=$?"
+  grep -E "overhead|timed|^\|" "$OUT/gemm/log.txt" | tail -30; grep -E "^\|" "$OUT/fwd/log.txt" | grep -v flash | tail -20
   ;;
 esac
 rm -f "$OUT"/*/results.png "$OUT"/*/results.json  # 8 files come back at most

@@ -515,6 +515,13 @@ wavec_status wavec_mapping_output(wavec_kernel *pk, wavec_mapping m,
   BUILD(pk, pk->k.ctx->status, mapping_entry(&pk->k, m, false, dim, e, loc));
 }
 
+/* The name an iterator of mapping m was declared with (its symbol is
+ * "mapping.iter"). */
+static const char *iter_name(wv_kernel *k, const wv_mapping *m,
+                             wavec_sym it) {
+  return wavec_symbol_name(k->ctx, it) + strlen(m->name) + 1;
+}
+
 static wavec_status mapping_end(wv_kernel *k, wavec_mapping mh,
                                 wavec_loc loc) {
   wv_mapping *m = mapping(k, mh, loc);
@@ -524,7 +531,8 @@ static wavec_status mapping_end(wv_kernel *k, wavec_mapping mh,
   if (m->outputs.n > WV_MAX_DIMS)
     wv_fail(k->ctx, D_MAPPING, loc, "mapping '%s' has too many outputs",
             m->name);
-  /* each output is one of the iterators: the register coordinate names it */
+  /* each output is one of the iterators, each iterator at most one output:
+   * the register coordinate names it */
   for (uint32_t o = 0; o < m->outputs.n; o++) {
     wavec_sym it = ex_sym_of(k->ctx, m->outputs.v[o].e);
     bool found = false;
@@ -535,7 +543,27 @@ static wavec_status mapping_end(wv_kernel *k, wavec_mapping mh,
               "mapping '%s': output '%s' must be one of the mapping's "
               "iterators",
               m->name, sym_name(k, m->outputs.v[o].dim));
+    for (uint32_t p = 0; p < o; p++)
+      if (ex_sym_of(k->ctx, m->outputs.v[p].e) == it)
+        wv_fail(k->ctx, D_MAPPING, m->outputs.v[o].loc,
+                "mapping '%s': outputs '%s' and '%s' are both iterator "
+                "'%s'",
+                m->name, sym_name(k, m->outputs.v[p].dim),
+                sym_name(k, m->outputs.v[o].dim), iter_name(k, m, it));
   }
+  /* an input may use only iterators that an output binds */
+  for (uint32_t i = 0; i < m->inputs.n; i++)
+    for (uint32_t j = 0; j < m->iters.n; j++) {
+      bool bound = false;
+      for (uint32_t o = 0; o < m->outputs.n; o++)
+        bound |= ex_sym_of(k->ctx, m->outputs.v[o].e) == m->iters.v[j];
+      if (!bound && ex_uses(k->ctx, m->inputs.v[i].e, m->iters.v[j]))
+        wv_fail(k->ctx, D_MAPPING, m->inputs.v[i].loc,
+                "mapping '%s': input '%s' uses iterator '%s', which no "
+                "output gives",
+                m->name, sym_name(k, m->inputs.v[i].dim),
+                iter_name(k, m, m->iters.v[j]));
+    }
   m->closed = true;
   return WAVEC_OK;
 }

@@ -10,7 +10,12 @@
  *    -inf) was converted from double to int64 out of range in the
  *    lowering (undefined behaviour; the PTX printer then refused "an
  *    integer constant beyond 32 bits"); it converts as cast() does:
- *    nearest even, saturated, NaN 0. */
+ *    nearest even, saturated, NaN 0.
+ *  - mapping_iterators (fuzz_sim): a mapping whose outputs named one
+ *    iterator twice (so another was never bound), or whose input used an
+ *    iterator no output gives, reached the lowering with that iterator
+ *    unbound: an internal error without a location. The mapping is now
+ *    refused where it is declared (E0309, at the output or input). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -115,8 +120,47 @@ static void scalars_as_integers(void) {
   wavec_ctx_free(ctx);
 }
 
+/* Parses src; it must fail with E0309 at found.wave:LINE:COL, saying what. */
+static void refused(const char *src, const char *at, const char *what) {
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  wavec_status st = wavec_parse(ctx, "found.wave", src, strlen(src));
+  if (st == WAVEC_OK)
+    st = wavec_compile(wavec_kernel_get(ctx, 0), NULL);
+  const char *msg = wavec_errmsg(ctx);
+  CHECKF(st != WAVEC_OK && strstr(msg, at) && strstr(msg, "E0309") &&
+             strstr(msg, what),
+         "want %s E0309 '%s', got: %s", at, what, msg);
+  wavec_ctx_free(ctx);
+}
+
+static void mapping_iterators(void) {
+  /* the reduced fuzz_sim input: K2 and B both given iterator i */
+  refused("kernel t(k: Memory[B, K2, K1, f16], o: Memory[B, K1, K2, f16]) {\n"
+          "  constraints { workgroup(K1, 16, 0)\n"
+          "                hardware(threads_per_wave = 32) }\n"
+          "  mapping tk(i, j, l) {\n"
+          "    inputs  { B: i, K2: l, K1: j }\n"
+          "    outputs { B: i, K1: j, K2: i }\n"
+          "  }\n"
+          "  write(read(k, mapping = tk), o)\n"
+          "}\n",
+          "found.wave:6:28:", "outputs 'B' and 'K2' are both iterator 'i'");
+  /* input K2 uses l, which no output binds */
+  refused("kernel t(k: Memory[B, K2, K1, f16], o: Memory[B, K1, f16]) {\n"
+          "  constraints { workgroup(K1, 16, 0)\n"
+          "                hardware(threads_per_wave = 32) }\n"
+          "  mapping tk(i, j, l) {\n"
+          "    inputs  { B: i, K2: 2 * l + 1, K1: j }\n"
+          "    outputs { B: i, K1: j }\n"
+          "  }\n"
+          "  write(read(k, mapping = tk), o)\n"
+          "}\n",
+          "found.wave:5:21:", "input 'K2' uses iterator 'l', which no output");
+}
+
 int main(void) {
   RUN(i32_wraps);
   RUN(scalars_as_integers);
+  RUN(mapping_iterators);
   CHECK_EXIT();
 }

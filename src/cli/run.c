@@ -401,6 +401,10 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
     }
     wv_npy_free(&arr);
   }
+  /* a grid no launch can take is refused before anything is allocated */
+  uint32_t grid[3];
+  if (rc == 0 && wavec_launch_dims(k, grid, NULL, NULL) != WAVEC_OK)
+    rc = cli_fail(wavec_kernel_ctx(k));
   for (size_t i = 0; i < n && rc == 0; i++) {
     wavec_arg_info a;
     wavec_arg_info_get(k, i, &a);

@@ -124,6 +124,41 @@ static void grid_c(wv_buf *b, const wavec_module *m, int a, bool doc) {
   wv_buf_printf(b, doc ? ", %lld)" : " : %lldull)", most);
 }
 
+/* The launcher's refusal of run-time sizes whose grid no launch can take
+ * (tir_launch_grid): more than 65535 workgroups along y or z (x takes any
+ * size below 2^31), or more than 2^31-1 persistent tiles. Sizes are
+ * below 2^31 here, so no product overflows. */
+static void grid_check_c(wv_buf *c, const wavec_module *m, const char *fn) {
+  bool dyn = m->grid_size[0] || m->grid_size[1] || m->grid_size[2];
+  if (!dyn)
+    return;
+  if (m->persistent) {
+    wv_buf_puts(c, "  if (");
+    for (int n = 2; n <= 3; n++) {
+      for (int a = 0; a < n; a++) {
+        wv_buf_puts(c, a ? " * " : "");
+        tiles_c(c, m, a, false);
+      }
+      wv_buf_puts(c, n == 2 ? " > 2147483647ull ||\n      " : " > 2147483647ull");
+    }
+  } else {
+    bool any = false;
+    for (int a = 1; a < 3; a++)
+      if (m->grid_size[a]) {
+        wv_buf_puts(c, any ? " || " : "  if (");
+        tiles_c(c, m, a, false);
+        wv_buf_puts(c, " > 65535ull");
+        any = true;
+      }
+    if (!any)
+      return;
+  }
+  wv_buf_printf(c,
+                ") {\n    %s_result = CUDA_ERROR_INVALID_VALUE;\n"
+                "    return WAVEC_ERR_UNSUPPORTED;\n  }\n",
+                fn);
+}
+
 static void header(wv_buf *h, const wavec_module *m, const char *fn,
                    const char *guard, const char *what) {
   wv_buf_printf(
@@ -173,6 +208,10 @@ static void header(wv_buf *h, const wavec_module *m, const char *fn,
         wv_buf_printf(h, " (a multiple of %lld)", (long long)m->sizes[i].multiple);
       wv_buf_puts(h, i + 1 < m->nsizes ? "," : ";\n * WAVEC_ERR_INVALID for a size of 0, past 2^31-1 or not such a multiple.\n");
     }
+    wv_buf_puts(h, m->persistent
+                       ? " * WAVEC_ERR_UNSUPPORTED for sizes giving more than 2^31-1 tiles.\n"
+                       : " * WAVEC_ERR_UNSUPPORTED for sizes giving more workgroups than a\n"
+                         " * launch allows (65535 along y and z).\n");
   }
   wv_buf_printf(h,
                 " * WAVEC_ERR_RUNTIME when loading or launching fails\n"
@@ -372,6 +411,7 @@ static void source(wv_buf *c, const wavec_module *m, const char *fn,
                   "    return WAVEC_ERR_INVALID;\n  }\n",
                   fn);
   }
+  grid_check_c(c, m, fn);
   tensor_maps(c, m, fn);
   wv_buf_puts(c, "  void *args[] = {");
   for (uint32_t i = 0; i < m->nargs; i++) {

@@ -541,31 +541,26 @@ const char *wavec_module_target(const wavec_module *b) { return b->target; }
 int wavec_module_cached(const wavec_module *b) { return b->cached; }
 size_t wavec_module_arg_count(const wavec_module *b) { return b->nargs; }
 
-/* The tiles along axis d for the sizes given so far (its compiled extent,
- * 0 for a dynamic axis, until its size is given). */
-static int64_t tiles_now(const wavec_module *b, int d) {
-  if (!b->grid_size[d])
-    return b->persistent ? b->tiles[d] : b->grid[d];
-  int64_t n = b->sizes[b->grid_size[d] - 1].now;
-  return n > 0 ? (n + b->grid_tile[d] - 1) / b->grid_tile[d] : 0;
-}
-
-/* The grid along axis d: its tiles, or with persistent tiles min(all the
- * tiles, persistent) along x (as tir_grid). */
-static uint32_t grid_now(const wavec_module *b, int d) {
-  if (!b->persistent)
-    return (uint32_t)tiles_now(b, d);
-  if (d)
-    return 1;
-  int64_t t = tiles_now(b, 0) * tiles_now(b, 1) * tiles_now(b, 2);
-  return (uint32_t)(t < b->persistent ? t : b->persistent);
+/* The grid for the sizes given so far (0 along a dynamic axis whose size
+ * is not given yet); NULL, or why no launch can take it (tir_launch_grid). */
+static const char *module_grid(const wavec_module *b, int64_t grid[3]) {
+  int64_t tiles[3];
+  for (int d = 0; d < 3; d++) {
+    int64_t n = b->grid_size[d] ? b->sizes[b->grid_size[d] - 1].now : 0;
+    tiles[d] = !b->grid_size[d] ? (b->persistent ? b->tiles[d] : b->grid[d])
+               : n > 0 ? (n + b->grid_tile[d] - 1) / b->grid_tile[d]
+                       : 0;
+  }
+  return tir_launch_grid(b->ctx, tiles, b->persistent, grid);
 }
 
 void wavec_module_launch_dims(const wavec_module *b, uint32_t grid[3],
                               uint32_t block[3], size_t *smem_bytes) {
+  int64_t g[3];
+  bool fits = !module_grid(b, g);
   for (int d = 0; d < 3; d++) {
     if (grid)
-      grid[d] = grid_now(b, d);
+      grid[d] = fits ? (uint32_t)g[d] : 0;
     if (block)
       block[d] = b->block[d];
   }
@@ -668,8 +663,13 @@ static void module_sizes(wavec_module *b) {
               b->kernel, s->name, (long long)s->now, (long long)s->multiple,
               s->name, (long long)s->multiple);
   }
+  int64_t g[3];
+  const char *why = module_grid(b, g);
+  if (why)
+    wv_fail(ctx, D_UNSUPPORTED, (wavec_loc){0}, "kernel '%s': the sizes give %s",
+            b->kernel, why);
   for (int d = 0; d < 3; d++)
-    b->grid[d] = grid_now(b, d);
+    b->grid[d] = (uint32_t)g[d];
   for (uint32_t i = 0; i < b->nargs; i++)
     wavec_module_arg(b, i, &b->args[i]);
 }

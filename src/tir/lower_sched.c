@@ -34,13 +34,15 @@ static uint32_t tiles_along(lw *w, int a) {
 /* The workgroup ids of tile t (a register) in the grouped order: axis 2
  * outermost; within it groups of group_m tiles of axis 0, each swept
  * along axis 1 a column of the group at a time (the last group may be
- * narrower). Sets w->wgreg. */
+ * narrower). Sets w->wgreg. Every value is at most the tiles, below 2^31
+ * (tir_launch_grid): a group's width is min(group_m, n0) x n1. */
 static void raster(lw *w, uint32_t t, uint32_t n0, uint32_t n1) {
   uint32_t gm = lw_iconst(w, w->sched.group_m);
   uint32_t per = lw_op2(w, T_MUL, TY_I32, n0, n1);
   w->wgreg[2] = lw_op2(w, T_DIV, TY_I32, t, per);
   uint32_t r = lw_op2(w, T_MOD, TY_I32, t, per);
-  uint32_t width = lw_op2(w, T_MUL, TY_I32, gm, n1);
+  uint32_t width =
+      lw_op2(w, T_MUL, TY_I32, lw_op2(w, T_MIN, TY_I32, gm, n0), n1);
   uint32_t group = lw_op2(w, T_DIV, TY_I32, r, width);
   uint32_t first_m = lw_op2(w, T_MUL, TY_I32, group, gm);
   uint32_t left = lw_op2(w, T_SUB, TY_I32, n0, first_m);
@@ -67,11 +69,13 @@ static void tile_loop_begin(lw *w, tile_loop *tl) {
   uint32_t grid = lw_op2(w, T_MIN, TY_I32, tiles, most);
   uint32_t id = lw_reg(w, TY_I32);
   lw_emit(w, T_SREG, TY_I32, id, 0, 0, 0, TIR_SREG_CTAID_X);
-  /* trips: ceil((tiles - id) / grid), id < grid <= tiles */
-  uint32_t left = lw_op2(w, T_SUB, TY_I32, tiles, id);
-  uint32_t up = lw_op2(w, T_ADD, TY_I32, left,
-                       lw_op2(w, T_SUB, TY_I32, grid, lw_iconst(w, 1)));
-  uint32_t trips = lw_op2(w, T_DIV, TY_I32, up, grid);
+  /* trips: ceil((tiles - id) / grid) = (tiles - 1 - id) / grid + 1, as
+   * id < grid <= tiles (no sum past the tiles, below 2^31) */
+  uint32_t one = lw_iconst(w, 1);
+  uint32_t left = lw_op2(w, T_SUB, TY_I32,
+                         lw_op2(w, T_SUB, TY_I32, tiles, one), id);
+  uint32_t trips =
+      lw_op2(w, T_ADD, TY_I32, lw_op2(w, T_DIV, TY_I32, left, grid), one);
   /* the most trips: every tile in one workgroup */
   int64_t all = 1;
   for (int a = 0; a < 3; a++)

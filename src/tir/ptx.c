@@ -1373,13 +1373,9 @@ wavec_status wavec_launch_dims(wavec_kernel *pk, uint32_t grid[3],
                     k->name);
   /* along a dynamic dim's axis, from its run-time size (0 until given) */
   int64_t g[3];
-  tir_grid(k->tir, k->run_size, g);
-  for (int d = 0; d < 3; d++)
-    if (g[d] > UINT32_MAX)
-      return wv_error(k->ctx, D_UNSUPPORTED, k->loc,
-                      "kernel '%s' has %lld workgroups along grid axis %d: "
-                      "more than a launch can count",
-                      k->name, (long long)g[d], d);
+  const char *why = tir_grid(k->ctx, k->tir, k->run_size, g);
+  if (why)
+    return wv_error(k->ctx, D_UNSUPPORTED, k->loc, "the sizes give %s", why);
   for (int d = 0; d < 3; d++) {
     if (grid)
       grid[d] = (uint32_t)g[d];

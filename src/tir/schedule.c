@@ -163,12 +163,17 @@ static void persistent(lw *w, sched_plan *s) {
   s->persistent = true;
   s->ctas = sms * wps;
   s->group_m = d->hw[WAVEC_HW_GROUP_M] ? d->hw[WAVEC_HW_GROUP_M] : 8;
+  /* the tiles known now (a dynamic axis' at launch: tir_instance) */
   bool dynamic = false;
-  int64_t tiles = 1;
+  int64_t tiles[3], grid[3];
   for (int a = 0; a < 3; a++) {
     dynamic |= d->grid[a] < 0;
-    tiles *= d->grid[a] < 0 ? 1 : d->grid[a];
+    tiles[a] = d->grid[a] < 0 ? 1 : d->grid[a];
   }
+  const char *why = tir_launch_grid(ctx, tiles, s->ctas, grid);
+  if (why)
+    wv_fail(ctx, D_SCHEDULE, where(w, WAVEC_HW_PERSISTENT),
+            "hardware(persistent = 1): %s", why);
   if (tma) {
     /* the ring's fills before the tile: a symbol like a loop counter */
     s->ring = wavec_symbol(ctx, "$RING");
@@ -190,9 +195,9 @@ static void persistent(lw *w, sched_plan *s) {
   else
     wv_buf_printf(&b, "persistent tiles: %lld workgroup tiles [%lld, %lld, "
                       "%lld] on a grid of %lld workgroups",
-                  (long long)tiles, (long long)d->grid[0],
-                  (long long)d->grid[1], (long long)d->grid[2],
-                  (long long)(tiles < s->ctas ? tiles : s->ctas));
+                  (long long)(tiles[0] * tiles[1] * tiles[2]),
+                  (long long)d->grid[0], (long long)d->grid[1],
+                  (long long)d->grid[2], (long long)grid[0]);
   wv_buf_printf(&b, " (at most %lld: %lld multiprocessors x %lld workgroup%s "
                     "each), each looping over tiles its id + i x the grid, in "
                     "groups of %lld rows of tiles along grid axis 0 swept "

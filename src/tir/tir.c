@@ -234,8 +234,6 @@ static bool i64_ok(const tir_prog *p, const tir_instr *in) {
 
 const tir_prog *tir_instance(wavec_ctx *ctx, const tir_prog *p,
                              const int64_t *vals, wavec_loc loc) {
-  if (!p->sizes.n)
-    return p;
   for (uint32_t i = 0; i < p->sizes.n; i++) {
     const tir_size *z = &p->sizes.v[i];
     if (vals[i] <= 0)
@@ -251,6 +249,12 @@ const tir_prog *tir_instance(wavec_ctx *ctx, const tir_prog *p,
               z->name, (long long)vals[i], (long long)z->multiple, z->name,
               (long long)z->multiple);
   }
+  int64_t grid[3];
+  const char *why = tir_grid(ctx, p, vals, grid);
+  if (why)
+    wv_fail(ctx, D_UNSUPPORTED, loc, "the sizes give %s", why);
+  if (!p->sizes.n)
+    return p;
   tir_prog *q = wv_dup(ctx, p, sizeof *p);
   q->args.v = wv_dup(ctx, p->args.v, p->args.n * sizeof *p->args.v);
   q->size_vals = wv_dup(ctx, vals, p->sizes.n * sizeof *vals);
@@ -263,24 +267,54 @@ const tir_prog *tir_instance(wavec_ctx *ctx, const tir_prog *p,
       a->elems *= a->shape[j];
     }
   }
-  tir_grid(q, vals, q->grid);
+  memcpy(q->grid, grid, sizeof grid);
   return q;
 }
 
-void tir_grid(const tir_prog *p, const int64_t *vals, int64_t grid[3]) {
-  int64_t tiles = 1;
+const char *tir_launch_grid(wavec_ctx *ctx, const int64_t tiles[3],
+                            int64_t persistent, int64_t grid[3]) {
+  static const int64_t most[3] = {INT32_MAX, 65535, 65535};
+  wv_buf b;
+  wv_buf_init(&b, ctx);
+  if (!persistent) {
+    for (int a = 0; a < 3; a++)
+      grid[a] = tiles[a];
+    for (int a = 0; a < 3; a++)
+      if (tiles[a] > most[a]) {
+        wv_buf_printf(&b, "a grid of [%lld, %lld, %lld] workgroups, more "
+                          "than a launch allows (2^31-1 along x, 65535 "
+                          "along y and z)",
+                      (long long)tiles[0], (long long)tiles[1],
+                      (long long)tiles[2]);
+        return wv_buf_str(&b);
+      }
+    return NULL;
+  }
+  /* all the tiles, or INT32_MAX + 1 once past 2^31-1 (no overflow) */
+  int64_t all = 1;
+  for (int a = 0; a < 3; a++)
+    all = tiles[a] && all > INT32_MAX / tiles[a] ? (int64_t)INT32_MAX + 1
+                                                 : all * tiles[a];
+  grid[0] = all < persistent ? all : persistent;
+  grid[1] = grid[2] = 1;
+  if (all <= INT32_MAX)
+    return NULL;
+  wv_buf_printf(&b, "persistent tiles [%lld, %lld, %lld], more than 2^31-1 "
+                    "in all (a tile's index is 32-bit)",
+                (long long)tiles[0], (long long)tiles[1], (long long)tiles[2]);
+  return wv_buf_str(&b);
+}
+
+const char *tir_grid(wavec_ctx *ctx, const tir_prog *p, const int64_t *vals,
+                     int64_t grid[3]) {
+  int64_t tiles[3];
   for (int a = 0; a < 3; a++) {
     int64_t v = p->grid_size[a] && vals ? vals[p->grid_size[a] - 1] : 0;
-    int64_t n = !p->grid_size[a] ? (p->persistent ? p->tiles[a] : p->grid[a])
-                : v > 0          ? (v + p->grid_tile[a] - 1) / p->grid_tile[a]
-                                 : 0;
-    grid[a] = n;
-    tiles *= n;
+    tiles[a] = !p->grid_size[a] ? (p->persistent ? p->tiles[a] : p->grid[a])
+               : v > 0 ? (v + p->grid_tile[a] - 1) / p->grid_tile[a]
+                       : 0;
   }
-  if (p->persistent) {
-    grid[0] = tiles < p->persistent ? tiles : p->persistent;
-    grid[1] = grid[2] = 1;
-  }
+  return tir_launch_grid(ctx, tiles, p->persistent, grid);
 }
 
 wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {

@@ -359,15 +359,27 @@ wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p);
 const tir_instr *tir_carry_blocker(wavec_ctx *ctx, const tir_prog *p,
                                    uint32_t from, bool never, bool *pending);
 
-/* The launch grid for run-time sizes vals (one per p->sizes, or NULL:
- * dynamic axes 0): tir_prog's grid, or with persistent tiles min(tiles,
- * persistent) along x. */
-void tir_grid(const tir_prog *p, const int64_t *vals, int64_t grid[3]);
+/* The launch grid of tiles[a] workgroup tiles along grid axis a: one
+ * workgroup a tile, or with persistent tiles (persistent: the most
+ * workgroups; 0 when not persistent) min(all the tiles, persistent) along
+ * x. NULL, or why no launch can take it (an arena string): more
+ * workgroups than a launch allows (2^31-1 along x, 65535 along y and z:
+ * every NVIDIA GPU since sm_30, and so the simulator), or more than 2^31-1
+ * persistent tiles (a tile's index is 32-bit: lower_sched.c). */
+const char *tir_launch_grid(wavec_ctx *ctx, const int64_t tiles[3],
+                            int64_t persistent, int64_t grid[3]);
+
+/* tir_launch_grid for p at run-time sizes vals (one per p->sizes, or NULL:
+ * dynamic axes 0). */
+const char *tir_grid(wavec_ctx *ctx, const tir_prog *p, const int64_t *vals,
+                     int64_t grid[3]);
 
 /* The program for run-time sizes vals (one per p->sizes): a copy whose
  * grid and argument shapes have them (p itself when it has no sizes).
  * Unwinds with D_INVALID at loc when a size is not positive or not a
- * multiple of what its dynamic(..., multiple_of) states. */
+ * multiple of what its dynamic(..., multiple_of) states, with
+ * D_UNSUPPORTED when no launch can take its grid (tir_launch_grid); both
+ * before anything is allocated for the run. */
 const tir_prog *tir_instance(wavec_ctx *ctx, const tir_prog *p,
                              const int64_t *vals, wavec_loc loc);
 

@@ -9,7 +9,11 @@
  *    multiple of 8, of 64 for the warpgroup one, as they state);
  *  - attention_fwd_dyn, plain and causal, at M = K2 in {1, 77, 100, 128}.
  * Also: a size not given, one that breaks a stated multiple, and a static
- * dim given another size are errors at run time, not crashes. */
+ * dim given another size are errors at run time, not crashes; sizes whose
+ * grid no launch can take (more than 65535 workgroups along y, more than
+ * 2^31-1 persistent tiles, whose index is 32-bit) are E0701 at the launch,
+ * before the simulator touches an argument, and sizes just inside the
+ * limits are not. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -237,10 +241,79 @@ static void bad_sizes(void) {
   wavec_ctx_free(ctx);
 }
 
+/* Kernel `kernel` of dynamic.wave with hardware entries hw (NULL-ended,
+ * "KEY=VALUE") at (M, N, K) = m, n, 64: the grid, or (refused) a run that
+ * must fail with E0701 saying `why` before reading its tiny buffers. */
+static void launch_case(const char *kernel, const char *const *hw, int64_t m,
+                        int64_t n, const char *why, uint32_t gx,
+                        uint32_t gy) {
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  for (size_t i = 0; hw && hw[i]; i++) {
+    char key[32];
+    const char *eq = strchr(hw[i], '=');
+    snprintf(key, sizeof key, "%.*s", (int)(eq - hw[i]), hw[i]);
+    CHECK(wavec_hardware_override(ctx, key, eq + 1) == WAVEC_OK);
+  }
+  char *ptx = NULL;
+  wavec_kernel *k = compile(ctx, kernel, "sm_90a", &ptx);
+  free(ptx);
+  if (!k) {
+    wavec_ctx_free(ctx);
+    return;
+  }
+  const int64_t shapes[3][2] = {{m, 64}, {n, 64}, {m, n}};
+  for (size_t i = 0; i < 3; i++)
+    CHECKF(wavec_arg_shape(k, i, 2, shapes[i]) == WAVEC_OK, "%s",
+           wavec_errmsg(ctx));
+  uint32_t grid[3];
+  wavec_status st = wavec_launch_dims(k, grid, NULL, NULL);
+  if (!why) {
+    CHECKF(st == WAVEC_OK && grid[0] == gx && grid[1] == gy && grid[2] == 1,
+           "%s %lldx%lld: grid %u %u %u: %s", kernel, (long long)m,
+           (long long)n, grid[0], grid[1], grid[2], wavec_errmsg(ctx));
+  } else {
+    wavec_diag_info d = {0};
+    CHECKF(st == WAVEC_ERR_UNSUPPORTED && strstr(wavec_errmsg(ctx), why),
+           "%s %lldx%lld: launch dims %d: %s", kernel, (long long)m,
+           (long long)n, st, wavec_errmsg(ctx));
+    /* the run is refused before any argument is read or written */
+    static char tiny[3][16];
+    void *bufs[3] = {tiny[0], tiny[1], tiny[2]};
+    st = wavec_simulate(k, bufs);
+    CHECKF(st == WAVEC_ERR_UNSUPPORTED &&
+               wavec_diag(ctx, 0, &d) == WAVEC_OK && d.code == 701 &&
+               strstr(wavec_errmsg(ctx), why) &&
+               strstr(wavec_errmsg(ctx), "dynamic.wave:"),
+           "%s %lldx%lld: simulate %d: %s", kernel, (long long)m,
+           (long long)n, st, wavec_errmsg(ctx));
+  }
+  wavec_ctx_free(ctx);
+}
+
+static void launch_limits(void) {
+  /* gemm_dyn: 64 x 64 tiles, M along x, N along y */
+  launch_case("gemm_dyn", NULL, 64, 65535 * 64, NULL, 1, 65535);
+  launch_case("gemm_dyn", NULL, 64, 65535 * 64 + 1,
+              "a grid of [1, 65536, 1] workgroups, more than a launch "
+              "allows", 0, 0);
+  launch_case("gemm_dyn", NULL, INT32_MAX, 64, NULL, 33554432, 1);
+  /* gemm_dyn_wgmma, persistent: 128 x 128 tiles; 32768 x 65535 tiles are
+   * below 2^31, 32768 x 65536 are 2^31, as is [2^24, 2^24] */
+  static const char *const pers[] = {"persistent=1", "sms=3", NULL};
+  launch_case("gemm_dyn_wgmma", pers, 32768 * 128, 65535 * 128, NULL, 3, 1);
+  launch_case("gemm_dyn_wgmma", pers, 32768 * 128, 65536 * 128,
+              "persistent tiles [32768, 65536, 1], more than 2^31-1 in all",
+              0, 0);
+  launch_case("gemm_dyn_wgmma", pers, INT32_MAX, INT32_MAX,
+              "persistent tiles [16777216, 16777216, 1], more than 2^31-1",
+              0, 0);
+}
+
 int main(void) {
   RUN(gemm_mma_sync);
   RUN(gemm_wgmma);
   RUN(attention);
   RUN(bad_sizes);
+  RUN(launch_limits);
   CHECK_EXIT();
 }

@@ -8,6 +8,9 @@
 #          Python package on the GPU
 #   perf   bench.py's GEMM and attention forward (peers in the same run)
 #   sched  bench.py --only schedule, then fp8 and ragged
+#   final  every GPU test without sanitizers but large.c (the cases against
+#          the simulator, ragged.c, fp8mma.c) and ops.c, then every bench.py
+#          part but the attention backward and the tensor-copy A/B
 #   fix    the GPU cases of a fix (FIX_CASES: run.sh's pattern, default fp8),
 #          tests/gpu/ops.c, then bench.py's launch overhead, GEMM and forward
 # Usage (device machine, repo root): bash bench/device_session.sh STAGE
@@ -46,6 +49,19 @@ sched)
   timeout 120 python3 bench/bench.py --out "$OUT/ragged" --only ragged >"$OUT/ragged/log.txt" 2>&1; lap "ragged rc=$?"
   grep -E "^\|" "$OUT/sched/log.txt" | tail -60; tail -12 "$OUT/fp8/log.txt"; tail -20 "$OUT/ragged/log.txt"
   ;;
+final)
+  { ./build/release/gpu_ops | tail -2; echo "ops rc=${PIPESTATUS[0]}"
+    GPU_SKIP=large timeout 230 bash tests/gpu/run.sh --quick; echo "cases rc=$?"
+  } >"$OUT/gpu-quick.txt" 2>&1
+  lap "quick tests"; grep -E "rc=|FAIL|MISMATCH|ERROR|passed" "$OUT/gpu-quick.txt" | tail -20
+  for part in gemm fwd schedule ragged fp8; do
+    mkdir -p "$OUT/$part"
+    timeout 150 python3 bench/bench.py --out "$OUT/$part" --only $part >"$OUT/$part/log.txt" 2>&1; lap "$part rc=$?"
+  done
+  grep -h -E "overhead|timed" "$OUT"/gemm/log.txt
+  grep -h -E "^\|" "$OUT"/gemm/log.txt "$OUT"/fwd/log.txt "$OUT"/ragged/log.txt "$OUT"/fp8/log.txt | grep -v flash
+  grep -h -E "^\|" "$OUT"/schedule/log.txt | grep -E "4096x4096x4096|8192x8192x8192|attn" 
+  ;;
 fix)
   { ./build/release/gpu_ops | tail -3; echo "ops rc=${PIPESTATUS[0]}"
     timeout 150 bash tests/gpu/run.sh --quick "${FIX_CASES:-fp8}" | tail -30; echo "cases rc=${PIPESTATUS[0]}"
@@ -58,4 +74,5 @@ fix)
   ;;
 esac
 rm -f "$OUT"/*/results.png "$OUT"/*/results.json  # 8 files come back at most
+[ "${1:-}" = final ] && { cd "$OUT" && tar czf bench.tgz */ && rm -rf */; }
 lap done

@@ -763,6 +763,31 @@ void ex_linear(wavec_ctx *ctx, ex_t e, int64_t *coef, ex_t *base) {
   *base = q->base;
 }
 
+bool ex_multiple_of(wavec_ctx *ctx, ex_t e, int64_t m) {
+  int64_t v;
+  if (m == 1 || (ex_is_const(ctx, e, &v) && v % m == 0))
+    return true;
+  uint32_t n = ex_nargs(ctx, e);
+  switch (ex_kind_of(ctx, e)) {
+  case EX_MUL:
+    for (uint32_t i = 0; i < n; i++)
+      if (ex_multiple_of(ctx, ex_arg(ctx, e, i), m))
+        return true;
+    return false;
+  case EX_ADD:
+  case EX_MIN:
+  case EX_MAX:
+    for (uint32_t i = 0; i < n; i++)
+      if (!ex_multiple_of(ctx, ex_arg(ctx, e, i), m))
+        return false;
+    return true;
+  case EX_MOD: /* a mod d = a - d*floor(a/d) */
+    return ex_is_const(ctx, ex_arg(ctx, e, 1), &v) && v % m == 0 &&
+           ex_multiple_of(ctx, ex_arg(ctx, e, 0), m);
+  default: return false;
+  }
+}
+
 static bool uses(wv_exprs *X, ex_t e, wavec_sym s, uint64_t bit) {
   const ex_node *q = nd(X, e);
   if (!(q->mask & bit))

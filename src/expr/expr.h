@@ -121,6 +121,12 @@ int ex_cmp(wavec_ctx *ctx, ex_t a, ex_t b);
  * its coefficient-free rest; coef 1 and base e for other non-constant
  * nodes; for a constant, coef is its value and base 0. */
 void ex_linear(wavec_ctx *ctx, ex_t e, int64_t *coef, ex_t *base);
+/* Is e a multiple of m (m > 0) whatever integers its symbols are? True
+ * when the structure shows it: a constant multiple of m, a sum of
+ * multiples, a product with a factor that is one, a min or max of
+ * multiples, a mod by a constant multiple of m of a multiple. False may
+ * mean "not shown" (a floor division, a symbol). */
+bool ex_multiple_of(wavec_ctx *ctx, ex_t e, int64_t m);
 /* Number of distinct expressions in the table (for tests and --time). */
 uint32_t ex_count(wavec_ctx *ctx);
 

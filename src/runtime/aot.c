@@ -58,7 +58,10 @@ static void arg_doc(wv_buf *b, const wavec_module *m, uint32_t i) {
     else
       wv_buf_printf(b, "%lld", (long long)a->shape[d]);
   }
-  wv_buf_printf(b, "]%s\n", a->is_output ? ", written" : "");
+  wv_buf_printf(b, "]%s", a->is_output ? ", written" : "");
+  if (m->align[i] > (uint32_t)((wv_dtypes[a->dtype].bits + 7) / 8))
+    wv_buf_printf(b, ", %u-byte aligned", m->align[i]);
+  wv_buf_puts(b, "\n");
 }
 
 /* The launcher's parameters: the stream, a pointer per argument, then a
@@ -215,7 +218,8 @@ static void header(wv_buf *h, const wavec_module *m, const char *fn,
   }
   wv_buf_printf(h,
                 " * WAVEC_ERR_RUNTIME when loading or launching fails\n"
-                " * (%s_cu_result() says why), WAVEC_ERR_INVALID without a\n"
+                " * (%s_cu_result() says why), WAVEC_ERR_INVALID for a pointer\n"
+                " * less aligned than its line says or without a\n"
                 " * current context. */\n"
                 "wavec_status %s_launch(",
                 fn, fn);
@@ -412,6 +416,18 @@ static void source(wv_buf *c, const wavec_module *m, const char *fn,
                   fn);
   }
   grid_check_c(c, m, fn);
+  /* pointers as aligned as the kernel's widest access to them needs (a
+   * misaligned one would fault in the kernel) */
+  for (uint32_t i = 0; i < m->nargs; i++) {
+    if (m->align[i] <= (uint32_t)((wv_dtypes[m->args[i].dtype].bits + 7) / 8))
+      continue;
+    wv_buf_puts(c, "  if (");
+    c_name(c, m->args[i].name);
+    wv_buf_printf(c,
+                  " %% %uu) {\n    %s_result = CUDA_ERROR_INVALID_VALUE;\n"
+                  "    return WAVEC_ERR_INVALID;\n  }\n",
+                  m->align[i], fn);
+  }
   tensor_maps(c, m, fn);
   wv_buf_puts(c, "  void *args[] = {");
   for (uint32_t i = 0; i < m->nargs; i++) {

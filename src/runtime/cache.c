@@ -9,7 +9,8 @@
  *   str kernel, entry, target, desc     (str: u32 length, bytes)
  *   u32 grid[3], block[3]; u64 smem
  *   u32 nargs; per argument: str name, u32 dtype, u32 ndims,
- *                            i64 shape[ndims], u32 is_output
+ *                            i64 shape[ndims], u32 is_output,
+ *                            u32 align (a power of two, 1 to 16)
  *   u32 ntmaps; per tensor map: u32 arg, u32 ndims, u32 box[ndims],
  *                               u32 swizzle_128b
  *   u32 nsizes; per run-time size: str name, i64 multiple
@@ -37,7 +38,7 @@
 #define WV_SOURCE_ID "unknown"
 #endif
 
-#define WV_BIN_FORMAT 4
+#define WV_BIN_FORMAT 5
 #define WV_ENTRY_MAX ((size_t)1 << 30) /* larger files are not entries */
 static const char magic[6] = {'W', 'V', 'B', 'I', 'N', 0};
 static const char suffix[] = ".wvbin";
@@ -85,6 +86,7 @@ void wv_module_write(const wavec_module *b, wv_buf *out) {
     for (size_t d = 0; d < a->ndims; d++)
       put_u64(out, (uint64_t)a->shape[d]);
     put_u32(out, (uint32_t)a->is_output);
+    put_u32(out, b->align[i]);
   }
   put_u32(out, b->ntmaps);
   for (uint32_t i = 0; i < b->ntmaps; i++) {
@@ -182,6 +184,7 @@ wavec_module *wv_module_read(wavec_ctx *ctx, const void *data, size_t len,
       b->nargs > (size_t)(r.end - r.p) / 16)
     return NULL;
   b->args = wv_alloc(ctx, (b->nargs + 1) * sizeof *b->args);
+  b->align = wv_alloc(ctx, (b->nargs + 1) * sizeof *b->align);
   for (uint32_t i = 0; i < b->nargs && !r.bad; i++) {
     wavec_arg_info *a = &b->args[i];
     a->name = get_str(&r);
@@ -203,6 +206,9 @@ wavec_module *wv_module_read(wavec_ctx *ctx, const void *data, size_t len,
         a->bytes > (size_t)1 << 62)
       return NULL;
     a->is_output = get_u32(&r) != 0;
+    b->align[i] = get_u32(&r);
+    if (!b->align[i] || b->align[i] > 16 || (b->align[i] & (b->align[i] - 1)))
+      return NULL;
   }
   b->ntmaps = get_u32(&r);
   if (r.bad || b->ntmaps > WV_MAX_TMAPS)

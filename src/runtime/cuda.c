@@ -392,6 +392,9 @@ wavec_module *wv_module_of(wavec_ctx *ctx, wv_kernel *k, const char *target) {
   b->args = wv_alloc(ctx, (b->nargs + 1) * sizeof *b->args);
   for (uint32_t i = 0; i < b->nargs; i++)
     wavec_arg_info_get((wavec_kernel *)k, i, &b->args[i]);
+  b->align = wv_alloc(ctx, (b->nargs + 1) * sizeof *b->align);
+  for (uint32_t i = 0; i < b->nargs; i++)
+    b->align[i] = (uint32_t)tir_arg_align(p, i);
   b->nsizes = p->sizes.n;
   if (b->nsizes > WV_MAX_SIZES)
     wv_fail(ctx, D_UNSUPPORTED, k->loc,
@@ -786,8 +789,17 @@ wavec_status wavec_module_launch(wavec_module *b, void *stream,
             "at most %d can be launched", b->kernel, b->nargs,
             WV_MAX_LAUNCH_ARGS);
   CUdeviceptr ptrs[WV_MAX_LAUNCH_ARGS];
-  for (uint32_t i = 0; i < b->nargs; i++)
+  for (uint32_t i = 0; i < b->nargs; i++) {
     ptrs[i] = (CUdeviceptr)dev_args[i];
+    /* a misaligned address would fault in the kernel (the context lost) */
+    if (ptrs[i] % b->align[i])
+      wv_fail(ctx, D_INVALID, (wavec_loc){0},
+              "argument '%s' of '%s' is at 0x%llx, not a multiple of %u: "
+              "the kernel accesses it %u bytes at a time (a view at an "
+              "offset into its storage? pass a copy)",
+              b->args[i].name, b->kernel, (unsigned long long)ptrs[i],
+              b->align[i], b->align[i]);
+  }
   launch(wv_ctx_cuda(ctx, (wavec_loc){0}), b, (CUstream)stream, ptrs);
   WV_UNGUARD(ctx);
   return WAVEC_OK;

@@ -69,6 +69,8 @@ struct wavec_module {
   uint64_t smem;              /* bytes of shared memory */
   uint32_t nargs;
   wavec_arg_info *args;
+  uint32_t *align;            /* by argument: the alignment in bytes its
+                                 pointer must have (tir_arg_align) */
   uint32_t ntmaps;            /* tensor maps passed after the pointers */
   wavec_tensor_map_info *tmaps;
   /* run-time sizes (dynamic dims), passed as .u32 after the tensor maps:

@@ -62,13 +62,14 @@ void wv_npy_free(wv_npy *a) {
   memset(a, 0, sizeof *a);
 }
 
-/* count * itemsize of a shape, checking every factor; -1 on overflow. */
+/* count * itemsize of a shape, checking every factor; -1 past INT64_MAX
+ * bytes (so that the element count, wv_npy_count, is an int64_t too). */
 static int shape_bytes(int ndim, const int64_t *shape, size_t item,
                        size_t *nbytes) {
   size_t n = item;
   for (int i = 0; i < ndim; i++) {
     uint64_t d = (uint64_t)shape[i];
-    if (d != 0 && n > SIZE_MAX / d)
+    if (d != 0 && n > (size_t)INT64_MAX / d)
       return -1;
     n *= (size_t)d;
   }

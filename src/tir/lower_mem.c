@@ -261,6 +261,35 @@ void lw_read(lw *w, uint32_t id) {
   remark_access(w, id, mem, guards);
 }
 
+/* Do elements e and e+1 of value v, written to `mem`, go out as one aligned
+ * pair? Their coordinates agree but for the last dim, where e+1's is e's
+ * plus 1 and e's is even, and the last dim's size is even (a static size,
+ * or a run-time one stated a multiple of 2): every row then starts at an
+ * even element, so the pair is aligned to its size, and e's guard covers
+ * e+1 (e < N, both even: e + 1 < N). */
+static bool pair_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
+                    uint32_t e) {
+  wavec_ctx *ctx = w->ctx;
+  uint32_t n = mem->type.n;
+  wavec_sym d = mem->type.dims[n - 1];
+  int64_t size;
+  if (!ex_is_const(ctx, lw_dim_size(w, d), &size))
+    size = w->d->dim[d].dynamic ? w->d->dim[d].multiple : 1;
+  if (size % 2)
+    return false;
+  ex_t a[WV_MAX_DIMS], b[WV_MAX_DIMS];
+  mem_coords(w, v, mapping, mem, e, a);
+  mem_coords(w, v, mapping, mem, e + 1, b);
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t c;
+    ex_t diff = ex_simplify(ctx, ex_sub(ctx, b[i], a[i]), w->ranges,
+                            w->nranges);
+    if (!ex_is_const(ctx, diff, &c) || c != (i + 1 == n))
+      return false;
+  }
+  return ex_multiple_of(ctx, a[n - 1], 2);
+}
+
 void lw_write(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
@@ -268,8 +297,13 @@ void lw_write(lw *w, uint32_t id) {
   wv_node *mem = wv_get(w->g, n->mem);
   tir_ty vt = tir_ty_of(wv_get(w->g, v)->type.dt);
   w->p->args.v[mem->index].written = true;
-  uint32_t guards = 0;
-  for (uint32_t e = 0; e < lw_nelem(w, v); e++) {
+  /* pairs of 16- and 32-bit elements of the memory's own type go out as
+   * one vector store (T_STGV) where pair_at shows them adjacent */
+  bool pairs = mem->type.dt != WAVEC_I1 && vt == tir_ty_of(mem->type.dt) &&
+               (tir_ty_bytes(vt) == 2 || tir_ty_bytes(vt) == 4) &&
+               mem->type.n > 0 && !(ctx->test_hooks & WV_HOOK_SHIFT_LANE);
+  uint32_t guards = 0, ne = lw_nelem(w, v);
+  for (uint32_t e = 0; e < ne; e++) {
     uint32_t mask;
     uint32_t off = mem_offset(w, v, n->mapping, mem, e, &mask, &guards);
     if ((ctx->test_hooks & WV_HOOK_SHIFT_LANE) && e == 0) {
@@ -281,6 +315,16 @@ void lw_write(lw *w, uint32_t id) {
       uint32_t zero = lw_iconst(w, 0), one = lw_iconst(w, 1);
       lw_emit(w, T_SELP, TY_I32, sh, is5, one, zero, 0);
       off = lw_op2(w, T_ADD, TY_I32, off, sh);
+    }
+    if (pairs && e + 1 < ne && pair_at(w, v, n->mapping, mem, e)) {
+      uint32_t *regs = wv_alloc(ctx, 2 * sizeof *regs);
+      regs[0] = w->vals[v] + e;
+      regs[1] = w->vals[v] + e + 1;
+      tir_instr *in = lw_emit(w, T_STGV, vt, 0, off, mask, 0, mem->index);
+      in->list = regs;
+      in->nlist = 2;
+      e++;
+      continue;
     }
     lw_emit(w, T_STG, vt, 0, off, w->vals[v] + e, mask, mem->index);
   }

@@ -47,7 +47,7 @@
  *    addressed in bytes like the simulator's; values keep their bit
  *    patterns there (a predicate is one byte). Above 48 KiB it is declared
  *    `.extern` (dynamic) and the launch passes its size. Vector accesses
- *    (T_LDGV, T_LDSV, T_STSV) become v2/v4.b32 loads and stores of 16
+ *    (T_LDGV, T_LDSV, T_STSV, T_STGV) become v2/v4.b32 loads and stores of 16
  *    bytes at most, 16-bit elements packed in pairs. T_CPA, T_CPCOMMIT and
  *    T_CPWAIT are cp.async.cg (16 bytes), cp.async.commit_group and
  *    cp.async.wait_group: the simulator's groups are PTX's.
@@ -232,7 +232,7 @@ static void analyse(px *x) {
     }
     if (in->op == T_LDG || in->op == T_LDGV || in->op == T_CPA)
       x->argread[in->imm] = true;
-    if (in->op == T_STG)
+    if (in->op == T_STG || in->op == T_STGV)
       x->argwritten[in->imm] = true;
   }
   for (uint32_t i = 0; i < p->code.n; i++) {
@@ -788,8 +788,8 @@ static void emit_sts(px *x, const tir_instr *in) {
       addr.s, v.s);
 }
 
-/* T_LDGV, T_LDSV, T_STSV: n consecutive elements, the whole vector aligned
- * to its size (tir.h), moved as 4-byte words (16-bit elements packed in
+/* T_LDGV, T_LDSV, T_STSV, T_STGV: n consecutive elements, the whole vector
+ * aligned to its size (tir.h), moved as 4-byte words (16-bit elements packed in
  * pairs, 8-bit ones in quads, low first: the element at the lower address)
  * in accesses of at most 16 bytes (v4.b32). A masked-off load leaves
  * zeros. */
@@ -801,7 +801,8 @@ static void emit_vector(px *x, const tir_instr *in) {
     unsupported(x, "a vector access of this type or length");
   if (size == 1 && bytes < 4)
     unsupported(x, "a vector access of 8-bit elements shorter than 4 bytes");
-  bool load = in->op != T_STSV, global = in->op == T_LDGV;
+  bool load = in->op == T_LDGV || in->op == T_LDSV,
+       global = in->op == T_LDGV || in->op == T_STGV;
   const char *space = global ? (x->argwritten[in->imm] ? "global" : "global.nc")
                              : "shared";
   nm base = global ? global_addr(x, in->imm, in->a)
@@ -1122,6 +1123,7 @@ static void (*const emit_code[T__COUNT])(px *, const tir_instr *) = {
     [T_STG] = emit_stg,       [T_LDS] = emit_lds,     [T_STS] = emit_sts,
     [T_LDSM] = emit_ldsm,     [T_LDSMT] = emit_ldsm,  [T_LDGV] = emit_vector,
     [T_LDSV] = emit_vector,   [T_STSV] = emit_vector, [T_CPA] = emit_cpa,
+    [T_STGV] = emit_vector,
     [T_SHFL] = emit_shfl,     [T_MMA] = ptx_emit_mma, [T_WGMMA] = ptx_emit_wgmma,
     [T_LOOP] = emit_loop,     [T_ENDLOOP] = emit_endloop,
     [T_MBINIT] = emit_mbar,   [T_MBARRIVE] = emit_mbar, [T_MBWAIT] = emit_mbwait,

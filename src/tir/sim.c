@@ -806,27 +806,30 @@ static bool exec_cpa(sim *s, const tir_instr *in, uint32_t w) {
   return true;
 }
 
-/* T_LDGV, T_LDSV, T_STSV: n consecutive elements, the whole vector aligned
- * to its size. */
+/* T_LDGV, T_LDSV, T_STSV, T_STGV: n consecutive elements, the whole vector
+ * aligned to its size. */
 static bool exec_vector(sim *s, const tir_instr *in, uint32_t w) {
   tir_ty ty = in->ty;
   int64_t size = tir_ty_bytes(ty), n = in->nlist;
+  bool global = in->op == T_LDGV || in->op == T_STGV;
   for (int l = 0; l < s->lanes; l++) {
     int64_t a = rd(s, in, w, in->a, l).i;
-    int64_t bytes = in->op == T_LDGV ? a * size : a;
+    int64_t bytes = global ? a * size : a;
+    bool on = in->op == T_LDSV || !in->b || rd(s, in, w, in->b, l).i;
+    if (!on && in->op != T_LDGV)
+      continue;
     if (bytes % (size * n) != 0)
       sim_report(s, in, w, l, D_SIM_OOB,
                  "misaligned %lld-byte vector access at byte %lld",
                  (long long)(size * n), (long long)bytes);
-    bool on = in->op == T_LDSV || !in->b || rd(s, in, w, in->b, l).i;
-    if (!on && in->op == T_STSV)
-      continue;
     for (int64_t j = 0; j < n; j++) {
       if (in->op == T_LDGV) {
         wr(s, w, in->list[j], l, on ? ldg(s, in, w, l, ty, a + j) : (val){0});
       } else if (in->op == T_LDSV) {
         wr(s, w, in->list[j], l,
            shared_access(s, in, w, l, ty, a + j * size, NULL));
+      } else if (in->op == T_STGV) {
+        stg(s, in, w, l, ty, a + j, rd(s, in, w, in->list[j], l));
       } else {
         val v = rd(s, in, w, in->list[j], l);
         shared_access(s, in, w, l, ty, a + j * size, &v);
@@ -1019,6 +1022,7 @@ static exec_fn *const exec[T__COUNT] = {
     [T_STG] = exec_stg,         [T_LDS] = exec_value,
     [T_STS] = exec_sts,         [T_LDGV] = exec_vector,
     [T_LDSV] = exec_vector,     [T_STSV] = exec_vector,
+    [T_STGV] = exec_vector,
     [T_LDSM] = exec_ldsm,       [T_LDSMT] = exec_ldsm,
     [T_CPA] = exec_cpa,         [T_CPCOMMIT] = exec_cpcommit,
     [T_CPWAIT] = exec_cpwait,   [T_SWZ] = exec_value,
@@ -1308,7 +1312,8 @@ static void simulate(wv_kernel *k, void *const *args) {
       /* at the line of the first store to it: that write missed elements */
       wavec_loc loc = k->loc;
       for (uint32_t i = 0; i < p->code.n; i++)
-        if (p->code.v[i].op == T_STG && p->code.v[i].imm == (int64_t)a) {
+        if ((p->code.v[i].op == T_STG || p->code.v[i].op == T_STGV) &&
+            p->code.v[i].imm == (int64_t)a) {
           loc = p->code.v[i].loc;
           break;
         }

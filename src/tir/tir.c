@@ -86,6 +86,7 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
     case T_LDG:
     case T_STG:
     case T_LDGV:
+    case T_STGV:
     case T_CPA:
       wv_buf_printf(b, " %s", p->args.v[in->imm].name);
       break;
@@ -226,6 +227,7 @@ static bool i64_ok(const tir_prog *p, const tir_instr *in) {
     return in->ty != I && rt[in->a] == I && rt[in->b] != I &&
            (!in->c || rt[in->c] == TY_PRED);
   case T_LDGV:
+  case T_STGV:
     return in->ty != I && rt[in->a] == I && (!in->b || rt[in->b] == TY_PRED);
   case T_CPA: return in->ty != I && rt[in->a] != I && rt[in->b] == I;
   default: return false;
@@ -269,6 +271,23 @@ const tir_prog *tir_instance(wavec_ctx *ctx, const tir_prog *p,
   }
   memcpy(q->grid, grid, sizeof grid);
   return q;
+}
+
+int64_t tir_arg_align(const tir_prog *p, uint32_t a) {
+  int64_t al = (wv_dtypes[p->args.v[a].dt].bits + 7) / 8;
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    const tir_instr *in = &p->code.v[i];
+    int64_t b = 0;
+    if ((in->op == T_LDGV || in->op == T_STGV) && in->imm == (int64_t)a)
+      b = tir_ty_bytes(in->ty) * (int64_t)in->nlist;
+    else if (in->op == T_CPA && in->imm == (int64_t)a)
+      b = 16;
+    al = b > al ? b : al;
+  }
+  for (uint32_t i = 0; i < p->tmaps.n; i++)
+    if (p->tmaps.v[i].arg == a && al < 16)
+      al = 16;
+  return al;
 }
 
 const char *tir_launch_grid(wavec_ctx *ctx, const int64_t tiles[3],
@@ -345,15 +364,22 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
          (in->ty != TY_F16 && in->ty != TY_BF16)))
       bad = true;
     if ((in->op == T_LDG || in->op == T_STG || in->op == T_LDGV ||
-         in->op == T_CPA) &&
+         in->op == T_STGV || in->op == T_CPA) &&
         (in->imm < 0 || in->imm >= p->args.n))
       bad = true;
     /* vector and asynchronous global accesses move whole elements of the
      * argument's own type */
-    if ((in->op == T_LDGV || in->op == T_CPA) && !bad &&
+    if ((in->op == T_LDGV || in->op == T_STGV || in->op == T_CPA) && !bad &&
         (in->ty == TY_PRED || p->args.v[in->imm].dt == WAVEC_I1 ||
          tir_ty_of(p->args.v[in->imm].dt) != in->ty))
       bad = true;
+    /* a vector store: 2 or 4 registers of its type, a predicate guard */
+    if (in->op == T_STGV && !bad) {
+      bad |= (in->nlist != 2 && in->nlist != 4) || !in->a ||
+             (in->b && p->regs.v[in->b] != TY_PRED);
+      for (uint32_t j = 0; j < in->nlist && !bad; j++)
+        bad |= p->regs.v[in->list[j]] != in->ty;
+    }
     if (in->op == T_CPA &&
         (!in->a || !in->b || p->regs.v[in->a] != TY_I32 ||
          (p->regs.v[in->b] != TY_I32 && p->regs.v[in->b] != TY_I64) ||

@@ -26,8 +26,8 @@
  *  - Float values are stored rounded to their register type: an f16 add
  *    computes exactly and rounds once to f16 (round to nearest even).
  *  - Shared memory is addressed in bytes; an access of type T is aligned to
- *    the size of T, a vector access (T_LDSV, T_STSV, T_LDGV) of n elements
- *    to n times that. Global offsets count elements of the argument.
+ *    the size of T, a vector access (T_LDSV, T_STSV, T_LDGV, T_STGV) of n
+ *    elements to n times that. Global offsets count elements of the argument.
  *  - An asynchronous copy (T_CPA) writes shared memory only when a T_CPWAIT
  *    of its thread retires its group; until then nothing may touch its
  *    bytes, and other threads see them only after a barrier that follows
@@ -145,6 +145,8 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_LDSV, "lds.v", 1, 0, 0)                                                  \
   /* shared[byte a ..] = list if b; aligned */                                 \
   X(T_STSV, "sts.v", 2, 0, 0)                                                  \
+  /* arg[imm][a .. a+n) = list if b (of the argument's type); aligned */       \
+  X(T_STGV, "stg.v", 2, 0, 0)                                                  \
   /* imm 8x8 16-bit matrices: lane 8j+r gives the row r address a of matrix    \
    * j; lane l gets list[2j..2j+1] = its row l/4, cols 2(l%4), +1 (PTX         \
    * ldmatrix .x1/.x2/.x4) */                                                  \
@@ -373,6 +375,11 @@ const char *tir_launch_grid(wavec_ctx *ctx, const int64_t tiles[3],
  * dynamic axes 0). */
 const char *tir_grid(wavec_ctx *ctx, const tir_prog *p, const int64_t *vals,
                      int64_t grid[3]);
+
+/* The alignment in bytes the address of argument a must have: its element
+ * size, or what its widest access moves at once (a vector access its
+ * bytes, an asynchronous copy 16, a tensor map 16). */
+int64_t tir_arg_align(const tir_prog *p, uint32_t a);
 
 /* The program for run-time sizes vals (one per p->sizes): a copy whose
  * grid and argument shapes have them (p itself when it has no sizes).

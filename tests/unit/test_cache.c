@@ -110,6 +110,9 @@ static wavec_module *sample(wavec_ctx *ctx, size_t code_len) {
                                 .elems = 64,
                                 .bytes = 256,
                                 .is_output = 1};
+  m->align = wv_alloc(ctx, 2 * sizeof *m->align);
+  m->align[0] = 16;
+  m->align[1] = 8;
   m->ntmaps = 1;
   m->tmaps = wv_alloc(ctx, sizeof *m->tmaps);
   m->tmaps[0] = (wavec_tensor_map_info){
@@ -146,6 +149,7 @@ static void entry_round_trip(void) {
     CHECK(r->smem == 73728 && r->nargs == 2);
     CHECK(strcmp(r->args[1].name, "c") == 0 && r->args[1].dtype == WAVEC_F32);
     CHECK(r->args[1].is_output == 1 && r->args[0].is_output == 0);
+    CHECK(r->align[0] == 16 && r->align[1] == 8);
     CHECK(r->args[0].shape[1] == 32 && r->args[0].bytes == 4096);
     CHECK(r->code_len == 300 && memcmp(r->code, m->code, 300) == 0);
     CHECK(r->ntmaps == 1 && r->tmaps[0].arg == 0 && r->tmaps[0].ndims == 2);
@@ -654,6 +658,42 @@ static void load_errors(void) {
   wavec_ctx_free(ctx);
 }
 
+/* A pointer less aligned than the kernel's widest access to it is refused
+ * by the launch, before it needs a GPU (it would fault in the kernel and
+ * lose the context): gemm copies a and b 16 bytes at a time (cp.async) and
+ * stores c in pairs of f32. */
+static void misaligned_pointers(void) {
+  if (!ptxas_found())
+    return;
+  fresh_dir("align");
+  wavec_ctx *ctx;
+  wavec_module *m = NULL;
+  CHECKF(load_gemm(&ctx, &m) == WAVEC_OK, "%s", wavec_errmsg(ctx));
+  if (m) {
+    CHECK(m->align[0] == 16 && m->align[1] == 16 && m->align[2] == 8);
+    const uint64_t bad[][3] = {{0x10008, 0x20000, 0x30000},
+                               {0x10000, 0x20000, 0x30004}};
+    const char *const want[] = {
+        "argument 'a' of 'gemm' is at 0x10008, not a multiple of 16",
+        "argument 'c' of 'gemm' is at 0x30004, not a multiple of 8"};
+    for (int i = 0; i < 2; i++) {
+      wavec_ctx_free(ctx);
+      CHECK(load_gemm(&ctx, &m) == WAVEC_OK);
+      CHECK(m && wavec_module_launch(m, NULL, bad[i]) == WAVEC_ERR_INVALID);
+      CHECKF(strstr(wavec_errmsg(ctx), want[i]), "%s", wavec_errmsg(ctx));
+    }
+    /* aligned: past the check (here it fails for want of a GPU, or runs) */
+    wavec_ctx_free(ctx);
+    CHECK(load_gemm(&ctx, &m) == WAVEC_OK);
+    const uint64_t good[3] = {0x10010, 0x20000, 0x30008};
+    if (m)
+      wavec_module_launch(m, NULL, good);
+    CHECKF(!strstr(wavec_errmsg(ctx), "not a multiple of"), "%s",
+           wavec_errmsg(ctx));
+  }
+  wavec_ctx_free(ctx);
+}
+
 int main(void) {
   RUN(xxh64_vectors);
   RUN(entry_round_trip);
@@ -665,6 +705,7 @@ int main(void) {
   RUN(dynamic_module);
   RUN(persistent_module);
   RUN(load_errors);
+  RUN(misaligned_pointers);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s/wavec-test-cache-%ld'",
            getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());

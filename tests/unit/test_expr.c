@@ -908,7 +908,7 @@ static bool canonical(ex_t e) {
 }
 
 static long long prop_cases, prop_evals, prop_simplified, prop_skipped;
-static long long prop_equiv, prop_equiv_missed;
+static long long prop_equiv, prop_equiv_missed, prop_multiple;
 
 static void property_body(void) {
   enum { CASES_PER_CTX = 2000 };
@@ -927,6 +927,12 @@ static void property_body(void) {
       r[ex_sym_of(C, vars[v])] = (ex_range){lo, hi, rnd() % 8 != 0};
     }
     ex_t s = ex_simplify(C, e, r, NSYM);
+    /* ex_multiple_of is sound: what it claims holds at every point */
+    int64_t mult = 0;
+    for (int64_t m = 2; m <= 8 && !mult; m *= 2)
+      if (ex_multiple_of(C, e, m))
+        mult = m;
+    prop_multiple += mult != 0;
     /* The same value written another way: simplified, both should meet.
      * Not always (the form is not complete); counted, and the rate kept
      * under a tripwire. */
@@ -971,6 +977,8 @@ static void property_body(void) {
       CHECKF(ex_eval(C, s, vals, NULL, NSYM, &gs) && gs == want,
              "simplify: %s -> %s: %lld, want %lld", STR(e), STR(s),
              (long long)gs, (long long)want);
+      CHECKF(!mult || want % mult == 0, "%s is not a multiple of %lld: %lld",
+             STR(e), (long long)mult, (long long)want);
       CHECKF(lo <= want && want <= hi, "bounds of %s: [%lld, %lld] miss %lld",
              STR(e), (long long)lo, (long long)hi, (long long)want);
       /* Substitution: e[x0 := re](x) == e(x with x0 = re(x)). */
@@ -999,7 +1007,7 @@ static void test_property(void) {
   rng_state =
       env_seed ? strtoull(env_seed, NULL, 0) * 2 + 1 : 0x2545f4914f6cdd1dull;
   prop_cases = prop_evals = prop_simplified = prop_skipped = 0;
-  prop_equiv = prop_equiv_missed = 0;
+  prop_equiv = prop_equiv_missed = prop_multiple = 0;
   while (prop_cases < CASES && !check_case_failed_) {
     C = wavec_ctx_new(NULL, NULL);
     const char *names[NVARS] = {"x", "$T0", "$WG0", "K"};
@@ -1013,8 +1021,32 @@ static void test_property(void) {
          prop_cases, prop_evals, prop_simplified, prop_skipped);
   printf("  %lld equivalent forms, %lld simplified to different handles\n",
          prop_equiv, prop_equiv_missed);
+  printf("  %lld shown multiples of 2, 4 or 8 (checked at every point)\n",
+         prop_multiple);
+  CHECK(prop_multiple * 50 > prop_cases); /* the check is exercised */
   CHECK(prop_cases >= CASES);
   CHECK(prop_equiv_missed * 20 < prop_equiv); /* under 5% */
+}
+
+/* What ex_multiple_of shows, on the shapes of fragment offsets: the column
+ * of an accumulator pair is even, the odd one is not, a floor division
+ * shows nothing. */
+TEST(test_multiple_of) {
+  ex_t t = S("$T0"), w = S("$WG1");
+  ex_t col = ADD(ADD(CM(256, w), CM(8, FD(t, 4))), CM(2, MOD(t, 4)));
+  CHECK(ex_multiple_of(C, col, 2));
+  CHECK(!ex_multiple_of(C, col, 4));
+  CHECK(!ex_multiple_of(C, ADD(col, K(1)), 2));
+  CHECK(ex_multiple_of(C, ADD(col, K(6)), 2));
+  CHECK(ex_multiple_of(C, MOD(CM(4, t), 8), 4));
+  CHECK(!ex_multiple_of(C, MOD(CM(4, t), 6), 4));
+  CHECK(!ex_multiple_of(C, FD(CM(2, t), 4), 2)); /* floor(t/2) */
+  CHECK(ex_multiple_of(C, MUL(t, CM(6, w)), 3));
+  CHECK(ex_multiple_of(C, MIN(CM(2, t), CM(4, w)), 2));
+  CHECK(!ex_multiple_of(C, MAX(t, CM(4, w)), 2));
+  CHECK(!ex_multiple_of(C, t, 2));
+  CHECK(ex_multiple_of(C, t, 1));
+  CHECK(ex_multiple_of(C, K(0), 16));
 }
 
 /* ---- speed
@@ -1057,6 +1089,7 @@ int main(void) {
   RUN(test_wgmma_m64);
   RUN(test_overflow);
   RUN(test_property);
+  RUN(test_multiple_of);
   RUN(test_speed);
   printf("  %.2f s\n", (double)(clock() - start) / CLOCKS_PER_SEC);
   CHECK_EXIT();

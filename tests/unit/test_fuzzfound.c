@@ -15,13 +15,18 @@
  *    iterator twice (so another was never bound), or whose input used an
  *    iterator no output gives, reached the lowering with that iterator
  *    unbound: an internal error without a location. The mapping is now
- *    refused where it is declared (E0309, at the output or input). */
+ *    refused where it is declared (E0309, at the output or input).
+ *  - npy_count_fits_int64 (fuzz_npy): a header whose shape has more than
+ *    2^63-1 elements of one byte, but fewer than 2^64 bytes, was accepted,
+ *    and its element count overflowed int64_t (wv_npy_count); a shape
+ *    past 2^63-1 bytes is refused. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "support/npy.h"
 #include "wavec.h"
 
 /* Compiles kernel 0 of src with N defined (and Q, a NaN) and simulates it
@@ -158,9 +163,47 @@ static void mapping_iterators(void) {
           "found.wave:5:21:", "input 'K2' uses iterator 'l', which no output");
 }
 
+static void npy_count_fits_int64(void) {
+  static const char *const shapes[] = {"(4611686018427387903, 3,)",
+                                       "(3074457345618258603, 3)",
+                                       "(4611686018427387904, 2)"};
+  for (int i = 0; i < 3; i++) {
+    char hdr[128], file[256];
+    int n = snprintf(hdr, sizeof hdr,
+                     "{'descr': '|b1', 'fortran_order': False, 'shape': %s}",
+                     shapes[i]);
+    int pad = 64 - (10 + n + 1) % 64;
+    int len = snprintf(file, sizeof file, "\x93NUMPY\x01%c%c%c%s%*s\n", 0,
+                       (int)(n + pad + 1), 0, hdr, pad, "");
+    (void)len;
+    wv_npy a;
+    size_t off = 0;
+    char err[256] = "";
+    int r = wv_npy_parse_header((const unsigned char *)file, 10 + (size_t)n +
+                                    (size_t)pad + 1, &a, &off, err, sizeof err);
+    CHECKF(r != 0 && err[0], "%s: accepted (%s)", shapes[i], err);
+  }
+  /* 2^62 one-byte elements still read as a header */
+  const char *ok = "{'descr': '|b1', 'fortran_order': False, 'shape': "
+                   "(4611686018427387904,)}";
+  char file[256];
+  int n = (int)strlen(ok), pad = 64 - (10 + n + 1) % 64;
+  snprintf(file, sizeof file, "\x93NUMPY\x01%c%c%c%s%*s\n", 0, n + pad + 1, 0,
+           ok, pad, "");
+  wv_npy a;
+  size_t off = 0;
+  char err[256] = "";
+  CHECKF(wv_npy_parse_header((const unsigned char *)file,
+                             10 + (size_t)n + (size_t)pad + 1, &a, &off, err,
+                             sizeof err) == 0 &&
+             wv_npy_count(&a) == INT64_C(4611686018427387904),
+         "%s", err);
+}
+
 int main(void) {
   RUN(i32_wraps);
   RUN(scalars_as_integers);
   RUN(mapping_iterators);
+  RUN(npy_count_fits_int64);
   CHECK_EXIT();
 }

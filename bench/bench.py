@@ -423,6 +423,10 @@ def ragged(quick=False):
             ms_d, f_d, _, _ = gemm_at(kernel, n, n, n, defs, hw, target)
             ms_r, f_r, err, cm = gemm_at(kernel, M, N, K, defs, hw, target)
             ragged_row(f"ragged {kernel} {M}x{N}x{K}", f"{n}^3", ms_r, f_r, ms_d, f_d, err, cm)
+            # and cuBLAS at the same ragged size: what the shape costs a peer
+            a = torch.randn(M, K, dtype=torch.bfloat16, device=dev); b = torch.randn(N, K, dtype=torch.bfloat16, device=dev)
+            report(f"ragged {kernel} {M}x{N}x{K} vs cuBLAS at the same size", "cuBLAS", ms_r, bench(lambda: a @ b.T),
+                   f_r, err, cm)
         except Exception as e:
             print(f"ragged {kernel}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     D = 128

@@ -51,16 +51,25 @@ sched)
   ;;
 final)
   { ./build/release/gpu_ops | tail -2; echo "ops rc=${PIPESTATUS[0]}"
-    GPU_SKIP=large timeout 230 bash tests/gpu/run.sh --quick; echo "cases rc=$?"
+    GPU_SKIP=large timeout 200 bash tests/gpu/run.sh --quick; echo "cases rc=$?"
+    timeout 45 "$SAN" --tool memcheck --error-exitcode 99 ./build/release/gpu_fp8mma --max 256 | tail -2
+    echo "fp8mma memcheck rc=${PIPESTATUS[0]}"
   } >"$OUT/gpu-quick.txt" 2>&1
   lap "quick tests"; grep -E "rc=|FAIL|MISMATCH|ERROR|passed" "$OUT/gpu-quick.txt" | tail -20
   for part in gemm fwd schedule ragged fp8; do
     mkdir -p "$OUT/$part"
-    timeout 150 python3 bench/bench.py --out "$OUT/$part" --only $part >"$OUT/$part/log.txt" 2>&1; lap "$part rc=$?"
+    timeout 90 python3 bench/bench.py --out "$OUT/$part" --only $part >"$OUT/$part/log.txt" 2>&1; lap "$part rc=$?"
   done
   grep -h -E "overhead|timed" "$OUT"/gemm/log.txt
   grep -h -E "^\|" "$OUT"/gemm/log.txt "$OUT"/fwd/log.txt "$OUT"/ragged/log.txt "$OUT"/fp8/log.txt | grep -v flash
-  grep -h -E "^\|" "$OUT"/schedule/log.txt | grep -E "4096x4096x4096|8192x8192x8192|attn" 
+  grep -h -E "^\|" "$OUT"/schedule/log.txt | grep -E "4096x4096x4096|8192x8192x8192|attn"
+  # tensors past 2^31 elements under memcheck, in what time is left
+  left=$(( ${FINAL_S:-570} - ($(date +%s) - t0) ))
+  if [ $left -gt 30 ]; then
+    timeout $left "$SAN" --tool memcheck --error-exitcode 99 ./build/release/gpu_large >"$OUT/gpu-large-memcheck.txt" 2>&1
+    echo "large memcheck rc=$? (limit $left s)" >>"$OUT/gpu-large-memcheck.txt"
+    tail -4 "$OUT/gpu-large-memcheck.txt"
+  fi
   ;;
 fix)
   { ./build/release/gpu_ops | tail -3; echo "ops rc=${PIPESTATUS[0]}"

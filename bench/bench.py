@@ -558,7 +558,8 @@ LLM_SHAPES = [(m, n, k) for m in (2048, 16384) for n in (4096, 8192, 14336) for 
 def schedule_ab(quick=False):
     """gemm_wgmma specialize=0/1 x persistent=0/1 at 4096^3, 8192^3 (bf16
     and f16) and the LLM projection shapes M in {2048, 16384}, N, K in
-    {4096, 8192, 14336} (bf16), cuBLAS in the same run."""
+    {4096, 8192, 14336} (bf16), cuBLAS in the same run; then the epilogue's
+    tensor stores on and off (stores=2/1) at 4096^3 and 8192^3."""
     shapes = [(4096,) * 3] if quick else [(4096,) * 3, (8192,) * 3] + LLM_SHAPES
     for (m, n, kk) in shapes:
         dts = (torch.bfloat16, torch.float16) if m == n == kk else (torch.bfloat16,)
@@ -581,6 +582,33 @@ def schedule_ab(quick=False):
                                "cuBLAS", ms_w, ms_p, 2 * m * n * kk, err, (t1, t2))
                     except Exception as e:
                         print(f"sched gemm {m}x{n}x{kk} {bm}x{bn} {v}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+    # tensor stores (TMA) in the epilogue (stores=2, the compiler's choice on
+    # sm_90a) against every thread storing its own elements (stores=1), same
+    # kernel, tiles and schedule, cuBLAS in the same process
+    for n in ((4096,) if quick else (4096, 8192)):
+        for dt in (torch.bfloat16, torch.float16):
+            a = torch.randn(n, n, dtype=dt, device=dev); b = torch.randn(n, n, dtype=dt, device=dev)
+            c = torch.empty(n, n, dtype=dt, device=dev)
+            ref = a @ b.T
+            ms_p = bench(lambda: a @ b.T)
+            name = GEMM_KERNELS["wgmma", dt]
+            for bm, bn, wm, st in SCHED_TILES + [(128, 256, 2, 3)]:
+                for v in (dict(specialize=0, persistent=0), dict(specialize=1, persistent=0),
+                          dict(specialize=1, persistent=1)):
+                    for stores in (1, 2):
+                        try:
+                            k, t1, t2, info = wavec_compile("bench/gemm.wave", name, dict(M=n, N=n, K=n, BLOCK_M=bm,
+                                                            BLOCK_N=bn, WAVES_M=wm), dict(stages=st, stores=stores, **v),
+                                                            target="sm_90a")
+                            c.fill_(float("nan")); k(a, b, c); torch.cuda.synchronize()
+                            err = rel_err(c, ref)
+                            ms_w = bench(lambda: k(a, b, c))
+                            report(f"store A/B gemm {str(dt)[6:]} {n}^3 {bm}x{bn} st{st} spec={v['specialize']} "
+                                   f"pers={v['persistent']} stores={stores} ({info['regs']} regs, {info['spill']} B spill)",
+                                   "cuBLAS", ms_w, ms_p, 2 * n**3, err, (t1, t2))
+                        except Exception as e:
+                            print(f"store A/B gemm {n}^3 {bm}x{bn} st{st} {v} stores={stores}: FAILED "
+                                  f"{type(e).__name__}: {str(e)[:300]}", flush=True)
     # the warpgroup attention forward on the same schedules (D = 128, o in
     # f16), against SDPA-cuDNN in the same process
     D, N = 128, (4096 if quick else 8192)

@@ -343,7 +343,13 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *  - sms: the multiprocessors persistent tiles fill (default 132, the
  *    H200's).
  *  - group_m: the rows of tiles of one group of the persistent raster
- *    (default 8). */
+ *    (default 8).
+ *  - stores: how the workgroup's tile of an output reaches global memory:
+ *    1, every thread stores its own elements; 2, through shared memory:
+ *    the threads write the tile there (128-byte swizzle), and one thread
+ *    issues tensor stores (TMA, cp.async.bulk.tensor) of it, which is what
+ *    the compiler picks where it can (a 2-dim row-major output written
+ *    once by the tile, in a kernel whose rings are tensor copies). */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \
@@ -351,7 +357,8 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
   X(WAVEC_HW_SPECIALIZE, 3, "specialize", 0, 1)                                \
   X(WAVEC_HW_PERSISTENT, 4, "persistent", 0, 1)                                \
   X(WAVEC_HW_SMS, 5, "sms", 1, 1024)                                           \
-  X(WAVEC_HW_GROUP_M, 6, "group_m", 1, 256)
+  X(WAVEC_HW_GROUP_M, 6, "group_m", 1, 256)                                    \
+  X(WAVEC_HW_STORES, 7, "stores", 1, 2)
 
 typedef enum wavec_hw_int {
 #define X(e, v, name, lo, hi) e = v,

@@ -300,6 +300,9 @@ void wv_on_free(wavec_ctx *ctx, void (*fn)(void *ud), void *ud);
   X(WV_HOOK_TMA_TX_SHORT, "tma-tx-short")                                      \
   X(WV_HOOK_TMA_NO_EMPTY_WAIT, "tma-no-empty-wait")                            \
   X(WV_HOOK_SPEC_REGS_GREEDY, "spec-regs-greedy")                              \
+  X(WV_HOOK_TMA_STORE_NO_FENCE, "tma-store-no-fence")                          \
+  X(WV_HOOK_TMA_STORE_NO_WAIT, "tma-store-no-wait")                            \
+  X(WV_HOOK_TMA_STORE_NO_DRAIN, "tma-store-no-drain")                          \
   X(WV_HOOK_NARROW_INDEX, "narrow-index")
 
 enum {

@@ -264,7 +264,8 @@ wavec_status wv_pass_lower(wv_kernel *k) {
     }
     vec_push(ctx, &p->args, ta);
   }
-  for (uint32_t i = 0; i < w->tmaps.n; i++) /* the pipeline's */
+  lw_store_plan(w);
+  for (uint32_t i = 0; i < w->tmaps.n; i++) /* the pipeline's, the store's */
     vec_push(ctx, &p->tmaps, w->tmaps.v[i]);
   lw_open_scope(w);
   lw_tma_prologue(w);

@@ -18,6 +18,8 @@
  *   lower_guard.c       guards at the edges of ragged dimensions
  *   lower_sched.c       the schedule's code: the producer's and consumers'
  *                       regions, the loop over persistent tiles
+ *   lower_store.c       an output's epilogue through shared memory by
+ *                       tensor stores (TMA)
  *   promote.c           which reads are staged in shared memory, ring depth
  * The wgmma waits are the next pass's (waits.c), not the lowering's.
  */
@@ -149,6 +151,26 @@ typedef struct sched_plan {
                       0 (none) */
 } sched_plan;
 
+/* The output written through shared memory by tensor stores
+ * (lower_store.c): its tile's geometry and buffer, and per element of the
+ * written value (the same in every thread) its column panel, whether it
+ * is the next column of the element before it, and the power of 2 (up to
+ * 8) its column is a multiple of. */
+typedef struct store_plan {
+  uint32_t write;           /* the WRITE, or 0 (direct stores everywhere) */
+  uint32_t tmap;            /* its tensor map */
+  int64_t base;             /* the buffer's shared byte offset */
+  int64_t rows, cols;       /* the workgroup tile */
+  int64_t panel_cols;       /* columns of a 128-byte panel */
+  int64_t panels, per_round; /* panels of the tile; those the buffer holds */
+  int64_t box_rows;         /* rows of one tensor store */
+  int64_t *panel_of;
+  bool *follows;
+  uint8_t *calign;
+  const char **why_not; /* by WRITE of a warpgroup kernel: why it keeps
+                           direct stores (NULL: it has tensor stores) */
+} store_plan;
+
 /* A loop over persistent tiles being lowered (lower_sched.c). */
 typedef struct tile_loop {
   uint32_t start;   /* its T_LOOP */
@@ -185,6 +207,8 @@ typedef struct lw {
   VEC(tir_tmap) tmaps;  /* the tensor maps of tensor-copy rings */
   /* ---- schedule (schedule.c) */
   sched_plan sched;
+  /* ---- lower_store_plan, at the start of lower */
+  store_plan store;
   /* ---- walks (walks.c): by ITERATE, the tiles it walks [first, last) */
   ex_t *walk_first, *walk_last;
   const char **walk_remark; /* (NULL: none; lower gives it, see lw_iterate) */
@@ -319,6 +343,8 @@ const int64_t *lw_frag_table(lw *w, const wv_layout *l);
 const uint32_t *lw_elem_reps(lw *w, const wv_layout *l);
 
 /* lower_mem.c */
+void lw_mem_coords(lw *w, uint32_t id, uint32_t mapping, const wv_node *mem,
+                   uint32_t e, ex_t *out);
 void lw_read(lw *w, uint32_t id);
 void lw_remark_wide(lw *w, uint32_t id, const wv_node *mem, uint32_t off);
 void lw_write(lw *w, uint32_t id);
@@ -381,6 +407,14 @@ void lw_iterate(lw *w, uint32_t id);
 void lw_yield(lw *w, uint32_t id);
 void lw_walk_bounds(lw *w, uint32_t id, uint32_t *rfirst, uint32_t *rlast,
                     int64_t *trips);
+
+/* lower_store.c: the plan (before the program; it adds its buffer to the
+ * staged bytes and its tensor map to the pipeline's), the epilogue at the
+ * write, the wait for the stores before the program ends */
+void lw_store_plan(lw *w);
+void lw_store_remark(lw *w, uint32_t id);
+void lw_store_write(lw *w, uint32_t id);
+void lw_store_finish(lw *w);
 
 /* lower_sched.c */
 void lw_sched_begin(lw *w);

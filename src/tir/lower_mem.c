@@ -2,14 +2,11 @@
  * loads) and the fragment loads of staged reads from shared memory. */
 #include "tir/lower.h"
 
-/* Offset (in elements) of element e of clone `id` (a READ, or the value a
- * WRITE stores) in memory `mem`, through the mapping if any; *mask gets a
- * predicate register, or 0 when the access is provably in bounds. */
 /* The memory coordinate along each memory dim (out[i] for mem dim i) of
  * element e of clone `id` (a READ, or the value a WRITE stores), through the
  * mapping if any, as concrete expressions. */
-static void mem_coords(lw *w, uint32_t id, uint32_t mapping,
-                       const wv_node *mem, uint32_t e, ex_t *out) {
+void lw_mem_coords(lw *w, uint32_t id, uint32_t mapping, const wv_node *mem,
+                   uint32_t e, ex_t *out) {
   wavec_ctx *ctx = w->ctx;
   wv_kernel *k = w->k;
   wv_mapping *m = mapping ? &k->mappings.v[mapping - 1] : NULL;
@@ -72,7 +69,7 @@ static uint32_t mem_offset(lw *w, uint32_t id, uint32_t mapping,
                            uint32_t *guards) {
   wavec_ctx *ctx = w->ctx;
   ex_t coord[WV_MAX_DIMS];
-  mem_coords(w, id, mapping, mem, e, coord);
+  lw_mem_coords(w, id, mapping, mem, e, coord);
   ex_t off = ex_const(ctx, 0), stride = ex_const(ctx, 1);
   *mask = 0;
   for (int i = (int)mem->type.n - 1; i >= 0; i--) {
@@ -159,7 +156,7 @@ ex_t lw_staged_addr(lw *w, uint32_t id, const stage *st, uint32_t e) {
   wv_node *n = wv_get(w->g, id);
   wv_node *mem = wv_get(w->g, n->mem);
   ex_t coord[WV_MAX_DIMS];
-  mem_coords(w, id, n->mapping, mem, e, coord);
+  lw_mem_coords(w, id, n->mapping, mem, e, coord);
   for (uint32_t i = 0; i < mem->type.n; i++)
     coord[i] = ex_sub(ctx, coord[i], lw_concrete(w, st->start[i], 0));
   ex_t off = lw_stage_elem_off(ctx, st, mem->type.n, coord);
@@ -278,8 +275,8 @@ static bool pair_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
   if (size % 2)
     return false;
   ex_t a[WV_MAX_DIMS], b[WV_MAX_DIMS];
-  mem_coords(w, v, mapping, mem, e, a);
-  mem_coords(w, v, mapping, mem, e + 1, b);
+  lw_mem_coords(w, v, mapping, mem, e, a);
+  lw_mem_coords(w, v, mapping, mem, e + 1, b);
   for (uint32_t i = 0; i < n; i++) {
     int64_t c;
     ex_t diff = ex_simplify(ctx, ex_sub(ctx, b[i], a[i]), w->ranges,
@@ -292,6 +289,11 @@ static bool pair_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
 
 void lw_write(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
+  lw_store_remark(w, id);
+  if (id == w->store.write) {
+    lw_store_write(w, id);
+    return;
+  }
   wv_node *n = wv_get(w->g, id);
   uint32_t v = n->ops[0];
   wv_node *mem = wv_get(w->g, n->mem);

@@ -224,6 +224,7 @@ void lw_sched_end(lw *w) {
   w->loc = w->k->loc;
   if (s->persistent)
     tile_loop_end(w, &w->sched_tiles);
+  lw_store_finish(w);
   if (s->specialize) {
     region_end(w, w->sched_region);
     w->bar_id = w->bar_threads = 0;

@@ -57,7 +57,11 @@
  *    shared bytes; T_MBWAIT loops on mbarrier.try_wait.parity; T_TMA is
  *    cp.async.bulk.tensor.Nd ... .mbarrier::complete_tx::bytes with the
  *    coordinates innermost first; T_FENCE is fence.mbarrier_init and
- *    fence.proxy.async (sm_90 and later).
+ *    fence.proxy.async (sm_90 and later). T_TMAST is
+ *    cp.async.bulk.tensor.Nd.global.shared::cta ... .bulk_group, T_FENCEPX
+ *    fence.proxy.async.shared::cta, T_BULKCOMMIT / T_BULKWAIT(R)
+ *    cp.async.bulk.commit_group / wait_group(.read): the simulator's bulk
+ *    groups are PTX's.
  *  - T_SHFL is shfl.sync.bfly.b32 over the whole warp; T_BAR is bar.sync 0,
  *    or bar.sync ID, COUNT (a named barrier of COUNT threads); a role
  *    region (T_IF) is a uniform branch past it; T_REGINC / T_REGDEC are
@@ -978,7 +982,29 @@ static void emit_tma(px *x, const tir_instr *in) {
       guard, in->nlist, dst.s, (long long)in->imm, wv_buf_str(&c), bar.s);
 }
 
-/* T_FENCE: its format (tir.h), on targets that have the async proxy. */
+/* T_TMAST: cp.async.bulk.tensor from shared memory to the tensor map's
+ * tensor (its generic address, %tm) at the coordinates, innermost first,
+ * in the thread's bulk group. */
+static void emit_tmast(px *x, const tir_instr *in) {
+  if (!x->t->has_tma)
+    unsupported(x, "tensor stores (cp.async.bulk.tensor: sm_90 and later)");
+  char guard[32];
+  guard_of(x, in->c, guard);
+  nm src = ptx_shared_addr(x, in->a);
+  wv_buf c;
+  wv_buf_init(&c, x->ctx);
+  for (uint32_t j = in->nlist; j-- > 0;)
+    wv_buf_printf(&c, "%s%s", j + 1 < in->nlist ? ", " : "",
+                  R(x, in->list[j]).s);
+  ins(x,
+      "%scp.async.bulk.tensor.%ud.global.shared::cta.tile.bulk_group "
+      "[%%tm%lld, {%s}], [%s]",
+      guard, in->nlist, (long long)in->imm, wv_buf_str(&c), src.s);
+}
+
+/* T_FENCE, T_FENCEPX and the tensor stores' groups (T_BULKCOMMIT,
+ * T_BULKWAIT, T_BULKWAITR): their formats (tir.h), on targets that have
+ * the async proxy. */
 static void emit_fence(px *x, const tir_instr *in) {
   if (!x->t->has_tma)
     unsupported(x, "proxy fences (sm_90 and later)");
@@ -1128,6 +1154,8 @@ static void (*const emit_code[T__COUNT])(px *, const tir_instr *) = {
     [T_LOOP] = emit_loop,     [T_ENDLOOP] = emit_endloop,
     [T_MBINIT] = emit_mbar,   [T_MBARRIVE] = emit_mbar, [T_MBWAIT] = emit_mbwait,
     [T_TMA] = emit_tma,       [T_FENCE] = emit_fence,   [T_BAR] = emit_bar,
+    [T_TMAST] = emit_tmast,   [T_FENCEPX] = emit_fence, [T_BULKCOMMIT] = emit_fence,
+    [T_BULKWAIT] = emit_fence, [T_BULKWAITR] = emit_fence,
     [T_WGWAIT] = ptx_emit_wgwait, [T_IF] = emit_if,     [T_ENDIF] = emit_endif,
     [T_REGINC] = emit_setmaxnreg, [T_REGDEC] = emit_setmaxnreg};
 

@@ -387,6 +387,22 @@ static val ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
   return r;
 }
 
+void sim_store_elem(sim *s, const tir_instr *in, uint32_t w, int l,
+                    int64_t arg, int64_t off, double x) {
+  const tir_arg *a = &s->p->args.v[arg];
+  int32_t me = global_thread(s, w, l);
+  int32_t prev = s->gwriter[arg][off];
+  if (prev && prev != me &&
+      sim_load_elem(a->dt, s->args[arg], off) != round_to(tir_ty_of(a->dt), x))
+    sim_report(s, in, w, l, D_SIM_CONFLICT,
+           "threads %d and %d store different values to '%s' element %lld",
+           prev - 1, me - 1, a->name, (long long)off);
+  store_elem(a->dt, s->args[arg], off, x);
+  if (s->ginit[arg])
+    s->ginit[arg][off] = 1;
+  s->gwriter[arg][off] = me;
+}
+
 static void stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
                 int64_t off, val v) {
   const tir_arg *a = &s->p->args.v[in->imm];
@@ -394,18 +410,7 @@ static void stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
     sim_report(s, in, w, l, D_SIM_OOB,
            "out-of-bounds write of '%s': element %lld of %lld", a->name,
            (long long)off, (long long)a->elems);
-  double x = is_float(ty) ? v.f : (double)v.i;
-  int32_t me = global_thread(s, w, l);
-  int32_t prev = s->gwriter[in->imm][off];
-  if (prev && prev != me &&
-      sim_load_elem(a->dt, s->args[in->imm], off) != round_to(tir_ty_of(a->dt), x))
-    sim_report(s, in, w, l, D_SIM_CONFLICT,
-           "threads %d and %d store different values to '%s' element %lld",
-           prev - 1, me - 1, a->name, (long long)off);
-  store_elem(a->dt, s->args[in->imm], off, x);
-  if (s->ginit[in->imm])
-    s->ginit[in->imm][off] = 1;
-  s->gwriter[in->imm][off] = me;
+  sim_store_elem(s, in, w, l, in->imm, off, is_float(ty) ? v.f : (double)v.i);
 }
 
 /* The bytes of v as type ty, low byte first. */
@@ -471,6 +476,7 @@ static void granule_set(sim *s, sshared *m, uint8_t bits, int32_t me) {
   m->init = true;
   m->wepoch = s->epoch + 1;
   m->writer = me;
+  m->wfence = s->pfences[me / s->lanes];
 }
 
 /* The race checks of a write of `bits` to byte m by thread me. */
@@ -1033,6 +1039,9 @@ static exec_fn *const exec[T__COUNT] = {
     [T_REGDEC] = exec_setmaxnreg, [T_MBINIT] = exec_async,
     [T_MBARRIVE] = exec_async,  [T_MBWAIT] = exec_mbwait,
     [T_TMA] = exec_async,       [T_FENCE] = exec_async,
+    [T_TMAST] = exec_async,     [T_BULKCOMMIT] = exec_async,
+    [T_BULKWAIT] = exec_async,  [T_BULKWAITR] = exec_async,
+    [T_FENCEPX] = exec_async,
     [T_SHFL] = exec_shfl,       [T_MMA] = exec_mma,
     [T_LOOP] = exec_loop,       [T_ENDLOOP] = exec_endloop};
 
@@ -1187,6 +1196,7 @@ static void run_workgroup(sim *s) {
                           .regops = {.v = s->waves[w].regops.v,
                                      .cap = s->waves[w].regops.cap}};
     s->groups[w] = 0;
+    s->pfences[w] = s->pfence_ep[w] = 0;
     s->wpend[w].n = 0;
     s->wgroups[w] = 0;
   }
@@ -1255,6 +1265,8 @@ static void simulate(wv_kernel *k, void *const *args) {
   s.rset = wv_alloc(ctx, nregs);
   s.waves = wv_alloc(ctx, s.nwaves * sizeof *s.waves);
   s.groups = wv_alloc(ctx, s.nwaves * sizeof *s.groups);
+  s.pfences = wv_alloc(ctx, s.nwaves * sizeof *s.pfences);
+  s.pfence_ep = wv_alloc(ctx, s.nwaves * sizeof *s.pfence_ep);
   s.wpend = wv_alloc(ctx, s.nwaves * sizeof *s.wpend);
   s.wgroups = wv_alloc(ctx, s.nwaves * sizeof *s.wgroups);
   s.smem = wv_alloc(ctx, (size_t)(s.ngran ? s.ngran : 1) * sizeof *s.smem);
@@ -1268,8 +1280,9 @@ static void simulate(wv_kernel *k, void *const *args) {
     if (p->code.v[i].op == T_LDG || p->code.v[i].op == T_LDGV ||
         p->code.v[i].op == T_CPA)
       read[p->code.v[i].imm] = true;
-  for (uint32_t i = 0; i < p->tmaps.n; i++)
-    read[p->tmaps.v[i].arg] = true;
+  for (uint32_t i = 0; i < p->code.n; i++) /* tensor copies (not stores) */
+    if (p->code.v[i].op == T_TMA)
+      read[p->tmaps.v[p->code.v[i].imm].arg] = true;
   /* shadows only where they tell something (NULL: none), so that a large
    * input costs nothing beyond its buffer: which elements an output the
    * kernel only writes has got (the others' are all there), and who
@@ -1312,8 +1325,10 @@ static void simulate(wv_kernel *k, void *const *args) {
       /* at the line of the first store to it: that write missed elements */
       wavec_loc loc = k->loc;
       for (uint32_t i = 0; i < p->code.n; i++)
-        if ((p->code.v[i].op == T_STG || p->code.v[i].op == T_STGV) &&
-            p->code.v[i].imm == (int64_t)a) {
+        if (((p->code.v[i].op == T_STG || p->code.v[i].op == T_STGV) &&
+             p->code.v[i].imm == (int64_t)a) ||
+            (p->code.v[i].op == T_TMAST &&
+             p->tmaps.v[p->code.v[i].imm].arg == a)) {
           loc = p->code.v[i].loc;
           break;
         }

@@ -32,6 +32,8 @@ typedef struct sshared {
   uint16_t tinflight;        /* tensor copies to it not yet landed */
   int16_t tbar;             /* mbarrier + 1 whose phase tphase the tensor */
   uint32_t tphase;          /* copy that wrote it completed on; 0: none  */
+  uint32_t wfence;          /* proxy fences its writer's wave ran before */
+  uint16_t bsread;          /* tensor stores reading it, not yet retired */
   bool multi;               /* read by several threads this epoch */
   bool init;
 } sshared;
@@ -85,6 +87,9 @@ typedef struct sim {
   struct sim_async *as; /* mbarriers and tensor copies, or NULL (none) */
   uint64_t steps, max_steps; /* instructions run by any wave; the budget */
   int64_t reg_free; /* registers of the workgroup's pool no wave holds */
+  /* per wave: proxy fences (T_FENCE, T_FENCEPX) run, and the epoch + 1 of
+   * the last */
+  uint32_t *pfences, *pfence_ep;
 } sim;
 
 #define R(s, w, r, l) ((s)->regs[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
@@ -97,6 +102,10 @@ _Noreturn void sim_report(sim *s, const tir_instr *in, uint32_t w, int l,
     __attribute__((format(printf, 6, 7)));
 /* Register r of lane l of wave w, checked (written, not in flight). */
 val sim_rd(sim *s, const tir_instr *in, uint32_t w, uint32_t r, int l);
+/* Thread (w, l) stores x to element off of argument arg (in bounds),
+ * checking that no other thread stored a different value there. */
+void sim_store_elem(sim *s, const tir_instr *in, uint32_t w, int l,
+                    int64_t arg, int64_t off, double x);
 /* Element i of an argument of type dt, as a double. */
 double sim_load_elem(wavec_dtype dt, const void *base, int64_t i);
 /* The bytes of v as type ty (tir_ty_bytes of them, low byte first), and
@@ -109,7 +118,8 @@ val sim_decode(tir_ty ty, const uint8_t *bytes);
 void sim_async_new(sim *s);
 /* A workgroup starts. */
 void sim_async_reset(sim *s);
-/* T_MBINIT, T_MBARRIVE, T_TMA and T_FENCE of wave w. */
+/* T_MBINIT, T_MBARRIVE, T_TMA, T_FENCE, and the tensor stores' T_TMAST,
+ * T_BULKCOMMIT, T_BULKWAIT(R), T_FENCEPX of wave w. */
 void sim_async_exec(sim *s, const tir_instr *in, uint32_t w);
 /* T_MBWAIT of wave w: false while its phase has not completed (the wave
  * blocks there and tries again later). */
@@ -127,7 +137,8 @@ void sim_async_write(sim *s, const tir_instr *in, uint32_t w, int l,
 void sim_async_barrier(sim *s, const bool *who);
 /* No wave can go on: reports the wait that never completes. */
 _Noreturn void sim_async_deadlock(sim *s);
-/* The workgroup ended: reports tensor copies nothing waited for. */
+/* The workgroup ended: reports tensor copies and stores nothing waited
+ * for. */
 void sim_async_end(sim *s);
 
 #endif

@@ -19,7 +19,17 @@
  *    a workgroup barrier, arriving more often than a phase expects, and
  *    ordinary accesses to their bytes.
  * Copies land lazily: when a wave waits for their phase and every arrival
- * is in, so that an early read finds them still in flight. */
+ * is in, so that an early read finds them still in flight.
+ *
+ * Tensor stores (T_TMAST) read their box of shared memory and write global
+ * memory when issued (elements outside the tensor dropped), but hold the
+ * shared bytes as read until a T_BULKWAITR or T_BULKWAIT of their thread
+ * retires their group (T_BULKCOMMIT closes one): a write to them before
+ * that, or by another thread before a barrier after it, is a race. They
+ * read only bytes whose writer's wave ran a proxy fence (T_FENCEPX or
+ * T_FENCE) after the write, with a barrier between the fence and the
+ * store (or the storing thread's own fence); a thread that ends with
+ * stores in flight (no T_BULKWAIT) is reported. */
 #include "tir/sim.h"
 
 typedef struct smbar {
@@ -47,9 +57,21 @@ typedef struct stma {
   int64_t coord[WV_MAX_DIMS];
 } stma;
 
+/* A tensor store in flight: its group, and whether it still reads its
+ * shared bytes. */
+typedef struct sbulk {
+  const tir_instr *in;
+  uint32_t wave, group;
+  int lane;
+  int64_t src;
+  bool reading;
+} sbulk;
+
 struct sim_async {
   VEC(smbar) bars;
   VEC(stma) copies;  /* in flight, in issue order */
+  VEC(sbulk) stores; /* in flight, in issue order */
+  uint32_t *bgroups; /* per wave: groups of tensor stores closed so far */
   uint32_t *vc;      /* [wave][wave] vector clocks */
   uint32_t *seen;    /* [wave][bar]: phases of the barrier it observed */
   uint32_t nseen;    /* barriers seen has room for */
@@ -65,13 +87,16 @@ void sim_async_new(sim *s) {
   for (uint32_t i = 0; i < p->code.n; i++) {
     tir_op op = p->code.v[i].op;
     any |= op == T_MBINIT || op == T_MBARRIVE || op == T_MBWAIT ||
-           op == T_TMA || op == T_FENCE;
+           op == T_TMA || op == T_FENCE || op == T_TMAST ||
+           op == T_BULKCOMMIT || op == T_BULKWAIT || op == T_BULKWAITR ||
+           op == T_FENCEPX;
     tma |= op == T_TMA;
   }
   if (!any)
     return;
   struct sim_async *a = wv_alloc(s->ctx, sizeof *a);
   a->vc = wv_alloc(s->ctx, (size_t)s->nwaves * s->nwaves * sizeof *a->vc);
+  a->bgroups = wv_alloc(s->ctx, s->nwaves * sizeof *a->bgroups);
   if (tma)
     a->rdclock = wv_alloc(s->ctx, (size_t)(s->ngran ? s->ngran : 1) *
                                       s->nwaves * sizeof *a->rdclock);
@@ -82,6 +107,8 @@ void sim_async_reset(sim *s) {
   struct sim_async *a = s->as;
   a->bars.n = 0;
   a->copies.n = 0;
+  a->stores.n = 0;
+  memset(a->bgroups, 0, s->nwaves * sizeof *a->bgroups);
   memset(a->vc, 0, (size_t)s->nwaves * s->nwaves * sizeof *a->vc);
   for (uint32_t w = 0; w < s->nwaves; w++)
     VC(a, w)[w] = 1; /* a read before any arrival is after clock 0 */
@@ -267,6 +294,10 @@ static void tma_issue(sim *s, const tir_instr *in, uint32_t w, int l) {
       sim_report(s, in, w, l, D_SIM_RACE,
                  "tensor copy to shared byte %lld while an asynchronous copy "
                  "to it is in flight", at);
+    if (m->bsread)
+      sim_report(s, in, w, l, D_SIM_RACE,
+                 "tensor copy to shared byte %lld while a tensor store still "
+                 "reads it (no cp.async.bulk.wait_group.read retired it)", at);
     uint32_t *rc = a->rdclock + (size_t)g * s->nwaves;
     for (uint32_t r = 0; r < s->nwaves; r++)
       if (rc[r] > mine[r])
@@ -345,8 +376,138 @@ static void tma_land(sim *s, uint32_t i) {
     complete_phase(s, m, c.bar);
 }
 
+/* Shared byte g, which a tensor store of thread (w, l) reads: checked
+ * (written, and by the generic proxy only with a proxy fence and a barrier
+ * since), then held as read until a wait retires the store. */
+static uint8_t store_read(sim *s, const tir_instr *in, uint32_t w, int l,
+                          int64_t g) {
+  sshared *m = &s->smem[g];
+  int32_t me = (int32_t)((int64_t)w * s->lanes + l);
+  long long at = (long long)g;
+  if (m->tbar < 0)
+    sim_report(s, in, w, l, D_SIM_MBARRIER, "tensor store reads the "
+               "mbarrier at shared byte %lld", at);
+  if (m->tinflight || m->inflight)
+    sim_report(s, in, w, l, D_SIM_RACE, "tensor store reads shared byte "
+               "%lld while a%s copy to it is in flight", at,
+               m->tinflight ? " tensor" : "n asynchronous");
+  if (!m->init)
+    sim_report(s, in, w, l, D_SIM_UNINIT, "tensor store reads shared byte "
+               "%lld, which nothing wrote", at);
+  if (m->wepoch) { /* written by the generic proxy (a thread) */
+    uint32_t x = (uint32_t)m->writer / (uint32_t)s->lanes;
+    if (m->wepoch == s->epoch + 1 && m->writer != me)
+      sim_report(s, in, w, l, D_SIM_RACE, "tensor store reads shared byte "
+                 "%lld, which thread %d wrote with no barrier between", at,
+                 m->writer);
+    /* the first fence after the write came before a barrier (a later one
+     * of the same wave implies an earlier one after the write) */
+    bool fenced = s->pfences[x] > m->wfence &&
+                  (m->writer == me || s->pfence_ep[x] < s->epoch + 1 ||
+                   s->pfences[x] > m->wfence + 1);
+    if (!fenced)
+      sim_report(s, in, w, l, D_SIM_RACE, "tensor store reads shared byte "
+                 "%lld, which thread %d wrote with no proxy fence "
+                 "(fence.proxy.async) after the write and a barrier after "
+                 "the fence: the copy engine may not see the write", at,
+                 m->writer);
+  }
+  m->bsread++;
+  return m->bits;
+}
+
+/* Thread (w, l) issues tensor store `in`: its box, read from shared
+ * memory now, lands in global memory, elements outside the tensor dropped. */
+static void store_issue(sim *s, const tir_instr *in, uint32_t w, int l) {
+  struct sim_async *a = s->as;
+  const tir_tmap *t = &s->p->tmaps.v[in->imm];
+  const tir_arg *ar = &s->p->args.v[t->arg];
+  tir_ty ty = tir_ty_of(ar->dt);
+  int64_t src = sim_rd(s, in, w, in->a, l).i;
+  int64_t bytes = tir_tmap_bytes(s->p, t), align = t->swz128 ? 1024 : 128;
+  int64_t es = tir_ty_bytes(ty), n = bytes / es;
+  if (src < 0 || src + bytes > s->ngran || src % align)
+    sim_report(s, in, w, l, D_SIM_OOB,
+               "tensor store of %lld bytes from shared byte %lld: out of "
+               "bounds or not %lld-byte aligned",
+               (long long)bytes, (long long)src, (long long)align);
+  int64_t coord[WV_MAX_DIMS];
+  for (uint32_t d = 0; d < t->rank; d++)
+    coord[d] = sim_rd(s, in, w, in->list[d], l).i;
+  for (int64_t e = 0; e < n; e++) {
+    int64_t rest = e, off = 0, stride = 1;
+    bool inside = true;
+    for (int d = (int)t->rank - 1; d >= 0; d--) {
+      int64_t x = coord[d] + rest % t->box[d];
+      rest /= t->box[d];
+      inside &= x >= 0 && x < ar->shape[d];
+      off += x * stride;
+      stride *= ar->shape[d];
+    }
+    uint8_t bits[4] = {0, 0, 0, 0};
+    for (int64_t h = 0; h < es; h++)
+      bits[h] = store_read(s, in, w, l, land_addr(t, src, e * es + h));
+    if (!inside)
+      continue;
+    val v = sim_decode(ty, bits);
+    sim_store_elem(s, in, w, l, t->arg, off,
+                   ty == TY_F32 || ty == TY_F16 || ty == TY_BF16 ||
+                           ty == TY_E4M3 || ty == TY_E5M2
+                       ? v.f
+                       : (double)v.i);
+  }
+  sbulk b = {.in = in, .wave = w, .lane = l, .group = a->bgroups[w],
+             .src = src, .reading = true};
+  vec_push(s->ctx, &a->stores, b);
+}
+
+/* Wave w's wait: its tensor stores in groups older than the `keep` most
+ * recently closed ones stop reading shared memory (a read by the issuing
+ * thread now, for the race checks of later writes), and with `all` are
+ * done. */
+static void store_wait(sim *s, uint32_t w, int64_t keep, bool all) {
+  struct sim_async *a = s->as;
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < a->stores.n; i++) {
+    sbulk *b = &a->stores.v[i];
+    bool old = b->wave == w && (int64_t)b->group + keep < (int64_t)a->bgroups[w];
+    if (old && b->reading) {
+      const tir_tmap *t = &s->p->tmaps.v[b->in->imm];
+      for (int64_t j = 0; j < tir_tmap_bytes(s->p, t); j++) {
+        sshared *m = &s->smem[land_addr(t, b->src, j)];
+        m->bsread--;
+        m->rdepoch = s->epoch + 1;
+        m->reader = (int32_t)((int64_t)b->wave * s->lanes + b->lane);
+        m->multi = false;
+      }
+      b->reading = false;
+    }
+    if (!(old && all))
+      a->stores.v[kept++] = *b;
+  }
+  a->stores.n = kept;
+}
+
 void sim_async_exec(sim *s, const tir_instr *in, uint32_t w) {
   struct sim_async *a = s->as;
+  switch (in->op) {
+  case T_FENCE:
+  case T_FENCEPX:
+    s->pfences[w]++;
+    s->pfence_ep[w] = s->epoch + 1;
+    break;
+  case T_BULKCOMMIT: a->bgroups[w]++; return;
+  case T_BULKWAIT:
+  case T_BULKWAITR: store_wait(s, w, in->imm, in->op == T_BULKWAIT); return;
+  case T_TMAST:
+    for (int l = 0; l < s->lanes; l++)
+      if (lane_on(s, in, w, l, in->c))
+        store_issue(s, in, w, l);
+    return;
+  default: break;
+  }
+  if (in->op == T_FENCEPX)
+    return;
   if (in->op == T_FENCE) {
     for (uint32_t b = 0; b < a->bars.n; b++)
       if (a->bars.v[b].initer / s->lanes == (int32_t)w &&
@@ -447,6 +608,11 @@ void sim_async_write(sim *s, const tir_instr *in, uint32_t w, int l,
     sim_report(s, in, w, l, D_SIM_RACE,
                "shared-memory race: byte %lld written while a tensor copy to "
                "it is in flight", (long long)g);
+  if (m->bsread)
+    sim_report(s, in, w, l, D_SIM_RACE,
+               "shared-memory race: byte %lld written while a tensor store "
+               "still reads it (no cp.async.bulk.wait_group.read retired it)",
+               (long long)g);
   m->tbar = 0;
 }
 
@@ -497,6 +663,13 @@ _Noreturn void sim_async_deadlock(sim *s) {
 
 void sim_async_end(sim *s) {
   struct sim_async *a = s->as;
+  if (a->stores.n) {
+    sbulk *b = &a->stores.v[0];
+    sim_report(s, b->in, b->wave, b->lane, D_SIM_ASYNC,
+               "tensor store from shared byte %lld is never waited for: its "
+               "thread ends before a cp.async.bulk.wait_group retires it",
+               (long long)b->src);
+  }
   if (a->copies.n) {
     stma *c = &a->copies.v[0];
     sim_report(s, c->in, c->wave, c->lane, D_SIM_ASYNC,

@@ -91,6 +91,8 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
       wv_buf_printf(b, " %s", p->args.v[in->imm].name);
       break;
     case T_CPWAIT:
+    case T_BULKWAIT:
+    case T_BULKWAITR:
     case T_WGWAIT:
     case T_MBINIT:
     case T_REGINC:
@@ -107,6 +109,7 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
         wv_buf_printf(b, " expect %lld", (long long)in->imm);
       break;
     case T_TMA:
+    case T_TMAST:
       wv_buf_printf(b, " %s map %lld",
                     p->args.v[p->tmaps.v[in->imm].arg].name,
                     (long long)in->imm);
@@ -173,9 +176,11 @@ static bool async_ok(const tir_prog *p, const tir_instr *in) {
   case T_MBWAIT:
     return a32 && in->b && rt[in->b] == TY_I32 &&
            (!in->c || rt[in->c] == TY_PRED);
-  case T_TMA: {
-    if (!a32 || !in->b || rt[in->b] != TY_I32 ||
-        (in->c && rt[in->c] != TY_PRED) || in->imm < 0 ||
+  case T_TMA:
+  case T_TMAST: {
+    /* a load completes on an mbarrier (b); a store has none */
+    bool bar = in->op == T_TMA ? in->b && rt[in->b] == TY_I32 : !in->b;
+    if (!a32 || !bar || (in->c && rt[in->c] != TY_PRED) || in->imm < 0 ||
         in->imm >= p->tmaps.n)
       return false;
     const tir_tmap *m = &p->tmaps.v[in->imm];

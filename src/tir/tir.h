@@ -52,6 +52,14 @@
  *    mbarrier has been waited for by the issuing thread (or a workgroup
  *    barrier lies between). Other threads use a barrier only after the
  *    initialising thread's T_FENCE and a workgroup barrier.
+ *  - A tensor store (T_TMAST) reads its shared bytes at some point before
+ *    a T_BULKWAITR (or T_BULKWAIT) of its thread retires its group: until
+ *    then, and for other threads until a barrier that follows that wait,
+ *    nothing writes them; it reads only bytes whose writers ran T_FENCEPX
+ *    after writing them, with a barrier between the fence and the store
+ *    (bytes a tensor copy landed need no fence). Its global writes are done
+ *    once a T_BULKWAIT retires its group; a thread ends with none in
+ *    flight.
  *  - Roles: a T_IF on a predicate uniform across each wave (a warpgroup's
  *    role, from its thread ids) runs a region only some waves run; regions
  *    and loops nest. A T_BAR with a thread count (a named barrier) is
@@ -200,6 +208,19 @@ extern const char *const tir_ty_names[TY_COUNT];
    * async proxy (copies, wgmma) after a barrier */                            \
   X(T_FENCE, "fence.async", 0,                                                 \
     "fence.mbarrier_init.release.cluster; fence.proxy.async.shared::cta", 0)   \
+  /* tensor store: the box of tensor map imm at coordinates list (elements,  \
+   * the argument's dim order) from shared a (laid out as T_TMA lands it) to \
+   * global memory, elements outside the tensor dropped; if c (0: true) */    \
+  X(T_TMAST, "tma.store", 3, 0, 0)                                             \
+  /* closes the thread's group of tensor stores */                             \
+  X(T_BULKCOMMIT, "bulk.commit", 0, "cp.async.bulk.commit_group", 0)           \
+  /* waits until at most imm of the thread's closed groups of tensor stores  \
+   * still read shared memory (.read), or are in flight at all */              \
+  X(T_BULKWAITR, "bulk.wait.read", 0, "cp.async.bulk.wait_group.read %i", 0)   \
+  X(T_BULKWAIT, "bulk.wait", 0, "cp.async.bulk.wait_group %i", 0)              \
+  /* the thread's earlier shared writes are seen by the async proxy (tensor  \
+   * stores) after a barrier */                                                \
+  X(T_FENCEPX, "fence.proxy", 0, "fence.proxy.async.shared::cta", 0)           \
   /* dst = a of lane (lane ^ imm) */                                           \
   X(T_SHFL, "shfl", 1, 0, 0)                                                   \
   /* list: dst..., a..., b..., c...; imm kind */                               \

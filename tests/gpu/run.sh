@@ -136,6 +136,12 @@ cases=(
   "sched wgmma fwd_causal B2 256/128 spec+pers|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware specialize=1,persistent=1,sms=3|sm_90a"
   "sched wgmma fwd B1 512/64 specialize|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=1 -D M=512 -D K2=512 -D N=64 -D K1=64 --hardware specialize=1|sm_90a"
   "sched dynamic wgmma gemm 200x72x128 spec+pers|tests/kernels/dynamic.wave --kernel gemm_dyn_wgmma -D M=200 -D N=72 -D K=128 --hardware specialize=1,persistent=1,sms=3|sm_90a"
+  # tensor stores (TMA) in the epilogue: a buffer of 1 of 4 f32 panels (4
+  # rounds a tile), tiles over the edge (the copy engine drops what lies
+  # outside), against direct stores (stores=1)
+  "store wgmma gemm f32 1000x520x96 ragged|examples/gemm_wgmma.wave -D M=1000 -D N=520 -D K=96|sm_90a"
+  "store wgmma gemm f32 384x640x256 spec+pers|examples/gemm_wgmma.wave -D M=384 -D N=640 -D K=256 --hardware persistent=1,sms=3,specialize=1|sm_90a"
+  "store wgmma gemm f32 384x640x256 stores=1|examples/gemm_wgmma.wave -D M=384 -D N=640 -D K=256 --hardware stores=1|sm_90a"
 )
 if [ -e examples/attention_bwd.wave ]; then
   for k in attention_bwd_D attention_bwd_dkdv attention_bwd_dq attention_bwd_dkdv_causal attention_bwd_dq_causal; do
@@ -156,6 +162,13 @@ if [ -e bench/gemm.wave ]; then
   cases+=("wgmma bench gemm_wgmma_f16 256x256x128 1 wave|bench/gemm.wave --kernel gemm_wgmma_f16 -D M=256 -D N=256 -D K=128 -D BLOCK_N=128 -D WAVES_M=1|sm_90a")
   cases+=("sched bench gemm_wgmma_bf16 512x768x256 spec+pers|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=512 -D N=768 -D K=256 --hardware persistent=1,sms=4,specialize=1,stages=4|sm_90a")
   cases+=("sched bench gemm_wgmma_f16 512x512x256 spec 128x128|bench/gemm.wave --kernel gemm_wgmma_f16 -D M=512 -D N=512 -D K=256 -D BLOCK_N=128 --hardware specialize=1|sm_90a")
+  # tensor stores: 2 rounds of 2 panels a 128x256 tile (stages=4), ragged
+  # tiles, persistent tiles reusing the buffer, and the same without them
+  cases+=("store bench gemm_wgmma_bf16 256x512x640 spec st4|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=256 -D N=512 -D K=640 --hardware specialize=1,stages=4|sm_90a")
+  cases+=("store bench gemm_wgmma_bf16 256x512x640 stores=1|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=256 -D N=512 -D K=640 --hardware specialize=1,stages=4,stores=1|sm_90a")
+  cases+=("store bench gemm_wgmma_bf16 200x72x96 ragged pers|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=200 -D N=72 -D K=96 --hardware persistent=1,sms=2,specialize=1,stages=4|sm_90a")
+  cases+=("store bench gemm_wgmma_f16 1000x1016x128 ragged pers|bench/gemm.wave --kernel gemm_wgmma_f16 -D M=1000 -D N=1016 -D K=128 --hardware persistent=1,sms=5,stages=3|sm_90a")
+  cases+=("store bench gemm_wgmma_f16 384x640x256 128x128 spec+pers|bench/gemm.wave --kernel gemm_wgmma_f16 -D M=384 -D N=640 -D K=256 -D BLOCK_N=128 --hardware persistent=1,sms=3,specialize=1|sm_90a")
 fi
 if [ -n "$only" ]; then
   sel=()

@@ -46,6 +46,8 @@ bool kc_open(kcase *c, const char *file, const char *kernel, const kc_hw *hw,
       hw_int |= !strcmp(name, hw_ints[j]);
     if (hw_int) /* a hardware entry: stages=, workgroups_per_sm=, ... */
       wavec_hardware_override(c->ctx, name, eq + 1);
+    else if (!strcmp(name, "hook")) /* a planted bug: hook=NAME */
+      wavec_test_hook(c->ctx, eq + 1);
     else if (strpbrk(eq + 1, ".eEn")) /* 0.125, 1e-3, inf, nan */
       wavec_define_float(c->ctx, name, atof(eq + 1));
     else

@@ -100,6 +100,7 @@ static const pin pins[] = {
     PIN(WAVEC_HW_PERSISTENT, 4),
     PIN(WAVEC_HW_SMS, 5),
     PIN(WAVEC_HW_GROUP_M, 6),
+    PIN(WAVEC_HW_STORES, 7),
     /* wavec_expr_op */
     PIN(WAVEC_EXPR_ADD, 0),
     PIN(WAVEC_EXPR_SUB, 1),
@@ -200,14 +201,14 @@ static void names_are_pinned(void) {
   static const char *const hw[] = {"stages",     "workgroups_per_sm",
                                    "copies",     "specialize",
                                    "persistent", "sms",
-                                   "group_m"};
+                                   "group_m",    "stores"};
   static const char *const hw_names[] = {
 #define X(e, v, name, lo, hi) [e] = name,
       WAVEC_HW_INTS(X)
 #undef X
   };
   for (int i = 0; i < WAVEC_HW_INT_COUNT; i++)
-    CHECKF(i < 7 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
+    CHECKF(i < 8 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
            hw_names[i]);
 }
 

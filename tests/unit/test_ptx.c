@@ -357,23 +357,29 @@ static void wgmma_modules(void) {
 /* The tensor maps a launcher builds (wavec_tensor_map_info): one per tile
  * a ring streams by tensor copies, over its argument, with the box of one
  * copy (64 columns, up to 256 rows, leading dims 1) and the 128-byte
- * swizzle; as many `.param .align 64 .b8 NAME_tmap_I[128]` after the
- * pointers. None with hardware(copies = 1). */
+ * swizzle, then the output's of the tensor stores (a 128-byte column panel
+ * of the workgroup tile: 32 f32 or 64 16-bit columns); as many `.param
+ * .align 64 .b8 NAME_tmap_I[128]` after the pointers. None with
+ * hardware(copies = 1); no store's with hardware(stores = 1). */
 static void tensor_map_info(void) {
   static const struct {
     kcase c;
-    size_t n, arg[2], ndims;
-    uint32_t box[2][3];
+    size_t n, arg[3], ndims;
+    uint32_t box[3][3];
   } ts[] = {
       {{"examples/gemm_wgmma.wave", "gemm_wgmma", {"M=256", "N=512", "K=256"},
-        0, 1, 0, {NULL, NULL}}, 2, {0, 1}, 2, {{128, 64}, {128, 64}}},
+        0, 1, 0, {NULL, NULL}}, 3, {0, 1, 2}, 2,
+       {{128, 64}, {128, 64}, {128, 32}}},
       {{"bench/gemm.wave", "gemm_wgmma_bf16", {"M=512", "N=512", "K=256"}, 0,
-        1, 1, {NULL, NULL}}, 2, {0, 1}, 2, {{128, 64}, {256, 64}}},
+        1, 1, {NULL, NULL}}, 3, {0, 1, 2}, 2,
+       {{128, 64}, {256, 64}, {128, 64}}},
+      {{"bench/gemm.wave", "gemm_wgmma_bf16", {"M=512", "N=512", "K=256"}, 0,
+        1, 1, {"stores", "1"}}, 2, {0, 1}, 2, {{128, 64}, {256, 64}}},
       {{"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
         {"B=2", "M=256", "K2=256", "N=128", "K1=128"}, 0, 1, 0, {NULL, NULL}},
        2, {1, 2}, 3, {{1, 64, 64}, {1, 64, 64}}},
       {{"examples/gemm_wgmma.wave", "gemm_wgmma", {"M=256", "N=512", "K=256"},
-        0, 1, 0, {"copies", "1"}}, 0, {0, 0}, 0, {{0}, {0}}},
+        0, 1, 0, {"copies", "1"}}, 0, {0, 0, 0}, 0, {{0}, {0}, {0}}},
   };
   for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) {
     const kcase *c = &ts[i].c;
@@ -651,10 +657,10 @@ static void gpu_run_without_driver(void) {
  * their named barrier where they synchronise; persistent tiles loop over
  * tiles from %ctaid.x. Assembled by ptxas -v: no C7508, C7514 or C7519, and
  * no spills where `spills` is 0. The benchmarks' f16/bf16 GEMMs of two
- * warpgroups of 128x128 spill 112 to 176 bytes in the epilogue under any
- * register target (.maxnreg or .minnctapersm, with or without
- * setmaxnreg: ptxas hoists the 64-bit address of each 16-bit store), and
- * are assembled without that check (bench/NOTES.md). */
+ * warpgroups of 128x256 spill nothing with either epilogue: every thread's
+ * own pair stores (hardware(stores = 1)) or the tensor stores the compiler
+ * picks (a swizzled shared buffer), checked with the PTX of the stores,
+ * specialized and persistent. */
 static void schedule_modules(void) {
   static const struct {
     const char *file, *kernel, *defs[6], *hw;
@@ -684,7 +690,24 @@ static void schedule_modules(void) {
         "BLOCK_N=128"}, "specialize=1",
        {".reqntid 640, 1, 1", ".maxnreg 96", NULL}, 0},
       {"bench/gemm.wave", "gemm_wgmma_f16", {"M=4096", "N=4096", "K=4096"},
-       "specialize=1,stages=4", {".reqntid 384, 1, 1", NULL}, 1},
+       "specialize=1,stages=4,stores=1", {".reqntid 384, 1, 1", NULL}, 0},
+      {"bench/gemm.wave", "gemm_wgmma_f16", {"M=4096", "N=4096", "K=4096"},
+       "specialize=1,stages=4", {".reqntid 384, 1, 1", NULL}, 0},
+      {"bench/gemm.wave", "gemm_wgmma_bf16", {"M=8192", "N=8192", "K=8192"},
+       "specialize=1,stages=4",
+       {"cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group "
+        "[%tm2, {",
+        "fence.proxy.async.shared::cta;\n",
+        "cp.async.bulk.wait_group.read 0;", "cp.async.bulk.wait_group 0;"},
+       0},
+      {"bench/gemm.wave", "gemm_wgmma_bf16", {"M=8192", "N=8192", "K=8192"},
+       "specialize=1,persistent=1,stages=4",
+       {"cp.async.bulk.commit_group;", NULL}, 0},
+      {"bench/gemm.wave", "gemm_wgmma_bf16", {"M=8192", "N=8192", "K=8192"},
+       "stages=3", {"cp.async.bulk.tensor.2d.global.shared::cta", NULL}, 0},
+      {"examples/gemm_wgmma.wave", "gemm_wgmma",
+       {"M=4096", "N=4096", "K=4096"}, "persistent=1",
+       {"cp.async.bulk.tensor.2d.global.shared::cta", NULL}, 0},
       /* persistent tiles: the wgmma wait right after the K loop (else
        * C7514), no spills, with and without a producer */
       {"bench/gemm.wave", "gemm_wgmma_bf16", {"M=4096", "N=4096", "K=4096"},

@@ -1,0 +1,381 @@
+/* The lowering: an output's epilogue through shared memory by tensor
+ * stores (TMA), where the output allows it.
+ *
+ * Which write (lw_store_plan, before the program is lowered): in a kernel
+ * whose rings are filled by tensor copies (warpgroup mmas, sm_90a), the
+ * one write of a 2-dim row-major output, outside every loop, of its own
+ * dtype (16 or 32 bits) without a mapping, that the kernel does not read,
+ * whose workgroup tile (rows a multiple of 8, columns of whole 128-byte
+ * panels) its threads cover exactly once (checked element by element for
+ * every thread), with rows of 16-byte multiples (a tensor map's stride),
+ * and for which shared memory has room. hardware(stores = 1) turns it off.
+ * One remark at the write says which epilogue it got and why.
+ *
+ * The buffer: dedicated, after the rings and their barriers, 1024-aligned,
+ * holding P of the tile's column panels (rows x 128 bytes each, the
+ * layout a swizzled tensor copy lands), P the most that divides the
+ * panels and fits in the shared memory the workgroup may use (as many
+ * workgroups a multiprocessor as the kernel had without it:
+ * workgroups_per_sm, else two when the staged tiles fit two).
+ *
+ * The code (lw_store_write), for each round of P panels:
+ *   thread 0 waits until its earlier tensor stores have read the buffer
+ *   (cp.async.bulk.wait_group.read 0); a barrier among the storing threads
+ *   (the consumers' named one when specialized); every thread writes its
+ *   elements of the round's panels, pairs as one 32- or 64-bit access, at
+ *   the 128-byte swizzle's addresses (16-byte chunk c of row r at c ^ (r
+ *   mod 8): the 8 rows of a warp's 4-byte stores fall in distinct banks);
+ *   fence.proxy.async.shared::cta; a barrier; thread 0 issues one tensor
+ *   store per panel and run of up to 256 rows and commits the group.
+ * Before the program ends, thread 0 waits for all of them
+ * (cp.async.bulk.wait_group 0, lw_store_finish). With persistent tiles the
+ * first wait of a tile's epilogue is the one that lets the buffer be
+ * reused, so one tile's stores overlap the next tile's main loop. The
+ * copy engine drops the elements of a tile that hangs over the tensor's
+ * edge, so ragged sizes need no guard. */
+#include "tir/lower.h"
+
+enum { SM_SMEM = 228 * 1024, CTA_RESERVED = 1024, SMEM_OPTIN = 227 * 1024 };
+
+/* The most rows, up to 256, in groups of 8, that divide `rows`. */
+static int64_t store_box_rows(int64_t rows) {
+  for (int64_t r = rows < 256 ? rows : 256; r >= 8; r -= 8)
+    if (rows % r == 0)
+      return r;
+  return 0;
+}
+
+/* Element e's local coordinates (row, column in the workgroup tile) for
+ * every thread of the block, into r[] and c[]; false where they depend on
+ * more than the thread ids. */
+static bool local_coords(lw *w, uint32_t v, const wv_node *mem, uint32_t e,
+                         int64_t *r, int64_t *c) {
+  wavec_ctx *ctx = w->ctx;
+  ex_t coord[WV_MAX_DIMS];
+  lw_mem_coords(w, v, 0, mem, e, coord);
+  int64_t *out[2] = {r, c};
+  for (uint32_t i = 0; i < 2; i++) {
+    const wv_diminfo *di = &w->d->dim[mem->type.dims[i]];
+    ex_t start = ex_mul(ctx, ex_sym(ctx, w->d->WG[di->wg_axis]),
+                        ex_const(ctx, di->wg_tile));
+    ex_t local = ex_simplify(ctx, ex_sub(ctx, coord[i], start), w->ranges,
+                             w->nranges);
+    if (!lw_eval_threads(w, local, out[i]))
+      return false;
+  }
+  return true;
+}
+
+/* Why write `id` keeps direct stores, or NULL (then *sp is its plan but
+ * for the buffer). */
+static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  wv_node *mem = wv_get(w->g, n->mem);
+  wv_node *val = wv_get(w->g, n->ops[0]);
+  if (w->d->hw[WAVEC_HW_STORES] == 1)
+    return "hardware(stores = 1)";
+  if (!w->tmaps.n)
+    return "the kernel's rings are not tensor copies";
+  if (ctx->test_hooks & WV_HOOK_NO_TMA)
+    return "test hook no-tma";
+  if (n->block != 0)
+    return "the write lies inside a loop";
+  if (n->mapping)
+    return "the write goes through a mapping";
+  if (mem->type.n != 2)
+    return "the output does not have 2 dims";
+  for (uint32_t i = 0; i < 2; i++)
+    if (val->type.n != 2 || val->type.dims[i] != mem->type.dims[i])
+      return "the written value's dims are not the output's, in its order";
+  if (val->type.dt != mem->type.dt)
+    return "the written value's dtype is not the output's";
+  int64_t es = tir_ty_bytes(tir_ty_of(mem->type.dt));
+  if (es != 2 && es != 4)
+    return "its elements are not of 16 or 32 bits";
+  for (uint32_t o = 1; o < w->g->nodes.n; o++) {
+    wv_node *x = wv_get(w->g, o);
+    if (o != id && x->mem == n->mem &&
+        (x->op == WAVEC_OP_WRITE || x->op == WAVEC_OP_READ))
+      return x->op == WAVEC_OP_READ ? "the kernel reads the output too"
+                                    : "the output is written more than once";
+  }
+  int64_t ext[2];
+  for (uint32_t i = 0; i < 2; i++) {
+    const wv_diminfo *di = &w->d->dim[mem->type.dims[i]];
+    if (di->wg_axis < 0)
+      return "a dim of the output is not split among workgroups";
+    if (!di->dynamic && di->size > INT32_MAX)
+      return "the output has a dim of 2^31 or more (tensor stores take "
+             "32-bit coordinates)";
+    ext[i] = di->wg_tile;
+  }
+  const wv_diminfo *last = &w->d->dim[mem->type.dims[1]];
+  if ((last->dynamic ? last->multiple : last->size) * es % 16)
+    return "its rows are not a multiple of 16 bytes (a tensor map's stride)";
+  int64_t pc = SWZ_ROW_BYTES / es;
+  if (ext[1] % pc || !store_box_rows(ext[0]))
+    return "the workgroup tile is not rows of 8 by 128-byte column panels";
+  if (ext[0] * ext[1] * es > SMEM_OPTIN)
+    return "the workgroup tile is larger than shared memory";
+  /* every element of the tile, once */
+  uint32_t v = n->ops[0], ne = lw_nelem(w, v);
+  int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
+  int64_t *r = wv_alloc(ctx, (size_t)threads * sizeof *r);
+  int64_t *c = wv_alloc(ctx, (size_t)threads * sizeof *c);
+  int64_t *prev = wv_alloc(ctx, (size_t)threads * sizeof *prev);
+  uint8_t *hit = wv_alloc(ctx, (size_t)(ext[0] * ext[1]));
+  sp->panel_of = wv_alloc(ctx, ne * sizeof *sp->panel_of);
+  sp->follows = wv_alloc(ctx, ne * sizeof *sp->follows);
+  sp->calign = wv_alloc(ctx, ne * sizeof *sp->calign);
+  for (uint32_t e = 0; e < ne; e++) {
+    if (!local_coords(w, v, mem, e, r, c))
+      return "its elements' places in the tile depend on more than the "
+             "thread";
+    int64_t align = 8;
+    for (int64_t t = 0; t < threads; t++) {
+      if (r[t] < 0 || r[t] >= ext[0] || c[t] < 0 || c[t] >= ext[1] ||
+          hit[r[t] * ext[1] + c[t]]++)
+        return "the threads do not write each element of the tile once";
+      if (c[t] / pc != c[0] / pc)
+        return "an element's column panel differs between threads";
+      while (c[t] % align)
+        align /= 2;
+    }
+    sp->panel_of[e] = c[0] / pc;
+    sp->calign[e] = (uint8_t)align;
+    /* the next column of the same row as element e - 1, in every thread */
+    bool next = e > 0;
+    for (int64_t t = 0; t < threads && next; t++)
+      next = r[t] * ext[1] + c[t] == prev[t] + 1;
+    sp->follows[e] = next;
+    for (int64_t t = 0; t < threads; t++)
+      prev[t] = r[t] * ext[1] + c[t];
+  }
+  for (int64_t i = 0; i < ext[0] * ext[1]; i++)
+    if (!hit[i])
+      return "the threads do not write each element of the tile once";
+  sp->write = id;
+  sp->rows = ext[0];
+  sp->cols = ext[1];
+  sp->panel_cols = pc;
+  sp->panels = ext[1] / pc;
+  sp->box_rows = store_box_rows(ext[0]);
+  return NULL;
+}
+
+/* The shared memory one workgroup may use: as many a multiprocessor as
+ * the kernel had without the buffer. */
+static int64_t smem_limit(const lw *w) {
+  int64_t n = w->d->hw[WAVEC_HW_WORKGROUPS_PER_SM];
+  if (!n) /* (a specialized kernel's registers allow one) */
+    n = !w->sched.specialize && w->stage_bytes <= SM_SMEM / 2 - CTA_RESERVED
+            ? 2
+            : 1;
+  int64_t lim = SM_SMEM / n - CTA_RESERVED;
+  return lim < SMEM_OPTIN ? lim : SMEM_OPTIN;
+}
+
+/* The one remark per write of a warpgroup kernel: its epilogue (given
+ * where the write is lowered, so that remarks keep program order). */
+static void remark_store(lw *w, uint32_t id, const char *why_not) {
+  wv_node *n = wv_get(w->g, id);
+  const store_plan *sp = &w->store;
+  wv_buf b;
+  wv_remark_start(w->k, n->loc, &b);
+  wv_buf_printf(&b, "write of '%s': ", wv_get(w->g, n->mem)->name);
+  if (why_not) {
+    wv_buf_printf(&b, "each thread stores its elements (not tensor stores: "
+                      "%s)", why_not);
+  } else {
+    int64_t rounds = sp->panels / sp->per_round;
+    wv_buf_printf(&b, "tensor stores (TMA) from a dedicated %lld-byte "
+                      "shared buffer holding %lld of the tile's %lld "
+                      "column panels of 128 bytes (%lld round%s a tile), "
+                      "written with the 128-byte swizzle; thread 0 issues "
+                      "them, and elements past the edge are dropped",
+                  (long long)(sp->per_round * sp->rows * SWZ_ROW_BYTES),
+                  (long long)sp->per_round, (long long)sp->panels,
+                  (long long)rounds, rounds == 1 ? "" : "s");
+  }
+  wv_remark_end(w->k, &b);
+}
+
+void lw_store_plan(lw *w) {
+  if (!w->wgmma)
+    return;
+  w->store.why_not = wv_alloc(w->ctx, w->g->nodes.n * sizeof *w->store.why_not);
+  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
+    if (wv_get(w->g, id)->op != WAVEC_OP_WRITE)
+      continue;
+    store_plan sp = {0};
+    const char *why = w->store.write ? "another output has them"
+                                     : refusal(w, id, &sp);
+    if (!why) {
+      int64_t base = (w->stage_bytes + SWZ_ALIGN - 1) / SWZ_ALIGN * SWZ_ALIGN;
+      int64_t panel = sp.rows * SWZ_ROW_BYTES, lim = smem_limit(w);
+      for (sp.per_round = sp.panels; sp.per_round > 0; sp.per_round--)
+        if (sp.panels % sp.per_round == 0 &&
+            base + sp.per_round * panel <= lim)
+          break;
+      if (!sp.per_round) {
+        why = "no room in shared memory for a column panel of the tile";
+      } else {
+        sp.base = base;
+        w->stage_bytes = base + sp.per_round * panel;
+        tir_tmap m = {.arg = wv_get(w->g, wv_get(w->g, id)->mem)->index,
+                      .rank = 2, .box = {sp.box_rows, sp.panel_cols},
+                      .swz128 = true};
+        vec_push(w->ctx, &w->tmaps, m);
+        sp.tmap = w->tmaps.n - 1;
+        sp.why_not = w->store.why_not;
+        w->store = sp;
+      }
+    }
+    w->store.why_not[id] = why;
+  }
+}
+
+void lw_store_remark(lw *w, uint32_t id) {
+  if (w->store.why_not)
+    remark_store(w, id, w->store.why_not[id]);
+}
+
+/* Registers of swz(B) by the register of B (lw_store_write). */
+typedef struct swz_memo {
+  uint32_t *b, *s, n;
+} swz_memo;
+
+/* The shared address of byte offset A + B of the buffer, swizzled: A a
+ * multiple of 1024 (the panel and the group of 8 rows), B the row in the
+ * group and the byte in the row, so that the address is A + swz(B), with
+ * one swz per distinct B. */
+static uint32_t swz_addr(lw *w, ex_t a, ex_t b, swz_memo *m) {
+  uint32_t rb = lw_expr(w, b), s = 0;
+  for (uint32_t i = 0; i < m->n && !s; i++)
+    if (m->b[i] == rb)
+      s = m->s[i];
+  if (!s) {
+    s = lw_op2(w, T_SWZ, TY_I32, rb, 0);
+    m->b[m->n] = rb;
+    m->s[m->n++] = s;
+  }
+  return lw_op2(w, T_ADD, TY_I32, lw_smem_addr(w, a, 0), s);
+}
+
+/* The elements from e stored as one access: 4 or 2 that follow each
+ * other in a row, aligned to their bytes (at most 16), else 1. */
+static uint32_t run_at(const store_plan *sp, uint32_t e, uint32_t ne,
+                       int64_t es) {
+  for (uint32_t len = 4; len >= 2; len /= 2) {
+    bool ok = e + len <= ne && len * es <= 16 && sp->calign[e] % len == 0;
+    for (uint32_t j = 1; j < len && ok; j++)
+      ok = sp->follows[e + j];
+    if (ok)
+      return len;
+  }
+  return 1;
+}
+
+void lw_store_write(lw *w, uint32_t id) {
+  wavec_ctx *ctx = w->ctx;
+  const store_plan *sp = &w->store;
+  wv_node *n = wv_get(w->g, id);
+  wv_node *mem = wv_get(w->g, n->mem);
+  uint32_t v = n->ops[0];
+  tir_ty ty = tir_ty_of(mem->type.dt);
+  int64_t es = tir_ty_bytes(ty), pc = sp->panel_cols;
+  int64_t panel = sp->rows * SWZ_ROW_BYTES;
+  w->p->args.v[mem->index].written = true;
+  uint32_t ne = lw_nelem(w, v);
+  ex_t start[2];
+  ex_t *lr = wv_alloc(ctx, ne * sizeof *lr), *lc = wv_alloc(ctx, ne * sizeof *lc);
+  for (uint32_t e = 0; e < ne; e++) {
+    ex_t coord[WV_MAX_DIMS];
+    lw_mem_coords(w, v, 0, mem, e, coord);
+    for (uint32_t i = 0; i < 2; i++) {
+      const wv_diminfo *di = &w->d->dim[mem->type.dims[i]];
+      start[i] = ex_mul(ctx, ex_sym(ctx, w->d->WG[di->wg_axis]),
+                        ex_const(ctx, di->wg_tile));
+      ex_t l = ex_simplify(ctx, ex_sub(ctx, coord[i], start[i]), w->ranges,
+                           w->nranges);
+      (i ? lc : lr)[e] = l;
+    }
+  }
+  uint32_t zero = lw_iconst(w, 0);
+  uint32_t leader = lw_reg(w, TY_PRED);
+  lw_emit(w, T_SETP, TY_I32, leader, lw_expr(w, lw_linear_tid(w)), zero, 0,
+          TIR_CMP_EQ);
+  swz_memo memo = {wv_alloc(ctx, ne * sizeof *memo.b),
+                   wv_alloc(ctx, ne * sizeof *memo.s), 0};
+  for (int64_t p0 = 0; p0 < sp->panels; p0 += sp->per_round) {
+    /* planted bug for the tests: write the buffer while the stores issued
+     * from it may still read it */
+    if (!(ctx->test_hooks & WV_HOOK_TMA_STORE_NO_WAIT))
+      lw_emit(w, T_BULKWAITR, TY_PRED, 0, 0, 0, 0, 0);
+    lw_barrier(w);
+    for (uint32_t e = 0, len; e < ne; e += len) {
+      int64_t p = sp->panel_of[e];
+      len = run_at(sp, e, ne, es);
+      if (p < p0 || p >= p0 + sp->per_round)
+        continue;
+      /* A: the panel in the buffer and the group of 8 rows; B: the row in
+       * the group and the byte in the row */
+      ex_t a = ex_add(
+          ctx, ex_const(ctx, sp->base + (p - p0) * panel),
+          ex_mul(ctx, ex_floordiv(ctx, lr[e], ex_const(ctx, 8)),
+                 ex_const(ctx, SWZ_ALIGN)));
+      ex_t b = ex_add(
+          ctx,
+          ex_mul(ctx, ex_mod(ctx, lr[e], ex_const(ctx, 8)),
+                 ex_const(ctx, SWZ_ROW_BYTES)),
+          ex_mul(ctx, ex_sub(ctx, lc[e], ex_const(ctx, p * pc)),
+                 ex_const(ctx, es)));
+      a = ex_simplify(ctx, a, w->ranges, w->nranges);
+      b = ex_simplify(ctx, b, w->ranges, w->nranges);
+      uint32_t addr = swz_addr(w, a, b, &memo);
+      if (len == 1) {
+        lw_emit(w, T_STS, ty, 0, addr, w->vals[v] + e, 0, 0);
+        continue;
+      }
+      uint32_t *regs = wv_alloc(ctx, len * sizeof *regs);
+      for (uint32_t j = 0; j < len; j++)
+        regs[j] = w->vals[v] + e + j;
+      tir_instr *in = lw_emit(w, T_STSV, ty, 0, addr, 0, 0, 0);
+      in->list = regs;
+      in->nlist = len;
+    }
+    /* planted bug for the tests: no proxy fence after the writes */
+    if (!(ctx->test_hooks & WV_HOOK_TMA_STORE_NO_FENCE))
+      lw_emit(w, T_FENCEPX, TY_PRED, 0, 0, 0, 0, 0);
+    lw_barrier(w);
+    for (int64_t p = p0; p < p0 + sp->per_round; p++)
+      for (int64_t r = 0; r < sp->rows; r += sp->box_rows) {
+        uint32_t *co = wv_alloc(ctx, 2 * sizeof *co);
+        ex_t at[2] = {ex_add(ctx, start[0], ex_const(ctx, r)),
+                      ex_add(ctx, start[1], ex_const(ctx, p * pc))};
+        for (uint32_t d = 0; d < 2; d++) {
+          /* a box past the end of a run-time size may start at 2^31 or
+           * beyond; 2^31-1 lies past the edge too (as in lw_tma_fill) */
+          ex_t x = lw_concrete(w, at[d], 0);
+          int64_t lo, hi;
+          ex_bounds(ctx, x, w->ranges, w->nranges, &lo, &hi);
+          if (hi > INT32_MAX)
+            x = ex_min(ctx, x, ex_const(ctx, INT32_MAX));
+          co[d] = lw_expr(w, x);
+        }
+        uint32_t src =
+            lw_iconst(w, sp->base + (p - p0) * panel + r * SWZ_ROW_BYTES);
+        tir_instr *in = lw_emit(w, T_TMAST, ty, 0, src, 0, leader, sp->tmap);
+        in->list = co;
+        in->nlist = 2;
+      }
+    lw_emit(w, T_BULKCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
+  }
+}
+
+void lw_store_finish(lw *w) {
+  /* planted bug for the tests: end with tensor stores in flight */
+  if (w->store.write && !(w->ctx->test_hooks & WV_HOOK_TMA_STORE_NO_DRAIN))
+    lw_emit(w, T_BULKWAIT, TY_PRED, 0, 0, 0, 0, 0);
+}

@@ -1,0 +1,242 @@
+/* Epilogues through shared memory by tensor stores (src/tir/lower_store.c),
+ * in the simulator.
+ *  - The warpgroup GEMMs (f32 results from examples/gemm_wgmma.wave, f16
+ *    and bf16 from bench/gemm.wave) against float64, with tensor stores
+ *    (the compiler's choice) and without (hardware(stores = 1)), at sizes
+ *    the tiles divide and ragged ones (the tile hangs over the edge: the
+ *    copy engine drops what lies outside), with warp specialization and
+ *    persistent tiles on and off, and buffers of 1, 2 and 4 column panels
+ *    (rounds of stores within a tile): each has tensor stores exactly when
+ *    expected;
+ *  - the shape of the program: thread 0 issues one tensor store per panel
+ *    and the tile is written with no global store; a proxy fence, a wait
+ *    for the buffer before each round and one for every store at the end;
+ *  - the remark at the write, chosen or not and why (hardware(stores = 1),
+ *    cp.async rings, rows that a tensor map's 16-byte stride cannot take);
+ *  - each planted bug is a race (or a store never waited for) at the
+ *    write's line: no proxy fence after the writes, no wait before the
+ *    buffer is written again (next round, next persistent tile), no wait
+ *    before the thread ends. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ref/kcase.c"
+#include "../ref/ref.c"
+#include "check.h"
+#include "passes/dist.h"
+#include "tir/tir.h"
+#include "wavec.h"
+
+static int cases_run;
+
+static const tir_prog *prog(wavec_kernel *k) { return k->k.tir; }
+
+static int count_op(const tir_prog *p, tir_op op) {
+  int n = 0;
+  for (uint32_t i = 0; i < p->code.n; i++)
+    n += p->code.v[i].op == op;
+  return n;
+}
+
+static bool has_remark(wavec_kernel *k, const char *text) {
+  for (size_t i = 0; i < wavec_remark_count(k); i++)
+    if (strstr(wavec_remark(k, i), text))
+      return true;
+  return false;
+}
+
+/* One GEMM c[M, N] = a[M, K] b[N, K]^T against float64; `store`: whether
+ * it must have tensor stores. */
+static void gemm_case(const char *file, const char *kernel, int M, int N,
+                      int K, const char *const *knobs, bool store,
+                      double tol, uint64_t *rng) {
+  char dm[32], dn[32], dk[32], what[256];
+  snprintf(dm, sizeof dm, "M=%d", M);
+  snprintf(dn, sizeof dn, "N=%d", N);
+  snprintf(dk, sizeof dk, "K=%d", K);
+  const char *defs[12] = {dm, dn, dk};
+  size_t n = 3;
+  int w = snprintf(what, sizeof what, "%s %dx%dx%d", kernel, M, N, K);
+  for (size_t i = 0; knobs[i] && n < 11; i++) {
+    defs[n++] = knobs[i];
+    w += snprintf(what + w, sizeof what - (size_t)w, " %s", knobs[i]);
+  }
+  kcase c;
+  bool ok = kc_open(&c, file, kernel, NULL, defs);
+  CHECKF(ok, "%s: %s", what, c.err);
+  if (ok) {
+    const tir_prog *p = prog(c.k);
+    int st = count_op(p, T_TMAST);
+    CHECKF((st > 0) == store, "%s: %d tensor stores", what, st);
+    CHECKF(has_remark(c.k, store ? "tensor stores (TMA) from a dedicated"
+                                 : "each thread stores its elements"),
+           "%s: no remark of its epilogue", what);
+    double *a = kc_input(&c, "a", rng), *b = kc_input(&c, "b", rng);
+    double *ref = malloc(sizeof *ref * (size_t)M * N);
+    ref_gemm((size_t)M, (size_t)N, (size_t)K, a, b, ref);
+    bool ran = kc_simulate(&c);
+    CHECKF(ran, "%s: %s", what, c.err);
+    if (ran) {
+      double e = kc_rel_err(&c, "c", ref);
+      CHECKF(e < tol, "%s: rel err %.3g >= %.3g", what, e, tol);
+      cases_run++;
+    }
+    free(a), free(b), free(ref);
+  }
+  kc_close(&c);
+}
+
+/* The knob combinations, and whether each has tensor stores. */
+static const struct {
+  const char *knobs[6];
+  bool store;
+} combos[] = {
+    {{NULL}, true},
+    {{"stores=1", NULL}, false},
+    {{"stores=2", "specialize=1", NULL}, true},
+    {{"specialize=1", "stages=4", NULL}, true},
+    {{"persistent=1", "sms=3", NULL}, true},
+    {{"persistent=1", "sms=2", "specialize=1", "stages=4", NULL}, true},
+    {{"persistent=1", "sms=3", "specialize=1", "stores=1", NULL}, false},
+    {{"copies=1", NULL}, false},
+};
+enum { NCOMBOS = sizeof combos / sizeof *combos };
+
+static void gemm_bf16_f16(void) {
+  uint64_t rng = 71;
+  static const int shapes[][3] = {{256, 512, 128}, {200, 72, 96},
+                                  {384, 640, 192}};
+  for (size_t k = 0; k < NCOMBOS; k++)
+    for (size_t s = 0; s < 3; s++)
+      gemm_case("bench/gemm.wave", "gemm_wgmma_bf16", shapes[s][0],
+                shapes[s][1], shapes[s][2], combos[k].knobs, combos[k].store,
+                1e-2, &rng);
+  /* 128x128 tiles (the whole tile in one round), one warpgroup of 64 rows */
+  static const char *const f16[][6] = {
+      {"BLOCK_N=128", NULL},
+      {"BLOCK_N=128", "persistent=1", "sms=3", "specialize=1", NULL},
+      {"BLOCK_M=64", "WAVES_M=1", "BLOCK_N=128", "specialize=1", NULL},
+  };
+  for (size_t k = 0; k < 3; k++) {
+    gemm_case("bench/gemm.wave", "gemm_wgmma_f16", 384, 640, 256, f16[k],
+              true, 2e-3, &rng);
+    gemm_case("bench/gemm.wave", "gemm_wgmma_f16", 200, 72, 96, f16[k],
+              true, 2e-3, &rng);
+  }
+}
+
+static void gemm_f32(void) {
+  uint64_t rng = 73;
+  static const int shapes[][3] = {{128, 128, 64}, {200, 72, 96},
+                                  {384, 640, 128}};
+  for (size_t k = 0; k < NCOMBOS; k++)
+    for (size_t s = 0; s < 3; s++)
+      gemm_case("examples/gemm_wgmma.wave", "gemm_wgmma", shapes[s][0],
+                shapes[s][1], shapes[s][2], combos[k].knobs, combos[k].store,
+                1e-5, &rng);
+}
+
+/* Rows of 250 bf16 elements (500 bytes) cannot be a tensor map's stride:
+ * direct stores, said in the remark, and the result still right. */
+static void refused_rows(void) {
+  uint64_t rng = 79;
+  const char *knobs[] = {NULL};
+  gemm_case("bench/gemm.wave", "gemm_wgmma_bf16", 129, 250, 40, knobs, false,
+            1e-2, &rng);
+  kcase c;
+  const char *defs[] = {"M=129", "N=250", "K=40", NULL};
+  CHECK(kc_open(&c, "bench/gemm.wave", "gemm_wgmma_bf16", NULL, defs));
+  CHECK(has_remark(c.k, "not a multiple of 16 bytes"));
+  kc_close(&c);
+  const char *one[] = {"M=128", "N=256", "K=64", "stores=1", NULL};
+  CHECK(kc_open(&c, "bench/gemm.wave", "gemm_wgmma_bf16", NULL, one));
+  CHECK(has_remark(c.k, "(not tensor stores: hardware(stores = 1))"));
+  kc_close(&c);
+  const char *cp[] = {"M=128", "N=256", "K=64", "copies=1", NULL};
+  CHECK(kc_open(&c, "bench/gemm.wave", "gemm_wgmma_bf16", NULL, cp));
+  CHECK(has_remark(c.k, "the kernel's rings are not tensor copies"));
+  kc_close(&c);
+}
+
+/* The specialized 128x256 bf16 GEMM at 4 stages: a 32 KiB buffer of 2 of
+ * the 4 panels, so 2 rounds a tile: per round a wait for the buffer, two
+ * barriers, a fence, 2 stores by thread 0 and a commit; one wait for
+ * everything at the end; no global store. */
+static void program_shape(void) {
+  kcase c;
+  const char *defs[] = {"M=256", "N=512", "K=128", "specialize=1",
+                        "stages=4", NULL};
+  CHECK(kc_open(&c, "bench/gemm.wave", "gemm_wgmma_bf16", NULL, defs));
+  const tir_prog *p = prog(c.k);
+  CHECK(count_op(p, T_TMAST) == 4);
+  CHECK(count_op(p, T_BULKCOMMIT) == 2);
+  CHECK(count_op(p, T_BULKWAITR) == 2);
+  CHECK(count_op(p, T_BULKWAIT) == 1);
+  CHECK(count_op(p, T_FENCEPX) == 2);
+  CHECK(count_op(p, T_STG) == 0);
+  CHECK(has_remark(c.k, "32768-byte shared buffer holding 2 of the tile's "
+                        "4 column panels"));
+  /* thread 0 issues them; the tensor map is the output's, 128 x 64 */
+  const tir_tmap *m = NULL;
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    const tir_instr *in = &p->code.v[i];
+    if (in->op == T_TMAST) {
+      CHECK(in->c != 0 && in->nlist == 2);
+      m = &p->tmaps.v[in->imm];
+    }
+  }
+  CHECK(m && strcmp(p->args.v[m->arg].name, "c") == 0 && m->swz128 &&
+        m->box[0] == 128 && m->box[1] == 64);
+  kc_close(&c);
+}
+
+/* Each planted bug, with 2 rounds a tile and with persistent tiles, fails
+ * the simulation at the write's line. */
+static void bugs_are_caught(void) {
+  static const struct {
+    const char *hook, *code, *text;
+  } bugs[] = {
+      {"tma-store-no-fence", "error[E0603]", "no proxy fence"},
+      {"tma-store-no-wait", "error[E0603]",
+       "written while a tensor store still reads it"},
+      {"tma-store-no-drain", "error[E0608]", "is never waited for"},
+  };
+  static const char *const forms[][6] = {
+      {"specialize=1", "stages=4", NULL},
+      {"persistent=1", "sms=1", "BLOCK_N=128", NULL},
+  };
+  for (size_t b = 0; b < 3; b++)
+    for (size_t f = 0; f < 2; f++) {
+      char hook[64];
+      snprintf(hook, sizeof hook, "hook=%s", bugs[b].hook);
+      const char *defs[10] = {"M=256", "N=256", "K=128", hook};
+      size_t n = 4;
+      for (size_t i = 0; forms[f][i]; i++)
+        defs[n++] = forms[f][i];
+      defs[n++] = NULL;
+      kcase c;
+      bool ok = kc_open(&c, "bench/gemm.wave", "gemm_wgmma_bf16", NULL, defs);
+      CHECKF(ok, "%s: %s", bugs[b].hook, c.err);
+      if (ok) {
+        bool ran = kc_simulate(&c);
+        CHECKF(!ran && strstr(c.err, bugs[b].code) &&
+                   strstr(c.err, bugs[b].text) &&
+                   strstr(c.err, "gemm.wave:77:5"),
+               "%s %s: got: %s", bugs[b].hook, forms[f][0],
+               ran ? "(ran)" : c.err);
+      }
+      kc_close(&c);
+    }
+}
+
+int main(void) {
+  RUN(gemm_bf16_f16);
+  RUN(gemm_f32);
+  RUN(refused_rows);
+  RUN(program_shape);
+  RUN(bugs_are_caught);
+  printf("  %d cases simulated against float64\n", cases_run);
+  CHECK_EXIT();
+}

@@ -592,7 +592,8 @@ static void dynamic_module(void) {
 }
 
 /* A persistent kernel of run-time sizes as a module, fresh and from the
- * cache: its grid is min(tiles, sms) along x for the sizes given. */
+ * cache: its grid is min(tiles, sms) along x for the sizes given, and
+ * sizes giving more than 2^31-1 tiles are refused at the launch. */
 static void persistent_module(void) {
   if (!ptxas_found())
     return;
@@ -603,7 +604,7 @@ static void persistent_module(void) {
   if (f)
     fclose(f);
   CHECK(n > 0);
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 3; i++) { /* fresh, cached, cached */
     wavec_ctx *c = wavec_ctx_new(NULL, NULL);
     CHECK(wavec_hardware_override(c, "persistent", "1") == WAVEC_OK &&
           wavec_hardware_override(c, "sms", "3") == WAVEC_OK &&
@@ -613,10 +614,10 @@ static void persistent_module(void) {
     CHECKF(wavec_gpu_load(c, "gemm_dyn_wgmma", "sm_90a", WAVEC_LOAD_PTXAS,
                           &b) == WAVEC_OK,
            "%s", wavec_errmsg(c));
-    CHECK(b && wavec_module_cached(b) == i);
+    CHECK(b && wavec_module_cached(b) == (i > 0));
     static const int64_t sizes[2][3] = {{384, 640, 128}, {200, 72, 64}};
     static const uint32_t want[2] = {3, 2}; /* 15 tiles, 2 tiles */
-    for (int s = i; b && s == i; s++) { /* (one launch's sizes each) */
+    for (int s = i; b && s == i && s < 2; s++) { /* (one launch's sizes) */
       const int64_t M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
       const int64_t sh[3][2] = {{M, K}, {N, K}, {M, N}};
       for (size_t a = 0; a < 3; a++)
@@ -627,6 +628,24 @@ static void persistent_module(void) {
              "%s %lldx%lld: grid %u %u %u block %u",
              i ? "cached" : "fresh", (long long)M, (long long)N, g[0], g[1],
              g[2], blk[0]);
+    }
+    if (b && i == 2) {
+      /* 32768 x 65536 tiles of 128 x 128: past 2^31-1 (a tile's index is
+       * 32-bit): no grid, and the launch refuses before it needs a GPU */
+      const int64_t sh[3][2] = {{4194304, 64}, {8388608, 64},
+                                {4194304, 8388608}};
+      for (size_t a = 0; a < 3; a++)
+        CHECK(wavec_module_arg_shape(b, a, 2, sh[a]) == WAVEC_OK);
+      uint32_t g[3];
+      wavec_module_launch_dims(b, g, NULL, NULL);
+      CHECKF(g[0] == 0 && g[1] == 0 && g[2] == 0, "grid %u %u %u", g[0],
+             g[1], g[2]);
+      uint64_t ptrs[3] = {0, 0, 0};
+      CHECK(wavec_module_launch(b, NULL, ptrs) == WAVEC_ERR_UNSUPPORTED);
+      CHECKF(strstr(wavec_errmsg(c), "error[E0701]: kernel 'gemm_dyn_wgmma': "
+                                     "the sizes give persistent tiles [32768, "
+                                     "65536, 1], more than 2^31-1 in all"),
+             "%s", wavec_errmsg(c));
     }
     wavec_ctx_free(c);
   }

@@ -348,8 +348,8 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    1, every thread stores its own elements; 2, through shared memory:
  *    the threads write the tile there (128-byte swizzle), and one thread
  *    issues tensor stores (TMA, cp.async.bulk.tensor) of it, which is what
- *    the compiler picks where it can (a 2-dim row-major output written
- *    once by the tile, in a kernel whose rings are tensor copies). */
+ *    the compiler picks where it can (a row-major output written once by
+ *    the tile, one a kernel, in a kernel whose rings are tensor copies). */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \

@@ -3,12 +3,14 @@
  *
  * Which write (lw_store_plan, before the program is lowered): in a kernel
  * whose rings are filled by tensor copies (warpgroup mmas, sm_90a), the
- * one write of a 2-dim row-major output, outside every loop, of its own
- * dtype (16 or 32 bits) without a mapping, that the kernel does not read,
- * whose workgroup tile (rows a multiple of 8, columns of whole 128-byte
- * panels) its threads cover exactly once (checked element by element for
- * every thread), with rows of 16-byte multiples (a tensor map's stride),
- * and for which shared memory has room. hardware(stores = 1) turns it off.
+ * first write (one an output) of a row-major output of 2 to 5 dims,
+ * outside every loop, of its own dtype (16 or 32 bits) without a mapping,
+ * that the kernel does not read, whose workgroup tile (each dim split
+ * among workgroups or whole in each, those before the last two in tiles
+ * of 1; rows a multiple of 8, columns of whole 128-byte panels) its
+ * threads cover exactly once (checked element by element for every
+ * thread), with rows of 16-byte multiples (a tensor map's stride), and
+ * for which shared memory has room. hardware(stores = 1) turns it off.
  * One remark at the write says which epilogue it got and why.
  *
  * The buffer: dedicated, after the rings and their barriers, 1024-aligned,
@@ -45,19 +47,33 @@ static int64_t store_box_rows(int64_t rows) {
   return 0;
 }
 
-/* Element e's local coordinates (row, column in the workgroup tile) for
- * every thread of the block, into r[] and c[]; false where they depend on
- * more than the thread ids. */
+/* The first coordinate of the workgroup's tile of the output along dim
+ * d, and in *ext its extent: the workgroup offset of a dim split among
+ * workgroups, else 0 and the whole dim (0: a dim a loop tiles or of a
+ * run-time size, which the tile cannot take). */
+static ex_t tile_start(lw *w, wavec_sym d, int64_t *ext) {
+  wavec_ctx *ctx = w->ctx;
+  const wv_diminfo *di = &w->d->dim[d];
+  if (di->wg_axis >= 0) {
+    *ext = di->wg_tile;
+    return ex_mul(ctx, ex_sym(ctx, w->d->WG[di->wg_axis]),
+                  ex_const(ctx, di->wg_tile));
+  }
+  *ext = di->tile || di->dynamic ? 0 : di->size;
+  return ex_const(ctx, 0);
+}
+
+/* Element e's local coordinate along each dim of the output (its place in
+ * the workgroup tile) for every thread of the block: out[i][t] for dim i
+ * and thread t; false where they depend on more than the thread ids. */
 static bool local_coords(lw *w, uint32_t v, const wv_node *mem, uint32_t e,
-                         int64_t *r, int64_t *c) {
+                         int64_t **out) {
   wavec_ctx *ctx = w->ctx;
   ex_t coord[WV_MAX_DIMS];
   lw_mem_coords(w, v, 0, mem, e, coord);
-  int64_t *out[2] = {r, c};
-  for (uint32_t i = 0; i < 2; i++) {
-    const wv_diminfo *di = &w->d->dim[mem->type.dims[i]];
-    ex_t start = ex_mul(ctx, ex_sym(ctx, w->d->WG[di->wg_axis]),
-                        ex_const(ctx, di->wg_tile));
+  for (uint32_t i = 0; i < mem->type.n; i++) {
+    int64_t ext;
+    ex_t start = tile_start(w, mem->type.dims[i], &ext);
     ex_t local = ex_simplify(ctx, ex_sub(ctx, coord[i], start), w->ranges,
                              w->nranges);
     if (!lw_eval_threads(w, local, out[i]))
@@ -83,10 +99,11 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
     return "the write lies inside a loop";
   if (n->mapping)
     return "the write goes through a mapping";
-  if (mem->type.n != 2)
-    return "the output does not have 2 dims";
-  for (uint32_t i = 0; i < 2; i++)
-    if (val->type.n != 2 || val->type.dims[i] != mem->type.dims[i])
+  uint32_t nd = mem->type.n;
+  if (nd < 2 || nd > 5)
+    return "the output has 1 dim, or more than 5 (a tensor map's most)";
+  for (uint32_t i = 0; i < nd; i++)
+    if (val->type.n != nd || val->type.dims[i] != mem->type.dims[i])
       return "the written value's dims are not the output's, in its order";
   if (val->type.dt != mem->type.dt)
     return "the written value's dtype is not the output's";
@@ -100,42 +117,51 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
       return x->op == WAVEC_OP_READ ? "the kernel reads the output too"
                                     : "the output is written more than once";
   }
-  int64_t ext[2];
-  for (uint32_t i = 0; i < 2; i++) {
+  int64_t ext[WV_MAX_DIMS];
+  for (uint32_t i = 0; i < nd; i++) {
     const wv_diminfo *di = &w->d->dim[mem->type.dims[i]];
-    if (di->wg_axis < 0)
-      return "a dim of the output is not split among workgroups";
+    tile_start(w, mem->type.dims[i], &ext[i]);
+    if (!ext[i])
+      return "a dim of the output is neither split among workgroups nor "
+             "whole in each (a fixed size)";
+    if (i + 2 < nd && ext[i] != 1)
+      return "a dim before the last two has a workgroup tile other than 1";
     if (!di->dynamic && di->size > INT32_MAX)
       return "the output has a dim of 2^31 or more (tensor stores take "
              "32-bit coordinates)";
-    ext[i] = di->wg_tile;
   }
-  const wv_diminfo *last = &w->d->dim[mem->type.dims[1]];
+  int64_t rows = ext[nd - 2], cols = ext[nd - 1];
+  const wv_diminfo *last = &w->d->dim[mem->type.dims[nd - 1]];
   if ((last->dynamic ? last->multiple : last->size) * es % 16)
     return "its rows are not a multiple of 16 bytes (a tensor map's stride)";
   int64_t pc = SWZ_ROW_BYTES / es;
-  if (ext[1] % pc || !store_box_rows(ext[0]))
+  if (cols % pc || !store_box_rows(rows))
     return "the workgroup tile is not rows of 8 by 128-byte column panels";
-  if (ext[0] * ext[1] * es > SMEM_OPTIN)
+  if (rows * cols * es > SMEM_OPTIN)
     return "the workgroup tile is larger than shared memory";
   /* every element of the tile, once */
   uint32_t v = n->ops[0], ne = lw_nelem(w, v);
   int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
-  int64_t *r = wv_alloc(ctx, (size_t)threads * sizeof *r);
-  int64_t *c = wv_alloc(ctx, (size_t)threads * sizeof *c);
+  int64_t *at[WV_MAX_DIMS];
+  for (uint32_t i = 0; i < nd; i++)
+    at[i] = wv_alloc(ctx, (size_t)threads * sizeof *at[i]);
+  const int64_t *r = at[nd - 2], *c = at[nd - 1];
   int64_t *prev = wv_alloc(ctx, (size_t)threads * sizeof *prev);
-  uint8_t *hit = wv_alloc(ctx, (size_t)(ext[0] * ext[1]));
+  uint8_t *hit = wv_alloc(ctx, (size_t)(rows * cols));
   sp->panel_of = wv_alloc(ctx, ne * sizeof *sp->panel_of);
   sp->follows = wv_alloc(ctx, ne * sizeof *sp->follows);
   sp->calign = wv_alloc(ctx, ne * sizeof *sp->calign);
   for (uint32_t e = 0; e < ne; e++) {
-    if (!local_coords(w, v, mem, e, r, c))
+    if (!local_coords(w, v, mem, e, at))
       return "its elements' places in the tile depend on more than the "
              "thread";
     int64_t align = 8;
     for (int64_t t = 0; t < threads; t++) {
-      if (r[t] < 0 || r[t] >= ext[0] || c[t] < 0 || c[t] >= ext[1] ||
-          hit[r[t] * ext[1] + c[t]]++)
+      bool lead = true; /* the dims before the last two: tiles of 1 */
+      for (uint32_t i = 0; i + 2 < nd; i++)
+        lead &= at[i][t] == 0;
+      if (!lead || r[t] < 0 || r[t] >= rows || c[t] < 0 || c[t] >= cols ||
+          hit[r[t] * cols + c[t]]++)
         return "the threads do not write each element of the tile once";
       if (c[t] / pc != c[0] / pc)
         return "an element's column panel differs between threads";
@@ -147,20 +173,20 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
     /* the next column of the same row as element e - 1, in every thread */
     bool next = e > 0;
     for (int64_t t = 0; t < threads && next; t++)
-      next = r[t] * ext[1] + c[t] == prev[t] + 1;
+      next = r[t] * cols + c[t] == prev[t] + 1;
     sp->follows[e] = next;
     for (int64_t t = 0; t < threads; t++)
-      prev[t] = r[t] * ext[1] + c[t];
+      prev[t] = r[t] * cols + c[t];
   }
-  for (int64_t i = 0; i < ext[0] * ext[1]; i++)
+  for (int64_t i = 0; i < rows * cols; i++)
     if (!hit[i])
       return "the threads do not write each element of the tile once";
   sp->write = id;
-  sp->rows = ext[0];
-  sp->cols = ext[1];
+  sp->rows = rows;
+  sp->cols = cols;
   sp->panel_cols = pc;
-  sp->panels = ext[1] / pc;
-  sp->box_rows = store_box_rows(ext[0]);
+  sp->panels = cols / pc;
+  sp->box_rows = store_box_rows(rows);
   return NULL;
 }
 
@@ -209,8 +235,9 @@ void lw_store_plan(lw *w) {
     if (wv_get(w->g, id)->op != WAVEC_OP_WRITE)
       continue;
     store_plan sp = {0};
-    const char *why = w->store.write ? "another output has them"
-                                     : refusal(w, id, &sp);
+    const char *why = refusal(w, id, &sp);
+    if (!why && w->store.write)
+      why = "another output of the kernel has them";
     if (!why) {
       int64_t base = (w->stage_bytes + SWZ_ALIGN - 1) / SWZ_ALIGN * SWZ_ALIGN;
       int64_t panel = sp.rows * SWZ_ROW_BYTES, lim = smem_limit(w);
@@ -223,9 +250,12 @@ void lw_store_plan(lw *w) {
       } else {
         sp.base = base;
         w->stage_bytes = base + sp.per_round * panel;
-        tir_tmap m = {.arg = wv_get(w->g, wv_get(w->g, id)->mem)->index,
-                      .rank = 2, .box = {sp.box_rows, sp.panel_cols},
-                      .swz128 = true};
+        const wv_node *mem = wv_get(w->g, wv_get(w->g, id)->mem);
+        tir_tmap m = {.arg = mem->index, .rank = mem->type.n, .swz128 = true};
+        for (uint32_t d = 0; d + 2 < m.rank; d++)
+          m.box[d] = 1;
+        m.box[m.rank - 2] = sp.box_rows;
+        m.box[m.rank - 1] = sp.panel_cols;
         vec_push(w->ctx, &w->tmaps, m);
         sp.tmap = w->tmaps.n - 1;
         sp.why_not = w->store.why_not;
@@ -287,20 +317,21 @@ void lw_store_write(lw *w, uint32_t id) {
   int64_t es = tir_ty_bytes(ty), pc = sp->panel_cols;
   int64_t panel = sp->rows * SWZ_ROW_BYTES;
   w->p->args.v[mem->index].written = true;
-  uint32_t ne = lw_nelem(w, v);
-  ex_t start[2];
+  uint32_t ne = lw_nelem(w, v), nd = mem->type.n;
+  ex_t start[WV_MAX_DIMS];
+  for (uint32_t i = 0; i < nd; i++) {
+    int64_t ext;
+    start[i] = tile_start(w, mem->type.dims[i], &ext);
+  }
+  /* each element's row and column in the tile */
   ex_t *lr = wv_alloc(ctx, ne * sizeof *lr), *lc = wv_alloc(ctx, ne * sizeof *lc);
   for (uint32_t e = 0; e < ne; e++) {
     ex_t coord[WV_MAX_DIMS];
     lw_mem_coords(w, v, 0, mem, e, coord);
-    for (uint32_t i = 0; i < 2; i++) {
-      const wv_diminfo *di = &w->d->dim[mem->type.dims[i]];
-      start[i] = ex_mul(ctx, ex_sym(ctx, w->d->WG[di->wg_axis]),
-                        ex_const(ctx, di->wg_tile));
-      ex_t l = ex_simplify(ctx, ex_sub(ctx, coord[i], start[i]), w->ranges,
-                           w->nranges);
-      (i ? lc : lr)[e] = l;
-    }
+    lr[e] = ex_simplify(ctx, ex_sub(ctx, coord[nd - 2], start[nd - 2]),
+                        w->ranges, w->nranges);
+    lc[e] = ex_simplify(ctx, ex_sub(ctx, coord[nd - 1], start[nd - 1]),
+                        w->ranges, w->nranges);
   }
   uint32_t zero = lw_iconst(w, 0);
   uint32_t leader = lw_reg(w, TY_PRED);
@@ -351,10 +382,13 @@ void lw_store_write(lw *w, uint32_t id) {
     lw_barrier(w);
     for (int64_t p = p0; p < p0 + sp->per_round; p++)
       for (int64_t r = 0; r < sp->rows; r += sp->box_rows) {
-        uint32_t *co = wv_alloc(ctx, 2 * sizeof *co);
-        ex_t at[2] = {ex_add(ctx, start[0], ex_const(ctx, r)),
-                      ex_add(ctx, start[1], ex_const(ctx, p * pc))};
-        for (uint32_t d = 0; d < 2; d++) {
+        uint32_t *co = wv_alloc(ctx, nd * sizeof *co);
+        ex_t at[WV_MAX_DIMS];
+        for (uint32_t d = 0; d < nd; d++)
+          at[d] = start[d];
+        at[nd - 2] = ex_add(ctx, start[nd - 2], ex_const(ctx, r));
+        at[nd - 1] = ex_add(ctx, start[nd - 1], ex_const(ctx, p * pc));
+        for (uint32_t d = 0; d < nd; d++) {
           /* a box past the end of a run-time size may start at 2^31 or
            * beyond; 2^31-1 lies past the edge too (as in lw_tma_fill) */
           ex_t x = lw_concrete(w, at[d], 0);
@@ -368,7 +402,7 @@ void lw_store_write(lw *w, uint32_t id) {
             lw_iconst(w, sp->base + (p - p0) * panel + r * SWZ_ROW_BYTES);
         tir_instr *in = lw_emit(w, T_TMAST, ty, 0, src, 0, leader, sp->tmap);
         in->list = co;
-        in->nlist = 2;
+        in->nlist = nd;
       }
     lw_emit(w, T_BULKCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
   }

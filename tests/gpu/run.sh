@@ -142,6 +142,8 @@ cases=(
   "store wgmma gemm f32 1000x520x96 ragged|examples/gemm_wgmma.wave -D M=1000 -D N=520 -D K=96|sm_90a"
   "store wgmma gemm f32 384x640x256 spec+pers|examples/gemm_wgmma.wave -D M=384 -D N=640 -D K=256 --hardware persistent=1,sms=3,specialize=1|sm_90a"
   "store wgmma gemm f32 384x640x256 stores=1|examples/gemm_wgmma.wave -D M=384 -D N=640 -D K=256 --hardware stores=1|sm_90a"
+  "store wgmma fwd B2 300/128 ragged o|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=2 -D M=300 -D K2=300 -D N=128 -D K1=128|sm_90a"
+  "store wgmma dq B1 200/64 ragged|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma -D B=1 -D M=200 -D K2=200 -D N=64 -D K1=64|sm_90a"
 )
 if [ -e examples/attention_bwd.wave ]; then
   for k in attention_bwd_D attention_bwd_dkdv attention_bwd_dq attention_bwd_dkdv_causal attention_bwd_dq_causal; do

@@ -358,7 +358,8 @@ static void wgmma_modules(void) {
  * a ring streams by tensor copies, over its argument, with the box of one
  * copy (64 columns, up to 256 rows, leading dims 1) and the 128-byte
  * swizzle, then the output's of the tensor stores (a 128-byte column panel
- * of the workgroup tile: 32 f32 or 64 16-bit columns); as many `.param
+ * of the workgroup tile: 32 f32 or 64 16-bit columns, leading dims 1); as
+ * many `.param
  * .align 64 .b8 NAME_tmap_I[128]` after the pointers. None with
  * hardware(copies = 1); no store's with hardware(stores = 1). */
 static void tensor_map_info(void) {
@@ -377,7 +378,7 @@ static void tensor_map_info(void) {
         1, 1, {"stores", "1"}}, 2, {0, 1}, 2, {{128, 64}, {256, 64}}},
       {{"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
         {"B=2", "M=256", "K2=256", "N=128", "K1=128"}, 0, 1, 0, {NULL, NULL}},
-       2, {1, 2}, 3, {{1, 64, 64}, {1, 64, 64}}},
+       3, {1, 2, 3}, 3, {{1, 64, 64}, {1, 64, 64}, {1, 128, 64}}},
       {{"examples/gemm_wgmma.wave", "gemm_wgmma", {"M=256", "N=512", "K=256"},
         0, 1, 0, {"copies", "1"}}, 0, {0, 0, 0}, 0, {{0}, {0}, {0}}},
   };

@@ -11,6 +11,8 @@
  *  - the shape of the program: thread 0 issues one tensor store per panel
  *    and the tile is written with no global store; a proxy fence, a wait
  *    for the buffer before each round and one for every store at the end;
+ *  - the attention forward's rank-3 o (leading dim in tiles of 1, the head
+ *    dim whole in each workgroup) against float64;
  *  - the remark at the write, chosen or not and why (hardware(stores = 1),
  *    cp.async rings, rows that a tensor map's 16-byte stride cannot take);
  *  - each planted bug is a race (or a store never waited for) at the
@@ -138,6 +140,67 @@ static void gemm_f32(void) {
                 1e-5, &rng);
 }
 
+/* The warpgroup attention forward's o [B, M, N] (a rank-3 output, B in
+ * workgroup tiles of 1, N whole in each): tensor stores of 3-dim boxes,
+ * 1 or 2 panels (D = 64, 128), ragged M, plain, specialized and persistent,
+ * against float64; lse keeps direct stores (one output a kernel). */
+static void attention_o(void) {
+  uint64_t rng = 83;
+  static const struct {
+    int B, M, N;
+    const char *knobs[4];
+  } cs[] = {{2, 256, 128, {NULL}},
+            {1, 100, 64, {NULL}},
+            {2, 256, 64, {"specialize=1", NULL}},
+            {3, 128, 128, {"persistent=1", "sms=2", "specialize=1", NULL}}};
+  for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+    char d[5][32];
+    snprintf(d[0], 32, "B=%d", cs[i].B);
+    snprintf(d[1], 32, "M=%d", cs[i].M);
+    snprintf(d[2], 32, "K2=%d", cs[i].M);
+    snprintf(d[3], 32, "N=%d", cs[i].N);
+    snprintf(d[4], 32, "K1=%d", cs[i].N);
+    const char *defs[10] = {d[0], d[1], d[2], d[3], d[4]};
+    size_t n = 5;
+    for (size_t j = 0; cs[i].knobs[j]; j++)
+      defs[n++] = cs[i].knobs[j];
+    kcase c;
+    bool ok = kc_open(&c, "examples/attention_fwd_wgmma.wave",
+                      "attention_fwd_wgmma", NULL, defs);
+    CHECKF(ok, "attention %s %s: %s", d[1], d[3], c.err);
+    if (!ok) {
+      kc_close(&c);
+      continue;
+    }
+    const tir_prog *p = prog(c.k);
+    int st = 0;
+    for (uint32_t j = 0; j < p->code.n; j++)
+      if (p->code.v[j].op == T_TMAST) {
+        st++;
+        CHECK(p->code.v[j].nlist == 3 &&
+              strcmp(p->args.v[p->tmaps.v[p->code.v[j].imm].arg].name, "o") ==
+                  0);
+      }
+    CHECKF(st == cs[i].N / 64, "attention %s %s: %d tensor stores", d[1],
+           d[3], st);
+    CHECK(has_remark(c.k, "write of 'lse': each thread stores"));
+    size_t B = (size_t)cs[i].B, M = (size_t)cs[i].M, N = (size_t)cs[i].N;
+    double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng),
+           *v = kc_input(&c, "v", &rng);
+    double *o = malloc(B * M * N * sizeof *o), *lse = malloc(B * M * sizeof *lse);
+    bool ran = kc_simulate(&c);
+    CHECKF(ran, "attention %s %s: %s", d[1], d[3], c.err);
+    if (ran) {
+      ref_attn_fwd(B, M, M, N, N, 0.125, 0, q, k, v, o, lse);
+      double e = kc_rel_err(&c, "o", o);
+      CHECKF(e < 1e-2, "attention %s %s: o rel err %.3g", d[1], d[3], e);
+      cases_run++;
+    }
+    free(q), free(k), free(v), free(o), free(lse);
+    kc_close(&c);
+  }
+}
+
 /* Rows of 250 bf16 elements (500 bytes) cannot be a tensor map's stride:
  * direct stores, said in the remark, and the result still right. */
 static void refused_rows(void) {
@@ -234,6 +297,7 @@ static void bugs_are_caught(void) {
 int main(void) {
   RUN(gemm_bf16_f16);
   RUN(gemm_f32);
+  RUN(attention_o);
   RUN(refused_rows);
   RUN(program_shape);
   RUN(bugs_are_caught);

@@ -9,8 +9,10 @@
 #   perf   bench.py's GEMM and attention forward (peers in the same run)
 #   sched  bench.py --only schedule, then fp8 and ragged
 #   final  every GPU test without sanitizers but large.c (the cases against
-#          the simulator, ragged.c, fp8mma.c) and ops.c, then every bench.py
-#          part but the attention backward and the tensor-copy A/B
+#          the simulator, ragged.c, fp8mma.c) and ops.c, the sanitizers on
+#          the cases FINAL_SAN names (default: store), then the bench.py parts
+#          FINAL_PARTS names (default: gemm fwd schedule ragged fp8), then
+#          large.c under memcheck in what is left of FINAL_S seconds
 #   fix    the GPU cases of a fix (FIX_CASES: run.sh's pattern, default fp8),
 #          tests/gpu/ops.c, then bench.py's launch overhead, GEMM and forward
 # Usage (device machine, repo root): bash bench/device_session.sh STAGE
@@ -56,7 +58,12 @@ final)
     echo "fp8mma memcheck rc=${PIPESTATUS[0]}"
   } >"$OUT/gpu-quick.txt" 2>&1
   lap "quick tests"; grep -E "rc=|FAIL|MISMATCH|ERROR|passed" "$OUT/gpu-quick.txt" | tail -20
-  for part in gemm fwd schedule ragged fp8; do
+  # the sanitizers on the tensor-store cases (FINAL_SAN: run.sh's pattern)
+  if [ -n "${FINAL_SAN-store}" ]; then
+    timeout 200 bash tests/gpu/run.sh "${FINAL_SAN-store}" >"$OUT/gpu-sanitizers.txt" 2>&1; echo "rc=$?" >>"$OUT/gpu-sanitizers.txt"
+    lap "sanitizers ${FINAL_SAN-store}"; grep -E "rc=|FAIL|sanitizers" "$OUT/gpu-sanitizers.txt" | tail -16
+  fi
+  for part in ${FINAL_PARTS:-gemm fwd schedule ragged fp8}; do
     mkdir -p "$OUT/$part"
     timeout 90 python3 bench/bench.py --out "$OUT/$part" --only $part >"$OUT/$part/log.txt" 2>&1; lap "$part rc=$?"
   done

@@ -52,7 +52,6 @@ sched)
   grep -E "^\|" "$OUT/sched/log.txt" | tail -60; tail -12 "$OUT/fp8/log.txt"; tail -20 "$OUT/ragged/log.txt"
   ;;
 final)
-  { ./build/release/gpu_ops | tail -2; echo "ops rc=${PIPESTATUS[0]}"
     GPU_SKIP=large timeout 200 bash tests/gpu/run.sh --quick; echo "cases rc=$?"
     timeout 45 "$SAN" --tool memcheck --error-exitcode 99 ./build/release/gpu_fp8mma --max 256 | tail -2
     echo "fp8mma memcheck rc=${PIPESTATUS[0]}"
@@ -79,7 +78,7 @@ final)
   fi
   ;;
 fix)
-  { ./build/release/gpu_ops | tail -3; echo "ops rc=${PIPESTATUS[0]}"
+  {
     timeout 150 bash tests/gpu/run.sh --quick "${FIX_CASES:-fp8}" | tail -30; echo "cases rc=${PIPESTATUS[0]}"
   } >"$OUT/gpu-fix.txt" 2>&1
   lap "fix cases"; cat "$OUT/gpu-fix.txt" | tail -34

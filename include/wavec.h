@@ -334,12 +334,15 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    else, while the kernel's waves (the consumers) wait for full stages,
  *    issue the wgmmas, release the stages and write the results; setmaxnreg
  *    moves registers from the producer to the consumers. Needs tensor-copy
- *    rings (an error where there are none). 0 (the default): off.
+ *    rings (an error where there are none). 0: off. Not given: the
+ *    compiler's choice (on where the rings leave room for one workgroup a
+ *    multiprocessor; docs/LANGUAGE-additions.md).
  *  - persistent: 1, persistent tiles: a grid of min(tiles, sms x
  *    workgroups_per_sm) workgroups, each looping over the workgroup tiles
  *    t = its id + i x the grid, in a grouped order (group_m rows of tiles
  *    swept column by column); the mbarrier rings' phases run on from tile
- *    to tile. 0 (the default): one tile a workgroup.
+ *    to tile. 0: one tile a workgroup. Not given: the compiler's choice
+ *    (with specialize's, where neighbouring tiles share inputs).
  *  - sms: the multiprocessors persistent tiles fill (default 132, the
  *    H200's).
  *  - group_m: the rows of tiles of one group of the persistent raster

@@ -118,6 +118,9 @@ enum { STAGE_VEC_BYTES = 16, STAGE_PAD_BYTES = 16 };
  * group of 8 rows is 1024 bytes and 1024-aligned, its 16-byte chunks
  * swizzled (T_SWZ) as the matrix descriptor's 128-byte mode expects. */
 enum { SWZ_ROW_BYTES = 128, SWZ_ALIGN = 1024 };
+/* Shared memory of a multiprocessor, what the driver keeps of it per
+ * workgroup, and the most one workgroup may opt in to (sm_90). */
+enum { SM_SMEM = 228 * 1024, CTA_RESERVED = 1024, SMEM_OPTIN = 227 * 1024 };
 /* Elements of st in a copy's vector, and in a swizzled row. */
 static inline int64_t lw_stage_vec(const struct stage *st) {
   return STAGE_VEC_BYTES / st->es;

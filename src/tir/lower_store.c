@@ -37,8 +37,6 @@
  * edge, so ragged sizes need no guard. */
 #include "tir/lower.h"
 
-enum { SM_SMEM = 228 * 1024, CTA_RESERVED = 1024, SMEM_OPTIN = 227 * 1024 };
-
 /* The most rows, up to 256, in groups of 8, that divide `rows`. */
 static int64_t store_box_rows(int64_t rows) {
   for (int64_t r = rows < 256 ? rows : 256; r >= 8; r -= 8)

@@ -34,8 +34,23 @@
  * slots and phases run on from tile to tile. At most one loop may have a
  * tensor-copy ring.
  *
- * Each says what it chose in one remark. Neither is on unless asked for:
- * their speed has not been measured against the plain schedule yet. */
+ * The compiler's choice (neither knob given). Both pay where a workgroup's
+ * rings leave no room for a second workgroup on the multiprocessor
+ * (workgroups_per_sm unset, the rings past half its shared memory): the
+ * producer warpgroup then costs no occupancy, and a grid of one workgroup
+ * a multiprocessor is the machine full. Warp specialization is chosen
+ * there wherever it applies. Persistent tiles are chosen there where one
+ * loop streams by tensor copies and every grid axis of more than one tile
+ * has an input that does not vary along it (neighbouring tiles along the
+ * axis read the same operand, which the grouped order keeps in L2: both
+ * axes of a GEMM; not the batch-head axis of attention, where grouping
+ * spreads the tiles over more heads' keys and values than L2 holds).
+ * Measured on the H100 (bench/NOTES.md, run v): GEMM 128x256 +1-22% over
+ * the plain schedule; attention at 2 workgroups a multiprocessor keeps the
+ * plain one. `hardware(specialize = 0)` / `(persistent = 0)` turn either
+ * off; given as 1 and impossible, it is an error (E0408).
+ *
+ * Each says what it chose, or why not, in one remark. */
 #include "tir/lower.h"
 
 enum { PRODUCER_REGS = 40, CONSUMER_REGS_MAX = 240, POOL = 65536 };
@@ -61,39 +76,77 @@ static bool ring_is_tma(const lw *w, uint32_t i) {
 
 static int64_t floor8(int64_t v) { return v / 8 * 8; }
 
-/* Warp specialization, or an error saying why it cannot apply. */
-static void specialize(lw *w, sched_plan *s) {
-  wavec_ctx *ctx = w->ctx;
+/* Was knob `hw` given (in the source or on the command line)? */
+static bool asked(const lw *w, int hw) { return w->k->hw.ints[hw] != 0; }
+
+/* A schedule that cannot apply: an error (E0408) at `at` where knob `hw`
+ * asked for it; else false, and the reason in *why for the remark. */
+__attribute__((format(printf, 5, 6))) static bool
+refuse(lw *w, int hw, wavec_loc at, wv_buf *why, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  wv_buf_vprintf(why, fmt, ap);
+  va_end(ap);
+  if (asked(w, hw))
+    wv_fail(w->ctx, D_SCHEDULE, at, "hardware(%s = 1): %s",
+            hw == WAVEC_HW_SPECIALIZE ? "specialize" : "persistent",
+            wv_buf_str(why));
+  return false;
+}
+
+/* NULL where one workgroup a multiprocessor is all that fits (the rings
+ * take more than half its shared memory, workgroups_per_sm not set); else
+ * why the compiler keeps the plain schedule. */
+static const char *crowded(const lw *w) {
+  if (w->d->hw[WAVEC_HW_WORKGROUPS_PER_SM])
+    return "workgroups_per_sm is set";
+  if (w->stage_bytes <= SM_SMEM / 2 - CTA_RESERVED)
+    return "two workgroups a multiprocessor fit its rings, and the schedule "
+           "would leave room for one";
+  return NULL;
+}
+
+/* The one remark of a choice the compiler declined. */
+static void remark_declined(lw *w, int hw, const char *what, const char *why) {
+  wv_buf b;
+  wv_remark_start(w->k, where(w, hw), &b);
+  wv_buf_printf(&b, "%s: not chosen: %s", what, why);
+  wv_remark_end(w->k, &b);
+}
+
+/* Warp specialization: true where it applies (then in *s); where it does
+ * not, an error if it was asked for, else false and the reason in *why. */
+static bool specialize(lw *w, sched_plan *s, wv_buf *why) {
   const wv_dist *d = w->d;
   wavec_loc at = where(w, WAVEC_HW_SPECIALIZE);
   uint32_t tma = 0;
   for (uint32_t i = 0; i < w->rings.n; i++)
     tma += ring_is_tma(w, i);
   if (!tma || tma != w->rings.n) {
-    const char *why = !w->wgmma ? "its mma is not a warpgroup one (wgmma)"
-                      : w->stages < 2 ? "it has no ring (stages = 1)"
-                      : !w->rings.n   ? "no loop streams staged tiles"
-                                      : w->rings.v[0].why_not;
+    const char *no = !w->wgmma ? "its mma is not a warpgroup one (wgmma)"
+                     : w->stages < 2 ? "it has no ring (stages = 1)"
+                     : !w->rings.n   ? "no loop streams staged tiles"
+                                     : w->rings.v[0].why_not;
     for (uint32_t i = 0; i < w->rings.n && tma; i++)
       if (!ring_is_tma(w, i))
-        why = w->rings.v[i].why_not;
-    wv_fail(ctx, D_SCHEDULE, at,
-            "hardware(specialize = 1): warp specialization needs every loop "
-            "that streams tiles to fill its ring by tensor copies, and %s "
-            "(not tensor copies: %s)",
-            tma ? "one does not" : "none does", why ? why : "?");
+        no = w->rings.v[i].why_not;
+    return refuse(w, WAVEC_HW_SPECIALIZE, at, why,
+                  "warp specialization needs every loop that streams tiles "
+                  "to fill its ring by tensor copies, and %s (not tensor "
+                  "copies: %s)",
+                  tma ? "one does not" : "none does", no ? no : "?");
   }
   int64_t threads = d->block[0] * d->block[1] * d->block[2];
   if (d->lanes != 128 || d->block[1] != 1 || d->block[2] != 1)
-    wv_fail(ctx, D_SCHEDULE, at,
-            "hardware(specialize = 1): the kernel's waves must be warpgroups "
+    return refuse(w, WAVEC_HW_SPECIALIZE, at, why,
+            "the kernel's waves must be warpgroups "
             "(threads_per_wave = 128) along one axis; they are %d-lane waves "
             "in a block of [%lld, %lld, %lld]",
             d->lanes, (long long)d->block[0], (long long)d->block[1],
             (long long)d->block[2]);
   if (threads + 128 > 1024)
-    wv_fail(ctx, D_SCHEDULE, at,
-            "hardware(specialize = 1): %lld threads and a producer "
+    return refuse(w, WAVEC_HW_SPECIALIZE, at, why,
+            "%lld threads and a producer "
             "warpgroup are more than the 1024 a workgroup may have",
             (long long)threads);
   int64_t wps = d->hw[WAVEC_HW_WORKGROUPS_PER_SM] ? d->hw[WAVEC_HW_WORKGROUPS_PER_SM]
@@ -114,8 +167,8 @@ static void specialize(lw *w, sched_plan *s) {
       acc = w->ix->info[n->ops[2]].layout->nelem;
   }
   if (entry < PRODUCER_REGS || entry < acc + 32)
-    wv_fail(ctx, D_SCHEDULE, at,
-            "hardware(specialize = 1): %lld threads at %lld workgroup%s per "
+    return refuse(w, WAVEC_HW_SPECIALIZE, at, why,
+            "%lld threads at %lld workgroup%s per "
             "multiprocessor leave %lld registers per thread at entry, fewer "
             "than a wgmma's %lld accumulators and 32 more need (fewer "
             "workgroups per multiprocessor, or narrower wgmmas)",
@@ -143,26 +196,60 @@ static void specialize(lw *w, sched_plan *s) {
                 (long long)entry, (long long)wps, wps == 1 ? "" : "s",
                 (long long)PRODUCER_REGS, cons > entry ? "take" : "keep",
                 (long long)cons);
+  if (!asked(w, WAVEC_HW_SPECIALIZE))
+    wv_buf_puts(&b, "; the compiler's choice: its rings leave room for one "
+                    "workgroup a multiprocessor, so the producer costs no "
+                    "occupancy (hardware(specialize = 0) turns it off)");
   wv_remark_end(w->k, &b);
+  return true;
 }
 
-/* Persistent tiles, or an error saying why they cannot apply. */
-static void persistent(lw *w, sched_plan *s) {
+/* Do neighbouring tiles share an input along every grid axis of more than
+ * one tile? (What the grouped order of persistent tiles keeps in L2.) */
+static bool tiles_share(lw *w, wv_buf *why) {
+  const wv_dist *d = w->d;
+  for (int a = 0; a < 3; a++) {
+    if (!d->grid_dim[a] || (d->grid[a] >= 0 && d->grid[a] <= 1))
+      continue;
+    bool shared = false;
+    for (uint32_t id = 1; id < w->g->nodes.n && !shared; id++) {
+      const wv_node *n = wv_get(w->g, id);
+      if (n->op != WAVEC_OP_READ)
+        continue;
+      const wv_type *t = &wv_get(w->g, n->mem)->type;
+      bool has = false;
+      for (uint32_t i = 0; i < t->n; i++)
+        has |= t->dims[i] == d->grid_dim[a];
+      shared = !has;
+    }
+    if (!shared) {
+      wv_buf_printf(why, "every input varies along grid axis %d (%s): "
+                         "neighbouring tiles there share no operand for the "
+                         "grouped order to keep in L2",
+                    a, wavec_symbol_name(w->ctx, d->grid_dim[a]));
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Persistent tiles: true where they apply (then in *s); where they do
+ * not, an error if they were asked for, else false and the reason in
+ * *why. */
+static bool persistent(lw *w, sched_plan *s, wv_buf *why) {
   wavec_ctx *ctx = w->ctx;
   const wv_dist *d = w->d;
+  wavec_loc at = where(w, WAVEC_HW_PERSISTENT);
   uint32_t tma = 0;
   for (uint32_t i = 0; i < w->rings.n; i++)
     tma += ring_is_tma(w, i);
   if (tma > 1)
-    wv_fail(ctx, D_SCHEDULE, where(w, WAVEC_HW_PERSISTENT),
-            "hardware(persistent = 1): %u loops fill rings by tensor copies; "
-            "persistent tiles carry the phases of one", tma);
+    return refuse(w, WAVEC_HW_PERSISTENT, at, why,
+                  "%u loops fill rings by tensor copies; persistent tiles "
+                  "carry the phases of one", tma);
   int64_t sms = d->hw[WAVEC_HW_SMS] ? d->hw[WAVEC_HW_SMS] : 132;
   int64_t wps = d->hw[WAVEC_HW_WORKGROUPS_PER_SM] ? d->hw[WAVEC_HW_WORKGROUPS_PER_SM]
                                                   : 1;
-  s->persistent = true;
-  s->ctas = sms * wps;
-  s->group_m = d->hw[WAVEC_HW_GROUP_M] ? d->hw[WAVEC_HW_GROUP_M] : 8;
   /* the tiles known now (a dynamic axis' at launch: tir_instance) */
   bool dynamic = false;
   int64_t tiles[3], grid[3];
@@ -170,10 +257,14 @@ static void persistent(lw *w, sched_plan *s) {
     dynamic |= d->grid[a] < 0;
     tiles[a] = d->grid[a] < 0 ? 1 : d->grid[a];
   }
-  const char *why = tir_launch_grid(ctx, tiles, s->ctas, grid);
-  if (why)
-    wv_fail(ctx, D_SCHEDULE, where(w, WAVEC_HW_PERSISTENT),
-            "hardware(persistent = 1): %s", why);
+  const char *bad = tir_launch_grid(ctx, tiles, sms * wps, grid);
+  if (bad)
+    return refuse(w, WAVEC_HW_PERSISTENT, at, why, "%s", bad);
+  if (!asked(w, WAVEC_HW_PERSISTENT) && !tiles_share(w, why))
+    return false;
+  s->persistent = true;
+  s->ctas = sms * wps;
+  s->group_m = d->hw[WAVEC_HW_GROUP_M] ? d->hw[WAVEC_HW_GROUP_M] : 8;
   if (tma) {
     /* the ring's fills before the tile: a symbol like a loop counter */
     s->ring = wavec_symbol(ctx, "$RING");
@@ -207,15 +298,37 @@ static void persistent(lw *w, sched_plan *s) {
                 tma ? "; the mbarrier ring's slots and phases run on from "
                       "tile to tile"
                     : "");
+  if (!asked(w, WAVEC_HW_PERSISTENT))
+    wv_buf_puts(&b, "; the compiler's choice: one workgroup a multiprocessor "
+                    "fills the machine, and neighbouring tiles share inputs "
+                    "(hardware(persistent = 0) turns it off)");
   wv_remark_end(w->k, &b);
+  return true;
 }
 
+/* Each schedule where asked for; where not given, the compiler's choice
+ * for kernels whose rings are tensor copies (see the top). */
 wavec_status wv_pass_schedule(wv_kernel *k) {
   lw *w = k->lw;
-  if (w->d->hw[WAVEC_HW_SPECIALIZE])
-    specialize(w, &w->sched);
-  if (w->d->hw[WAVEC_HW_PERSISTENT])
-    persistent(w, &w->sched);
+  static const struct {
+    int hw;
+    const char *what;
+    bool (*apply)(lw *, sched_plan *, wv_buf *);
+  } rows[] = {{WAVEC_HW_SPECIALIZE, "warp specialization", specialize},
+              {WAVEC_HW_PERSISTENT, "persistent tiles", persistent}};
+  bool candidate = w->wgmma && w->tmaps.n;
+  const char *full = crowded(w);
+  for (size_t i = 0; i < WV_ARRAY_LEN(rows); i++) {
+    int hw = rows[i].hw;
+    if (asked(w, hw) ? !w->d->hw[hw] : !candidate)
+      continue;
+    wv_buf why;
+    wv_buf_init(&why, w->ctx);
+    if (!asked(w, hw) && full)
+      remark_declined(w, hw, rows[i].what, full);
+    else if (!rows[i].apply(w, &w->sched, &why))
+      remark_declined(w, hw, rows[i].what, wv_buf_str(&why));
+  }
   return WAVEC_OK;
 }
 

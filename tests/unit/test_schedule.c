@@ -16,7 +16,8 @@
  *    and a producer that refills without waiting for the release is caught
  *    as refilling a stage a consumer still reads; consumers that ask the
  *    register pool for more than it holds never get it (deadlock);
- *  - specialize where it cannot apply is E0408 at the entry. */
+ *  - specialize where it cannot apply is E0408 at the entry;
+ *  - the compiler's choice where neither knob is given (compiler_choice). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -360,7 +361,85 @@ static void specialize_refused(void) {
   }
 }
 
+/* The compiler's choice where neither knob is given: both where the rings
+ * leave room for one workgroup a multiprocessor (persistent tiles only
+ * where neighbouring tiles share inputs), neither elsewhere, each said in
+ * a remark; a knob given as 0 keeps its schedule off. */
+static void compiler_choice(void) {
+  static const struct {
+    const char *file, *kernel;
+    const char *defs[10];
+    int spec, pers; /* 1: chosen, 0: declined (a remark says why), -1: no
+                       remark (not a candidate, or turned off) */
+    const char *why;
+  } rows[] = {
+      {"bench/gemm.wave", "gemm_wgmma_bf16",
+       {"M=384", "N=640", "K=256", "stages=4", NULL}, 1, 1, NULL},
+      {"bench/gemm.wave", "gemm_wgmma_f16",
+       {"M=384", "N=640", "K=256", "stages=4", "specialize=0", NULL}, -1, 1,
+       NULL},
+      {"bench/gemm.wave", "gemm_wgmma_f16",
+       {"M=384", "N=640", "K=256", "stages=4", "persistent=0", NULL}, 1, -1,
+       NULL},
+      {"bench/gemm.wave", "gemm_wgmma_bf16",
+       {"M=384", "N=640", "K=256", "stages=4", "workgroups_per_sm=1", NULL},
+       0, 0, "not chosen: workgroups_per_sm is set"},
+      {"bench/gemm.wave", "gemm_wgmma_bf16",
+       {"M=384", "N=640", "K=256", "stages=2", "BLOCK_N=128", NULL}, 0, 0,
+       "not chosen: two workgroups a multiprocessor fit its rings"},
+      {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
+       {"B=2", "M=256", "K2=256", "N=128", "K1=128", "BLOCK_M=128",
+        "BLOCK_K2=64", "stages=3", NULL},
+       1, 0, "persistent tiles: not chosen: every input varies along grid "
+             "axis 2 (B)"},
+      {"examples/gemm.wave", "gemm", {"M=128", "N=128", "K=128", NULL}, -1, -1,
+       NULL},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+    wavec_kernel *pk;
+    wavec_status st;
+    wavec_ctx *ctx = build(rows[i].file, rows[i].kernel, rows[i].defs, NULL,
+                           &pk, &st);
+    CHECKF(st == WAVEC_OK, "row %zu: %s", i, wavec_errmsg(ctx));
+    if (st == WAVEC_OK) {
+      const tir_prog *p = prog(pk);
+      bool spec = has_remark(pk, "warp specialization: warpgroup"),
+           spec_no = has_remark(pk, "warp specialization: not chosen"),
+           pers = has_remark(pk, "persistent tiles: ") &&
+                  !has_remark(pk, "persistent tiles: not chosen"),
+           pers_no = has_remark(pk, "persistent tiles: not chosen");
+      CHECKF(spec == (rows[i].spec == 1) && spec_no == (rows[i].spec == 0),
+             "row %zu %s: specialize %d, declined %d", i, rows[i].kernel,
+             spec, spec_no);
+      CHECKF(pers == (rows[i].pers == 1) && pers_no == (rows[i].pers == 0),
+             "row %zu %s: persistent %d, declined %d", i, rows[i].kernel,
+             pers, pers_no);
+      CHECKF(!rows[i].why || has_remark(pk, rows[i].why), "row %zu: no '%s'",
+             i, rows[i].why);
+      CHECKF(spec == has_remark(pk, "the compiler's choice: its rings leave "
+                                    "room for one workgroup"),
+             "row %zu: the choice is not said", i);
+      /* the block has the producer's warpgroup exactly when chosen */
+      CHECKF((p->block[0] % 256 == 128) == spec, "row %zu: block %lld", i,
+             (long long)p->block[0]);
+    }
+    wavec_ctx_free(ctx);
+  }
+  /* what the compiler chose computes what the plain schedule does, ragged
+   * and with tiles looping (sms = 3 is not a request for persistent) */
+  uint64_t rng = 53;
+  static const char *const knobs[][3] = {{"stages=4", "sms=3", NULL},
+                                         {"stages=4", NULL, NULL}};
+  for (size_t k = 0; k < 2; k++) {
+    gemm_case("bench/gemm.wave", "gemm_wgmma_bf16", 200, 520, 96, knobs[k],
+              1e-2, &rng);
+    gemm_case("bench/gemm.wave", "gemm_wgmma_f16", 384, 640, 256, knobs[k],
+              2e-3, &rng);
+  }
+}
+
 int main(void) {
+  RUN(compiler_choice);
   RUN(gemm_specialized);
   RUN(persistent_dynamic);
   RUN(attention_specialized);

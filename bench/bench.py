@@ -186,8 +186,14 @@ def gemm(n, dt, fam):
     err = rel_err(c, ref)
     err32 = rel_err(c, a.float() @ b.float().T)
     ms_w = bench(lambda: k(a, b, c)); ms_p = bench(lambda: a @ b.T)
+    # the schedule the compiler chose: a producer warpgroup makes the block
+    # 128 threads more than the waves; persistent tiles, a grid of at most
+    # one workgroup a multiprocessor
+    sched = ("spec" if info["block"][0] % 256 == 128 else "") + \
+            ("+pers" if info["grid"][0] < (n // bm) * (n // bn) else "")
     report(f"gemm {fam} {str(dt)[6:]} {n}^3 tiles {bm}x{bn}x{bk} waves {wm}x{wn} stages {st}"
-           + (f" wgs/SM {wps}" if wps else ""), "cuBLAS", ms_w, ms_p, 2 * n**3,
+           + (f" wgs/SM {wps}" if wps else "") + (f" [{sched.lstrip('+')}]" if sched else ""),
+           "cuBLAS", ms_w, ms_p, 2 * n**3,
            max(err, err32), (ms_ptx, ms_cubin))
 
 # Tile configurations the attention kernels are swept over (at N = 4096,

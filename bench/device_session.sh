@@ -52,7 +52,7 @@ sched)
   grep -E "^\|" "$OUT/sched/log.txt" | tail -60; tail -12 "$OUT/fp8/log.txt"; tail -20 "$OUT/ragged/log.txt"
   ;;
 final)
-    GPU_SKIP=large timeout 200 bash tests/gpu/run.sh --quick; echo "cases rc=$?"
+  { GPU_SKIP=large timeout 200 bash tests/gpu/run.sh --quick; echo "cases rc=$?"
     timeout 45 "$SAN" --tool memcheck --error-exitcode 99 ./build/release/gpu_fp8mma --max 256 | tail -2
     echo "fp8mma memcheck rc=${PIPESTATUS[0]}"
   } >"$OUT/gpu-quick.txt" 2>&1
@@ -64,11 +64,15 @@ final)
   fi
   for part in ${FINAL_PARTS:-gemm fwd schedule ragged fp8}; do
     mkdir -p "$OUT/$part"
-    timeout 90 python3 bench/bench.py --out "$OUT/$part" --only $part >"$OUT/$part/log.txt" 2>&1; lap "$part rc=$?"
+    timeout ${PART_S:-90} python3 bench/bench.py --out "$OUT/$part" --only $part >"$OUT/$part/log.txt" 2>&1; lap "$part rc=$?"
   done
   grep -h -E "overhead|timed" "$OUT"/gemm/log.txt
-  grep -h -E "^\|" "$OUT"/gemm/log.txt "$OUT"/fwd/log.txt "$OUT"/ragged/log.txt "$OUT"/fp8/log.txt | grep -v flash
-  grep -h -E "^\|" "$OUT"/schedule/log.txt | grep -E "4096x4096x4096|8192x8192x8192|attn"
+  for part in ${FINAL_PARTS:-gemm fwd schedule ragged fp8}; do
+    case $part in
+    schedule) grep -h -E "^\|" "$OUT"/schedule/log.txt | grep -E "4096x4096x4096|8192x8192x8192|attn" ;;
+    *) grep -h -E "^\|" "$OUT/$part/log.txt" | grep -v flash; grep -h FAIL "$OUT/$part/log.txt" | head -5 ;;
+    esac
+  done
   # tensors past 2^31 elements under memcheck, in what time is left
   left=$(( ${FINAL_S:-570} - ($(date +%s) - t0) ))
   if [ $left -gt 30 ]; then

@@ -13,7 +13,7 @@ Usage (on the GPU machine, from the repo root, after `make MODE=release all lib`
 Writes DIR/results.json, DIR/RESULTS.md and DIR/results.png and prints a
 table last.
 """
-import argparse, json, os, re, subprocess, sys, tempfile, time
+import argparse, json, math, os, re, subprocess, sys, tempfile, time
 import torch
 import torch.nn.functional as F
 
@@ -190,7 +190,7 @@ def gemm(n, dt, fam):
     # 128 threads more than the waves; persistent tiles, a grid of at most
     # one workgroup a multiprocessor
     sched = ("spec" if info["block"][0] % 256 == 128 else "") + \
-            ("+pers" if info["grid"][0] < (n // bm) * (n // bn) else "")
+            ("+pers" if math.prod(info["grid"]) < (n // bm) * (n // bn) else "")
     report(f"gemm {fam} {str(dt)[6:]} {n}^3 tiles {bm}x{bn}x{bk} waves {wm}x{wn} stages {st}"
            + (f" wgs/SM {wps}" if wps else "") + (f" [{sched.lstrip('+')}]" if sched else ""),
            "cuBLAS", ms_w, ms_p, 2 * n**3,

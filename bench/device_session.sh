@@ -52,7 +52,7 @@ sched)
   grep -E "^\|" "$OUT/sched/log.txt" | tail -60; tail -12 "$OUT/fp8/log.txt"; tail -20 "$OUT/ragged/log.txt"
   ;;
 final)
-  { GPU_SKIP=large timeout 200 bash tests/gpu/run.sh --quick; echo "cases rc=$?"
+  { GPU_SKIP=large timeout ${QUICK_S:-260} bash tests/gpu/run.sh --quick; echo "cases rc=$?"
     timeout 45 "$SAN" --tool memcheck --error-exitcode 99 ./build/release/gpu_fp8mma --max 256 | tail -2
     echo "fp8mma memcheck rc=${PIPESTATUS[0]}"
   } >"$OUT/gpu-quick.txt" 2>&1

@@ -160,6 +160,7 @@ class Kernel:
         self._kernel = None  # wavec_kernel *, once compiled there
         self._mctx = None    # GPU: the context that owns the module
         self._module = None  # wavec_module *
+        self._fast = None    # GPU: what the last launch checked (_Fast), for the next call
         self.name = kernel
         if target == "sim":
             self._compile_sim()
@@ -345,6 +346,29 @@ class Kernel:
                 raise err
 
     def _launch(self, args, stream):
+        # The fast path: the same argument types, element types, devices,
+        # shapes and layouts as the last call that launched, all torch
+        # tensors: that call's checks hold for this one, and the module
+        # has its shapes (the addresses, the stream and the current device
+        # are this call's; the C launch checks the alignment every time).
+        fast, key = self._fast, None
+        if fast is not None and fast.torch is sys.modules.get("torch") and tuple(map(type, args)) == fast.types:
+            key = [(x.dtype, x.device, x.shape, x.is_contiguous()) for x in args]
+            if key == fast.key:
+                handle = fast.stream(fast.dev) if stream is None else _stream_handle(stream)
+                with self._lock:
+                    if self._fast is fast:  # no call gave the module other shapes since
+                        params = self._params
+                        for i, x in enumerate(args):
+                            params[i] = x.data_ptr()
+                        self._launch_module(handle, fast.dev if fast.device() != fast.dev else None)
+                        return
+        self._launch_checked(args, stream, key)
+
+    def _launch_checked(self, args, stream, key=None):
+        """A launch with every check made, which the following calls with
+        arguments like these take as done when all are torch tensors (key:
+        the arguments' _Fast.key when the caller has it)."""
         torch = sys.modules.get("torch")
         adapted = self._adapt_all(args, gpu=True, stream=stream)
         devices = {a.device[1] for a in adapted if a.device[1] is not None}
@@ -352,12 +376,14 @@ class Kernel:
             where = ", ".join(f"{i.name} on cuda:{a.device[1]}" for i, a in zip(self.args, adapted))
             raise ArgumentError(self.name, self.args[0].name, f"arguments on different devices ({where})")
         dev = devices.pop() if devices else None
-        tensors = [a.torch for a in adapted if a.torch is not None]
-        if stream is None and tensors and torch is not None:
-            stream = torch.cuda.current_stream(tensors[0].device).cuda_stream
+        first = next((a for a in adapted if a.torch is not None), None)  # the first torch tensor
+        fns = _torch_fns(torch) if first is not None and torch is not None else None
+        if stream is None and fns is not None:
+            stream = fns.stream(first.device[1])  # torch's current stream of the tensors' device
         handle = _stream_handle(stream)
         self._sizes_of(self.args, [a.shape for a in adapted])
         with self._lock:
+            self._fast = None  # the module's shapes are this call's from here on
             if self._module is None:
                 self._load_gpu()  # the module's context kept an error: a fresh one (a cache hit)
             for i, a in enumerate(adapted):
@@ -367,15 +393,61 @@ class Kernel:
                 err = self._mctx.error(f"{self.name}: shapes")
                 self._module = None
                 raise err
-            if torch is not None and dev is not None and tensors and torch.cuda.current_device() != dev:
-                with torch.cuda.device(dev):
-                    st = lib.wavec_module_launch(self._module, handle, self._params)
-            else:
+            self._launch_module(handle, dev if fns is not None and dev is not None and fns.device() != dev
+                                else None)
+            if fns is not None and all(a.torch is not None for a in adapted):
+                self._fast = _Fast(torch, fns, args, dev, key)
+
+    def _launch_module(self, handle, switch_to):
+        """wavec_module_launch of the module with self._params on stream
+        handle, with torch's current device switched to switch_to (unless
+        None) around it; under self._lock."""
+        if switch_to is not None:
+            with sys.modules["torch"].cuda.device(switch_to):
                 st = lib.wavec_module_launch(self._module, handle, self._params)
-            if st != 0:
-                err = self._mctx.error(f"{self.name}: launch")
-                self._module = None  # its context keeps the error
-                raise err
+        else:
+            st = lib.wavec_module_launch(self._module, handle, self._params)
+        if st != 0:
+            err = self._mctx.error(f"{self.name}: launch")
+            self._module, self._fast = None, None  # its context keeps the error
+            raise err
+
+
+class _TorchFns:
+    """torch's current stream (a CUstream handle, by device index) and
+    current device: torch._C's accessors where torch has them (no Stream
+    object built per call), else torch.cuda's."""
+    __slots__ = ("torch", "stream", "device")
+
+    def __init__(self, torch):
+        c = getattr(torch, "_C", None)
+        self.torch = torch
+        self.stream = (getattr(c, "_cuda_getCurrentRawStream", None)
+                       or (lambda i: torch.cuda.current_stream(i).cuda_stream))
+        self.device = getattr(c, "_cuda_getDevice", None) or torch.cuda.current_device
+
+
+_torch_fns_last = None
+
+
+def _torch_fns(torch):
+    global _torch_fns_last
+    fns = _torch_fns_last
+    if fns is None or fns.torch is not torch:
+        fns = _torch_fns_last = _TorchFns(torch)
+    return fns
+
+
+class _Fast:
+    """What a launch on torch tensors checked, as the next call compares
+    it: the torch module, the arguments' types and, per argument, its
+    (dtype, device, shape, contiguity); the device they are on (index)."""
+    __slots__ = ("torch", "types", "key", "dev", "stream", "device")
+
+    def __init__(self, torch, fns, args, dev, key=None):
+        self.torch, self.stream, self.device, self.dev = torch, fns.stream, fns.device, dev
+        self.types = tuple(map(type, args))
+        self.key = key or [(x.dtype, x.device, x.shape, x.is_contiguous()) for x in args]
 
 
 def compile(source, kernel=None, target="auto", hardware=None, cache=True, ptxas=False, **defines):

@@ -78,15 +78,14 @@ class Adapted:
 
 
 def check(kernel, info, *, dtype_ok, dtype_name, shape, contiguous, writable=True):
-    declared = shape_str(info.shape, getattr(info, "dims", None))
     if not dtype_ok:
         raise ArgumentError(kernel, info.name, f"element type {dtype_name}, but the kernel declares "
-                            f"{info.dtype} {declared}"
+                            f"{info.dtype} {_declared(info)}"
                             + (" (bf16: NumPy uint16 holding the raw bits, or ml_dtypes.bfloat16)"
                                if info.dtype == "bf16" else ""))
     if not shape_fits(tuple(shape), tuple(info.shape)):
         raise ArgumentError(kernel, info.name, f"shape {shape_str(shape)}, but the kernel declares "
-                            f"{info.dtype} {declared}")
+                            f"{info.dtype} {_declared(info)}")
     if not contiguous:
         raise ArgumentError(kernel, info.name, "not contiguous: the kernel takes dense row-major tensors "
                             "(make a copy with .contiguous() or numpy.ascontiguousarray)")
@@ -94,14 +93,21 @@ def check(kernel, info, *, dtype_ok, dtype_name, shape, contiguous, writable=Tru
         raise ArgumentError(kernel, info.name, "read-only, but the kernel writes it")
 
 
+def _declared(info):
+    return shape_str(info.shape, getattr(info, "dims", None))
+
+
 def from_torch(kernel, info, t):
-    check(kernel, info, dtype_ok=str(t.dtype).replace("torch.", "") in DTYPES[info.dtype][1],
-          dtype_name=str(t.dtype).replace("torch.", ""), shape=tuple(t.shape), contiguous=t.is_contiguous())
-    dev = "cpu" if t.device.type == "cpu" else ("cuda", t.device.index if t.device.index is not None else 0)
-    if t.device.type not in ("cpu", "cuda"):
-        raise ArgumentError(kernel, info.name, f"a tensor on {t.device}; wavec runs on CUDA devices "
+    dtype = str(t.dtype).replace("torch.", "")
+    shape = tuple(t.shape)
+    check(kernel, info, dtype_ok=dtype in DTYPES[info.dtype][1], dtype_name=dtype, shape=shape,
+          contiguous=t.is_contiguous())
+    device = t.device
+    if device.type not in ("cpu", "cuda"):
+        raise ArgumentError(kernel, info.name, f"a tensor on {device}; wavec runs on CUDA devices "
                             "and in the simulator (CPU)")
-    return Adapted(t.data_ptr(), dev, torch=t, shape=tuple(t.shape))
+    dev = "cpu" if device.type == "cpu" else ("cuda", device.index if device.index is not None else 0)
+    return Adapted(t.data_ptr(), dev, torch=t, shape=shape)
 
 
 def from_numpy(kernel, info, a):

@@ -50,3 +50,19 @@ def ptxas_present():
         if d and os.access(os.path.join(d, "ptxas"), os.X_OK):
             return os.path.join(d, "ptxas")
     return None
+
+
+def build_fake_cuda(folder):
+    """tests/python/fake_cuda.c built into folder as a library with the
+    soname libcuda.so.1 (by $CC, else cc); its path, or None without a C
+    compiler. Loaded with ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    before wavec opens the driver, it is the driver wavec finds: load it
+    only in a process of its own."""
+    import shutil
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        return None
+    out = os.path.join(folder, "libcuda.so.1")
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-Wl,-soname,libcuda.so.1", "-o", out,
+                    os.path.join(ROOT, "tests", "python", "fake_cuda.c")], check=True, timeout=120)
+    return out

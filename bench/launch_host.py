@@ -53,7 +53,9 @@ def kernels():
                          ptxas=True, M=256, N=256, K=256)
     dyn = wavec.compile(os.path.join(ROOT, "tests", "kernels", "dynamic.wave"), kernel="gemm_dyn",
                         target="sm_90", ptxas=True)
-    return gemm, dyn
+    wgmma = wavec.compile(os.path.join(ROOT, "bench", "gemm.wave"), kernel="gemm_wgmma_bf16", target="sm_90a",
+                          ptxas=True, hardware=dict(stages=4), M=256, N=256, K=256, BLOCK_N=128)
+    return gemm, dyn, wgmma
 
 
 def steps(k, args, torch, n):
@@ -87,7 +89,7 @@ def main():
     p.add_argument("--steps", action="store_true")
     p.add_argument("-n", type=int, default=20000)
     opt = p.parse_args()
-    gemm, dyn = kernels()
+    gemm, dyn, wgmma = kernels()
     with fake_torch.installed() as torch:
         a, b, c = (torch.tensor((256, 256), "bfloat16", ptr=0x7F0000000000 + i * 0x100000) for i in range(3))
         da, db = (torch.tensor((256, 128), "float16", ptr=0x7F0001000000 + i * 0x100000) for i in range(2))
@@ -97,6 +99,7 @@ def main():
         print(f"launch host path, stand-in tensors, the fake CUDA driver (python {sys.version.split()[0]})")
         cases = [
             ("gemm_bf16 256^3, same tensors each call", lambda: gemm(a, b, c)),
+            ("gemm_wgmma_bf16 256^3 (3 tensor maps)", lambda: wgmma(a, b, c)),
             ("gemm_dyn (run-time M N K), same shapes", lambda: dyn(da, db, dc)),
             ("gemm_dyn, shapes alternate each call", lambda: (dyn(da, db, dc), dyn(da2, db2, dc2))),
         ]

@@ -743,8 +743,8 @@ static CUfunction function(wv_cuda *cu, wavec_module *b) {
 }
 
 /* Launches b with the argument pointers ptrs and, after them, the tensor
- * maps of b built over those pointers (for every launch: they hold the
- * addresses). */
+ * maps of b built over those pointers (they hold the addresses and the
+ * shapes: encoded again when either changed since the last launch). */
 static void launch(wv_cuda *cu, wavec_module *b, CUstream stream,
                    CUdeviceptr *ptrs) {
   wavec_ctx *ctx = b->ctx;
@@ -755,11 +755,26 @@ static void launch(wv_cuda *cu, wavec_module *b, CUstream stream,
   _Alignas(128) unsigned char maps[WV_MAX_TMAPS][128];
   for (uint32_t i = 0; i < b->nargs; i++)
     params[i] = &ptrs[i];
+  if (b->ntmaps && !b->tmap_memo)
+    b->tmap_memo = wv_alloc(ctx, b->ntmaps * sizeof *b->tmap_memo);
   for (uint32_t i = 0; i < b->ntmaps; i++) {
     const wavec_tensor_map_info *m = &b->tmaps[i];
-    if (wv_cuda_tensor_map(cu, loc, m, &b->args[m->arg], ptrs[m->arg],
-                           maps[i]) != WAVEC_OK)
-      wv_throw(ctx);
+    const wavec_arg_info *a = &b->args[m->arg];
+    wv_tmap_memo *memo = &b->tmap_memo[i];
+    size_t shape_bytes = a->ndims * sizeof *a->shape;
+    if (memo->valid && memo->dptr == ptrs[m->arg] &&
+        memcmp(memo->shape, a->shape, shape_bytes) == 0) {
+      memcpy(maps[i], memo->map, sizeof maps[i]);
+    } else {
+      memo->valid = false;
+      if (wv_cuda_tensor_map(cu, loc, m, a, ptrs[m->arg], maps[i]) !=
+          WAVEC_OK)
+        wv_throw(ctx);
+      memcpy(memo->map, maps[i], sizeof memo->map);
+      memo->dptr = ptrs[m->arg];
+      memcpy(memo->shape, a->shape, shape_bytes);
+      memo->valid = true;
+    }
     params[b->nargs + i] = maps[i];
   }
   /* the run-time sizes (.param .u32), after the tensor maps */

@@ -55,6 +55,16 @@ typedef struct wv_module_size {
                        it since the last launch */
 } wv_module_size;
 
+/* A tensor map a launch encoded and what it encoded it over (the
+ * argument's address and shape): the next launch over the same passes the
+ * same bytes without encoding them again. */
+typedef struct wv_tmap_memo {
+  unsigned char map[128]; /* a CUtensorMap */
+  unsigned long long dptr;
+  int64_t shape[WAVEC_MAX_DIMS];
+  bool valid;
+} wv_tmap_memo;
+
 #define WV_BIN_MODS 8 /* CUDA contexts one module is loaded into at most */
 #define WV_MAX_LAUNCH_ARGS 64 /* kernel parameters one launch passes */
 #define WV_MAX_TMAPS 16       /* tensor maps of one launch */
@@ -73,6 +83,8 @@ struct wavec_module {
                                  pointer must have (tir_arg_align) */
   uint32_t ntmaps;            /* tensor maps passed after the pointers */
   wavec_tensor_map_info *tmaps;
+  wv_tmap_memo *tmap_memo;    /* by tensor map: the last one encoded (NULL
+                                 until a launch encodes one) */
   /* run-time sizes (dynamic dims), passed as .u32 after the tensor maps:
    * each launch takes them from its arguments' shapes
    * (wavec_module_arg_shape), and its grid and the shapes of the other

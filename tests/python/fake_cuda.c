@@ -7,8 +7,10 @@
  * given, in the fake_* variables below (read through ctypes).
  *
  * The launch's parameters are recorded as the test states their layout:
- * fake_nptrs pointers (8 bytes each), then fake_ntmaps tensor maps
- * (skipped), then fake_nsizes run-time sizes (4 bytes each). */
+ * fake_nptrs pointers (8 bytes each), then fake_ntmaps tensor maps, then
+ * fake_nsizes run-time sizes (4 bytes each). A tensor map this driver
+ * encodes holds the address and the product of the dims in its first 16
+ * bytes, which are what a launch records of it (fake_tmaps). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -22,6 +24,7 @@ API unsigned fake_grid[3];
 API int fake_nptrs, fake_ntmaps, fake_nsizes;
 API unsigned long long fake_ptrs[16];
 API unsigned fake_sizes[8];
+API unsigned long long fake_tmaps[16][2];
 API int fake_launch_result;               /* what cuLaunchKernel returns */
 
 static int ctx_object;
@@ -75,6 +78,8 @@ API int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
   fake_grid[0] = gx, fake_grid[1] = gy, fake_grid[2] = gz;
   for (int i = 0; i < fake_nptrs && i < 16; i++)
     memcpy(&fake_ptrs[i], params[i], 8);
+  for (int i = 0; i < fake_ntmaps && i < 16; i++)
+    memcpy(fake_tmaps[i], params[fake_nptrs + i], 16);
   for (int i = 0; i < fake_nsizes && i < 8; i++)
     memcpy(&fake_sizes[i], params[fake_nptrs + fake_ntmaps + i], 4);
   return fake_launch_result;
@@ -84,10 +89,12 @@ API int cuTensorMapEncodeTiled(void *out, int dtype, unsigned rank, void *addr,
                                const unsigned long long *dim, const unsigned long long *stride,
                                const unsigned *box, const unsigned *estride, int il, int sw,
                                int l2, int fill) {
-  (void)dtype, (void)rank, (void)dim, (void)stride, (void)box, (void)estride;
-  (void)il, (void)sw, (void)l2, (void)fill;
+  (void)dtype, (void)stride, (void)box, (void)estride, (void)il, (void)sw, (void)l2, (void)fill;
+  unsigned long long held[2] = {(unsigned long long)(uintptr_t)addr, 1};
+  for (unsigned j = 0; j < rank; j++)
+    held[1] *= dim[j];
   fake_encodes++;
   memset(out, 0, 128);
-  memcpy(out, &addr, sizeof addr);
+  memcpy(out, held, sizeof held);
   return 0;
 }

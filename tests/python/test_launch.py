@@ -212,6 +212,40 @@ assert recorded("fake_sizes", 3, ctypes.c_uint) == [128, 96, 64], recorded("fake
 assert recorded("fake_launches") == 4
 ''')
 
+    def test_tensor_maps_follow_addresses_and_shapes(self):
+        # a launch passes tensor maps over this call's addresses and shapes;
+        # one encoded by an earlier launch over the same is passed again
+        # without encoding (the fake driver's maps hold address and size)
+        self.run_case(r'''
+WG = wavec.compile("tests/kernels/dynamic.wave", kernel="gemm_dyn_wgmma", target="sm_90a", ptxas=True)
+def call(m, n, k, a=A, b=B, c=C):
+    WG(T((m, k), "float16", ptr=a), T((n, k), "float16", ptr=b), T((m, n), "float32", ptr=c))
+    return recorded("fake_encodes")
+layout(3, nsizes=3, ntmaps=0)
+first = call(128, 128, 64)
+ntmaps = first
+assert ntmaps >= 1, ntmaps
+layout(3, nsizes=3, ntmaps=ntmaps)
+def maps():
+    return [tuple(recorded("fake_tmaps", 32)[2 * i:2 * i + 2]) for i in range(ntmaps)]
+def expect(m, n, k, a=A, b=B, c=C):
+    by_arg = {A: m * k, B: n * k, C: m * n, a: m * k, b: n * k, c: m * n}
+    for addr, size in maps():
+        assert addr in (a, b, c) and size == by_arg[addr], (maps(), (a, b, c), (m, n, k))
+assert call(128, 128, 64) == ntmaps        # the same: nothing encoded
+expect(128, 128, 64)
+assert call(128, 128, 64, a=A + 0x10000, b=B + 0x10000, c=C + 0x10000) == 2 * ntmaps
+expect(128, 128, 64, a=A + 0x10000, b=B + 0x10000, c=C + 0x10000)
+assert call(128, 128, 64) == 3 * ntmaps   # back: encoded again (one map a tensor map)
+expect(128, 128, 64)
+encodes = call(256, 128, 128)              # other sizes: the maps over the new shapes
+assert encodes > 3 * ntmaps, encodes
+expect(256, 128, 128)
+assert call(256, 128, 128) == encodes
+expect(256, 128, 128)
+assert recorded("fake_launches") == 6
+''')
+
 
 if __name__ == "__main__":
     unittest.main()

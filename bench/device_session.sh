@@ -9,8 +9,9 @@
 #   perf   bench.py's GEMM and attention forward (peers in the same run)
 #   sched  bench.py --only schedule, then fp8 and ragged
 #   final  every GPU test without sanitizers but large.c (the cases against
-#          the simulator, ragged.c, fp8mma.c) and ops.c, the sanitizers on
-#          the cases FINAL_SAN names (default: store), then the bench.py parts
+#          the simulator, ragged.c, fp8mma.c) and ops.c (QUICK=0: not), the
+#          sanitizers on the cases of each pattern FINAL_SAN names (default:
+#          store), then the bench.py parts
 #          FINAL_PARTS names (default: gemm fwd schedule ragged fp8), then
 #          large.c under memcheck in what is left of FINAL_S seconds
 #   fix    the GPU cases of a fix (FIX_CASES: run.sh's pattern, default fp8),
@@ -52,16 +53,17 @@ sched)
   grep -E "^\|" "$OUT/sched/log.txt" | tail -60; tail -12 "$OUT/fp8/log.txt"; tail -20 "$OUT/ragged/log.txt"
   ;;
 final)
-  { GPU_SKIP=large timeout ${QUICK_S:-260} bash tests/gpu/run.sh --quick; echo "cases rc=$?"
+  { [ "${QUICK:-1}" = 1 ] && { GPU_SKIP=large timeout ${QUICK_S:-260} bash tests/gpu/run.sh --quick; echo "cases rc=$?"; }
     timeout 45 "$SAN" --tool memcheck --error-exitcode 99 ./build/release/gpu_fp8mma --max 256 | tail -2
     echo "fp8mma memcheck rc=${PIPESTATUS[0]}"
   } >"$OUT/gpu-quick.txt" 2>&1
   lap "quick tests"; grep -E "rc=|FAIL|MISMATCH|ERROR|passed" "$OUT/gpu-quick.txt" | tail -20
   # the sanitizers on the tensor-store cases (FINAL_SAN: run.sh's pattern)
-  if [ -n "${FINAL_SAN-store}" ]; then
-    timeout 200 bash tests/gpu/run.sh "${FINAL_SAN-store}" >"$OUT/gpu-sanitizers.txt" 2>&1; echo "rc=$?" >>"$OUT/gpu-sanitizers.txt"
-    lap "sanitizers ${FINAL_SAN-store}"; grep -E "rc=|FAIL|sanitizers" "$OUT/gpu-sanitizers.txt" | tail -16
-  fi
+  for pat in ${FINAL_SAN-store}; do
+    { timeout 200 bash tests/gpu/run.sh "$pat"; echo "$pat rc=$?"; } >>"$OUT/gpu-sanitizers.txt" 2>&1
+    lap "sanitizers $pat"
+  done
+  [ -e "$OUT/gpu-sanitizers.txt" ] && grep -E "rc=|FAIL|MISMATCH|sanitizers|^case [0-9]+ [^s]" "$OUT/gpu-sanitizers.txt" | tail -40
   for part in ${FINAL_PARTS:-gemm fwd schedule ragged fp8}; do
     mkdir -p "$OUT/$part"
     timeout ${PART_S:-90} python3 bench/bench.py --out "$OUT/$part" --only $part >"$OUT/$part/log.txt" 2>&1; lap "$part rc=$?"

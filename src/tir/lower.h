@@ -167,6 +167,9 @@ typedef struct store_plan {
   int64_t panel_cols;       /* columns of a 128-byte panel */
   int64_t panels, per_round; /* panels of the tile; those the buffer holds */
   int64_t box_rows;         /* rows of one tensor store */
+  bool by_threads;          /* the threads copy the buffer out, consecutive
+                               threads on consecutive columns (no tensor
+                               map fits the output); else tensor stores */
   int64_t *panel_of;
   bool *follows;
   uint8_t *calign;
@@ -336,6 +339,14 @@ uint32_t lw_expr64(lw *w, ex_t e);
 ex_t lw_concrete(lw *w, ex_t e, uint32_t elem);
 ex_t lw_index_of(lw *w, uint32_t id, wavec_sym dim);
 ex_t lw_linear_tid(lw *w);
+/* The element offset of coordinates `coord` (one per dim of `mem`) in it,
+ * as a register (64-bit where it may pass 2^31), the guards of ragged
+ * dims ANDed into *mask (0: none) and their dims' bits into *guards; `id`
+ * the access's node and `mapping` its mapping (for remarks, and whether a
+ * dynamic dim's coordinate is known inside). */
+uint32_t lw_mem_offset_at(lw *w, uint32_t id, uint32_t mapping,
+                          const wv_node *mem, const ex_t *coord,
+                          uint32_t *mask, uint32_t *guards);
 ex_t lw_wave_id(lw *w);
 uint32_t lw_smem_addr(lw *w, ex_t e, ex_t at);
 bool lw_eval_threads(lw *w, ex_t e, int64_t *out);

@@ -67,9 +67,15 @@ static bool mapped_dim(lw *w, uint32_t mapping, wavec_sym d) {
 static uint32_t mem_offset(lw *w, uint32_t id, uint32_t mapping,
                            const wv_node *mem, uint32_t e, uint32_t *mask,
                            uint32_t *guards) {
-  wavec_ctx *ctx = w->ctx;
   ex_t coord[WV_MAX_DIMS];
   lw_mem_coords(w, id, mapping, mem, e, coord);
+  return lw_mem_offset_at(w, id, mapping, mem, coord, mask, guards);
+}
+
+uint32_t lw_mem_offset_at(lw *w, uint32_t id, uint32_t mapping,
+                          const wv_node *mem, const ex_t *coord,
+                          uint32_t *mask, uint32_t *guards) {
+  wavec_ctx *ctx = w->ctx;
   ex_t off = ex_const(ctx, 0), stride = ex_const(ctx, 1);
   *mask = 0;
   for (int i = (int)mem->type.n - 1; i >= 0; i--) {

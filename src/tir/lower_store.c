@@ -9,8 +9,10 @@
  * among workgroups or whole in each, those before the last two in tiles
  * of 1; rows a multiple of 8, columns of whole 128-byte panels) its
  * threads cover exactly once (checked element by element for every
- * thread), with rows of 16-byte multiples (a tensor map's stride), and
- * for which shared memory has room. hardware(stores = 1) turns it off.
+ * thread), and for which shared memory has room. hardware(stores = 1)
+ * turns it off. Where the output's rows are not a multiple of 16 bytes (a
+ * tensor map's stride) the buffer is the same, and the threads copy it out
+ * (copy_out) instead of tensor stores.
  * One remark at the write says which epilogue it got and why.
  *
  * The buffer: dedicated, after the rings and their barriers, 1024-aligned,
@@ -130,8 +132,9 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
   }
   int64_t rows = ext[nd - 2], cols = ext[nd - 1];
   const wv_diminfo *last = &w->d->dim[mem->type.dims[nd - 1]];
-  if ((last->dynamic ? last->multiple : last->size) * es % 16)
-    return "its rows are not a multiple of 16 bytes (a tensor map's stride)";
+  /* rows that are not a multiple of 16 bytes (a tensor map's stride):
+   * the threads copy the buffer out */
+  sp->by_threads = (last->dynamic ? last->multiple : last->size) * es % 16;
   int64_t pc = SWZ_ROW_BYTES / es;
   if (cols % pc || !store_box_rows(rows))
     return "the workgroup tile is not rows of 8 by 128-byte column panels";
@@ -211,6 +214,18 @@ static void remark_store(lw *w, uint32_t id, const char *why_not) {
   if (why_not) {
     wv_buf_printf(&b, "each thread stores its elements (not tensor stores: "
                       "%s)", why_not);
+  } else if (sp->by_threads) {
+    int64_t rounds = sp->panels / sp->per_round;
+    wv_buf_printf(&b, "through a dedicated %lld-byte shared buffer holding "
+                      "%lld of the tile's %lld column panels of 128 bytes "
+                      "(%lld round%s a tile), written with the 128-byte "
+                      "swizzle and read back by the threads, consecutive "
+                      "threads storing consecutive elements of a row (its "
+                      "rows are not a multiple of 16 bytes, which a tensor "
+                      "map's stride must be), guarded at the edges",
+                  (long long)(sp->per_round * sp->rows * SWZ_ROW_BYTES),
+                  (long long)sp->per_round, (long long)sp->panels,
+                  (long long)rounds, rounds == 1 ? "" : "s");
   } else {
     int64_t rounds = sp->panels / sp->per_round;
     wv_buf_printf(&b, "tensor stores (TMA) from a dedicated %lld-byte "
@@ -243,8 +258,18 @@ void lw_store_plan(lw *w) {
         if (sp.panels % sp.per_round == 0 &&
             base + sp.per_round * panel <= lim)
           break;
+      int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
       if (!sp.per_round) {
         why = "no room in shared memory for a column panel of the tile";
+      } else if (sp.by_threads &&
+                 sp.rows * sp.per_round * sp.panel_cols % threads) {
+        why = "its rows are not a multiple of 16 bytes (a tensor map's "
+              "stride), and the threads do not divide a round of the tile";
+      } else if (sp.by_threads) {
+        sp.base = base;
+        w->stage_bytes = base + sp.per_round * panel;
+        sp.why_not = w->store.why_not;
+        w->store = sp;
       } else {
         sp.base = base;
         w->stage_bytes = base + sp.per_round * panel;
@@ -305,6 +330,60 @@ static uint32_t run_at(const store_plan *sp, uint32_t e, uint32_t ne,
   return 1;
 }
 
+/* The threads copy the round of panels from p0 out of the buffer: element
+ * i x T + t of the round (T the storing threads, t the thread), in row-
+ * major order over its rows and columns, is thread t's i-th: a warp reads
+ * 32 consecutive elements of a row (distinct banks: one 128-byte row of
+ * the swizzle) and stores them to consecutive addresses, each element
+ * guarded where its dim is ragged. */
+static void copy_out(lw *w, uint32_t id, int64_t p0, const ex_t *start,
+                     swz_memo *memo) {
+  wavec_ctx *ctx = w->ctx;
+  const store_plan *sp = &w->store;
+  wv_node *n = wv_get(w->g, id);
+  wv_node *mem = wv_get(w->g, n->mem);
+  tir_ty ty = tir_ty_of(mem->type.dt);
+  int64_t es = tir_ty_bytes(ty), pc = sp->panel_cols;
+  int64_t cols = sp->per_round * pc, panel = sp->rows * SWZ_ROW_BYTES;
+  int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
+  uint32_t nd = mem->type.n, guards = 0;
+  ex_t tid = lw_linear_tid(w);
+  for (int64_t i = 0; i < sp->rows * cols / threads; i++) {
+    ex_t at = ex_add(ctx, ex_const(ctx, i * threads), tid);
+    ex_t row = ex_simplify(ctx, ex_floordiv(ctx, at, ex_const(ctx, cols)),
+                           w->ranges, w->nranges);
+    ex_t col = ex_simplify(ctx, ex_mod(ctx, at, ex_const(ctx, cols)),
+                           w->ranges, w->nranges);
+    ex_t pl = ex_floordiv(ctx, col, ex_const(ctx, pc));
+    ex_t a = ex_add(
+        ctx,
+        ex_add(ctx, ex_const(ctx, sp->base),
+               ex_mul(ctx, pl, ex_const(ctx, panel))),
+        ex_mul(ctx, ex_floordiv(ctx, row, ex_const(ctx, 8)),
+               ex_const(ctx, SWZ_ALIGN)));
+    ex_t b = ex_add(
+        ctx,
+        ex_mul(ctx, ex_mod(ctx, row, ex_const(ctx, 8)),
+               ex_const(ctx, SWZ_ROW_BYTES)),
+        ex_mul(ctx, ex_mod(ctx, col, ex_const(ctx, pc)), ex_const(ctx, es)));
+    a = ex_simplify(ctx, a, w->ranges, w->nranges);
+    b = ex_simplify(ctx, b, w->ranges, w->nranges);
+    uint32_t val = lw_reg(w, ty);
+    lw_emit(w, T_LDS, ty, val, swz_addr(w, a, b, memo), 0, 0, 0);
+    ex_t coord[WV_MAX_DIMS];
+    for (uint32_t d = 0; d < nd; d++)
+      coord[d] = start[d];
+    coord[nd - 2] = ex_add(ctx, start[nd - 2], row);
+    coord[nd - 1] =
+        ex_add(ctx, start[nd - 1], ex_add(ctx, ex_const(ctx, p0 * pc), col));
+    for (uint32_t d = 0; d < nd; d++)
+      coord[d] = ex_simplify(ctx, coord[d], w->ranges, w->nranges);
+    uint32_t mask;
+    uint32_t off = lw_mem_offset_at(w, id, 0, mem, coord, &mask, &guards);
+    lw_emit(w, T_STG, ty, 0, off, val, mask, mem->index);
+  }
+}
+
 void lw_store_write(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   const store_plan *sp = &w->store;
@@ -339,10 +418,13 @@ void lw_store_write(lw *w, uint32_t id) {
                    wv_alloc(ctx, ne * sizeof *memo.s), 0};
   for (int64_t p0 = 0; p0 < sp->panels; p0 += sp->per_round) {
     /* planted bug for the tests: write the buffer while the stores issued
-     * from it may still read it */
-    if (!(ctx->test_hooks & WV_HOOK_TMA_STORE_NO_WAIT))
+     * from it may still read it (copied out by the threads: while other
+     * threads may still read it) */
+    bool no_wait = ctx->test_hooks & WV_HOOK_TMA_STORE_NO_WAIT;
+    if (!no_wait && !sp->by_threads)
       lw_emit(w, T_BULKWAITR, TY_PRED, 0, 0, 0, 0, 0);
-    lw_barrier(w);
+    if (!no_wait || !sp->by_threads)
+      lw_barrier(w);
     for (uint32_t e = 0, len; e < ne; e += len) {
       int64_t p = sp->panel_of[e];
       len = run_at(sp, e, ne, es);
@@ -373,6 +455,11 @@ void lw_store_write(lw *w, uint32_t id) {
       tir_instr *in = lw_emit(w, T_STSV, ty, 0, addr, 0, 0, 0);
       in->list = regs;
       in->nlist = len;
+    }
+    if (sp->by_threads) {
+      lw_barrier(w);
+      copy_out(w, id, p0, start, &memo);
+      continue;
     }
     /* planted bug for the tests: no proxy fence after the writes */
     if (!(ctx->test_hooks & WV_HOOK_TMA_STORE_NO_FENCE))
@@ -408,6 +495,7 @@ void lw_store_write(lw *w, uint32_t id) {
 
 void lw_store_finish(lw *w) {
   /* planted bug for the tests: end with tensor stores in flight */
-  if (w->store.write && !(w->ctx->test_hooks & WV_HOOK_TMA_STORE_NO_DRAIN))
+  if (w->store.write && !w->store.by_threads &&
+      !(w->ctx->test_hooks & WV_HOOK_TMA_STORE_NO_DRAIN))
     lw_emit(w, T_BULKWAIT, TY_PRED, 0, 0, 0, 0, 0);
 }

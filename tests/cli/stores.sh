@@ -17,7 +17,10 @@ has "$T/err" "write of 'c': each thread stores its elements (not tensor stores: 
 lacks "$T/out" "tma.store"
 has "$T/out" "stg.v.bf16"
 run 0 compile bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=129 -D N=250 -D K=40 --remarks
-has "$T/err" "(not tensor stores: its rows are not a multiple of 16 bytes (a tensor map's stride))"
+has "$T/err" "write of 'c': through a dedicated"
+has "$T/err" "read back by the threads, consecutive threads storing consecutive elements of a row (its rows are not a multiple of 16 bytes, which a tensor map's stride must be), guarded at the edges"
+lacks "$T/out" "tma.store"
+has "$T/out" "lds."
 for bad in 0 3 x; do
   run 2 compile "${gemm[@]}" --hardware "stores=$bad"
   has "$T/err" "invalid --hardware entry 'stores=$bad'"

@@ -144,6 +144,9 @@ cases=(
   "store wgmma gemm f32 384x640x256 stores=1|examples/gemm_wgmma.wave -D M=384 -D N=640 -D K=256 --hardware stores=1|sm_90a"
   "store wgmma fwd B2 300/128 ragged o|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=2 -D M=300 -D K2=300 -D N=128 -D K1=128|sm_90a"
   "store wgmma dq B1 200/64 ragged|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma -D B=1 -D M=200 -D K2=200 -D N=64 -D K1=64|sm_90a"
+  # rows no tensor map takes (not a multiple of 16 bytes): the buffer copied
+  # out by the threads, guarded at the edges
+  "store copy-out wgmma gemm f32 200x201x96|examples/gemm_wgmma.wave -D M=200 -D N=201 -D K=96|sm_90a"
 )
 if [ -e examples/attention_bwd.wave ]; then
   for k in attention_bwd_D attention_bwd_dkdv attention_bwd_dq attention_bwd_dkdv_causal attention_bwd_dq_causal; do
@@ -170,6 +173,9 @@ if [ -e bench/gemm.wave ]; then
   cases+=("store bench gemm_wgmma_bf16 256x512x640 stores=1|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=256 -D N=512 -D K=640 --hardware specialize=1,stages=4,stores=1|sm_90a")
   cases+=("store bench gemm_wgmma_bf16 200x72x96 ragged pers|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=200 -D N=72 -D K=96 --hardware persistent=1,sms=2,specialize=1,stages=4|sm_90a")
   cases+=("store bench gemm_wgmma_f16 1000x1016x128 ragged pers|bench/gemm.wave --kernel gemm_wgmma_f16 -D M=1000 -D N=1016 -D K=128 --hardware persistent=1,sms=5,stages=3|sm_90a")
+  cases+=("store copy-out bench gemm_wgmma_bf16 200x201x96 spec st4|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=200 -D N=201 -D K=96 --hardware specialize=1,stages=4|sm_90a")
+  cases+=("store copy-out bench gemm_wgmma_bf16 129x250x40 pers|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=129 -D N=250 -D K=40 --hardware persistent=1,sms=2,stages=4|sm_90a")
+  cases+=("store copy-out bench gemm_wgmma_f16 384x630x256 128x128 pers|bench/gemm.wave --kernel gemm_wgmma_f16 -D M=384 -D N=630 -D K=256 -D BLOCK_N=128 --hardware persistent=1,sms=3|sm_90a")
   cases+=("store bench gemm_wgmma_f16 384x640x256 128x128 spec+pers|bench/gemm.wave --kernel gemm_wgmma_f16 -D M=384 -D N=640 -D K=256 -D BLOCK_N=128 --hardware persistent=1,sms=3,specialize=1|sm_90a")
 fi
 if [ -n "$only" ]; then

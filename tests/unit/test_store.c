@@ -15,6 +15,10 @@
  *    dim whole in each workgroup) against float64;
  *  - the remark at the write, chosen or not and why (hardware(stores = 1),
  *    cp.async rings, rows that a tensor map's 16-byte stride cannot take);
+ *  - rows that no tensor map takes (not a multiple of 16 bytes): the same
+ *    buffer, copied out by the threads with consecutive threads on
+ *    consecutive elements, guarded at the edges (refused_rows), and a
+ *    round written before every thread has read the last one is a race;
  *  - each planted bug is a race (or a store never waited for) at the
  *    write's line: no proxy fence after the writes, no wait before the
  *    buffer is written again (next round, next persistent tile), no wait
@@ -51,8 +55,11 @@ static bool has_remark(wavec_kernel *k, const char *text) {
 
 /* One GEMM c[M, N] = a[M, K] b[N, K]^T against float64; `store`: whether
  * it must have tensor stores. */
+/* store: the epilogue expected: 0 direct stores, 1 tensor stores, 2 the
+ * buffer copied out by the threads (BY_THREADS). */
+enum { BY_THREADS = 2 };
 static void gemm_case(const char *file, const char *kernel, int M, int N,
-                      int K, const char *const *knobs, bool store,
+                      int K, const char *const *knobs, int store,
                       double tol, uint64_t *rng) {
   char dm[32], dn[32], dk[32], what[256];
   snprintf(dm, sizeof dm, "M=%d", M);
@@ -71,10 +78,21 @@ static void gemm_case(const char *file, const char *kernel, int M, int N,
   if (ok) {
     const tir_prog *p = prog(c.k);
     int st = count_op(p, T_TMAST);
-    CHECKF((st > 0) == store, "%s: %d tensor stores", what, st);
-    CHECKF(has_remark(c.k, store ? "tensor stores (TMA) from a dedicated"
-                                 : "each thread stores its elements"),
-           "%s: no remark of its epilogue", what);
+    CHECKF((st > 0) == (store == 1), "%s: %d tensor stores", what, st);
+    static const char *const said[] = {
+        "each thread stores its elements",
+        "tensor stores (TMA) from a dedicated",
+        ("read back by the threads, consecutive threads storing consecutive "
+         "elements")};
+    CHECKF(has_remark(c.k, said[store]), "%s: no remark of its epilogue",
+           what);
+    /* copied out: every global store is a scalar one after a shared load
+     * (the tile's elements in the buffer, not the registers) */
+    CHECKF(store != BY_THREADS ||
+               (count_op(p, T_STGV) == 0 && count_op(p, T_STG) > 0 &&
+                count_op(p, T_LDS) >= count_op(p, T_STG)),
+           "%s: %d stores, %d shared loads", what, count_op(p, T_STG),
+           count_op(p, T_LDS));
     double *a = kc_input(&c, "a", rng), *b = kc_input(&c, "b", rng);
     double *ref = malloc(sizeof *ref * (size_t)M * N);
     ref_gemm((size_t)M, (size_t)N, (size_t)K, a, b, ref);
@@ -205,16 +223,39 @@ static void attention_o(void) {
  * direct stores, said in the remark, and the result still right. */
 static void refused_rows(void) {
   uint64_t rng = 79;
-  const char *knobs[] = {NULL};
-  gemm_case("bench/gemm.wave", "gemm_wgmma_bf16", 129, 250, 40, knobs, false,
-            1e-2, &rng);
+  const char *knobs[] = {NULL}, *one[] = {"stores=1", NULL};
+  /* rows that are not a multiple of 16 bytes (no tensor map takes them):
+   * the threads copy the buffer out, guarded at the edges, with 1, 2 and
+   * 4 column panels a round, specialized and persistent; odd rows (no
+   * element pair aligned in every row) in bf16, f16 and f32 */
+  static const char *const forms[][6] = {
+      {NULL},
+      {"specialize=1", "stages=4", NULL},
+      {"persistent=1", "sms=2", "specialize=1", "stages=4", NULL},
+      {"persistent=1", "sms=3", NULL},
+  };
+  for (size_t f = 0; f < 4; f++) {
+    gemm_case("bench/gemm.wave", "gemm_wgmma_bf16", 129, 250, 40, forms[f],
+              BY_THREADS, 1e-2, &rng);
+    gemm_case("bench/gemm.wave", "gemm_wgmma_bf16", 200, 201, 96, forms[f],
+              BY_THREADS, 1e-2, &rng);
+    gemm_case("examples/gemm_wgmma.wave", "gemm_wgmma", 200, 201, 96,
+              forms[f], BY_THREADS, 1e-5, &rng);
+  }
+  const char *f16[] = {"BLOCK_N=128", NULL};
+  gemm_case("bench/gemm.wave", "gemm_wgmma_f16", 384, 630, 256, f16,
+            BY_THREADS, 2e-3, &rng);
+  gemm_case("bench/gemm.wave", "gemm_wgmma_bf16", 129, 250, 40, one, 0, 1e-2,
+            &rng);
+  (void)knobs;
   kcase c;
   const char *defs[] = {"M=129", "N=250", "K=40", NULL};
   CHECK(kc_open(&c, "bench/gemm.wave", "gemm_wgmma_bf16", NULL, defs));
-  CHECK(has_remark(c.k, "not a multiple of 16 bytes"));
+  CHECK(has_remark(c.k, "its rows are not a multiple of 16 bytes, which a "
+                        "tensor map's stride must be"));
   kc_close(&c);
-  const char *one[] = {"M=128", "N=256", "K=64", "stores=1", NULL};
-  CHECK(kc_open(&c, "bench/gemm.wave", "gemm_wgmma_bf16", NULL, one));
+  const char *st1[] = {"M=128", "N=256", "K=64", "stores=1", NULL};
+  CHECK(kc_open(&c, "bench/gemm.wave", "gemm_wgmma_bf16", NULL, st1));
   CHECK(has_remark(c.k, "(not tensor stores: hardware(stores = 1))"));
   kc_close(&c);
   const char *cp[] = {"M=128", "N=256", "K=64", "copies=1", NULL};
@@ -294,7 +335,27 @@ static void bugs_are_caught(void) {
     }
 }
 
+/* Copied out by the threads, 2 rounds a tile: writing the next round into
+ * the buffer without the barrier that waits for every thread's reads of
+ * this one is a race at the write's line. */
+static void copy_out_race(void) {
+  const char *defs[] = {"M=256", "N=250",    "K=128", "specialize=1",
+                        "stages=4", "hook=tma-store-no-wait", NULL};
+  kcase c;
+  bool ok = kc_open(&c, "bench/gemm.wave", "gemm_wgmma_bf16", NULL, defs);
+  CHECKF(ok, "%s", c.err);
+  if (ok) {
+    CHECK(has_remark(c.k, "read back by the threads"));
+    bool ran = kc_simulate(&c);
+    CHECKF(!ran && strstr(c.err, "error[E0603]") &&
+               strstr(c.err, "gemm.wave:77:5"),
+           "got: %s", ran ? "(ran)" : c.err);
+  }
+  kc_close(&c);
+}
+
 int main(void) {
+  RUN(copy_out_race);
   RUN(gemm_bf16_f16);
   RUN(gemm_f32);
   RUN(attention_o);

@@ -339,6 +339,11 @@ uint32_t lw_expr64(lw *w, ex_t e);
 ex_t lw_concrete(lw *w, ex_t e, uint32_t elem);
 ex_t lw_index_of(lw *w, uint32_t id, wavec_sym dim);
 ex_t lw_linear_tid(lw *w);
+/* Threads of the kernel's waves in a workgroup (the producer warpgroup of
+ * a specialized kernel not counted). */
+static inline int64_t lw_block_threads(const lw *w) {
+  return w->d->block[0] * w->d->block[1] * w->d->block[2];
+}
 /* The element offset of coordinates `coord` (one per dim of `mem`) in it,
  * as a register (64-bit where it may pass 2^31), the guards of ragged
  * dims ANDed into *mask (0: none) and their dims' bits into *guards; `id`

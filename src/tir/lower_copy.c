@@ -18,7 +18,7 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
   for (uint32_t i = 0; i < nd; i++)
     total *= st->ext[i];
   int64_t vec = lw_stage_vec(st), nvec = total / vec;
-  int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
+  int64_t threads = lw_block_threads(w);
   int64_t iters = (nvec + threads - 1) / threads;
   ex_t tid = lw_linear_tid(w);
   uint32_t guards = 0; /* bit i: memory dim i has a zero-fill guard */

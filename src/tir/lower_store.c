@@ -142,7 +142,7 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
     return "the workgroup tile is larger than shared memory";
   /* every element of the tile, once */
   uint32_t v = n->ops[0], ne = lw_nelem(w, v);
-  int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
+  int64_t threads = lw_block_threads(w);
   int64_t *at[WV_MAX_DIMS];
   for (uint32_t i = 0; i < nd; i++)
     at[i] = wv_alloc(ctx, (size_t)threads * sizeof *at[i]);
@@ -214,28 +214,22 @@ static void remark_store(lw *w, uint32_t id, const char *why_not) {
   if (why_not) {
     wv_buf_printf(&b, "each thread stores its elements (not tensor stores: "
                       "%s)", why_not);
-  } else if (sp->by_threads) {
-    int64_t rounds = sp->panels / sp->per_round;
-    wv_buf_printf(&b, "through a dedicated %lld-byte shared buffer holding "
-                      "%lld of the tile's %lld column panels of 128 bytes "
-                      "(%lld round%s a tile), written with the 128-byte "
-                      "swizzle and read back by the threads, consecutive "
-                      "threads storing consecutive elements of a row (its "
-                      "rows are not a multiple of 16 bytes, which a tensor "
-                      "map's stride must be), guarded at the edges",
-                  (long long)(sp->per_round * sp->rows * SWZ_ROW_BYTES),
-                  (long long)sp->per_round, (long long)sp->panels,
-                  (long long)rounds, rounds == 1 ? "" : "s");
   } else {
     int64_t rounds = sp->panels / sp->per_round;
-    wv_buf_printf(&b, "tensor stores (TMA) from a dedicated %lld-byte "
-                      "shared buffer holding %lld of the tile's %lld "
-                      "column panels of 128 bytes (%lld round%s a tile), "
-                      "written with the 128-byte swizzle; thread 0 issues "
-                      "them, and elements past the edge are dropped",
+    wv_buf_printf(&b, "%s a dedicated %lld-byte shared buffer holding %lld "
+                      "of the tile's %lld column panels of 128 bytes (%lld "
+                      "round%s a tile), written with the 128-byte swizzle",
+                  sp->by_threads ? "through" : "tensor stores (TMA) from",
                   (long long)(sp->per_round * sp->rows * SWZ_ROW_BYTES),
                   (long long)sp->per_round, (long long)sp->panels,
                   (long long)rounds, rounds == 1 ? "" : "s");
+    wv_buf_puts(&b, sp->by_threads
+                        ? " and read back by the threads, consecutive "
+                          "threads storing consecutive elements of a row "
+                          "(its rows are not a multiple of 16 bytes, which a "
+                          "tensor map's stride must be), guarded at the edges"
+                        : "; thread 0 issues them, and elements past the "
+                          "edge are dropped");
   }
   wv_remark_end(w->k, &b);
 }
@@ -258,29 +252,27 @@ void lw_store_plan(lw *w) {
         if (sp.panels % sp.per_round == 0 &&
             base + sp.per_round * panel <= lim)
           break;
-      int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
+      int64_t threads = lw_block_threads(w);
       if (!sp.per_round) {
         why = "no room in shared memory for a column panel of the tile";
       } else if (sp.by_threads &&
                  sp.rows * sp.per_round * sp.panel_cols % threads) {
         why = "its rows are not a multiple of 16 bytes (a tensor map's "
               "stride), and the threads do not divide a round of the tile";
-      } else if (sp.by_threads) {
-        sp.base = base;
-        w->stage_bytes = base + sp.per_round * panel;
-        sp.why_not = w->store.why_not;
-        w->store = sp;
       } else {
         sp.base = base;
         w->stage_bytes = base + sp.per_round * panel;
-        const wv_node *mem = wv_get(w->g, wv_get(w->g, id)->mem);
-        tir_tmap m = {.arg = mem->index, .rank = mem->type.n, .swz128 = true};
-        for (uint32_t d = 0; d + 2 < m.rank; d++)
-          m.box[d] = 1;
-        m.box[m.rank - 2] = sp.box_rows;
-        m.box[m.rank - 1] = sp.panel_cols;
-        vec_push(w->ctx, &w->tmaps, m);
-        sp.tmap = w->tmaps.n - 1;
+        if (!sp.by_threads) {
+          const wv_node *mem = wv_get(w->g, wv_get(w->g, id)->mem);
+          tir_tmap m = {.arg = mem->index, .rank = mem->type.n,
+                        .swz128 = true};
+          for (uint32_t d = 0; d + 2 < m.rank; d++)
+            m.box[d] = 1;
+          m.box[m.rank - 2] = sp.box_rows;
+          m.box[m.rank - 1] = sp.panel_cols;
+          vec_push(w->ctx, &w->tmaps, m);
+          sp.tmap = w->tmaps.n - 1;
+        }
         sp.why_not = w->store.why_not;
         w->store = sp;
       }
@@ -345,7 +337,7 @@ static void copy_out(lw *w, uint32_t id, int64_t p0, const ex_t *start,
   tir_ty ty = tir_ty_of(mem->type.dt);
   int64_t es = tir_ty_bytes(ty), pc = sp->panel_cols;
   int64_t cols = sp->per_round * pc, panel = sp->rows * SWZ_ROW_BYTES;
-  int64_t threads = w->d->block[0] * w->d->block[1] * w->d->block[2];
+  int64_t threads = lw_block_threads(w);
   uint32_t nd = mem->type.n, guards = 0;
   ex_t tid = lw_linear_tid(w);
   for (int64_t i = 0; i < sp->rows * cols / threads; i++) {

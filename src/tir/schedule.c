@@ -89,8 +89,7 @@ refuse(lw *w, int hw, wavec_loc at, wv_buf *why, const char *fmt, ...) {
   va_end(ap);
   if (asked(w, hw))
     wv_fail(w->ctx, D_SCHEDULE, at, "hardware(%s = 1): %s",
-            hw == WAVEC_HW_SPECIALIZE ? "specialize" : "persistent",
-            wv_buf_str(why));
+            wv_hwints[hw].name, wv_buf_str(why));
   return false;
 }
 
@@ -136,7 +135,7 @@ static bool specialize(lw *w, sched_plan *s, wv_buf *why) {
                   "copies: %s)",
                   tma ? "one does not" : "none does", no ? no : "?");
   }
-  int64_t threads = d->block[0] * d->block[1] * d->block[2];
+  int64_t threads = lw_block_threads(w);
   if (d->lanes != 128 || d->block[1] != 1 || d->block[2] != 1)
     return refuse(w, WAVEC_HW_SPECIALIZE, at, why,
             "the kernel's waves must be warpgroups "

@@ -653,15 +653,93 @@ def schedule_ab(quick=False):
                 print(f"sched attn fwd D={D} N={N} causal={int(causal)} {var}: FAILED {type(e).__name__}: {str(e)[:300]}",
                       flush=True)
 
+# Ping-pong (hardware(pingpong), src/tir/turns.c): the specialized
+# attention kernels' consumer warpgroups taking turns at the tensor cores,
+# against the same kernel without turns and against the plain
+# configurations that were best before; SDPA-cuDNN in the same process.
+PP_FWD = [  # BLOCK_M, BLOCK_K2, STAGES, hardware
+    (128, 64, 2, {}), (128, 128, 2, {}),
+    (128, 64, 3, dict(specialize=1)), (128, 64, 4, dict(specialize=1)),
+    (128, 128, 3, dict(specialize=1))]
+PP_DKDV = [(128, 32, 4), (64, 64, 3), (64, 64, 4), (128, 64, 3)]  # BLOCK_K2, BLOCK_M, STAGES
+PP_DQ = [(128, 64, 3), (128, 64, 4), (64, 128, 3)]                 # BLOCK_M, BLOCK_K2, STAGES
+
+def pingpong_ab(quick=False):
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    for D in (128, 64):
+        for N in ((4096,) if quick else (8192, 4096, 6000)):
+            B = max(1, 16384 // N); H = 2048 // D; BH = B * H
+            q, kk, vv = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(3))
+            o = torch.empty(BH, N, D, dtype=torch.float16, device=dev)
+            lse = torch.empty(BH, N, dtype=torch.float32, device=dev)
+            qq, kq, vq = (t.reshape(B, H, N, D) for t in (q, kk, vv))
+            for causal in (False, True):
+                with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+                    ref = F.scaled_dot_product_attention(qq, kq, vq, is_causal=causal, scale=0.125)
+                    ms_p = bench(lambda: F.scaled_dot_product_attention(qq, kq, vq, is_causal=causal, scale=0.125))
+                fl = 4 * BH * N * N * D * (0.5 if causal else 1.0)
+                for bm, bk, st, hw in PP_FWD:
+                    for pp in ((0, 1) if hw else (None,)):
+                        hard = dict(stages=st, **hw, **({} if pp is None else dict(pingpong=pp)))
+                        try:
+                            k, t1, t2, info = wavec_compile(
+                                "examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma" + ("_causal" if causal else ""),
+                                dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=bm, BLOCK_K2=bk), hard, target="sm_90a")
+                            o.fill_(float("nan")); k(q, kk, vv, o, lse); torch.cuda.synchronize()
+                            err = rel_err(o.reshape(B, H, N, D), ref)
+                            ms_w = bench(lambda: k(q, kk, vv, o, lse))
+                            report(f"pingpong attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st}"
+                                   f"{' spec' if hw else ''}{'' if pp is None else f' pp={pp}'} "
+                                   f"({info['regs']} regs, {info['spill']} B spill)",
+                                   "SDPA-cuDNN", ms_w, ms_p, fl, err, (t1, t2))
+                        except Exception as e:
+                            print(f"pingpong attn fwd D={D} N={N} {bm}x{bk} st{st} {hard}: FAILED "
+                                  f"{type(e).__name__}: {str(e)[:300]}", flush=True)
+    # the backward's warpgroup kernels alone (each time the kernel's own),
+    # with and without turns, the compiler's schedule otherwise
+    for D in (128, 64):
+        N = 4096
+        B = max(1, 16384 // N); H = 2048 // D; BH = B * H
+        q, kk, vv, do = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(4))
+        lse = torch.randn(BH, N, dtype=torch.float32, device=dev).abs() + 5
+        Dt = torch.randn(BH, N, dtype=torch.float32, device=dev)
+        dq, dk, dv = (torch.empty(BH, N, D, dtype=torch.float16, device=dev) for _ in range(3))
+        plan = [("dkdv", cfg, dict(BLOCK_K2=cfg[0], BLOCK_M=cfg[1]), "attention_bwd_dkdv_wgmma",
+                 lambda k: k(q, kk, vv, do, lse, Dt, dk, dv), dk) for cfg in PP_DKDV] + \
+               [("dq", cfg, dict(BLOCK_M=cfg[0], BLOCK_K2=cfg[1]), "attention_bwd_dq_wgmma",
+                 lambda k: k(q, kk, vv, do, lse, Dt, dq), dq) for cfg in PP_DQ]
+        for kind, cfg, defs, kname, call, out in plan:
+            fl = (6 if kind == "dq" else 8) * BH * N * N * D  # 3 or 4 matmuls of N x N x D
+            base = None
+            for pp in (0, 1):
+                try:
+                    k, t1, t2, info = wavec_compile("examples/attention_bwd_wgmma.wave", kname,
+                                                    dict(B=BH, M=N, K2=N, K1=D, N=D, SCALE=0.125, **defs),
+                                                    dict(stages=cfg[2], specialize=1, pingpong=pp), target="sm_90a")
+                    out.fill_(float("nan")); call(k); torch.cuda.synchronize()
+                    ms = bench(lambda: call(k))
+                    if pp == 0:
+                        base, ref = ms, out.clone()
+                        continue
+                    # the turns change no arithmetic: the same bits as without
+                    report(f"pingpong attn bwd {kind} f16 D={D} N={N} {cfg} pp=1 against pp=0 "
+                           f"({info['regs']} regs, {info['spill']} B spill)", "wavec pp=0", ms, base, fl,
+                           rel_err(out, ref), (t1, t2))
+                except Exception as e:
+                    print(f"pingpong attn bwd {kind} D={D} {cfg} pp={pp}: FAILED {type(e).__name__}: {str(e)[:300]}",
+                          flush=True)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
-    ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "tma", "fp8", "ragged", "schedule", "launch"),
+    ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "bwd_wg", "tma", "fp8", "ragged", "schedule", "launch",
+                                       "pingpong"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
-                    "divisible ones; schedule: warp specialization and persistent tiles against today's schedule)")
+                    "divisible ones; schedule: warp specialization and persistent tiles against today's schedule; bwd_wg: the "
+                    "warpgroup backward only; pingpong: the specialized attention kernels with and without turns)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
@@ -677,7 +755,9 @@ def main():
         ragged(a.quick)
     if a.only in (None, "schedule"):
         schedule_ab(a.quick)
-    if a.only not in ("tma", "fp8", "ragged", "schedule", "launch"):
+    if a.only in (None, "pingpong"):
+        pingpong_ab(a.quick)
+    if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "bwd_wg"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -688,18 +768,19 @@ def main():
             for dt in (torch.bfloat16, torch.float16):
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
-    for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch") else ():
-        kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg")}.get(
+    for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong") else ():
+        kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg"),
+                 "bwd_wg": ("dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))
         try: attn_sweep(D, kinds=kinds)
         except Exception as e: print(f"attn sweep D={D}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
         for N in ((4096,) if a.quick else (1024, 4096, 8192)):
             for causal in (False, True):
-                for kind in ("fwd_wg", "fwd") if a.only != "bwd" else ():
+                for kind in ("fwd_wg", "fwd") if a.only not in ("bwd", "bwd_wg") else ():
                     try: attn_fwd(D, N, causal, kind)
                     except Exception as e: print(f"attn {kind} D={D} N={N}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
                 if a.only == "fwd": continue
-                for wg in (True, False):
+                for wg in (True, False) if a.only != "bwd_wg" else (True,):
                     try: attn_bwd(D, N, causal, wg)
                     except Exception as e: print(f"attn bwd{' wgmma' if wg else ''} D={D} N={N}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     json.dump(rows, open(f"{a.out}/results.json", "w"), indent=1)

@@ -352,7 +352,13 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    the threads write the tile there (128-byte swizzle), and one thread
  *    issues tensor stores (TMA, cp.async.bulk.tensor) of it, which is what
  *    the compiler picks where it can (a row-major output written once by
- *    the tile, one a kernel, in a kernel whose rings are tensor copies). */
+ *    the tile, one a kernel, in a kernel whose rings are tensor copies).
+ *  - pingpong: 1, the consumer warpgroups of a specialized kernel take
+ *    turns issuing their wgmmas (named barriers): a loop that waits for
+ *    one group of wgmmas, works on its result and carries its last group
+ *    into the next iteration (attention) gets one consumer's work off the
+ *    tensor cores while another's wgmmas run. 0: off. Not given: on
+ *    wherever it applies. */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \
@@ -361,7 +367,8 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
   X(WAVEC_HW_PERSISTENT, 4, "persistent", 0, 1)                                \
   X(WAVEC_HW_SMS, 5, "sms", 1, 1024)                                           \
   X(WAVEC_HW_GROUP_M, 6, "group_m", 1, 256)                                    \
-  X(WAVEC_HW_STORES, 7, "stores", 1, 2)
+  X(WAVEC_HW_STORES, 7, "stores", 1, 2)                                        \
+  X(WAVEC_HW_PINGPONG, 8, "pingpong", 0, 1)
 
 typedef enum wavec_hw_int {
 #define X(e, v, name, lo, hi) e = v,
@@ -497,7 +504,8 @@ typedef enum wavec_pass {
   WAVEC_PASS_WALKS = 10,
   WAVEC_PASS_MASKSPLIT = 11,
   WAVEC_PASS_SCHEDULE = 12,
-  WAVEC_PASS_COUNT = 13 /* one more than the largest value */
+  WAVEC_PASS_TURNS = 13,
+  WAVEC_PASS_COUNT = 14 /* one more than the largest value */
 } wavec_pass;
 /* The i-th pass of the pipeline, in the order they run; -1 past the last. */
 WAVEC_API int wavec_pass_at(size_t i);

@@ -46,6 +46,11 @@ static wavec_status verify_waits(wv_kernel *k, const char *pass) {
   return st == WAVEC_OK ? tir_verify_waits(k->ctx, k->tir) : st;
 }
 
+static wavec_status verify_turns(wv_kernel *k, const char *pass) {
+  wavec_status st = verify_waits(k, pass);
+  return st == WAVEC_OK ? wv_verify_turns(k) : st;
+}
+
 /* What --print-after shows: the graph, or the thread program. */
 static void print_graph(wv_kernel *k, wv_buf *b) { wv_print_kernel(k, b); }
 
@@ -93,6 +98,8 @@ static const struct {
      "the thread program (TIR); wgmma waits are the next pass's"},
     {WAVEC_PASS_WAITS, "waits", wv_pass_waits, verify_waits, print_tir,
      "wgmma waits where a wgmma's registers or tiles are next touched"},
+    {WAVEC_PASS_TURNS, "turns", wv_pass_turns, verify_turns, print_tir,
+     "ping-pong: specialized consumers take turns issuing their wgmmas"},
 };
 
 static int row_of(wavec_pass p) {

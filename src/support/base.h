@@ -303,7 +303,10 @@ void wv_on_free(wavec_ctx *ctx, void (*fn)(void *ud), void *ud);
   X(WV_HOOK_TMA_STORE_NO_FENCE, "tma-store-no-fence")                          \
   X(WV_HOOK_TMA_STORE_NO_WAIT, "tma-store-no-wait")                            \
   X(WV_HOOK_TMA_STORE_NO_DRAIN, "tma-store-no-drain")                          \
-  X(WV_HOOK_NARROW_INDEX, "narrow-index")
+  X(WV_HOOK_NARROW_INDEX, "narrow-index")                                      \
+  X(WV_HOOK_TURN_NO_FIRST, "turn-no-first")                                    \
+  X(WV_HOOK_TURN_NO_WAIT, "turn-no-wait")                                      \
+  X(WV_HOOK_TURN_EXTRA_PASS, "turn-extra-pass")
 
 enum {
 #define X(e, name) e##_BIT,

@@ -1094,6 +1094,19 @@ static void emit_bar(px *x, const tir_instr *in) {
     ins(x, "bar.sync %lld", (long long)in->imm);
 }
 
+/* Turns: bar.sync / bar.arrive on the barrier id in a register; a pass
+ * first commits the wgmmas its section issued (ptx_mma.c's open_groups),
+ * so that they are queued whole before the next consumer's. */
+static void emit_turn(px *x, const tir_instr *in) {
+  if (in->op == T_TURNPASS && x->commits && x->commits[in - x->p->code.v])
+    ins(x, "wgmma.commit_group.sync.aligned");
+  char guard[32];
+  guard_of(x, in->op == T_TURNPASS ? in->b : 0, guard);
+  ins(x, "%sbar.%s %s, %lld", guard,
+      in->op == T_TURNWAIT ? "sync" : "arrive", R(x, in->a).s,
+      (long long)in->imm2);
+}
+
 /* A role region: a uniform branch past it (the predicate is uniform
  * across each warp, tir.h). Labels are numbered by the T_ENDIF. */
 static void emit_if(px *x, const tir_instr *in) {
@@ -1153,7 +1166,7 @@ static void (*const emit_code[T__COUNT])(px *, const tir_instr *) = {
     [T_SHFL] = emit_shfl,     [T_MMA] = ptx_emit_mma, [T_WGMMA] = ptx_emit_wgmma,
     [T_LOOP] = emit_loop,     [T_ENDLOOP] = emit_endloop,
     [T_MBINIT] = emit_mbar,   [T_MBARRIVE] = emit_mbar, [T_MBWAIT] = emit_mbwait,
-    [T_TMA] = emit_tma,       [T_FENCE] = emit_fence,   [T_BAR] = emit_bar,
+    [T_TMA] = emit_tma,       [T_FENCE] = emit_fence,   [T_BAR] = emit_bar,     [T_TURNWAIT] = emit_turn, [T_TURNPASS] = emit_turn,
     [T_TMAST] = emit_tmast,   [T_FENCEPX] = emit_fence, [T_BULKCOMMIT] = emit_fence,
     [T_BULKWAIT] = emit_fence, [T_BULKWAITR] = emit_fence,
     [T_WGWAIT] = ptx_emit_wgwait, [T_IF] = emit_if,     [T_ENDIF] = emit_endif,

@@ -30,7 +30,7 @@ void ptx_pack32(px *x, const uint32_t *regs, tir_ty t, const char *into) {
   ins(x, "prmt.b32 %s, %s, %s, 0x6420", into, lo.s, hi.s); /* bytes 0, 2 */
 }
 
-/* Which wgmma waits close a group. A wait commits the open group first
+/* Which wgmma waits (and turn passes, turns.c) close a group. A wait commits the open group first
  * (wgmma.commit_group) only when a wgmma may have been issued since the last
  * commit on some path to it: an empty commit does nothing to the program but
  * makes ptxas serialize every wgmma of the kernel (its warning C7514). The
@@ -75,6 +75,7 @@ static void open_groups(px *x) {
         break;
       case T_WGMMA: open = true; break;
       case T_WGWAIT:
+      case T_TURNPASS: /* a turn passes once its section is committed */
         x->commits[i] = open;
         open = false;
         break;

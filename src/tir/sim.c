@@ -936,6 +936,52 @@ static bool exec_endif(sim *s, const tir_instr *in, uint32_t w) {
   return true;
 }
 
+/* A turn's barrier id (tir.h: uniform across the wave, 2 to 15). */
+static int turn_id(sim *s, const tir_instr *in, uint32_t w) {
+  int64_t id = rd(s, in, w, in->a, 0).i;
+  for (int l = 1; l < s->lanes; l++)
+    if (rd(s, in, w, in->a, l).i != id)
+      sim_report(s, in, w, l, D_INTERNAL, "a turn's barrier differs between "
+                 "the lanes of a wave");
+  if (id < 2 || id > 15)
+    sim_report(s, in, w, 0, D_INTERNAL, "a turn at barrier %lld: turns take "
+               "the named barriers 2 to 15", (long long)id);
+  return (int)id;
+}
+
+/* T_TURNWAIT: the wave waits until the barrier's thread count is made up
+ * (release_turns); nothing about memory follows from it. */
+static bool exec_turnwait(sim *s, const tir_instr *in, uint32_t w) {
+  (void)turn_id(s, in, w);
+  s->waves[w].at_turn = s->waves[w].turns = true;
+  return false;
+}
+
+/* T_TURNPASS: the wave's threads count at the barrier and it goes on. Its
+ * passes making up the count alone would complete the barrier with no
+ * wave waiting: the turns no longer alternate. */
+static bool exec_turnpass(sim *s, const tir_instr *in, uint32_t w) {
+  s->waves[w].turns = true;
+  if (in->b) {
+    int64_t on = rd(s, in, w, in->b, 0).i;
+    for (int l = 1; l < s->lanes; l++)
+      if (rd(s, in, w, in->b, l).i != on)
+        sim_report(s, in, w, l, D_INTERNAL, "a turn's predicate differs "
+                   "between the lanes of a wave");
+    if (!on)
+      return true;
+  }
+  int id = turn_id(s, in, w);
+  s->turn_passed[id] += s->lanes;
+  s->turn_last[id] = in;
+  if (s->turn_passed[id] >= in->imm2)
+    sim_report(s, in, w, 0, D_SIM_BARRIER, "turn barrier %d of %lld threads "
+               "is passed by %lld threads with none waiting: a wave passed "
+               "the turn again before the wave waiting for it took it",
+               id, (long long)in->imm2, (long long)s->turn_passed[id]);
+  return true;
+}
+
 /* The wave ends (run_wave checks what it leaves in flight). */
 static bool exec_exit(sim *s, const tir_instr *in, uint32_t w) {
   s->waves[w].pc = s->p->code.n;
@@ -1034,6 +1080,7 @@ static exec_fn *const exec[T__COUNT] = {
     [T_CPWAIT] = exec_cpwait,   [T_SWZ] = exec_value,
     [T_WGMMA] = exec_wgmma,     [T_WGWAIT] = exec_wgwait,
     [T_BAR] = exec_bar,         [T_IF] = exec_if,
+    [T_TURNWAIT] = exec_turnwait, [T_TURNPASS] = exec_turnpass,
     [T_ENDIF] = exec_endif,     [T_EXIT] = exec_exit,
     [T_REGINC] = exec_setmaxnreg,
     [T_REGDEC] = exec_setmaxnreg, [T_MBINIT] = exec_async,
@@ -1153,6 +1200,80 @@ static bool release_barriers(sim *s) {
   return any;
 }
 
+/* Lets the waves through every turn whose thread count the waiting waves
+ * and the passes make up; true if any went through. */
+static bool release_turns(sim *s) {
+  bool any = false;
+  for (int id = 2; id < 16; id++) {
+    int64_t waiting = 0, want = 0;
+    for (uint32_t w = 0; w < s->nwaves; w++) {
+      const swave *wv = &s->waves[w];
+      const tir_instr *at = wv->at_turn ? &s->p->code.v[wv->pc - 1] : NULL;
+      if (!at || rd(s, at, w, at->a, 0).i != id)
+        continue;
+      if (want && at->imm2 != want)
+        sim_report(s, at, w, 0, D_SIM_BARRIER, "turn barrier %d counts %lld "
+                   "threads here and %lld elsewhere", id, (long long)at->imm2,
+                   (long long)want);
+      want = at->imm2;
+      waiting += s->lanes;
+    }
+    if (!waiting || waiting + s->turn_passed[id] < want)
+      continue;
+    if (waiting > want)
+      sim_report(s, s->turn_last[id] ? s->turn_last[id] : s->p->code.v, 0, 0,
+                 D_SIM_BARRIER, "turn barrier %d: %lld threads wait at it, "
+                 "more than its count of %lld", id, (long long)waiting,
+                 (long long)want);
+    s->turn_passed[id] -= want - waiting;
+    for (uint32_t w = 0; w < s->nwaves; w++) {
+      swave *wv = &s->waves[w];
+      if (wv->at_turn && rd(s, &s->p->code.v[wv->pc - 1], w,
+                            s->p->code.v[wv->pc - 1].a, 0).i == id)
+        wv->at_turn = false;
+    }
+    any = true;
+  }
+  return any;
+}
+
+/* A wave waits for a turn that can never come: every wave that takes
+ * turns and has not ended waits at one (a wave blocked elsewhere, at an
+ * mbarrier, is the cause instead). */
+static void stuck_turns(sim *s) {
+  const swave *first = NULL;
+  uint32_t at = 0;
+  for (uint32_t w = 0; w < s->nwaves; w++) {
+    const swave *wv = &s->waves[w];
+    if (!wv->turns || wv->done)
+      continue;
+    if (!wv->at_turn)
+      return;
+    if (!first) {
+      first = wv;
+      at = w;
+    }
+  }
+  if (!first)
+    return;
+  const tir_instr *in = &s->p->code.v[first->pc - 1];
+  int id = (int)rd(s, in, at, in->a, 0).i;
+  sim_report(s, in, at, 0, D_SIM_DEADLOCK, "this wave waits for its turn at "
+             "barrier %d of %lld threads, which no wave can pass to it (every "
+             "wave that takes turns waits for one; %lld threads passed it)",
+             id, (long long)in->imm2, (long long)s->turn_passed[id]);
+}
+
+/* The workgroup ended: every pass was taken by a wait. */
+static void turns_end(sim *s) {
+  for (int id = 2; id < 16; id++)
+    if (s->turn_passed[id])
+      sim_report(s, s->turn_last[id], 0, 0, D_SIM_BARRIER, "turn barrier %d "
+                 "is passed by %lld threads that no wave waits for by the "
+                 "end: the turns do not balance", id,
+                 (long long)s->turn_passed[id]);
+}
+
 /* No wave can go on and some have not ended: reports why, at the
  * instruction one of them waits at. */
 _Noreturn static void stuck(sim *s) {
@@ -1167,12 +1288,20 @@ _Noreturn static void stuck(sim *s) {
                  (long long)s->reg_free,
                  (long long)(s->p->code.v[wv->pc].imm - wv->regs));
   }
+  stuck_turns(s);
   for (uint32_t w = 0; w < s->nwaves; w++)
     if (s->waves[w].blocked)
       sim_async_deadlock(s);
   uint32_t w = 0;
-  while (!s->waves[w].at_barrier)
+  while (w < s->nwaves && !s->waves[w].at_barrier)
     w++;
+  if (w == s->nwaves) { /* only turns wait: a wave that takes none ended */
+    while (!s->waves[w - 1].at_turn)
+      w--;
+    sim_report(s, &s->p->code.v[s->waves[w - 1].pc - 1], w - 1, 0,
+               D_SIM_DEADLOCK, "this wave waits for its turn, which no wave "
+               "can pass to it");
+  }
   const tir_instr *in = &s->p->code.v[s->waves[w].pc - 1];
   if (!in->imm2)
     sim_report(s, in, w, 0, D_SIM_BARRIER,
@@ -1191,6 +1320,7 @@ static void run_workgroup(sim *s) {
   s->epoch = 0;
   s->copies.n = 0;
   s->reg_free = 0; /* the launch gives every wave its share */
+  memset(s->turn_passed, 0, sizeof s->turn_passed);
   for (uint32_t w = 0; w < s->nwaves; w++) {
     s->waves[w] = (swave){.regs = s->p->maxnreg,
                           .regops = {.v = s->waves[w].regops.v,
@@ -1207,7 +1337,7 @@ static void run_workgroup(sim *s) {
     bool moved = false;
     for (uint32_t w = 0; w < s->nwaves; w++) {
       swave *wv = &s->waves[w];
-      if (!wv->done && !wv->at_barrier) {
+      if (!wv->done && !wv->at_barrier && !wv->at_turn) {
         uint64_t steps = wv->steps;
         wv->blocked = wv->regs_blocked = false;
         run_wave(s, w);
@@ -1216,6 +1346,7 @@ static void run_workgroup(sim *s) {
       done += wv->done;
     }
     moved |= release_barriers(s);
+    moved |= release_turns(s);
     if (done == s->nwaves) {
       if (s->as)
         sim_async_end(s);
@@ -1226,6 +1357,7 @@ static void run_workgroup(sim *s) {
                (long long)c->addr);
       }
       check_regops(s);
+      turns_end(s);
       return;
     }
     if (!moved)

@@ -17,6 +17,8 @@ typedef struct swave {
   bool blocked; /* at an mbarrier wait whose phase has not completed */
   bool regs_blocked; /* at a setmaxnreg.inc the pool cannot serve yet */
   bool smem_touched; /* made an ordinary shared-memory access */
+  bool at_turn;      /* at a T_TURNWAIT not yet made up */
+  bool turns;        /* ran a turn (wait or pass) */
   uint64_t steps; /* instructions completed */
   int64_t regs;   /* registers per thread it holds (setmaxnreg) */
   VEC(int64_t) regops; /* the setmaxnreg counts it executed, in order */
@@ -90,6 +92,10 @@ typedef struct sim {
   /* per wave: proxy fences (T_FENCE, T_FENCEPX) run, and the epoch + 1 of
    * the last */
   uint32_t *pfences, *pfence_ep;
+  /* turns (T_TURNWAIT, T_TURNPASS) by barrier id: threads passed and not
+   * yet taken by a wait; the last pass */
+  int64_t turn_passed[16];
+  const tir_instr *turn_last[16];
 } sim;
 
 #define R(s, w, r, l) ((s)->regs[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])

@@ -99,6 +99,10 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
     case T_REGDEC:
       wv_buf_printf(b, " %lld", (long long)in->imm);
       break;
+    case T_TURNWAIT:
+    case T_TURNPASS:
+      wv_buf_printf(b, " of %lld threads", (long long)in->imm2);
+      break;
     case T_BAR:
       if (in->imm2)
         wv_buf_printf(b, " %lld of %lld threads", (long long)in->imm,
@@ -173,6 +177,12 @@ static bool async_ok(const tir_prog *p, const tir_instr *in) {
   case T_MBARRIVE:
     return a32 && (!in->b || rt[in->b] == TY_PRED) && in->imm >= 0 &&
            in->imm < (1 << 20);
+  case T_TURNWAIT:
+  case T_TURNPASS:
+    return a32 && (in->op == T_TURNPASS || !in->b) &&
+           (!in->b || rt[in->b] == TY_PRED) && in->imm2 > 0 &&
+           in->imm2 % p->lanes == 0 && in->imm2 % 32 == 0 &&
+           in->imm2 <= p->block[0] * p->block[1] * p->block[2];
   case T_MBWAIT:
     return a32 && in->b && rt[in->b] == TY_I32 &&
            (!in->c || rt[in->c] == TY_PRED);

@@ -67,7 +67,12 @@
  *    reached by every wave. T_REGINC / T_REGDEC (setmaxnreg) take a count
  *    of 24 to 256 in steps of 8, run by every warp of a warpgroup alike,
  *    and only in a program whose registers at entry are fixed (maxnreg):
- *    the warpgroups share what the launch gave the workgroup. */
+ *    the warpgroups share what the launch gave the workgroup.
+ *  - Turns (T_TURNWAIT, T_TURNPASS): a barrier that only orders when
+ *    waves go on, never memory (the race checks take nothing from it).
+ *    Each barrier's waiting and passing waves alternate: its passes never
+ *    make up its thread count alone (a wave passing twice before the
+ *    waiter took the first), and every pass is waited for by the end. */
 #ifndef WV_TIR_H
 #define WV_TIR_H
 
@@ -182,6 +187,14 @@ extern const char *const tir_ty_names[TY_COUNT];
   /* barrier imm (0: the workgroup's) of imm2 threads (0: every thread of    \
    * the workgroup; else a multiple of 32, the waves that reach it) */        \
   X(T_BAR, "bar", 0, 0, 0)                                                     \
+  /* turns (ping-pong): waits at barrier a (an i32 register, 2 to 15,       \
+   * uniform) of imm2 threads, which the waves that pass it make up (a       \
+   * bar.sync that orders the waves' issue, no memory); the wave passes      \
+   * barrier a if b (0: true), without waiting (bar.arrive); in PTX a pass   \
+   * commits the open group of wgmmas first (the simulator's groups stay a   \
+   * wait's: it takes them as in flight longer, never shorter) */             \
+  X(T_TURNWAIT, "turn.wait", 1, 0, 0)                                          \
+  X(T_TURNPASS, "turn.pass", 2, 0, 0)                                          \
   /* if a (a predicate, uniform across the wave): the instructions up to     \
    * the T_ENDIF it matches, else none of them */                            \
   X(T_IF, "if", 1, 0, 0)                                                       \
@@ -372,6 +385,9 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p);
  * carries a group into its next iteration keeps to the rule of tir.h. */
 wavec_status wv_pass_waits(wv_kernel *k);
 wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p);
+/* Pass `turns` (turns.c): ping-pong of a specialized kernel's consumers. */
+wavec_status wv_pass_turns(wv_kernel *k);
+wavec_status wv_verify_turns(wv_kernel *k);
 /* For a loop body that starts at instruction `from` and runs to the end of
  * p's code (its ENDLOOP not yet there), with the waits `waits` will put
  * (none if `never`): *pending says whether wgmmas are in flight at its

@@ -101,6 +101,7 @@ static const pin pins[] = {
     PIN(WAVEC_HW_SMS, 5),
     PIN(WAVEC_HW_GROUP_M, 6),
     PIN(WAVEC_HW_STORES, 7),
+    PIN(WAVEC_HW_PINGPONG, 8),
     /* wavec_expr_op */
     PIN(WAVEC_EXPR_ADD, 0),
     PIN(WAVEC_EXPR_SUB, 1),
@@ -201,14 +202,15 @@ static void names_are_pinned(void) {
   static const char *const hw[] = {"stages",     "workgroups_per_sm",
                                    "copies",     "specialize",
                                    "persistent", "sms",
-                                   "group_m",    "stores"};
+                                   "group_m",    "stores",
+                                   "pingpong"};
   static const char *const hw_names[] = {
 #define X(e, v, name, lo, hi) [e] = name,
       WAVEC_HW_INTS(X)
 #undef X
   };
   for (int i = 0; i < WAVEC_HW_INT_COUNT; i++)
-    CHECKF(i < 8 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
+    CHECKF(i < 9 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
            hw_names[i]);
 }
 

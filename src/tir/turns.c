@@ -1,0 +1,273 @@
+/* Pass `turns`. require: waits, schedule. Ping-pong: the consumer
+ * warpgroups of a specialized kernel take turns at the tensor cores.
+ *
+ * A loop whose iteration issues a first group of wgmmas, waits for it,
+ * works on its result in registers (attention's softmax) and ends by
+ * issuing a last group that runs on into the next iteration (the carried
+ * group, waits.c) spends part of each iteration on the tensor cores and
+ * part off them. Left alone, the consumers drift into step: all of them
+ * issue at once, then all work off the tensor cores at once, which idle.
+ * With turns, the wgmmas of consumer c between its carried group and the
+ * next iteration's first group (one section) are issued only after
+ * consumer c - 1 issued its section (cyclically), so the sections queue on
+ * the tensor cores in a fixed order and one consumer's softmax runs while
+ * the others' wgmmas do.
+ *
+ * Barriers 2 .. 1 + C (C consumers; 0 and 1 are the workgroup's and the
+ * consumers'), one per consumer, each of 256 threads: consumer c waits at
+ * 2 + c (bar.sync) before a section and passes 2 + (c + 1) mod C
+ * (bar.arrive, after committing the section's group) at its end:
+ *   before the loop   c = C - 1 passes 2 (so that consumer 0 goes
+ *                     first); every consumer waits (its first section:
+ *                     the first group of iteration 0)
+ *   in the body       pass after the first group's last wgmma; wait
+ *                     before the carried group's first
+ *   after the loop    every consumer but C - 1 passes (its last section:
+ *                     the carried group of the last iteration)
+ * so that each barrier is waited at and passed as often, alternately (a
+ * consumer passes again only after its own wait, which needs the pass of
+ * the one that waits for it). The sections are the same count for every
+ * consumer: the loop's trips are the workgroup's, the same in every
+ * warpgroup. A turn orders issue only; it makes no memory visible, and the
+ * simulator's race checks take nothing from it.
+ *
+ * Where: a specialized kernel of 2 or more consumers, loops of its
+ * consumers' region whose body has no barrier and no loop of its own and
+ * has both groups. `hardware(pingpong = 0)` turns it off; given as 1 where
+ * no loop qualifies, it is an error (E0408). One remark a loop. */
+#include "tir/lower.h"
+
+enum { TURN_BAR0 = 2 }; /* 0: the workgroup's barrier; 1: the consumers' */
+
+/* Where a loop's turns go (instruction indexes), or why it has none. */
+typedef struct turn_site {
+  uint32_t loop, end;
+  uint32_t pass_after; /* the first group's last wgmma */
+  uint32_t wait_before; /* the carried group's first wgmma */
+} turn_site;
+
+/* NULL and *t where loop `i` qualifies; else why not. */
+static const char *qualifies(const tir_prog *p, uint32_t i, turn_site *t) {
+  uint32_t e = p->code.v[i].match;
+  uint32_t first_wait = 0, last_full = 0, partial = 0, last_before = 0;
+  bool any = false;
+  for (uint32_t j = i + 1; j < e; j++) {
+    const tir_instr *in = &p->code.v[j];
+    if (in->op == T_BAR || in->op == T_LOOP || in->op == T_IF ||
+        in->op == T_TURNWAIT || in->op == T_TURNPASS)
+      return "its body has a barrier, a loop or a region of its own";
+    if (in->op == T_WGMMA) {
+      any = true;
+      if (!first_wait)
+        last_before = j;
+    }
+    if (in->op == T_WGWAIT && in->imm == 0) {
+      if (!first_wait)
+        first_wait = j;
+      last_full = j;
+    }
+    if (in->op == T_WGWAIT && in->imm > 0)
+      partial = j;
+  }
+  if (!any)
+    return "it issues no wgmma";
+  if (!partial)
+    return "no group of its wgmmas runs on into the next iteration";
+  if (!first_wait || !last_before)
+    return "it issues one group of wgmmas an iteration, with nothing to "
+           "overlap";
+  uint32_t carried = 0;
+  for (uint32_t j = last_full + 1; j < partial && !carried; j++)
+    if (p->code.v[j].op == T_WGMMA)
+      carried = j;
+  if (!carried)
+    return "it issues one group of wgmmas an iteration, with nothing to "
+           "overlap";
+  *t = (turn_site){.loop = i, .end = e, .pass_after = last_before,
+                   .wait_before = carried};
+  return NULL;
+}
+
+static uint32_t new_reg(wavec_ctx *ctx, tir_prog *p, tir_ty ty) {
+  vec_push(ctx, &p->regs, ty);
+  return p->regs.n - 1;
+}
+
+typedef VEC(tir_instr) code_vec;
+
+static uint32_t put(wavec_ctx *ctx, tir_prog *p, code_vec *c, tir_op op,
+                    tir_ty ty, uint32_t a, uint32_t b, int64_t imm,
+                    wavec_loc loc) {
+  uint32_t d = ty == TY_COUNT ? 0 : new_reg(ctx, p, ty);
+  tir_instr in = {.op = op, .ty = ty == TY_COUNT ? TY_PRED : ty, .dst = d,
+                  .a = a, .b = b, .imm = imm, .loc = loc};
+  vec_push(ctx, c, in);
+  return d;
+}
+
+static void turn(wavec_ctx *ctx, code_vec *c, tir_op op, uint32_t bar,
+                 uint32_t on, int64_t threads, wavec_loc loc) {
+  tir_instr in = {.op = op, .ty = TY_PRED, .a = bar, .b = on,
+                  .imm2 = threads, .loc = loc};
+  vec_push(ctx, c, in);
+}
+
+/* The registers of a consumer's turns, computed before the loop: its own
+ * barrier, the next consumer's, and whether it is the last consumer. */
+typedef struct turn_regs {
+  uint32_t mine, next, last, not_last;
+} turn_regs;
+
+static turn_regs consumer_regs(wavec_ctx *ctx, tir_prog *p, code_vec *c,
+                               int64_t consumers, wavec_loc loc) {
+  turn_regs r;
+  uint32_t tid = put(ctx, p, c, T_SREG, TY_I32, 0, 0, TIR_SREG_TID_X, loc);
+  uint32_t k128 = put(ctx, p, c, T_CONST, TY_I32, 0, 0, 128, loc);
+  uint32_t wg = put(ctx, p, c, T_DIV, TY_I32, tid, k128, 0, loc);
+  uint32_t base = put(ctx, p, c, T_CONST, TY_I32, 0, 0, TURN_BAR0, loc);
+  r.mine = put(ctx, p, c, T_ADD, TY_I32, wg, base, 0, loc);
+  uint32_t one = put(ctx, p, c, T_CONST, TY_I32, 0, 0, 1, loc);
+  uint32_t n = put(ctx, p, c, T_CONST, TY_I32, 0, 0, consumers, loc);
+  uint32_t up = put(ctx, p, c, T_ADD, TY_I32, wg, one, 0, loc);
+  uint32_t wrap = put(ctx, p, c, T_MOD, TY_I32, up, n, 0, loc);
+  r.next = put(ctx, p, c, T_ADD, TY_I32, wrap, base, 0, loc);
+  uint32_t lastc = put(ctx, p, c, T_CONST, TY_I32, 0, 0, consumers - 1, loc);
+  r.last = new_reg(ctx, p, TY_PRED);
+  r.not_last = new_reg(ctx, p, TY_PRED);
+  tir_instr eq = {.op = T_SETP, .ty = TY_I32, .dst = r.last, .a = wg,
+                  .b = lastc, .imm = TIR_CMP_EQ, .loc = loc};
+  tir_instr ne = eq;
+  ne.dst = r.not_last;
+  ne.imm = TIR_CMP_NE;
+  vec_push(ctx, c, eq);
+  vec_push(ctx, c, ne);
+  return r;
+}
+
+static void remark(wv_kernel *k, const tir_prog *p, const turn_site *t,
+                   int64_t consumers, bool chosen) {
+  wv_buf b;
+  wv_remark_start(k, p->code.v[t->loop].loc, &b);
+  wv_buf_printf(&b, "ping-pong: the %lld consumer warpgroups take turns at "
+                    "the tensor cores (named barriers %d to %lld): each "
+                    "issues an iteration's last wgmmas and the next "
+                    "iteration's first between its turn and the next "
+                    "consumer's, so that one works off the tensor cores "
+                    "(the softmax) while another's wgmmas run",
+                (long long)consumers, TURN_BAR0,
+                (long long)(TURN_BAR0 + consumers - 1));
+  if (chosen)
+    wv_buf_puts(&b, "; the compiler's choice (hardware(pingpong = 0) turns "
+                    "it off)");
+  wv_remark_end(k, &b);
+}
+
+wavec_status wv_pass_turns(wv_kernel *k) {
+  wavec_ctx *ctx = k->ctx;
+  lw *w = k->lw;
+  tir_prog *p = k->tir;
+  const sched_plan *s = &w->sched;
+  bool asked = k->hw.ints[WAVEC_HW_PINGPONG] != 0;
+  int64_t knob = w->d->hw[WAVEC_HW_PINGPONG];
+  if (asked && !knob)
+    return WAVEC_OK;
+  wavec_loc at = asked && k->hw.ints_loc[WAVEC_HW_PINGPONG].line
+                     ? k->hw.ints_loc[WAVEC_HW_PINGPONG]
+                     : k->loc;
+  if (!s->specialize || s->consumers < 2) {
+    if (asked)
+      wv_fail(ctx, D_SCHEDULE, at, "hardware(pingpong = 1): turns need a "
+              "specialized kernel (hardware(specialize = 1)) of two or more "
+              "consumer warpgroups; this one has %s",
+              s->specialize ? "one" : "no producer warpgroup");
+    return WAVEC_OK;
+  }
+  VEC(turn_site) sites = {0};
+  const char *why = "it has no loop";
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    if (p->code.v[i].op != T_LOOP)
+      continue;
+    turn_site t;
+    const char *no = qualifies(p, i, &t);
+    if (no)
+      why = no;
+    else
+      vec_push(ctx, &sites, t);
+  }
+  if (!sites.n) {
+    if (asked)
+      wv_fail(ctx, D_SCHEDULE, at, "hardware(pingpong = 1): no loop of the "
+              "consumers has wgmmas to take turns at: %s", why);
+    return WAVEC_OK;
+  }
+  int64_t threads = 256; /* the waiting consumer's and the passing one's */
+  code_vec code = {0};
+  uint32_t next_site = 0;
+  turn_regs r = {0};
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    const turn_site *t = next_site < sites.n ? &sites.v[next_site] : NULL;
+    const tir_instr *in = &p->code.v[i];
+    if (t && i == t->loop) {
+      r = consumer_regs(ctx, p, &code, s->consumers, in->loc);
+      /* planted bugs for the tests: no first pass (nobody starts); every
+       * consumer passes after the loop (one pass too many); no wait in
+       * the body (a consumer passes twice running) */
+      if (!(ctx->test_hooks & WV_HOOK_TURN_NO_FIRST))
+        turn(ctx, &code, T_TURNPASS, r.next, r.last, threads, in->loc);
+      turn(ctx, &code, T_TURNWAIT, r.mine, 0, threads, in->loc);
+    }
+    if (t && i == t->wait_before && !(ctx->test_hooks & WV_HOOK_TURN_NO_WAIT))
+      turn(ctx, &code, T_TURNWAIT, r.mine, 0, threads, in->loc);
+    vec_push(ctx, &code, *in);
+    if (t && i == t->pass_after)
+      turn(ctx, &code, T_TURNPASS, r.next, 0, threads, in->loc);
+    if (t && i == t->end) {
+      /* after the wait that follows the loop, where there is one: nothing
+       * may come between a loop that carries a group out and that wait
+       * (waits.c) */
+      if (i + 1 < p->code.n && p->code.v[i + 1].op == T_WGWAIT &&
+          p->code.v[i + 1].imm == 0)
+        vec_push(ctx, &code, p->code.v[++i]);
+      turn(ctx, &code, T_TURNPASS, r.next,
+           (ctx->test_hooks & WV_HOOK_TURN_EXTRA_PASS) ? 0 : r.not_last,
+           threads, in->loc);
+      remark(k, p, t, s->consumers, !asked);
+      next_site++;
+    }
+  }
+  p->code.v = code.v;
+  p->code.n = code.n;
+  p->code.cap = code.cap;
+  /* loops and regions name each other again (their indexes moved) */
+  VEC(uint32_t) open = {0};
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    tir_op op = p->code.v[i].op;
+    if (op == T_LOOP || op == T_IF) {
+      vec_push(ctx, &open, i);
+    } else if (op == T_ENDLOOP || op == T_ENDIF) {
+      uint32_t o = open.v[--open.n];
+      p->code.v[o].match = i;
+      p->code.v[i].match = o;
+    }
+  }
+  return WAVEC_OK;
+}
+
+/* What turns promises: every T_TURNWAIT has as many T_TURNPASS on its
+ * barrier register's loop (the same count of each kind in the program),
+ * and no turn sits in a loop nested in the loop it serves. */
+wavec_status wv_verify_turns(wv_kernel *k) {
+  const tir_prog *p = k->tir;
+  int64_t waits = 0, passes = 0;
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    waits += p->code.v[i].op == T_TURNWAIT;
+    passes += p->code.v[i].op == T_TURNPASS;
+  }
+  if (k->ctx->test_hooks & (WV_HOOK_TURN_NO_FIRST | WV_HOOK_TURN_NO_WAIT))
+    return WAVEC_OK; /* (planted bugs: the simulator's to find) */
+  if (waits * 3 != passes * 2)
+    wv_fail(k->ctx, D_INTERNAL, k->loc, "turns: %lld waits and %lld passes "
+            "(two waits and three passes a loop)", (long long)waits,
+            (long long)passes);
+  return WAVEC_OK;
+}

@@ -357,8 +357,9 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    turns issuing their wgmmas (named barriers): a loop that waits for
  *    one group of wgmmas, works on its result and carries its last group
  *    into the next iteration (attention) gets one consumer's work off the
- *    tensor cores while another's wgmmas run. 0: off. Not given: on
- *    wherever it applies. */
+ *    tensor cores while another's wgmmas run. 0 or not given: off (a
+ *    remark says where it would apply; measured, it gains in the attention
+ *    backward and loses in the forward). */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \

@@ -33,8 +33,13 @@
  *
  * Where: a specialized kernel of 2 or more consumers, loops of its
  * consumers' region whose body has no barrier and no loop of its own and
- * has both groups. `hardware(pingpong = 0)` turns it off; given as 1 where
- * no loop qualifies, it is an error (E0408). One remark a loop. */
+ * has both groups, when `hardware(pingpong = 1)` asks for it; given where
+ * no loop qualifies, it is an error (E0408). Not the compiler's choice:
+ * measured on the H100 (bench/NOTES.md, v0.5.7), turns gain 1-15% in the
+ * specialized backward kernels and lose 25-37% in the forward, where two
+ * consumers issuing their wgmmas at once feed the tensor cores better than
+ * one at a time; where a loop qualifies unasked, a remark says so. One
+ * remark a loop. */
 #include "tir/lower.h"
 
 enum { TURN_BAR0 = 2 }; /* 0: the workgroup's barrier; 1: the consumers' */
@@ -145,7 +150,7 @@ static turn_regs consumer_regs(wavec_ctx *ctx, tir_prog *p, code_vec *c,
 }
 
 static void remark(wv_kernel *k, const tir_prog *p, const turn_site *t,
-                   int64_t consumers, bool chosen) {
+                   int64_t consumers) {
   wv_buf b;
   wv_remark_start(k, p->code.v[t->loop].loc, &b);
   wv_buf_printf(&b, "ping-pong: the %lld consumer warpgroups take turns at "
@@ -156,9 +161,6 @@ static void remark(wv_kernel *k, const tir_prog *p, const turn_site *t,
                     "(the softmax) while another's wgmmas run",
                 (long long)consumers, TURN_BAR0,
                 (long long)(TURN_BAR0 + consumers - 1));
-  if (chosen)
-    wv_buf_puts(&b, "; the compiler's choice (hardware(pingpong = 0) turns "
-                    "it off)");
   wv_remark_end(k, &b);
 }
 
@@ -200,6 +202,16 @@ wavec_status wv_pass_turns(wv_kernel *k) {
               "consumers has wgmmas to take turns at: %s", why);
     return WAVEC_OK;
   }
+  if (!asked) {
+    wv_buf b;
+    wv_remark_start(k, p->code.v[sites.v[0].loop].loc, &b);
+    wv_buf_puts(&b, "ping-pong: not chosen: the consumer warpgroups could "
+                    "take turns at the tensor cores here; measured, turns "
+                    "gain in the attention backward and lose in the forward "
+                    "(hardware(pingpong = 1) asks for them)");
+    wv_remark_end(k, &b);
+    return WAVEC_OK;
+  }
   int64_t threads = 256; /* the waiting consumer's and the passing one's */
   code_vec code = {0};
   uint32_t next_site = 0;
@@ -231,7 +243,7 @@ wavec_status wv_pass_turns(wv_kernel *k) {
       turn(ctx, &code, T_TURNPASS, r.next,
            (ctx->test_hooks & WV_HOOK_TURN_EXTRA_PASS) ? 0 : r.not_last,
            threads, in->loc);
-      remark(k, p, t, s->consumers, !asked);
+      remark(k, p, t, s->consumers);
       next_site++;
     }
   }

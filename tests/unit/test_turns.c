@@ -1,8 +1,9 @@
 /* Ping-pong (src/tir/turns.c): the consumer warpgroups of a specialized
  * kernel take turns issuing their wgmmas, in the simulator.
  *  - the attention forward, plain and causal, square and ragged, one tile
- *    a workgroup and persistent, D = 64 and 128, with the compiler's turns
- *    and with hardware(pingpong = 0): both against float64 (o within 1e-2,
+ *    a workgroup and persistent, D = 64 and 128, with hardware(pingpong =
+ *    1) and without (then no turns, and a remark that they would apply):
+ *    both against float64 (o within 1e-2,
  *    lse within 1e-3), and the turns where the pass says: before the loop
  *    a pass (the last consumer's) and a wait; in the body a pass after the
  *    first group's last wgmma, before any wait, and a wait just before the
@@ -98,7 +99,7 @@ static void attention(void) {
       snprintf(bk, sizeof bk, "BLOCK_K2=%d", rows[i].block_k2);
       const char *defs[] = {"B=2", m, k2, d1, d2, bk, "specialize=1",
                             "stages=3", "sms=3",
-                            pp ? "sms=3" : "pingpong=0", rows[i].extra, NULL};
+                            pp ? "pingpong=1" : "sms=3", rows[i].extra, NULL};
       kcase c;
       bool ok = kc_open(&c, "examples/attention_fwd_wgmma.wave",
                         rows[i].kernel, NULL, defs);
@@ -131,8 +132,9 @@ static void attention(void) {
                               "turns"),
                "row %zu: no remark", i);
       } else {
-        CHECKF(t.waits == 0 && t.passes == 0 && !has_remark(&c, "ping-pong"),
-               "row %zu: turns with pingpong = 0", i);
+        CHECKF(t.waits == 0 && t.passes == 0 &&
+                   has_remark(&c, "ping-pong: not chosen"),
+               "row %zu: turns without pingpong = 1, or no remark", i);
       }
       int b = 2, n = rows[i].n, d = rows[i].d;
       double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng),
@@ -159,7 +161,7 @@ static void attention(void) {
  * the wait after it commits nothing. */
 static void ptx(void) {
   const char *defs[] = {"B=1", "M=256", "K2=256", "K1=128", "N=128",
-                        "BLOCK_K2=128", "stages=3", NULL};
+                        "BLOCK_K2=128", "stages=3", "pingpong=1", NULL};
   kcase c;
   bool ok = kc_open(&c, "examples/attention_fwd_wgmma.wave",
                     "attention_fwd_wgmma", NULL, defs);
@@ -251,8 +253,8 @@ static void bugs(void) {
     char hook[64];
     snprintf(hook, sizeof hook, "hook=%s", rows[i].hook);
     const char *defs[] = {"B=1", "M=256", "K2=256", "K1=64", "N=64",
-                          "BLOCK_K2=64", "specialize=1", "stages=3", hook,
-                          NULL};
+                          "BLOCK_K2=64", "specialize=1", "stages=3",
+                          "pingpong=1", hook, NULL};
     kcase c;
     bool ok = kc_open(&c, "examples/attention_fwd_wgmma.wave",
                       "attention_fwd_wgmma", NULL, defs);

@@ -9,7 +9,7 @@ queued back to back) in the same process. FLOP conventions as ../shared/anchors/
 attention forward 4*B*H*N*N*D (halved when causal).
 
 Usage (on the GPU machine, from the repo root, after `make MODE=release all lib`):
-  python3 bench/bench.py [--quick] [--out DIR] [--only gemm|attn|fwd|bwd|tma|fp8|ragged]
+  python3 bench/bench.py [--quick] [--out DIR] [--only gemm|attn|fwd|bwd|bwd_wg|tma|fp8|ragged|schedule|launch|pingpong]
 Writes DIR/results.json, DIR/RESULTS.md and DIR/results.png and prints a
 table last.
 """

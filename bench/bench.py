@@ -570,6 +570,24 @@ SCHED_VARIANTS = [dict(specialize=s, persistent=p) for s in (0, 1) for p in (0, 
 SCHED_TILES = [(128, 256, 2, 4), (128, 128, 2, 4)]
 LLM_SHAPES = [(m, n, k) for m in (2048, 16384) for n in (4096, 8192, 14336) for k in (4096, 8192, 14336)]
 
+def attn_fwd_inputs(D, N):
+    """The attention forward's f16 inputs in the (B*H, N, D) layout wavec
+    takes (B*H = 16384 / N * 2048 / D), o in f16 and lse, and a function of
+    causal giving SDPA-cuDNN's output (in o's shape), its time and the
+    FLOPs."""
+    B = max(1, 16384 // N); H = 2048 // D; BH = B * H
+    q, kk, vv = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(3))
+    o = torch.empty(BH, N, D, dtype=torch.float16, device=dev)
+    lse = torch.empty(BH, N, dtype=torch.float32, device=dev)
+    qq, kq, vq = (t.reshape(B, H, N, D) for t in (q, kk, vv))
+    def cudnn(causal):
+        from torch.nn.attention import sdpa_kernel, SDPBackend
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            ref = F.scaled_dot_product_attention(qq, kq, vq, is_causal=causal, scale=0.125)
+            ms_p = bench(lambda: F.scaled_dot_product_attention(qq, kq, vq, is_causal=causal, scale=0.125))
+        return ref.reshape(BH, N, D), ms_p, 4 * BH * N * N * D * (0.5 if causal else 1.0)
+    return BH, q, kk, vv, o, lse, cudnn
+
 def schedule_ab(quick=False):
     """gemm_wgmma specialize=0/1 x persistent=0/1 at 4096^3, 8192^3 (bf16
     and f16) and the LLM projection shapes M in {2048, 16384}, N, K in
@@ -627,16 +645,9 @@ def schedule_ab(quick=False):
     # the warpgroup attention forward on the same schedules (D = 128, o in
     # f16), against SDPA-cuDNN in the same process
     D, N = 128, (4096 if quick else 8192)
-    B = max(1, 16384 // N); H = 2048 // D; BH = B * H
-    q, kk, vv = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(3))
-    o = torch.empty(BH, N, D, dtype=torch.float16, device=dev); lse = torch.empty(BH, N, dtype=torch.float32, device=dev)
-    qq, kq, vq = (t.reshape(B, H, N, D) for t in (q, kk, vv))
-    from torch.nn.attention import sdpa_kernel, SDPBackend
+    BH, q, kk, vv, o, lse, cudnn = attn_fwd_inputs(D, N)
     for causal in (False, True):
-        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-            ref = F.scaled_dot_product_attention(qq, kq, vq, is_causal=causal, scale=0.125)
-            ms_p = bench(lambda: F.scaled_dot_product_attention(qq, kq, vq, is_causal=causal, scale=0.125))
-        fl = 4 * BH * N * N * D * (0.5 if causal else 1.0)
+        ref, ms_p, fl = cudnn(causal)
         for var in SCHED_VARIANTS:
             try:
                 k, t1, t2, info = wavec_compile("examples/attention_fwd_wgmma.wave",
@@ -644,7 +655,7 @@ def schedule_ab(quick=False):
                                                 dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=128, BLOCK_K2=64),
                                                 dict(stages=3, **var), target="sm_90a")
                 o.fill_(float("nan")); k(q, kk, vv, o, lse); torch.cuda.synchronize()
-                err = rel_err(o.reshape(B, H, N, D), ref)
+                err = rel_err(o, ref)
                 ms_w = bench(lambda: k(q, kk, vv, o, lse))
                 report(f"sched attn fwd f16 D={D} N={N} causal={int(causal)} spec={var['specialize']} "
                        f"pers={var['persistent']} ({info['regs']} regs, {info['spill']} B spill)",
@@ -665,19 +676,11 @@ PP_DKDV = [(128, 32, 4), (64, 64, 3), (64, 64, 4), (128, 64, 3)]  # BLOCK_K2, BL
 PP_DQ = [(128, 64, 3), (128, 64, 4), (64, 128, 3)]                 # BLOCK_M, BLOCK_K2, STAGES
 
 def pingpong_ab(quick=False):
-    from torch.nn.attention import sdpa_kernel, SDPBackend
     for D in (128, 64):
         for N in ((4096,) if quick else (8192, 4096, 6000)):
-            B = max(1, 16384 // N); H = 2048 // D; BH = B * H
-            q, kk, vv = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(3))
-            o = torch.empty(BH, N, D, dtype=torch.float16, device=dev)
-            lse = torch.empty(BH, N, dtype=torch.float32, device=dev)
-            qq, kq, vq = (t.reshape(B, H, N, D) for t in (q, kk, vv))
+            BH, q, kk, vv, o, lse, cudnn = attn_fwd_inputs(D, N)
             for causal in (False, True):
-                with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-                    ref = F.scaled_dot_product_attention(qq, kq, vq, is_causal=causal, scale=0.125)
-                    ms_p = bench(lambda: F.scaled_dot_product_attention(qq, kq, vq, is_causal=causal, scale=0.125))
-                fl = 4 * BH * N * N * D * (0.5 if causal else 1.0)
+                ref, ms_p, fl = cudnn(causal)
                 for bm, bk, st, hw in PP_FWD:
                     for pp in ((0, 1) if hw else (None,)):
                         hard = dict(stages=st, **hw, **({} if pp is None else dict(pingpong=pp)))
@@ -686,7 +689,7 @@ def pingpong_ab(quick=False):
                                 "examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma" + ("_causal" if causal else ""),
                                 dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=bm, BLOCK_K2=bk), hard, target="sm_90a")
                             o.fill_(float("nan")); k(q, kk, vv, o, lse); torch.cuda.synchronize()
-                            err = rel_err(o.reshape(B, H, N, D), ref)
+                            err = rel_err(o, ref)
                             ms_w = bench(lambda: k(q, kk, vv, o, lse))
                             report(f"pingpong attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st}"
                                    f"{' spec' if hw else ''}{'' if pp is None else f' pp={pp}'} "

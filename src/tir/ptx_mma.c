@@ -30,10 +30,11 @@ void ptx_pack32(px *x, const uint32_t *regs, tir_ty t, const char *into) {
   ins(x, "prmt.b32 %s, %s, %s, 0x6420", into, lo.s, hi.s); /* bytes 0, 2 */
 }
 
-/* Which wgmma waits (and turn passes, turns.c) close a group. A wait commits the open group first
- * (wgmma.commit_group) only when a wgmma may have been issued since the last
- * commit on some path to it: an empty commit does nothing to the program but
- * makes ptxas serialize every wgmma of the kernel (its warning C7514). The
+/* Which wgmma waits (and turn passes, turns.c) close a group. A wait
+ * commits the open group first (wgmma.commit_group) only when a wgmma may
+ * have been issued since the last commit on some path to it: an empty
+ * commit does nothing to the program but makes ptxas serialize every wgmma
+ * of the kernel (its warning C7514). The
  * paths are those of the structured loops and regions: a loop's head joins
  * its entry and its back edge, its exit its entry (no trips) and its end, a
  * region's end its entry (skipped) and its last instruction; a back edge that

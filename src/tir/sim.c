@@ -252,15 +252,19 @@ static void mma_maps(sim *s, wavec_mma_kind kind, int N) {
   s->map_n = N;
 }
 
-/* The register that holds the same value in every lane of wave w. */
-static int64_t uniform(sim *s, const tir_instr *in, uint32_t w, uint32_t r) {
+/* Register r of wave w, which tir.h has the same in every lane; where it
+ * is not, an internal error saying `differs`. */
+static int64_t uniform(sim *s, const tir_instr *in, uint32_t w, uint32_t r,
+                       const char *differs) {
   int64_t v = rd(s, in, w, r, 0).i;
   for (int l = 1; l < s->lanes; l++)
     if (rd(s, in, w, r, l).i != v)
-      sim_report(s, in, w, l, D_INTERNAL, "a wgmma operand address differs "
-             "between the lanes of the warpgroup");
+      sim_report(s, in, w, l, D_INTERNAL, "%s", differs);
   return v;
 }
+
+static const char *const WGMMA_ADDR =
+    "a wgmma operand address differs between the lanes of the warpgroup";
 
 /* An element a wgmma of wave w reads from shared memory (for lane l's
  * race check); its bytes stay marked read until the wgmma retires. */
@@ -289,7 +293,7 @@ static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
   int na = areg ? wv_mma_elems(kind, WV_LHS, 8) : 0, ne = (int)in->nlist - na;
   int M = mi->m, K = mi->k, N = 2 * ne;
   mma_maps(s, kind, N);
-  int64_t b = uniform(s, in, w, in->b);
+  int64_t b = uniform(s, in, w, in->b, WGMMA_ADDR);
   double *A = s->A, *B = s->B;
   if (areg) {
     for (int l = 0; l < s->lanes; l++)
@@ -298,7 +302,7 @@ static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
         A[mk[0] * K + mk[1]] = num(ity, rd(s, in, w, in->list[ne + e], l));
       }
   } else {
-    int64_t a = uniform(s, in, w, in->a);
+    int64_t a = uniform(s, in, w, in->a, WGMMA_ADDR);
     for (int m = 0; m < M; m++)
       for (int k = 0; k < K; k++)
         A[m * K + k] = num(ity, wgmma_read(s, in, w, 32 * (m / 16), ity,
@@ -922,11 +926,8 @@ static bool exec_bar(sim *s, const tir_instr *in, uint32_t w) {
 
 /* A branch's predicate: the same in every lane of the wave (tir.h). */
 static bool exec_if(sim *s, const tir_instr *in, uint32_t w) {
-  int64_t v = rd(s, in, w, in->a, 0).i;
-  for (int l = 1; l < s->lanes; l++)
-    if (rd(s, in, w, in->a, l).i != v)
-      sim_report(s, in, w, l, D_INTERNAL, "a branch's predicate differs "
-                 "between the lanes of a wave");
+  int64_t v = uniform(s, in, w, in->a, "a branch's predicate "
+                      "differs between the lanes of a wave");
   if (!v)
     s->waves[w].pc = in->match + 1;
   return true;
@@ -938,11 +939,8 @@ static bool exec_endif(sim *s, const tir_instr *in, uint32_t w) {
 
 /* A turn's barrier id (tir.h: uniform across the wave, 2 to 15). */
 static int turn_id(sim *s, const tir_instr *in, uint32_t w) {
-  int64_t id = rd(s, in, w, in->a, 0).i;
-  for (int l = 1; l < s->lanes; l++)
-    if (rd(s, in, w, in->a, l).i != id)
-      sim_report(s, in, w, l, D_INTERNAL, "a turn's barrier differs between "
-                 "the lanes of a wave");
+  int64_t id = uniform(s, in, w, in->a, "a turn's barrier differs "
+                       "between the lanes of a wave");
   if (id < 2 || id > 15)
     sim_report(s, in, w, 0, D_INTERNAL, "a turn at barrier %lld: turns take "
                "the named barriers 2 to 15", (long long)id);
@@ -952,7 +950,7 @@ static int turn_id(sim *s, const tir_instr *in, uint32_t w) {
 /* T_TURNWAIT: the wave waits until the barrier's thread count is made up
  * (release_turns); nothing about memory follows from it. */
 static bool exec_turnwait(sim *s, const tir_instr *in, uint32_t w) {
-  (void)turn_id(s, in, w);
+  s->waves[w].turn_bar = turn_id(s, in, w);
   s->waves[w].at_turn = s->waves[w].turns = true;
   return false;
 }
@@ -962,15 +960,9 @@ static bool exec_turnwait(sim *s, const tir_instr *in, uint32_t w) {
  * wave waiting: the turns no longer alternate. */
 static bool exec_turnpass(sim *s, const tir_instr *in, uint32_t w) {
   s->waves[w].turns = true;
-  if (in->b) {
-    int64_t on = rd(s, in, w, in->b, 0).i;
-    for (int l = 1; l < s->lanes; l++)
-      if (rd(s, in, w, in->b, l).i != on)
-        sim_report(s, in, w, l, D_INTERNAL, "a turn's predicate differs "
-                   "between the lanes of a wave");
-    if (!on)
-      return true;
-  }
+  if (in->b && !uniform(s, in, w, in->b, "a turn's predicate differs "
+                               "between the lanes of a wave"))
+    return true;
   int id = turn_id(s, in, w);
   s->turn_passed[id] += s->lanes;
   s->turn_last[id] = in;
@@ -1208,9 +1200,9 @@ static bool release_turns(sim *s) {
     int64_t waiting = 0, want = 0;
     for (uint32_t w = 0; w < s->nwaves; w++) {
       const swave *wv = &s->waves[w];
-      const tir_instr *at = wv->at_turn ? &s->p->code.v[wv->pc - 1] : NULL;
-      if (!at || rd(s, at, w, at->a, 0).i != id)
+      if (!wv->at_turn || wv->turn_bar != id)
         continue;
+      const tir_instr *at = &s->p->code.v[wv->pc - 1];
       if (want && at->imm2 != want)
         sim_report(s, at, w, 0, D_SIM_BARRIER, "turn barrier %d counts %lld "
                    "threads here and %lld elsewhere", id, (long long)at->imm2,
@@ -1226,12 +1218,9 @@ static bool release_turns(sim *s) {
                  "more than its count of %lld", id, (long long)waiting,
                  (long long)want);
     s->turn_passed[id] -= want - waiting;
-    for (uint32_t w = 0; w < s->nwaves; w++) {
-      swave *wv = &s->waves[w];
-      if (wv->at_turn && rd(s, &s->p->code.v[wv->pc - 1], w,
-                            s->p->code.v[wv->pc - 1].a, 0).i == id)
-        wv->at_turn = false;
-    }
+    for (uint32_t w = 0; w < s->nwaves; w++)
+      if (s->waves[w].at_turn && s->waves[w].turn_bar == id)
+        s->waves[w].at_turn = false;
     any = true;
   }
   return any;
@@ -1257,7 +1246,7 @@ static void stuck_turns(sim *s) {
   if (!first)
     return;
   const tir_instr *in = &s->p->code.v[first->pc - 1];
-  int id = (int)rd(s, in, at, in->a, 0).i;
+  int id = first->turn_bar;
   sim_report(s, in, at, 0, D_SIM_DEADLOCK, "this wave waits for its turn at "
              "barrier %d of %lld threads, which no wave can pass to it (every "
              "wave that takes turns waits for one; %lld threads passed it)",
@@ -1295,13 +1284,9 @@ _Noreturn static void stuck(sim *s) {
   uint32_t w = 0;
   while (w < s->nwaves && !s->waves[w].at_barrier)
     w++;
-  if (w == s->nwaves) { /* only turns wait: a wave that takes none ended */
-    while (!s->waves[w - 1].at_turn)
-      w--;
-    sim_report(s, &s->p->code.v[s->waves[w - 1].pc - 1], w - 1, 0,
-               D_SIM_DEADLOCK, "this wave waits for its turn, which no wave "
-               "can pass to it");
-  }
+  /* (waves only at turns are stuck_turns's: every one that takes turns
+   * and has not ended waits at one) */
+  wv_assert(s->ctx, w < s->nwaves);
   const tir_instr *in = &s->p->code.v[s->waves[w].pc - 1];
   if (!in->imm2)
     sim_report(s, in, w, 0, D_SIM_BARRIER,

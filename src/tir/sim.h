@@ -18,6 +18,7 @@ typedef struct swave {
   bool regs_blocked; /* at a setmaxnreg.inc the pool cannot serve yet */
   bool smem_touched; /* made an ordinary shared-memory access */
   bool at_turn;      /* at a T_TURNWAIT not yet made up */
+  int turn_bar;      /* the barrier of its last T_TURNWAIT (0: none) */
   bool turns;        /* ran a turn (wait or pass) */
   uint64_t steps; /* instructions completed */
   int64_t regs;   /* registers per thread it holds (setmaxnreg) */

@@ -385,6 +385,9 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p);
  * carries a group into its next iteration keeps to the rule of tir.h. */
 wavec_status wv_pass_waits(wv_kernel *k);
 wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p);
+/* Every T_LOOP and its T_ENDLOOP, every T_IF and its T_ENDIF name each
+ * other (match) again, after a pass inserted instructions (waits.c). */
+void tir_match_loops(wavec_ctx *ctx, tir_prog *p);
 /* Pass `turns` (turns.c): ping-pong of a specialized kernel's consumers. */
 wavec_status wv_pass_turns(wv_kernel *k);
 wavec_status wv_verify_turns(wv_kernel *k);

@@ -103,9 +103,9 @@ typedef VEC(tir_instr) code_vec;
 static uint32_t put(wavec_ctx *ctx, tir_prog *p, code_vec *c, tir_op op,
                     tir_ty ty, uint32_t a, uint32_t b, int64_t imm,
                     wavec_loc loc) {
-  uint32_t d = ty == TY_COUNT ? 0 : new_reg(ctx, p, ty);
-  tir_instr in = {.op = op, .ty = ty == TY_COUNT ? TY_PRED : ty, .dst = d,
-                  .a = a, .b = b, .imm = imm, .loc = loc};
+  uint32_t d = new_reg(ctx, p, ty);
+  tir_instr in = {.op = op, .ty = ty, .dst = d, .a = a, .b = b, .imm = imm,
+                  .loc = loc};
   vec_push(ctx, c, in);
   return d;
 }
@@ -250,18 +250,7 @@ wavec_status wv_pass_turns(wv_kernel *k) {
   p->code.v = code.v;
   p->code.n = code.n;
   p->code.cap = code.cap;
-  /* loops and regions name each other again (their indexes moved) */
-  VEC(uint32_t) open = {0};
-  for (uint32_t i = 0; i < p->code.n; i++) {
-    tir_op op = p->code.v[i].op;
-    if (op == T_LOOP || op == T_IF) {
-      vec_push(ctx, &open, i);
-    } else if (op == T_ENDLOOP || op == T_ENDIF) {
-      uint32_t o = open.v[--open.n];
-      p->code.v[o].match = i;
-      p->code.v[i].match = o;
-    }
-  }
+  tir_match_loops(ctx, p); /* (their indexes moved) */
   return WAVEC_OK;
 }
 

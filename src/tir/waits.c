@@ -120,9 +120,7 @@ static bool has_wgmma(const tir_prog *p) {
   return false;
 }
 
-/* Every T_LOOP and its T_ENDLOOP, every T_IF and its T_ENDIF name each
- * other (match). */
-static void match_loops(wavec_ctx *ctx, tir_prog *p) {
+void tir_match_loops(wavec_ctx *ctx, tir_prog *p) {
   VEC(uint32_t) open = {0};
   for (uint32_t i = 0; i < p->code.n; i++) {
     if (p->code.v[i].op == T_LOOP || p->code.v[i].op == T_IF) {
@@ -163,7 +161,7 @@ wavec_status wv_pass_waits(wv_kernel *k) {
     p->code.v = code.v;
     p->code.n = code.n;
     p->code.cap = code.cap;
-    match_loops(ctx, p);
+    tir_match_loops(ctx, p);
   }
   return WAVEC_OK;
 }

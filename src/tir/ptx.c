@@ -1350,6 +1350,8 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
     wv_buf_puts(out, "\t.reg .b16 %hz;\n");
   if (x.nwa)
     wv_buf_printf(out, "\t.reg .b32 %%wa<%u>;\n", x.nwa);
+  if (x.nwd)
+    wv_buf_printf(out, "\t.reg .b64 %%wd<%u>;\n", x.nwd);
   wv_buf_puts(out, "\n");
   for (uint32_t i = 0; i < p->args.n; i++) {
     wv_buf_printf(out, "\tld.param.u64 %%ga%u, [", i);

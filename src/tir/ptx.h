@@ -40,6 +40,12 @@ typedef struct px {
   bool fenced;                   /* wgmma.fence since the accumulators
                                   * were last touched by anything else */
   uint32_t nwa;                  /* %wa registers: packed wgmma lhs */
+  uint32_t nwd;                  /* %wd registers: wgmma descriptor bases */
+  struct {                       /* the bases of this straight-line run */
+    uint32_t root, wd;           /* shared offset register, its %wd */
+    int64_t lbo;
+  } wdbase[8];
+  uint32_t nwdbase;
   /* analyses */
   bool *commits;                 /* by instruction: a wgmma wait that closes
                                   * a group (open_groups) */
@@ -47,6 +53,8 @@ typedef struct px {
                                   * wgmma's packed lhs, 0 before packing */
   uint8_t *isconst, *nonneg;     /* by register */
   uint8_t *wgreg;                /* by register: in some wgmma's list */
+  uint32_t *def;                 /* by register: its one definition's index
+                                  * + 1, 0 when it has none or several */
   int64_t *cval;
   bool *argread, *argwritten;    /* by argument */
   /* line info */

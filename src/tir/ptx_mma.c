@@ -91,17 +91,36 @@ void ptx_wgmma_analyse(px *x) {
   open_groups(x);
   x->wa = wv_alloc(x->ctx, (p->code.n + 1) * sizeof *x->wa);
   x->wgreg = wv_alloc(x->ctx, p->regs.n);
+  x->def = wv_alloc(x->ctx, p->regs.n * sizeof *x->def);
+  uint8_t *many = wv_alloc(x->ctx, p->regs.n);
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
     for (uint32_t j = 0; in->op == T_WGMMA && j < in->nlist; j++)
       x->wgreg[in->list[j]] = 1;
+    if (writes_dst(in)) {
+      many[in->dst] = x->def[in->dst] != 0;
+      x->def[in->dst] = i + 1;
+    }
+    for (uint32_t j = 0; j < in->nlist && writes_list(in); j++)
+      many[in->list[j]] = 1;
   }
+  for (uint32_t r = 0; r < p->regs.n; r++)
+    if (many[r])
+      x->def[r] = 0;
 }
 
 /* A wgmma after a loop boundary, a wait, an f32 write or a write of a
  * register some wgmma takes needs a fence (and after an mbarrier wait:
- * shared memory a tensor copy wrote). */
+ * shared memory a tensor copy wrote). Descriptor bases (desc_base) live
+ * until a loop boundary or region edge, or until their offset register is
+ * written. */
 void ptx_wgmma_fence_rule(px *x, const tir_instr *in) {
+  if (in->op == T_LOOP || in->op == T_ENDLOOP || in->op == T_IF ||
+      in->op == T_ENDIF)
+    x->nwdbase = 0;
+  for (uint32_t k = 0; k < x->nwdbase && writes_dst(in); k++)
+    if (x->wdbase[k].root == in->dst)
+      x->wdbase[k--] = x->wdbase[--x->nwdbase];
   if (in->op == T_LOOP || in->op == T_ENDLOOP || in->op == T_WGWAIT ||
       in->op == T_MBWAIT || in->op == T_IF || in->op == T_ENDIF ||
       (in->op != T_WGMMA && in->dst &&
@@ -216,6 +235,54 @@ static void pack_window(px *x, const tir_instr *in) {
   }
 }
 
+/* The descriptor of the tile at shared offset `byte` with leading byte
+ * offset lbo, in the .b64 `d`. The wgmmas of one mma read tiles at
+ * constant distances from one offset (the stage's, the k-step's multiple
+ * of 16 bytes added), so the descriptor of that offset, its base, is built
+ * once in a straight-line run (%wd) and each wgmma's is the base plus the
+ * distance >> 4: one add, where a descriptor of its own costs ptxas five
+ * uniform instructions before every HGMMA. The sum stays in the 14-bit
+ * address field: both offsets are >= 0 and their sum, a shared address,
+ * is below 256 KiB. */
+static void desc_of(px *x, uint32_t byte, int64_t lbo, const char *d) {
+  uint32_t root = byte;
+  int64_t dist = 0;
+  const tir_instr *def = x->def[byte] ? &x->p->code.v[x->def[byte] - 1] : NULL;
+  if (def && def->op == T_ADD && def->ty == TY_I32)
+    for (int k = 0; k < 2; k++) {
+      uint32_t c = k ? def->a : def->b, r = k ? def->b : def->a;
+      if (x->isconst[c] && x->cval[c] >= 0 && x->cval[c] % 16 == 0 &&
+          x->cval[c] < (1 << 18) && x->nonneg[r]) {
+        root = r;
+        dist = x->cval[c];
+        break;
+      }
+    }
+  uint32_t k = 0;
+  while (k < x->nwdbase && !(x->wdbase[k].root == root &&
+                             x->wdbase[k].lbo == lbo))
+    k++;
+  if (k == x->nwdbase) {
+    if (k == sizeof x->wdbase / sizeof *x->wdbase)
+      k = --x->nwdbase; /* full: the last one makes room */
+    x->wdbase[k].root = root;
+    x->wdbase[k].lbo = lbo;
+    x->wdbase[k].wd = x->nwd++;
+    x->nwdbase++;
+    nm lo = ptx_shared_addr(x, root);
+    ins(x, "bfe.u32 %s, %s, 4, 14", lo.s, lo.s);
+    ins(x, "or.b32 %s, %s, 0x%llx", lo.s, lo.s,
+        (unsigned long long)((lbo >> 4) << 16));
+    /* swizzle 1 << 30 | stride byte offset 1024 >> 4 */
+    ins(x, "mov.b64 %%wd%u, {%s, 0x40000040}", x->wdbase[k].wd, lo.s);
+  }
+  if (dist)
+    ins(x, "add.s64 %s, %%wd%u, %lld", d, x->wdbase[k].wd,
+        (long long)(dist >> 4));
+  else
+    ins(x, "mov.b64 %s, %%wd%u", d, x->wdbase[k].wd);
+}
+
 void ptx_emit_wgmma(px *x, const tir_instr *in) {
   wavec_mma_kind kind = (wavec_mma_kind)(in->imm & TIR_WG_KIND);
   const wv_mma_info *mi = wv_mma_info_get(kind);
@@ -225,17 +292,11 @@ void ptx_emit_wgmma(px *x, const tir_instr *in) {
   bool areg = in->imm & TIR_WG_A_REGS, bmn = in->imm & TIR_WG_B_MN;
   uint32_t na = areg ? (uint32_t)wv_mma_elems(kind, WV_LHS, 8) : 0,
            nc = in->nlist - na, per = 4 / (uint32_t)tir_ty_bytes(ity);
-  nm hi = T(x, C_B32), d[2];
-  ins(x, "mov.b32 %s, 0x40000040", hi.s); /* swizzle 1 << 30 | 1024 >> 4 */
+  nm d[2];
   uint32_t src[2] = {in->a, in->b};
   for (int i = areg ? 1 : 0; i < 2; i++) {
-    int64_t lbo = i == 1 && bmn ? in->imm2 : 16;
-    nm lo = ptx_shared_addr(x, src[i]);
-    ins(x, "bfe.u32 %s, %s, 4, 14", lo.s, lo.s);
-    ins(x, "or.b32 %s, %s, 0x%llx", lo.s, lo.s,
-        (unsigned long long)((lbo >> 4) << 16));
     d[i] = T(x, C_B64);
-    ins(x, "mov.b64 %s, {%s, %s}", d[i].s, lo.s, hi.s);
+    desc_of(x, src[i], i == 1 && bmn ? in->imm2 : 16, d[i].s);
   }
   wv_buf b;
   wv_buf_init(&b, x->ctx);
@@ -250,8 +311,9 @@ void ptx_emit_wgmma(px *x, const tir_instr *in) {
       wv_buf_printf(&b, "%s%%wa%u", j ? ", " : "", wa + j);
     wv_buf_puts(&b, "}");
   }
-  nm p = T(x, C_PRED);
-  ins(x, "setp.ne.b32 %s, %s, 0", p.s, hi.s);
+  nm one = T(x, C_B32), p = T(x, C_PRED); /* scale-d: accumulate */
+  ins(x, "mov.b32 %s, 1", one.s);
+  ins(x, "setp.ne.b32 %s, %s, 0", p.s, one.s);
   if (!x->fenced)
     ins(x, "wgmma.fence.sync.aligned");
   x->fenced = true;

@@ -334,6 +334,13 @@ static void wgmma_modules(void) {
                "%s: lhs form", c->kernel);
         CHECKF((strstr(ptx, ", 1, 1, 1;") != NULL) == ws[i].bmn,
                "%s: rhs transpose", c->kernel);
+        /* descriptors: one base (%wd) per operand offset of a run of
+         * wgmmas, each wgmma's the base plus a constant */
+        size_t nwg = count(ptx, "wgmma.mma_async"),
+               nbase = count(ptx, "mov.b64 %wd");
+        CHECKF(nbase > 0 && 2 * nbase <= nwg && count(ptx, ", %wd") >= nwg,
+               "%s: %zu descriptor bases for %zu wgmmas", c->kernel, nbase,
+               nwg);
         /* and every kernel has an mma reading both operands, K-major,
          * from shared memory (q kᵀ; kᵀ qᵀ in dk/dv) */
         CHECKF(strstr(ptx, ", 1, 1, 0, 0;") != NULL, "%s: no lhs from shared",
@@ -516,7 +523,7 @@ static void eight_bit_modules(void) {
       {{"tests/kernels/fp8mma.wave", "gemm_i8_cast", {"M=128", "N=128",
         "K=256"}, 0, 1, 0, {NULL, NULL}}, "sm_90a",
        "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {", "8.0",
-       "prmt.b32 %wa0, %tr2, %tr3, 0x5410;"},
+       "prmt.b32 %wa0, "},
       /* ragged: the quantized lhs selected against the edge is an i8 in a
        * .b32 (ptxas refused `selp.b16` on it: found on the H200) */
       {{"tests/kernels/fp8mma.wave", "gemm_i8_cast", {"M=100", "N=70",

@@ -113,7 +113,7 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
     }
   }
   if (carried)
-    lw_emit(w, T_WGWAIT, TY_PRED, 0, 0, 0, 0, 1);
+    lw_emit(w, T_WGWAIT, TY_PRED, 0, 0, 0, 0, 1)->imm2 = TIR_WAIT_CARRY;
   if (tma && !early_release) {
     if (carried) {
       uint32_t from = rfirst ? rfirst : lw_iconst(w, 0);

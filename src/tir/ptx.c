@@ -1170,7 +1170,7 @@ static void (*const emit_code[T__COUNT])(px *, const tir_instr *) = {
     [T_TURNWAIT] = emit_turn, [T_TURNPASS] = emit_turn,
     [T_TMAST] = emit_tmast,   [T_FENCEPX] = emit_fence, [T_BULKCOMMIT] = emit_fence,
     [T_BULKWAIT] = emit_fence, [T_BULKWAITR] = emit_fence,
-    [T_WGWAIT] = ptx_emit_wgwait, [T_IF] = emit_if,     [T_ENDIF] = emit_endif,
+    [T_WGWAIT] = ptx_emit_wgwait, [T_WGCOMMIT] = ptx_emit_wgcommit, [T_IF] = emit_if,     [T_ENDIF] = emit_endif,
     [T_REGINC] = emit_setmaxnreg, [T_REGDEC] = emit_setmaxnreg};
 
 static void emit_instr(px *x, const tir_instr *in) {

@@ -123,6 +123,7 @@ void ptx_wgmma_analyse(px *x);
 /* Before instruction `in` is printed: whether the next wgmma needs a
  * wgmma.fence. */
 void ptx_wgmma_fence_rule(px *x, const tir_instr *in);
+void ptx_emit_wgcommit(px *x, const tir_instr *in);
 void ptx_emit_mma(px *x, const tir_instr *in);
 void ptx_emit_wgmma(px *x, const tir_instr *in);
 void ptx_emit_wgwait(px *x, const tir_instr *in);

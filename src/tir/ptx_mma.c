@@ -75,6 +75,7 @@ static void open_groups(px *x) {
           open = open || entry[--depth];
         break;
       case T_WGMMA: open = true; break;
+      case T_WGCOMMIT: open = false; break;
       case T_WGWAIT:
       case T_TURNPASS: /* a turn passes once its section is committed */
         x->commits[i] = open;
@@ -333,6 +334,12 @@ void ptx_emit_wgmma(px *x, const tir_instr *in) {
   if (tir_ty_bytes(ity) == 2) /* transposes: a never, b when N-contiguous */
     wv_buf_printf(&m, areg ? ", %d" : ", 0, %d", bmn);
   ins(x, "%s", wv_buf_str(&m));
+}
+
+/* T_WGCOMMIT: closes the group of the wgmmas before it. */
+void ptx_emit_wgcommit(px *x, const tir_instr *in) {
+  (void)in;
+  ins(x, "wgmma.commit_group.sync.aligned");
 }
 
 /* A wgmma wait: closes the open group, if there is one (open_groups), then

@@ -334,11 +334,20 @@ static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
   }
 }
 
-/* Wave w's wgmma wait: closes the group of its wgmmas since the last
- * wait; all but the `keep` newest groups retire (their registers become
- * readable, the shared bytes they read writable). */
+/* Closes wave w's group of wgmmas issued since the last close (a wait or
+ * a commit), if it issued any (an empty group is no group). */
+static void wgmma_close(sim *s, uint32_t w) {
+  bool open = false;
+  for (uint32_t i = 0; i < s->wpend[w].n && !open; i++)
+    open = s->wpend[w].v[i].group == s->wgroups[w];
+  s->wgroups[w] += open;
+}
+
+/* Wave w's wgmma wait: closes the open group; all but the `keep` newest
+ * groups retire (their registers become readable, the shared bytes they
+ * read writable). */
 static void wgmma_wait(sim *s, uint32_t w, int64_t keep) {
-  s->wgroups[w]++;
+  wgmma_close(s, w);
   uint32_t kept = 0;
   for (uint32_t i = 0; i < s->wpend[w].n; i++) {
     spend *p = &s->wpend[w].v[i];
@@ -894,6 +903,11 @@ static bool exec_wgwait(sim *s, const tir_instr *in, uint32_t w) {
   return true;
 }
 
+static bool exec_wgcommit(sim *s, const tir_instr *in, uint32_t w) {
+  wgmma_close(s, w);
+  return true;
+}
+
 static bool exec_cpcommit(sim *s, const tir_instr *in, uint32_t w) {
   s->groups[w]++;
   return true;
@@ -1071,6 +1085,7 @@ static exec_fn *const exec[T__COUNT] = {
     [T_CPA] = exec_cpa,         [T_CPCOMMIT] = exec_cpcommit,
     [T_CPWAIT] = exec_cpwait,   [T_SWZ] = exec_value,
     [T_WGMMA] = exec_wgmma,     [T_WGWAIT] = exec_wgwait,
+    [T_WGCOMMIT] = exec_wgcommit,
     [T_BAR] = exec_bar,         [T_IF] = exec_if,
     [T_TURNWAIT] = exec_turnwait, [T_TURNPASS] = exec_turnpass,
     [T_ENDIF] = exec_endif,     [T_EXIT] = exec_exit,

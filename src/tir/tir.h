@@ -33,10 +33,11 @@
  *    bytes, and other threads see them only after a barrier that follows
  *    the wait.
  *  - A wgmma (T_WGMMA) reads shared memory and its accumulator registers
- *    while it runs: the wgmmas since the last T_WGWAIT form a group, which
- *    that wait closes; until a wait retires the group, only other wgmmas
- *    touch its registers (accumulating in order into the same registers
- *    with the same shape) and no thread writes the shared bytes it reads.
+ *    while it runs: the wgmmas since the last T_WGWAIT or T_WGCOMMIT form a
+ *    group, which the next of them closes; until a wait retires the group,
+ *    only other wgmmas touch its registers (accumulating in order into the
+ *    same registers with the same shape) and no thread writes the shared
+ *    bytes it reads.
  *    Its shared tiles hold rows of 128 bytes swizzled as T_SWZ says, from
  *    addresses that are multiples of 1024 apart from 0.
  *  - An mbarrier (T_MBINIT) is 8 bytes of shared memory that nothing else
@@ -182,8 +183,12 @@ extern const char *const tir_ty_names[TY_COUNT];
     "shr.u32 %t, %0, 3; and.b32 %t, %t, 0x70; xor.b32 %=, %0, %t", 0)          \
   /* acc (in place) += lhs . rhs^T: see below */                               \
   X(T_WGMMA, "wgmma", 2, 0, 0)                                                 \
-  /* closes a group of wgmmas; all but the imm newest groups have retired */   \
+  /* closes the group of wgmmas issued since the last close, if any; all   \
+   * but the imm newest groups have retired. imm2 TIR_WAIT_CARRY: the wait  \
+   * that ends an iteration whose last group runs on into the next one */   \
   X(T_WGWAIT, "wgmma.wait", 0, 0, 0)                                          \
+  /* closes the group of wgmmas issued since the last close (one or more) */ \
+  X(T_WGCOMMIT, "wgmma.commit", 0, 0, 0)                                      \
   /* barrier imm (0: the workgroup's) of imm2 threads (0: every thread of    \
    * the workgroup; else a multiple of 32, the waves that reach it) */        \
   X(T_BAR, "bar", 0, 0, 0)                                                     \
@@ -255,6 +260,7 @@ extern const char *const tir_ty_names[TY_COUNT];
  *    N-contiguous instead: element (n, k) at b + 128 k + 2 (n mod 64) +
  *    imm2 (n div 64), imm2 the stride of its 64-column panels. */
 enum { TIR_WG_KIND = 0xff, TIR_WG_A_REGS = 0x100, TIR_WG_B_MN = 0x200 };
+enum { TIR_WAIT_CARRY = 1 }; /* T_WGWAIT imm2 */
 
 typedef enum tir_op {
 #define X(e, name, n, ptx, fptx) e,

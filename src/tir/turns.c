@@ -71,8 +71,10 @@ static const char *qualifies(const tir_prog *p, uint32_t i, turn_site *t) {
         first_wait = j;
       last_full = j;
     }
-    if (in->op == T_WGWAIT && in->imm > 0)
+    if (in->op == T_WGWAIT && in->imm2 == TIR_WAIT_CARRY)
       partial = j;
+    else if (in->op == T_WGCOMMIT || (in->op == T_WGWAIT && in->imm > 0))
+      return "its groups of wgmmas overlap within an iteration (overlap.c)";
   }
   if (!any)
     return "it issues no wgmma";

@@ -12,57 +12,100 @@
  * (tir_verify_waits) use too. */
 #include "tir/tir.h"
 
-/* The registers wgmmas in flight write, since the last full wait. */
+/* The registers wgmmas in flight use, by group: a group is the wgmmas
+ * between two closes (a T_WGCOMMIT, a wait); closed counts the closed ones
+ * (their numbers 0 .. closed - 1), open says the one after them has a
+ * wgmma. */
 typedef struct inflight {
   wavec_ctx *ctx;
-  VEC(uint8_t) reg; /* by register */
-  uint32_t n;       /* registers set */
-  bool partial;     /* a partial wait precedes the end of this loop */
+  VEC(uint32_t) reg; /* by register: 1 + its newest group's number, or 0 */
+  uint32_t n;       /* registers in flight */
+  uint32_t closed;
+  bool open;
+  bool partial;     /* a carry wait (TIR_WAIT_CARRY) precedes the end of
+                       this loop */
   uint32_t depth;   /* loops open */
   bool carried_out; /* the last instruction ended a loop nested in another
                        that carried a group out */
 } inflight;
 
-static bool in_flight(const inflight *f, uint32_t r) {
-  return r && r < f->reg.n && f->reg.v[r];
+static uint32_t group_of(const inflight *f, uint32_t r) {
+  return r && r < f->reg.n ? f->reg.v[r] : 0;
 }
 
-/* Does `in` read or write a register in flight (operands, result, list)? */
-static bool touches(const inflight *f, const tir_instr *in) {
-  if (in_flight(f, in->dst) || in_flight(f, in->a) || in_flight(f, in->b) ||
-      in_flight(f, in->c))
-    return true;
+/* The newest group (1 + its number; 0: none) of a register `in` reads or
+ * writes (operands, result, list). */
+static uint32_t newest_touched(const inflight *f, const tir_instr *in) {
+  uint32_t g = 0, ops[4] = {in->dst, in->a, in->b, in->c};
+  for (int e = 0; e < 4; e++)
+    if (group_of(f, ops[e]) > g)
+      g = group_of(f, ops[e]);
   for (uint32_t e = 0; e < in->nlist; e++)
-    if (in_flight(f, in->list[e]))
-      return true;
-  return false;
+    if (group_of(f, in->list[e]) > g)
+      g = group_of(f, in->list[e]);
+  return g;
 }
 
-/* Must a full wait come before instruction `in`? */
-static bool wait_before(const inflight *f, const tir_instr *in) {
-  if (!f->n || in->op == T_WGMMA || in->op == T_WGWAIT)
-    return false;
+static bool touches(const inflight *f, const tir_instr *in) {
+  return newest_touched(f, in) != 0;
+}
+
+enum { NO_WAIT = -1 };
+
+/* The wait instruction `in` needs first: NO_WAIT, or how many of the
+ * newest groups may stay in flight (0: a full wait). Touching a register
+ * of a group needs that group retired, and no more; everything else that
+ * needs one needs a full wait. */
+static int64_t wait_before(const inflight *f, const tir_instr *in) {
+  if (!f->n || in->op == T_WGMMA || in->op == T_WGWAIT ||
+      in->op == T_WGCOMMIT)
+    return NO_WAIT;
   /* after a loop nested in another that carries a group out, at once:
    * anything between them makes ptxas serialize every wgmma (C7514) */
-  return f->carried_out || in->op == T_BAR || in->op == T_LOOP ||
-         in->op == T_IF ||
-         in->op == T_ENDIF || in->op == T_EXIT || in->op == T_REGINC ||
-         in->op == T_REGDEC ||
-         ((in->op == T_ENDLOOP || in->op == T_MBARRIVE) && !f->partial) ||
-         touches(f, in);
+  if (f->carried_out || in->op == T_BAR || in->op == T_LOOP ||
+      in->op == T_IF || in->op == T_ENDIF || in->op == T_EXIT ||
+      in->op == T_REGINC || in->op == T_REGDEC ||
+      ((in->op == T_ENDLOOP || in->op == T_MBARRIVE) && !f->partial))
+    return 0;
+  uint32_t g = newest_touched(f, in);
+  if (!g)
+    return NO_WAIT;
+  /* groups after g - 1 once the wait has closed the open one */
+  return (int64_t)(f->closed + f->open) - g;
 }
 
 static void clear(inflight *f) {
-  memset(f->reg.v, 0, f->reg.n);
+  memset(f->reg.v, 0, f->reg.n * sizeof *f->reg.v);
   f->n = 0;
 }
 
-/* The state after instruction `in` (and the full wait before it, if
- * `waited`). */
-static void step(inflight *f, const tir_instr *in, bool waited) {
-  if (waited || (in->op == T_WGWAIT && in->imm == 0))
+/* A wait that keeps the `keep` newest groups in flight. */
+static void retire(inflight *f, int64_t keep) {
+  f->closed += f->open;
+  f->open = false;
+  if (keep == 0) {
     clear(f);
-  if (in->op == T_WGWAIT && in->imm > 0)
+    return;
+  }
+  for (uint32_t r = 0; r < f->reg.n; r++)
+    if (f->reg.v[r] && (int64_t)f->reg.v[r] <= (int64_t)f->closed - keep) {
+      f->reg.v[r] = 0;
+      f->n--;
+    }
+}
+
+/* The state after instruction `in` (and the wait `w` before it, unless
+ * NO_WAIT). */
+static void step(inflight *f, const tir_instr *in, int64_t w) {
+  if (w != NO_WAIT)
+    retire(f, w);
+  if (in->op == T_WGWAIT)
+    retire(f, in->imm);
+  if (in->op == T_WGCOMMIT) {
+    f->closed += f->open;
+    f->open = false;
+  }
+  if (in->op == T_WGWAIT && in->imm2 == TIR_WAIT_CARRY)
     f->partial = true;
   f->carried_out = false;
   if (in->op == T_LOOP)
@@ -74,12 +117,13 @@ static void step(inflight *f, const tir_instr *in, bool waited) {
   }
   if (in->op != T_WGMMA)
     return;
+  f->open = true;
   for (uint32_t e = 0; e < in->nlist; e++) {
     uint32_t r = in->list[e];
     while (f->reg.n <= r)
       vec_push(f->ctx, &f->reg, 0);
     f->n += !f->reg.v[r];
-    f->reg.v[r] = 1;
+    f->reg.v[r] = f->closed + 1;
   }
 }
 
@@ -91,8 +135,8 @@ const tir_instr *tir_carry_blocker(wavec_ctx *ctx, const tir_prog *p,
   inflight f = {.ctx = ctx};
   uint32_t first_wait = p->code.n;
   for (uint32_t i = 0; i < p->code.n; i++) {
-    bool w = !never && wait_before(&f, &p->code.v[i]);
-    if (w && i >= from && first_wait == p->code.n)
+    int64_t w = never ? NO_WAIT : wait_before(&f, &p->code.v[i]);
+    if (w == 0 && i >= from && first_wait == p->code.n)
       first_wait = i;
     step(&f, &p->code.v[i], w);
   }
@@ -144,9 +188,10 @@ wavec_status wv_pass_waits(wv_kernel *k) {
   VEC(tir_instr) code = {0};
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
-    bool w = wait_before(&f, in);
-    if (w) {
-      tir_instr wait = {.op = T_WGWAIT, .ty = TY_PRED, .loc = in->loc};
+    int64_t w = wait_before(&f, in);
+    if (w != NO_WAIT) {
+      tir_instr wait = {.op = T_WGWAIT, .ty = TY_PRED, .imm = w,
+                        .loc = in->loc};
       vec_push(ctx, &code, wait);
     }
     step(&f, in, w);
@@ -175,10 +220,10 @@ wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p) {
   inflight f = {.ctx = ctx};
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
-    if (wait_before(&f, in))
+    if (wait_before(&f, in) != NO_WAIT)
       wv_fail(ctx, D_INTERNAL, in->loc, "thread program: instruction %u "
               "touches what a wgmma in flight uses, without a wait", i);
-    step(&f, in, false);
+    step(&f, in, NO_WAIT);
   }
   if (f.n)
     wv_fail(ctx, D_INTERNAL, (wavec_loc){0}, "thread program: wgmmas still "
@@ -190,12 +235,11 @@ wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p) {
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *end = &p->code.v[i];
     if (end->op != T_ENDLOOP || !i || p->code.v[i - 1].op != T_WGWAIT ||
-        p->code.v[i - 1].imm == 0)
+        p->code.v[i - 1].imm2 != TIR_WAIT_CARRY)
       continue;
     inflight g = {.ctx = ctx};
     for (uint32_t j = end->match; j < i; j++)
-      step(&g, &p->code.v[j], p->code.v[j].op == T_WGWAIT &&
-                                  p->code.v[j].imm == 0);
+      step(&g, &p->code.v[j], NO_WAIT);
     for (uint32_t j = end->match + 1; j < i; j++) {
       const tir_instr *in = &p->code.v[j];
       if (in->op == T_WGWAIT && in->imm == 0)

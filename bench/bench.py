@@ -9,7 +9,7 @@ queued back to back) in the same process. FLOP conventions as ../shared/anchors/
 attention forward 4*B*H*N*N*D (halved when causal).
 
 Usage (on the GPU machine, from the repo root, after `make MODE=release all lib`):
-  python3 bench/bench.py [--quick] [--out DIR] [--only gemm|attn|fwd|bwd|bwd_wg|tma|fp8|ragged|schedule|launch|pingpong]
+  python3 bench/bench.py [--quick] [--out DIR] [--only gemm|attn|fwd|bwd|bwd_wg|tma|fp8|ragged|schedule|launch|pingpong|overlap]
 Writes DIR/results.json, DIR/RESULTS.md and DIR/results.png and prints a
 table last.
 """
@@ -674,16 +674,27 @@ PP_FWD = [  # BLOCK_M, BLOCK_K2, STAGES, hardware
     (128, 128, 3, dict(specialize=1))]
 PP_DKDV = [(128, 32, 4), (64, 64, 3), (64, 64, 4), (128, 64, 3)]  # BLOCK_K2, BLOCK_M, STAGES
 PP_DQ = [(128, 64, 3), (128, 64, 4), (64, 128, 3)]                 # BLOCK_M, BLOCK_K2, STAGES
+OV_FWD = [  # the best plain configuration (no knob), then 3- and 4-slot rings
+    (128, 64, 2, {}), (128, 64, 3, {}), (128, 64, 4, {}), (128, 128, 3, {}),
+    (128, 64, 3, dict(specialize=1)), (128, 64, 4, dict(specialize=1)),
+    (128, 128, 3, dict(specialize=1))]
 
-def pingpong_ab(quick=False):
+def pingpong_ab(quick=False, knob="pingpong"):
+    """The specialized (and plain) attention kernels with hardware(knob)
+    0 and 1, same tiles, cuDNN in the same process; then the backward's
+    warpgroup kernels alone, 1 against 0. knob: pingpong (turns) or overlap
+    (the carried group issued after the next iteration's first)."""
+    cfgs = PP_FWD if knob == "pingpong" else OV_FWD
     for D in (128, 64):
-        for N in ((4096,) if quick else (8192, 4096, 6000)):
+        for N in ((4096,) if quick else (8192, 4096, 6000) if knob == "pingpong" else (8192, 4096)):
             BH, q, kk, vv, o, lse, cudnn = attn_fwd_inputs(D, N)
             for causal in (False, True):
                 ref, ms_p, fl = cudnn(causal)
-                for bm, bk, st, hw in PP_FWD:
-                    for pp in ((0, 1) if hw else (None,)):
-                        hard = dict(stages=st, **hw, **({} if pp is None else dict(pingpong=pp)))
+                for bm, bk, st, hw in cfgs:
+                    if D == 128 and bk == 128 and st > 2:
+                        continue  # (3 slots of 64 KiB do not fit)
+                    for pp in ((0, 1) if hw or (knob == "overlap" and st > 2) else (None,)):
+                        hard = dict(stages=st, **hw, **({} if pp is None else {knob: pp}))
                         try:
                             k, t1, t2, info = wavec_compile(
                                 "examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma" + ("_causal" if causal else ""),
@@ -691,12 +702,12 @@ def pingpong_ab(quick=False):
                             o.fill_(float("nan")); k(q, kk, vv, o, lse); torch.cuda.synchronize()
                             err = rel_err(o, ref)
                             ms_w = bench(lambda: k(q, kk, vv, o, lse))
-                            report(f"pingpong attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st}"
-                                   f"{' spec' if hw else ''}{'' if pp is None else f' pp={pp}'} "
+                            report(f"{knob} attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st}"
+                                   f"{' spec' if hw else ''}{'' if pp is None else f' {knob[:2]}={pp}'} "
                                    f"({info['regs']} regs, {info['spill']} B spill)",
                                    "SDPA-cuDNN", ms_w, ms_p, fl, err, (t1, t2))
                         except Exception as e:
-                            print(f"pingpong attn fwd D={D} N={N} {bm}x{bk} st{st} {hard}: FAILED "
+                            print(f"{knob} attn fwd D={D} N={N} {bm}x{bk} st{st} {hard}: FAILED "
                                   f"{type(e).__name__}: {str(e)[:300]}", flush=True)
     # the backward's warpgroup kernels alone (each time the kernel's own),
     # with and without turns, the compiler's schedule otherwise
@@ -718,18 +729,18 @@ def pingpong_ab(quick=False):
                 try:
                     k, t1, t2, info = wavec_compile("examples/attention_bwd_wgmma.wave", kname,
                                                     dict(B=BH, M=N, K2=N, K1=D, N=D, SCALE=0.125, **defs),
-                                                    dict(stages=cfg[2], specialize=1, pingpong=pp), target="sm_90a")
+                                                    {"stages": cfg[2], "specialize": 1, knob: pp}, target="sm_90a")
                     out.fill_(float("nan")); call(k); torch.cuda.synchronize()
                     ms = bench(lambda: call(k))
                     if pp == 0:
                         base, ref = ms, out.clone()
                         continue
                     # the turns change no arithmetic: the same bits as without
-                    report(f"pingpong attn bwd {kind} f16 D={D} N={N} {cfg} pp=1 against pp=0 "
-                           f"({info['regs']} regs, {info['spill']} B spill)", "wavec pp=0", ms, base, fl,
+                    report(f"{knob} attn bwd {kind} f16 D={D} N={N} {cfg} {knob[:2]}=1 against {knob[:2]}=0 "
+                           f"({info['regs']} regs, {info['spill']} B spill)", f"wavec {knob[:2]}=0", ms, base, fl,
                            rel_err(out, ref), (t1, t2))
                 except Exception as e:
-                    print(f"pingpong attn bwd {kind} D={D} {cfg} pp={pp}: FAILED {type(e).__name__}: {str(e)[:300]}",
+                    print(f"{knob} attn bwd {kind} D={D} {cfg} {knob[:2]}={pp}: FAILED {type(e).__name__}: {str(e)[:300]}",
                           flush=True)
 
 def main():
@@ -737,12 +748,13 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
     ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "bwd_wg", "tma", "fp8", "ragged", "schedule", "launch",
-                                       "pingpong"),
+                                       "pingpong", "overlap"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
                     "divisible ones; schedule: warp specialization and persistent tiles against today's schedule; bwd_wg: the "
-                    "warpgroup backward only; pingpong: the specialized attention kernels with and without turns)")
+                    "warpgroup backward only; pingpong: the specialized attention kernels with and without turns; overlap: the "
+                    "attention kernels with and without hardware(overlap = 1))")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
@@ -760,7 +772,9 @@ def main():
         schedule_ab(a.quick)
     if a.only in (None, "pingpong"):
         pingpong_ab(a.quick)
-    if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "bwd_wg"):
+    if a.only in (None, "overlap"):
+        pingpong_ab(a.quick, "overlap")
+    if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "bwd_wg"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -771,7 +785,7 @@ def main():
             for dt in (torch.bfloat16, torch.float16):
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
-    for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong") else ():
+    for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg"),
                  "bwd_wg": ("dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))

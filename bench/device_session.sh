@@ -14,7 +14,8 @@
 #          store), then the bench.py parts
 #          FINAL_PARTS names (default: gemm fwd schedule ragged fp8), then
 #          large.c under memcheck in what is left of FINAL_S seconds
-#          (FP8_SAN=0: without fp8mma.c's memcheck)
+#          (FP8_SAN=0: without fp8mma.c's memcheck; QUICK_PAT: only the
+#          cases whose name has it, without sanitizers)
 #   fix    the GPU cases of a fix (FIX_CASES: run.sh's pattern, default fp8),
 #          tests/gpu/ops.c, then bench.py's launch overhead, GEMM and forward
 # Usage (device machine, repo root): bash bench/device_session.sh STAGE
@@ -54,7 +55,7 @@ sched)
   grep -E "^\|" "$OUT/sched/log.txt" | tail -60; tail -12 "$OUT/fp8/log.txt"; tail -20 "$OUT/ragged/log.txt"
   ;;
 final)
-  { [ "${QUICK:-1}" = 1 ] && { GPU_SKIP=large timeout ${QUICK_S:-260} bash tests/gpu/run.sh --quick; echo "cases rc=$?"; }
+  { [ "${QUICK:-1}" = 1 ] && { GPU_SKIP=large timeout ${QUICK_S:-260} bash tests/gpu/run.sh --quick ${QUICK_PAT:-}; echo "cases rc=$?"; }
     if [ "${FP8_SAN:-1}" = 1 ]; then
       timeout 45 "$SAN" --tool memcheck --error-exitcode 99 ./build/release/gpu_fp8mma --max 256 | tail -2
       echo "fp8mma memcheck rc=${PIPESTATUS[0]}"

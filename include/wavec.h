@@ -359,7 +359,12 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    into the next iteration (attention) gets one consumer's work off the
  *    tensor cores while another's wgmmas run. 0 or not given: off (a
  *    remark says where it would apply; measured, it gains in the attention
- *    backward and loses in the forward). */
+ *    backward and loses in the forward).
+ *  - overlap: 1, a loop whose last group of wgmmas runs on into the next
+ *    iteration (attention's p . v, 3 or more stages) issues it in the next
+ *    iteration right after that one's first group, so that the work
+ *    between them (the softmax) runs while it does. 0 or not given: off
+ *    (a remark says where it would apply). */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \
@@ -369,7 +374,8 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
   X(WAVEC_HW_SMS, 5, "sms", 1, 1024)                                           \
   X(WAVEC_HW_GROUP_M, 6, "group_m", 1, 256)                                    \
   X(WAVEC_HW_STORES, 7, "stores", 1, 2)                                        \
-  X(WAVEC_HW_PINGPONG, 8, "pingpong", 0, 1)
+  X(WAVEC_HW_PINGPONG, 8, "pingpong", 0, 1)                                    \
+  X(WAVEC_HW_OVERLAP, 9, "overlap", 0, 1)
 
 typedef enum wavec_hw_int {
 #define X(e, v, name, lo, hi) e = v,
@@ -506,7 +512,8 @@ typedef enum wavec_pass {
   WAVEC_PASS_MASKSPLIT = 11,
   WAVEC_PASS_SCHEDULE = 12,
   WAVEC_PASS_TURNS = 13,
-  WAVEC_PASS_COUNT = 14 /* one more than the largest value */
+  WAVEC_PASS_OVERLAP = 14,
+  WAVEC_PASS_COUNT = 15 /* one more than the largest value */
 } wavec_pass;
 /* The i-th pass of the pipeline, in the order they run; -1 past the last. */
 WAVEC_API int wavec_pass_at(size_t i);

@@ -96,6 +96,8 @@ static const struct {
      "where a causal mask splits a walk into whole and masked tiles"},
     {WAVEC_PASS_LOWER, "lower", wv_pass_lower, verify_tir, print_tir,
      "the thread program (TIR); wgmma waits are the next pass's"},
+    {WAVEC_PASS_OVERLAP, "overlap", wv_pass_overlap, verify_tir, print_tir,
+     "a loop's last wgmmas issued after the next iteration's first"},
     {WAVEC_PASS_WAITS, "waits", wv_pass_waits, verify_waits, print_tir,
      "wgmma waits where a wgmma's registers or tiles are next touched"},
     {WAVEC_PASS_TURNS, "turns", wv_pass_turns, verify_turns, print_tir,

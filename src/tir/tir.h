@@ -394,6 +394,9 @@ wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p);
 /* Every T_LOOP and its T_ENDLOOP, every T_IF and its T_ENDIF name each
  * other (match) again, after a pass inserted instructions (waits.c). */
 void tir_match_loops(wavec_ctx *ctx, tir_prog *p);
+/* Pass `overlap` (overlap.c): a carried group issued after the next
+ * iteration's first. */
+wavec_status wv_pass_overlap(wv_kernel *k);
 /* Pass `turns` (turns.c): ping-pong of a specialized kernel's consumers. */
 wavec_status wv_pass_turns(wv_kernel *k);
 wavec_status wv_verify_turns(wv_kernel *k);

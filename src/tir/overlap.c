@@ -1,0 +1,452 @@
+/* Pass `overlap`. require: lower. Within one warpgroup, the work between
+ * an iteration's first and last groups of wgmmas runs while the previous
+ * iteration's last group does.
+ *
+ * A loop that carries its last group of wgmmas into the next iteration
+ * (TIR_WAIT_CARRY: attention's p . v) has the shape
+ *     X (the tile's wait, addresses)  G (the first group: q kᵀ)
+ *     M (the softmax)  D (the last group)  Y (yields, the slot's release)
+ * and each iteration's M waits for its G with the tensor cores idle, as
+ * far as this warpgroup goes. Rotated, iteration j issues D of iteration
+ * j - 1 right after its own G, in a group of its own (T_WGCOMMIT between
+ * them):
+ *     X  G  commit  D(j - 1)  M  (copies for D(j))  Y
+ * so that the waits pass waits for G alone (all but the newest group)
+ * before M, and M runs while D(j - 1) does; M's first touch of D's
+ * accumulator waits for it. After the loop, D of the last iteration,
+ * where the loop ran at all. The first iteration's D(j - 1) is D of that
+ * same iteration with a zero lhs (registers zeroed before the loop): it
+ * reads the tile the iteration waited for and adds exact zeros (the tile
+ * holds finite numbers; a non-finite one gives NaN here as it does in p .
+ * v), so that the body needs no branch, which would make ptxas serialize
+ * the wgmmas.
+ *
+ * D is the run of instructions that ends with the iteration's last wgmma
+ * and holds only wgmmas and integer arithmetic nothing else reads. The
+ * registers D reads that X, G or Y write (the slot's address) are
+ * renamed: copied where D was, and in the first iteration taken from this
+ * iteration (a select on the counter). It applies where D's lhs is in
+ * registers, M and Y leave D's other operands alone, X, G and Y do not
+ * touch D's registers, and the loop has no loop, region or barrier of its
+ * own; the ring then holds the slot of iteration j - 1 until iteration j
+ * has waited for D (the carry's release, lower_loop.c, already does).
+ *
+ * Asked for with hardware(overlap = 1) (E0408 where no loop qualifies);
+ * not given, a remark says where it would apply. One remark a loop. */
+#include "tir/lower.h"
+
+typedef struct overlap_site {
+  uint32_t loop, end;    /* T_LOOP, T_ENDLOOP */
+  uint32_t g_end;        /* G's last wgmma */
+  uint32_t d_from, d_to; /* D, d_to its last wgmma */
+  uint32_t carry;        /* the carry wait */
+} overlap_site;
+
+static bool reads_reg(const tir_instr *in, uint32_t r) {
+  if (!r)
+    return false;
+  if (in->a == r || in->b == r || in->c == r)
+    return true;
+  for (uint32_t e = 0; e < in->nlist; e++)
+    if (in->list[e] == r)
+      return true;
+  return false;
+}
+
+static bool touches_reg(const tir_instr *in, uint32_t r) {
+  return r && (in->dst == r || reads_reg(in, r));
+}
+
+/* Does `in` write register r? (Stores and barriers have no result; loads
+ * into lists and wgmmas write their lists.) */
+static bool writes_reg(const tir_instr *in, uint32_t r) {
+  if (!r)
+    return false;
+  if (in->dst == r && in->op != T_STG && in->op != T_STS && in->op != T_BAR &&
+      in->op != T_MMA && in->op != T_CPA)
+    return true;
+  bool list = in->op == T_LDGV || in->op == T_LDSV || in->op == T_LDSM ||
+              in->op == T_LDSMT || in->op == T_WGMMA || in->op == T_MMA;
+  for (uint32_t e = 0; list && e < in->nlist; e++)
+    if (in->list[e] == r)
+      return true;
+  return false;
+}
+
+/* Integer arithmetic without side effects (an address's). */
+static bool int_arith(const tir_prog *p, const tir_instr *in) {
+  switch (in->op) {
+  case T_CONST: case T_MOV: case T_ADD: case T_SUB: case T_MUL: case T_DIV:
+  case T_MOD: case T_TDIV: case T_TREM: case T_MIN: case T_MAX: case T_SWZ:
+    return in->dst && (p->regs.v[in->dst] == TY_I32 ||
+                       p->regs.v[in->dst] == TY_I64) && !in->nlist;
+  default: return false;
+  }
+}
+
+/* Is register r touched by an instruction outside [from, to]? */
+static bool used_outside(const tir_prog *p, uint32_t r, uint32_t from,
+                         uint32_t to) {
+  for (uint32_t j = 0; j < p->code.n; j++)
+    if ((j < from || j > to) && touches_reg(&p->code.v[j], r))
+      return true;
+  return false;
+}
+
+static bool written_in(const tir_prog *p, uint32_t r, uint32_t from,
+                       uint32_t to) {
+  for (uint32_t j = from; j <= to; j++)
+    if (writes_reg(&p->code.v[j], r))
+      return true;
+  return false;
+}
+
+/* The lhs registers of a wgmma (TIR_WG_A_REGS), from *n of them. */
+static const uint32_t *lhs_regs(const tir_instr *in, uint32_t *n) {
+  wavec_mma_kind kind = (wavec_mma_kind)(in->imm & TIR_WG_KIND);
+  *n = (in->imm & TIR_WG_A_REGS) ? (uint32_t)wv_mma_elems(kind, WV_LHS, 8)
+                                 : 0;
+  return in->list + in->nlist - *n;
+}
+
+static bool is_int(const tir_prog *p, uint32_t r) {
+  return p->regs.v[r] == TY_I32 || p->regs.v[r] == TY_I64;
+}
+
+/* May `in` belong to D: a wgmma, integer arithmetic, or an operation that
+ * gives zero from zeros (a move, a conversion between floats, a select, a
+ * zero)? */
+static bool d_op(const tir_prog *p, const tir_instr *in) {
+  if (in->op == T_WGMMA || int_arith(p, in))
+    return true;
+  if (!in->dst || in->nlist || is_int(p, in->dst) ||
+      p->regs.v[in->dst] == TY_PRED)
+    return false;
+  switch (in->op) {
+  case T_MOV: case T_SELP: return true;
+  case T_CVT: return !is_int(p, in->a) && p->regs.v[in->a] != TY_PRED;
+  case T_CONST: return in->fimm == 0 && in->imm == 0;
+  default: return false;
+  }
+}
+
+/* What D reads from outside itself, by where it is written: integers
+ * that X, G or Y write are renamed (copied); values M writes are zeroed
+ * before the loop (the first iteration's D then adds zeros). */
+typedef struct d_inputs {
+  VEC(uint32_t) rename, zero;
+} d_inputs;
+
+static void add_once(wavec_ctx *ctx, void *vec, uint32_t r) {
+  VEC(uint32_t) *v = vec;
+  for (uint32_t k = 0; k < v->n; k++)
+    if (v->v[k] == r)
+      return;
+  vec_push(ctx, v, r);
+}
+
+/* Sorts D's inputs (in, if not NULL), or says why D cannot move. */
+static const char *d_inputs_of(wavec_ctx *ctx, const tir_prog *p,
+                               const overlap_site *s, d_inputs *in) {
+  for (uint32_t j = s->d_from; j <= s->d_to; j++) {
+    const tir_instr *di = &p->code.v[j];
+    uint32_t ops[3 + 64], n = 0, nc = di->nlist;
+    ops[n++] = di->a;
+    ops[n++] = di->b;
+    ops[n++] = di->c;
+    if (di->op == T_WGMMA) {
+      uint32_t na;
+      const uint32_t *l = lhs_regs(di, &na);
+      if (!na)
+        return "its last group reads its lhs from shared memory";
+      nc = di->nlist - na;
+      for (uint32_t e = 0; e < na && n < WV_ARRAY_LEN(ops); e++)
+        ops[n++] = l[e];
+      /* X, G and Y leave its accumulator alone (M's touches wait) */
+      for (uint32_t e = 0; e < nc; e++)
+        for (uint32_t k = s->loop + 1; k < s->end; k++)
+          if ((k <= s->g_end || (k > s->d_to && k != s->carry)) &&
+              touches_reg(&p->code.v[k], di->list[e]))
+            return "the rest of the iteration touches the accumulator of "
+                   "its last wgmmas";
+    }
+    for (uint32_t o = 0; o < n; o++) {
+      uint32_t r = ops[o];
+      if (!r || (j > s->d_from && written_in(p, r, s->d_from, j - 1)))
+        continue; /* (D's own, or none) */
+      bool xgy = written_in(p, r, s->loop, s->g_end) ||
+                 written_in(p, r, s->d_to + 1, s->end);
+      bool m = written_in(p, r, s->g_end + 1, s->d_from - 1);
+      if (is_int(p, r)) {
+        if (m)
+          return "the work between its groups writes an address its last "
+                 "wgmmas read";
+        if (xgy && in)
+          add_once(ctx, &in->rename, r);
+      } else {
+        if (xgy || (!m && p->code.v[j].op == T_WGMMA))
+          return "the lhs of its last wgmmas does not come from the work "
+                 "between its groups";
+        /* zeroed before the loop: nothing else in it reads the value
+         * before M writes it */
+        for (uint32_t k = s->loop + 1; k < s->end && m; k++)
+          if ((k < s->d_from || k > s->d_to) &&
+              reads_reg(&p->code.v[k], r) &&
+              (k <= s->g_end || k > s->d_to ||
+               !written_in(p, r, s->g_end + 1, k - 1)))
+            return "the work between its groups reads what it gives its "
+                   "last wgmmas before it writes it";
+        if (m && in)
+          add_once(ctx, &in->zero, r);
+      }
+    }
+  }
+  return NULL;
+}
+
+/* NULL and *s where loop `i` qualifies; else why not. */
+static const char *qualifies(wavec_ctx *ctx, const tir_prog *p, uint32_t i,
+                             overlap_site *s) {
+  uint32_t e = p->code.v[i].match, first = 0, carry = 0, last = 0;
+  for (uint32_t j = i + 1; j < e; j++) {
+    const tir_instr *in = &p->code.v[j];
+    if (in->op == T_BAR || in->op == T_LOOP || in->op == T_IF ||
+        in->op == T_TURNWAIT || in->op == T_TURNPASS ||
+        in->op == T_WGCOMMIT)
+      return "its body has a loop, a region or a barrier of its own";
+    if (in->op == T_WGMMA) {
+      first = first ? first : j;
+      last = j;
+    }
+    if (in->op == T_WGWAIT && in->imm2 == TIR_WAIT_CARRY)
+      carry = j;
+  }
+  if (!first)
+    return "it issues no wgmma";
+  if (!carry || carry < last)
+    return "its last wgmmas do not run on into the next iteration (that "
+           "takes a ring of 3 or more stages and nothing touching them "
+           "before the next iteration waits)";
+  /* G: the first run of wgmmas and integer arithmetic */
+  uint32_t g_end = first;
+  for (uint32_t j = first; j < e; j++) {
+    const tir_instr *in = &p->code.v[j];
+    if (in->op == T_WGMMA)
+      g_end = j;
+    else if (!int_arith(p, in))
+      break;
+  }
+  /* D: back from the last wgmma over what only D reads */
+  uint32_t d_from = last;
+  while (d_from > g_end + 1) {
+    const tir_instr *in = &p->code.v[d_from - 1];
+    if (!d_op(p, in) ||
+        (in->op != T_WGMMA && used_outside(p, in->dst, d_from - 1, last)))
+      break;
+    d_from--;
+  }
+  if (d_from <= g_end + 1)
+    return "it issues one group of wgmmas an iteration, with nothing to "
+           "overlap";
+  *s = (overlap_site){.loop = i, .end = e, .g_end = g_end, .d_from = d_from,
+                      .d_to = last, .carry = carry};
+  return d_inputs_of(ctx, p, s, NULL);
+}
+
+typedef VEC(tir_instr) code_vec;
+
+static uint32_t new_reg(wavec_ctx *ctx, tir_prog *p, tir_ty ty) {
+  vec_push(ctx, &p->regs, ty);
+  return p->regs.n - 1;
+}
+
+static void emit(wavec_ctx *ctx, code_vec *c, tir_instr in) {
+  vec_push(ctx, c, in);
+}
+
+/* The renaming of one rotation: D's operands that X, G or Y write, each
+ * with its copy. */
+typedef struct renames {
+  VEC(uint32_t) from, to;
+} renames;
+
+static uint32_t renamed(const renames *rn, uint32_t r) {
+  for (uint32_t k = 0; k < rn->from.n; k++)
+    if (rn->from.v[k] == r)
+      return rn->to.v[k];
+  return r;
+}
+
+/* D's instructions with operands renamed; `fresh`: its own results in new
+ * registers too (the copy after the loop). */
+static void put_d(wavec_ctx *ctx, tir_prog *p, code_vec *c,
+                  const overlap_site *s, const renames *rn, bool fresh) {
+  renames own = {0};
+  for (uint32_t j = s->d_from; j <= s->d_to; j++) {
+    tir_instr in = p->code.v[j];
+    in.a = renamed(&own, renamed(rn, in.a));
+    in.b = renamed(&own, renamed(rn, in.b));
+    in.c = renamed(&own, renamed(rn, in.c));
+    if (in.nlist) { /* (its own copy: the program owns one per instruction) */
+      uint32_t *l = wv_alloc(ctx, in.nlist * sizeof *l);
+      for (uint32_t e = 0; e < in.nlist; e++)
+        l[e] = renamed(&own, in.list[e]);
+      in.list = l;
+    }
+    if (fresh && in.op != T_WGMMA && in.dst) {
+      uint32_t d = new_reg(ctx, p, p->regs.v[in.dst]);
+      vec_push(ctx, &own.from, in.dst);
+      vec_push(ctx, &own.to, d);
+      in.dst = d;
+    }
+    emit(ctx, c, in);
+  }
+}
+
+static void remark(wv_kernel *k, const tir_prog *p, const overlap_site *s,
+                   bool done) {
+  wv_buf b;
+  wv_remark_start(k, p->code.v[s->loop].loc, &b);
+  if (done)
+    wv_buf_printf(&b, "overlap: each iteration issues the previous one's last "
+                      "wgmmas (line %u) right after its own first (line %u), "
+                      "so that the work between them runs while they do; "
+                      "the last iteration's follow the loop",
+                  p->code.v[s->d_to].loc.line, p->code.v[s->g_end].loc.line);
+  else
+    wv_buf_printf(&b, "overlap: not chosen: the previous iteration's last "
+                      "wgmmas (line %u) could run while this one works "
+                      "between its first and last (hardware(overlap = 1) "
+                      "asks for it)",
+                  p->code.v[s->d_to].loc.line);
+  wv_remark_end(k, &b);
+}
+
+/* Rotates the loop of site s: appends the new code of [s->loop, s->end]
+ * and what must follow the loop to c. */
+static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
+                   const overlap_site *s) {
+  const tir_instr *lp = &p->code.v[s->loop];
+  wavec_loc at = p->code.v[s->d_from].loc;
+  d_inputs di = {0};
+  const char *no = d_inputs_of(ctx, p, s, &di);
+  wv_assert(ctx, !no);
+  renames rn = {0};
+  for (uint32_t k = 0; k < di.rename.n; k++) {
+    uint32_t r = di.rename.v[k];
+    vec_push(ctx, &rn.from, r);
+    vec_push(ctx, &rn.to, new_reg(ctx, p, p->regs.v[r]));
+  }
+  /* before the loop: the copies defined, what M gives D zero */
+  for (uint32_t k = 0; k < rn.to.n; k++)
+    emit(ctx, c, (tir_instr){.op = T_CONST, .ty = p->regs.v[rn.to.v[k]],
+                             .dst = rn.to.v[k], .loc = at});
+  for (uint32_t k = 0; k < di.zero.n; k++)
+    emit(ctx, c, (tir_instr){.op = T_CONST, .ty = p->regs.v[di.zero.v[k]],
+                             .dst = di.zero.v[k], .loc = at});
+  /* the loop: X G, commit, the first iteration's select, D(j - 1) */
+  for (uint32_t j = s->loop; j <= s->g_end; j++)
+    emit(ctx, c, p->code.v[j]);
+  emit(ctx, c, (tir_instr){.op = T_WGCOMMIT, .ty = TY_PRED, .loc = at});
+  if (rn.from.n) {
+    uint32_t start = lp->a;
+    if (!start) {
+      start = new_reg(ctx, p, TY_I32);
+      emit(ctx, c, (tir_instr){.op = T_CONST, .ty = TY_I32, .dst = start,
+                               .loc = at});
+    }
+    uint32_t isfirst = new_reg(ctx, p, TY_PRED);
+    emit(ctx, c, (tir_instr){.op = T_SETP, .ty = TY_I32, .dst = isfirst,
+                             .a = lp->dst, .b = start, .imm = TIR_CMP_EQ,
+                             .loc = at});
+    for (uint32_t k = 0; k < rn.from.n; k++)
+      emit(ctx, c, (tir_instr){.op = T_SELP, .ty = p->regs.v[rn.to.v[k]],
+                               .dst = rn.to.v[k], .a = isfirst,
+                               .b = rn.from.v[k], .c = rn.to.v[k],
+                               .loc = at});
+  }
+  put_d(ctx, p, c, s, &rn, false);
+  /* M, then the copies where D was, then Y without the carry wait */
+  for (uint32_t j = s->g_end + 1; j < s->d_from; j++)
+    emit(ctx, c, p->code.v[j]);
+  for (uint32_t k = 0; k < rn.from.n; k++)
+    emit(ctx, c, (tir_instr){.op = T_MOV, .ty = p->regs.v[rn.to.v[k]],
+                             .dst = rn.to.v[k], .a = rn.from.v[k],
+                             .loc = at});
+  for (uint32_t j = s->d_to + 1; j <= s->end; j++)
+    if (j != s->carry)
+      emit(ctx, c, p->code.v[j]);
+  /* after it: the last iteration's D, if there was one */
+  uint32_t any = 0;
+  if (lp->a || lp->b) {
+    uint32_t lo = lp->a, hi = lp->b;
+    if (!lo) {
+      lo = new_reg(ctx, p, TY_I32);
+      emit(ctx, c, (tir_instr){.op = T_CONST, .ty = TY_I32, .dst = lo,
+                               .loc = at});
+    }
+    if (!hi) {
+      hi = new_reg(ctx, p, TY_I32);
+      emit(ctx, c, (tir_instr){.op = T_CONST, .ty = TY_I32, .dst = hi,
+                               .imm = lp->imm, .loc = at});
+    }
+    any = new_reg(ctx, p, TY_PRED);
+    emit(ctx, c, (tir_instr){.op = T_SETP, .ty = TY_I32, .dst = any, .a = hi,
+                             .b = lo, .imm = TIR_CMP_GT, .loc = at});
+    emit(ctx, c, (tir_instr){.op = T_IF, .ty = TY_PRED, .a = any, .loc = at});
+  }
+  put_d(ctx, p, c, s, &rn, true);
+  if (any)
+    emit(ctx, c, (tir_instr){.op = T_ENDIF, .ty = TY_PRED, .loc = at});
+}
+
+wavec_status wv_pass_overlap(wv_kernel *k) {
+  wavec_ctx *ctx = k->ctx;
+  tir_prog *p = k->tir;
+  bool asked = k->hw.ints[WAVEC_HW_OVERLAP] != 0;
+  int64_t knob = k->lw->d->hw[WAVEC_HW_OVERLAP];
+  if (asked && !knob)
+    return WAVEC_OK;
+  wavec_loc at = asked && k->hw.ints_loc[WAVEC_HW_OVERLAP].line
+                     ? k->hw.ints_loc[WAVEC_HW_OVERLAP]
+                     : k->loc;
+  VEC(overlap_site) sites = {0};
+  const char *why = "it has no loop";
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    if (p->code.v[i].op != T_LOOP)
+      continue;
+    overlap_site s;
+    const char *no = qualifies(ctx, p, i, &s);
+    if (no)
+      why = no;
+    else
+      vec_push(ctx, &sites, s);
+  }
+  if (!sites.n) {
+    if (asked)
+      wv_fail(ctx, D_SCHEDULE, at, "hardware(overlap = 1): no loop has a "
+              "last group of wgmmas to overlap with the next iteration: %s",
+              why);
+    return WAVEC_OK;
+  }
+  if (!asked) {
+    remark(k, p, &sites.v[0], false);
+    return WAVEC_OK;
+  }
+  code_vec code = {0};
+  uint32_t next = 0;
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    if (next < sites.n && i == sites.v[next].loop) {
+      remark(k, p, &sites.v[next], true);
+      rotate(ctx, p, &code, &sites.v[next]);
+      i = sites.v[next++].end;
+      continue;
+    }
+    vec_push(ctx, &code, p->code.v[i]);
+  }
+  p->code.v = code.v;
+  p->code.n = code.n;
+  p->code.cap = code.cap;
+  tir_match_loops(ctx, p); /* (their indexes moved) */
+  return WAVEC_OK;
+}

@@ -331,6 +331,13 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
   d_inputs di = {0};
   const char *no = d_inputs_of(ctx, p, s, &di);
   wv_assert(ctx, !no);
+  /* planted bugs for the tests: nothing zeroed (the first iteration's D
+   * reads registers nothing wrote), nothing copied (D reads the addresses
+   * of the iteration it runs in) */
+  if (ctx->test_hooks & WV_HOOK_OVERLAP_NO_ZERO)
+    di.zero.n = 0;
+  if (ctx->test_hooks & WV_HOOK_OVERLAP_NO_COPY)
+    di.rename.n = 0;
   renames rn = {0};
   for (uint32_t k = 0; k < di.rename.n; k++) {
     uint32_t r = di.rename.v[k];

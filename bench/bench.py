@@ -691,8 +691,6 @@ def pingpong_ab(quick=False, knob="pingpong"):
             for causal in (False, True):
                 ref, ms_p, fl = cudnn(causal)
                 for bm, bk, st, hw in cfgs:
-                    if D == 128 and bk == 128 and st > 2:
-                        continue  # (3 slots of 64 KiB do not fit)
                     for pp in ((0, 1) if hw or (knob == "overlap" and st > 2) else (None,)):
                         hard = dict(stages=st, **hw, **({} if pp is None else {knob: pp}))
                         try:

@@ -322,6 +322,38 @@ static void remark(wv_kernel *k, const tir_prog *p, const overlap_site *s,
   wv_remark_end(k, &b);
 }
 
+/* Which instructions of M to move to its end (by index from g_end + 1):
+ * those computing only what D reads (p converted to f16 and moved into
+ * the wgmma's fragment), from operands nothing after them in M writes.
+ * Written late, after M's wait for D of the previous iteration, they give
+ * ptxas no reason to wait for that D early: it may put them in the
+ * registers that D's packed lhs still occupies, which it can only do
+ * after the wait, and then hoists the wait above the softmax. */
+static bool *sink(wavec_ctx *ctx, const tir_prog *p, const overlap_site *s) {
+  uint32_t from = s->g_end + 1, n = s->d_from - from;
+  bool *late = wv_alloc(ctx, (n ? n : 1) * sizeof *late);
+  for (uint32_t j = s->d_from; j-- > from;) {
+    const tir_instr *in = &p->code.v[j];
+    if (!d_op(p, in) || in->op == T_WGMMA || int_arith(p, in))
+      continue;
+    bool ok = true;
+    /* its result read only by D and by what moves with it */
+    for (uint32_t k = 0; k < p->code.n && ok; k++)
+      if (k != j && (k < s->d_from || k > s->d_to) &&
+          !(k > j && k < s->d_from && late[k - from]) &&
+          touches_reg(&p->code.v[k], in->dst))
+        ok = false;
+    /* its operands not written by what stays after it */
+    uint32_t ops[3] = {in->a, in->b, in->c};
+    for (uint32_t k = j + 1; k < s->d_from && ok; k++)
+      for (int o = 0; o < 3 && ok; o++)
+        if (!late[k - from] && writes_reg(&p->code.v[k], ops[o]))
+          ok = false;
+    late[j - from] = ok;
+  }
+  return late;
+}
+
 /* Rotates the loop of site s: appends the new code of [s->loop, s->end]
  * and what must follow the loop to c. */
 static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
@@ -373,9 +405,13 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
                                .loc = at});
   }
   put_d(ctx, p, c, s, &rn, false);
-  /* M, then the copies where D was, then Y without the carry wait */
-  for (uint32_t j = s->g_end + 1; j < s->d_from; j++)
-    emit(ctx, c, p->code.v[j]);
+  /* M (what only D reads last), then the copies where D was, then Y
+   * without the carry wait */
+  bool *late = sink(ctx, p, s);
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t j = s->g_end + 1; j < s->d_from; j++)
+      if (late[j - s->g_end - 1] == pass)
+        emit(ctx, c, p->code.v[j]);
   for (uint32_t k = 0; k < rn.from.n; k++)
     emit(ctx, c, (tir_instr){.op = T_MOV, .ty = p->regs.v[rn.to.v[k]],
                              .dst = rn.to.v[k], .a = rn.from.v[k],

@@ -57,16 +57,14 @@ static bool touches_reg(const tir_instr *in, uint32_t r) {
   return r && (in->dst == r || reads_reg(in, r));
 }
 
-/* Does `in` write register r? (Stores and barriers have no result; loads
- * into lists and wgmmas write their lists.) */
+/* Does `in` write register r? (Its result, a load's list, a wgmma's or
+ * an mma's accumulators.) */
 static bool writes_reg(const tir_instr *in, uint32_t r) {
   if (!r)
     return false;
-  if (in->dst == r && in->op != T_STG && in->op != T_STS && in->op != T_BAR &&
-      in->op != T_MMA && in->op != T_CPA)
+  if (in->dst == r && writes_dst(in))
     return true;
-  bool list = in->op == T_LDGV || in->op == T_LDSV || in->op == T_LDSM ||
-              in->op == T_LDSMT || in->op == T_WGMMA || in->op == T_MMA;
+  bool list = writes_list(in) || in->op == T_WGMMA || in->op == T_MMA;
   for (uint32_t e = 0; list && e < in->nlist; e++)
     if (in->list[e] == r)
       return true;

@@ -97,19 +97,6 @@ static inline _Noreturn void unsupported(px *x, const char *what) {
   wv_fail(x->ctx, D_UNSUPPORTED, loc, "PTX for %s: %s", x->t->name, what);
 }
 
-/* Does the op write its dst register? */
-static inline bool writes_dst(const tir_instr *in) {
-  return in->dst && in->op != T_STG && in->op != T_STS && in->op != T_BAR &&
-         in->op != T_MMA && in->op != T_CPA;
-}
-
-/* Does the op write every register of its list (vector and matrix
- * loads)? */
-static inline bool writes_list(const tir_instr *in) {
-  return in->op == T_LDGV || in->op == T_LDSV || in->op == T_LDSM ||
-         in->op == T_LDSMT;
-}
-
 /* ptx.c: the shared address of byte register `byte` (a .b32 temporary). */
 nm ptx_shared_addr(px *x, uint32_t byte);
 

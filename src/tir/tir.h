@@ -394,6 +394,19 @@ wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p);
 /* Every T_LOOP and its T_ENDLOOP, every T_IF and its T_ENDIF name each
  * other (match) again, after a pass inserted instructions (waits.c). */
 void tir_match_loops(wavec_ctx *ctx, tir_prog *p);
+/* Does the op write its dst register? */
+static inline bool writes_dst(const tir_instr *in) {
+  return in->dst && in->op != T_STG && in->op != T_STS && in->op != T_BAR &&
+         in->op != T_MMA && in->op != T_CPA;
+}
+
+/* Does the op write every register of its list (vector and matrix
+ * loads)? */
+static inline bool writes_list(const tir_instr *in) {
+  return in->op == T_LDGV || in->op == T_LDSV || in->op == T_LDSM ||
+         in->op == T_LDSMT;
+}
+
 /* Pass `overlap` (overlap.c): a carried group issued after the next
  * iteration's first. */
 wavec_status wv_pass_overlap(wv_kernel *k);

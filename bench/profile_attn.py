@@ -7,15 +7,21 @@ warp states, pipes. Runs ncu on itself: python3 bench/profile_attn.py"""
 import os, subprocess, sys
 if os.environ.get("WV_UNDER_NCU") != "1":
     env = dict(os.environ, WV_UNDER_NCU="1")
+    # metrics by name where this ncu has them (an unknown name stops ncu)
+    q = subprocess.run(["ncu", "--query-metrics", "--chip", "gh100"], capture_output=True, text=True).stdout
+    have = {l.split()[0] for l in q.splitlines() if l.strip()}
+    want = ["sm__pipe_tensor_op_gmma_cycles_active", "sm__pipe_shared_cycles_active", "sm__inst_executed_pipe_xu",
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared", "smsp__inst_executed_op_shared_ld",
+            "lts__t_bytes", "sm__cycles_active", "launch__cluster_dim_x"]
+    mets = [m + ("" if m.startswith("launch__") else ".avg.pct_of_peak_sustained_active" if "pipe" in m else ".sum")
+            for m in want if m in have]
+    print("metrics:", mets, "missing:", [m for m in want if m not in have], flush=True)
     r = subprocess.run(["ncu", "--profile-from-start", "off", "--launch-count", "8",
                         "--section", "SpeedOfLight", "--section", "LaunchStats", "--section", "Occupancy",
                         "--section", "WarpStateStats", "--section", "ComputeWorkloadAnalysis",
-                        "--section", "MemoryWorkloadAnalysis",
-                        "--metrics", "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,"
-                        "lts__t_bytes.sum.per_second,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,"
-                        "launch__cluster_dim_x,launch__cluster_dim_y",
-                        sys.executable, __file__], env=env, capture_output=True, text=True)
-    print(r.stdout[-60000:]); print(r.stderr[-3000:])
+                        "--section", "MemoryWorkloadAnalysis"] + (["--metrics", ",".join(mets)] if mets else []) +
+                       [sys.executable, __file__], env=env, capture_output=True, text=True)
+    print(r.stdout[-80000:]); print(r.stderr[-3000:])
     sys.exit(r.returncode)
 sys.path.insert(0, os.path.dirname(__file__))
 import torch
@@ -24,7 +30,8 @@ from bench import wavec_compile, attn_fwd_inputs
 
 def main():
     N = 8192
-    for D, cfgs in ((128, [(128, 64, dict(stages=2)), (128, 128, dict(stages=3, specialize=1))]),
+    for D, cfgs in ((128, [(128, 64, dict(stages=2)), (128, 128, dict(stages=3, specialize=1)),
+                     (128, 128, dict(stages=3, specialize=1, pingpong=1))]),
                     (64, [(128, 128, dict(stages=2))])):
         BH, q, kk, vv, o, lse, _ = attn_fwd_inputs(D, N)
         for bm, bk, hw in cfgs:

@@ -96,6 +96,8 @@ static const struct {
      "where a causal mask splits a walk into whole and masked tiles"},
     {WAVEC_PASS_LOWER, "lower", wv_pass_lower, verify_tir, print_tir,
      "the thread program (TIR); wgmma waits are the next pass's"},
+    {WAVEC_PASS_CONTRACT, "contract", wv_pass_contract, verify_tir, print_tir,
+     "a float product used once by a sum: one fused multiply-add"},
     {WAVEC_PASS_OVERLAP, "overlap", wv_pass_overlap, verify_tir, print_tir,
      "a loop's last wgmmas issued after the next iteration's first"},
     {WAVEC_PASS_WAITS, "waits", wv_pass_waits, verify_waits, print_tir,

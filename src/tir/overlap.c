@@ -42,35 +42,6 @@ typedef struct overlap_site {
   uint32_t carry;        /* the carry wait */
 } overlap_site;
 
-static bool reads_reg(const tir_instr *in, uint32_t r) {
-  if (!r)
-    return false;
-  if (in->a == r || in->b == r || in->c == r)
-    return true;
-  for (uint32_t e = 0; e < in->nlist; e++)
-    if (in->list[e] == r)
-      return true;
-  return false;
-}
-
-static bool touches_reg(const tir_instr *in, uint32_t r) {
-  return r && (in->dst == r || reads_reg(in, r));
-}
-
-/* Does `in` write register r? (Its result, a load's list, a wgmma's or
- * an mma's accumulators.) */
-static bool writes_reg(const tir_instr *in, uint32_t r) {
-  if (!r)
-    return false;
-  if (in->dst == r && writes_dst(in))
-    return true;
-  bool list = writes_list(in) || in->op == T_WGMMA || in->op == T_MMA;
-  for (uint32_t e = 0; list && e < in->nlist; e++)
-    if (in->list[e] == r)
-      return true;
-  return false;
-}
-
 /* Integer arithmetic without side effects (an address's). */
 static bool int_arith(const tir_prog *p, const tir_instr *in) {
   switch (in->op) {

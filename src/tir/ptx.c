@@ -436,9 +436,10 @@ static void (*const f32_routine[T__COUNT])(px *, nm o, nm v) = {
     [T_EXP] = emit_exp, [T_LOG2] = emit_log2, [T_TANH] = emit_tanh};
 
 static void emit_float_op(px *x, const tir_instr *in) {
-  nm v[4] = {{{0}}}; /* dst, a, b in f32 */
+  nm v[4] = {{{0}}}; /* dst, a, b, c in f32 */
   v[1] = as_f32(x, in->a);
   v[2] = in->b ? as_f32(x, in->b) : v[1];
+  v[3] = in->c ? as_f32(x, in->c) : v[1];
   v[0] = fdst(x, in->dst);
   if (forms[in->op].fptx)
     put_form(x, in, forms[in->op].fptx, v);

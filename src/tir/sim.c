@@ -773,10 +773,17 @@ static val lane_arith(sim *s, const tir_instr *in, uint32_t w, int l) {
   return (val){.i = in->ty == TY_I32 ? wrap_to(32, r) : r};
 }
 
+/* a * b + c rounded once (f32 registers only: tir_verify) */
+static val lane_fma(sim *s, const tir_instr *in, uint32_t w, int l) {
+  float a = (float)rd(s, in, w, in->a, l).f, b = (float)rd(s, in, w, in->b, l).f;
+  return (val){.f = fmaf(a, b, (float)rd(s, in, w, in->c, l).f)};
+}
+
 static lane_fn *const lane_value[T__COUNT] = {
     [T_CONST] = lane_const, [T_SREG] = lane_sreg,   [T_MOV] = lane_mov,
     [T_PARAM] = lane_param,
     [T_ADD] = lane_arith,   [T_SUB] = lane_arith,   [T_MUL] = lane_arith,
+    [T_FMA] = lane_fma,
     [T_DIV] = lane_arith,   [T_MOD] = lane_arith,   [T_TDIV] = lane_arith,
     [T_TREM] = lane_arith,  [T_MIN] = lane_arith,   [T_MAX] = lane_arith,
     [T_NEG] = lane_arith,   [T_ABS] = lane_arith,   [T_EXP2] = lane_arith,
@@ -1067,6 +1074,7 @@ static exec_fn *const exec[T__COUNT] = {
     [T_PARAM] = exec_value,
     [T_MOV] = exec_value,       [T_ADD] = exec_value,
     [T_SUB] = exec_value,       [T_MUL] = exec_value,
+    [T_FMA] = exec_value,
     [T_DIV] = exec_value,       [T_MOD] = exec_value,
     [T_TDIV] = exec_value,      [T_TREM] = exec_value,
     [T_MIN] = exec_value,       [T_MAX] = exec_value,

@@ -374,6 +374,12 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
     if (in->dst && in->op != T_LOOP && in->op != T_ENDLOOP &&
         p->regs.v[in->dst] != want)
       bad = true;
+    /* fma: f32 registers only (the PTX form rounds once to f32) */
+    if (in->op == T_FMA &&
+        (in->ty != TY_F32 || !in->a || !in->b || !in->c ||
+         p->regs.v[in->a] != TY_F32 || p->regs.v[in->b] != TY_F32 ||
+         p->regs.v[in->c] != TY_F32))
+      bad = true;
     if ((in->op == T_LDSM || in->op == T_LDSMT) &&
         (in->imm < 1 || in->imm > 4 || in->nlist != 2 * in->imm ||
          (in->ty != TY_F16 && in->ty != TY_BF16)))

@@ -114,6 +114,8 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_ADD, "add", 2, "add.s32 %=, %0, %1", "add.rn.f32 %=, %0, %1")            \
   X(T_SUB, "sub", 2, "sub.s32 %=, %0, %1", "sub.rn.f32 %=, %0, %1")            \
   X(T_MUL, "mul", 2, "mul.lo.s32 %=, %0, %1", "mul.rn.f32 %=, %0, %1")         \
+  /* f32 only: a * b + c rounded once (pass `contract`) */                   \
+  X(T_FMA, "fma", 3, 0, "fma.rn.f32 %=, %0, %1, %2")                           \
   /* ints: floor division */                                                   \
   X(T_DIV, "div", 2, 0, "div.rn.f32 %=, %0, %1")                               \
   /* ints: floor modulus */                                                    \
@@ -407,6 +409,39 @@ static inline bool writes_list(const tir_instr *in) {
          in->op == T_LDSMT;
 }
 
+/* Does `in` read register r (an operand, or one of its list: conservative
+ * for the ops that only write theirs)? Does it touch r at all? */
+static inline bool reads_reg(const tir_instr *in, uint32_t r) {
+  if (!r)
+    return false;
+  if (in->a == r || in->b == r || in->c == r)
+    return true;
+  for (uint32_t e = 0; e < in->nlist; e++)
+    if (in->list[e] == r)
+      return true;
+  return false;
+}
+
+static inline bool touches_reg(const tir_instr *in, uint32_t r) {
+  return r && (in->dst == r || reads_reg(in, r));
+}
+
+/* Does `in` write register r? (Its result, a load's list, a wgmma's or
+ * an mma's accumulators.) */
+static inline bool writes_reg(const tir_instr *in, uint32_t r) {
+  if (!r)
+    return false;
+  if (in->dst == r && writes_dst(in))
+    return true;
+  bool list = writes_list(in) || in->op == T_WGMMA || in->op == T_MMA;
+  for (uint32_t e = 0; list && e < in->nlist; e++)
+    if (in->list[e] == r)
+      return true;
+  return false;
+}
+
+/* Pass `contract` (contract.c): products into fused multiply-adds. */
+wavec_status wv_pass_contract(wv_kernel *k);
 /* Pass `overlap` (overlap.c): a carried group issued after the next
  * iteration's first. */
 wavec_status wv_pass_overlap(wv_kernel *k);

@@ -741,18 +741,50 @@ def pingpong_ab(quick=False, knob="pingpong"):
                     print(f"{knob} attn bwd {kind} D={D} {cfg} {knob[:2]}={pp}: FAILED {type(e).__name__}: {str(e)[:300]}",
                           flush=True)
 
+SM_FWD = {128: [(128, 64, 2, {}), (128, 128, 3, dict(specialize=1))],
+          64: [(128, 128, 2, {}), (128, 64, 2, {})]}
+
+def softmax_ab(quick=False):
+    """The attention forward as the example writes its softmax (row max
+    over raw scores, the scale inside exp2: one fma a score) against the
+    scores scaled first (bench/attention_fwd_prescaled.wave), same tiles,
+    SDPA-cuDNN in the same process."""
+    for D in (128, 64):
+        for N in ((4096,) if quick else (8192, 4096)):
+            BH, q, kk, vv, o, lse, cudnn = attn_fwd_inputs(D, N)
+            for causal in (False, True):
+                ref, ms_p, fl = cudnn(causal)
+                for bm, bk, st, hw in SM_FWD[D]:
+                    for wave, form in (("bench/attention_fwd_prescaled.wave", "prescaled"),
+                                       ("examples/attention_fwd_wgmma.wave", "fma")):
+                        try:
+                            k, t1, t2, info = wavec_compile(
+                                wave, "attention_fwd_wgmma" + ("_causal" if causal else ""),
+                                dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=bm, BLOCK_K2=bk),
+                                dict(stages=st, **hw), target="sm_90a")
+                            o.fill_(float("nan")); k(q, kk, vv, o, lse); torch.cuda.synchronize()
+                            err = rel_err(o, ref)
+                            ms_w = bench(lambda: k(q, kk, vv, o, lse))
+                            report(f"softmax {form} attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st}"
+                                   f"{' spec' if hw else ''} ({info['regs']} regs, {info['spill']} B spill)",
+                                   "SDPA-cuDNN", ms_w, ms_p, fl, err, (t1, t2))
+                        except Exception as e:
+                            print(f"softmax {form} D={D} N={N} {bm}x{bk} st{st}: FAILED "
+                                  f"{type(e).__name__}: {str(e)[:300]}", flush=True)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
     ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "bwd_wg", "tma", "fp8", "ragged", "schedule", "launch",
-                                       "pingpong", "overlap"),
+                                       "pingpong", "overlap", "softmax"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
                     "divisible ones; schedule: warp specialization and persistent tiles against today's schedule; bwd_wg: the "
                     "warpgroup backward only; pingpong: the specialized attention kernels with and without turns; overlap: the "
-                    "attention kernels with and without hardware(overlap = 1))")
+                    "attention kernels with and without hardware(overlap = 1); softmax: the forward's softmax as the example "
+                    "writes it (one fma a score) against the scores scaled first)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
@@ -772,7 +804,9 @@ def main():
         pingpong_ab(a.quick)
     if a.only in (None, "overlap"):
         pingpong_ab(a.quick, "overlap")
-    if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "bwd_wg"):
+    if a.only in (None, "softmax"):
+        softmax_ab(a.quick)
+    if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "softmax", "bwd_wg"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -783,7 +817,8 @@ def main():
             for dt in (torch.bfloat16, torch.float16):
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
-    for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap") else ():
+    for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap",
+                                         "softmax") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg"),
                  "bwd_wg": ("dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))

@@ -772,12 +772,42 @@ def softmax_ab(quick=False):
                             print(f"softmax {form} D={D} N={N} {bm}x{bk} st{st}: FAILED "
                                   f"{type(e).__name__}: {str(e)[:300]}", flush=True)
 
+FS_FWD = [  # the best plain configuration, then specialized 128x128 tiles (cuDNN's shape) with and without
+    (128, 64, 2, {}),  # persistent tiles and overlap
+    (128, 128, 2, dict(specialize=1)), (128, 128, 3, dict(specialize=1)),
+    (128, 128, 2, dict(specialize=1, persistent=1)), (128, 128, 3, dict(specialize=1, persistent=1)),
+    (128, 128, 3, dict(specialize=1, persistent=1, overlap=1)), (128, 128, 3, dict(specialize=1, overlap=1))]
+
+def fwd_sched(quick=False):
+    """The D = 128 forward in specialized and persistent schedules, cuDNN in the same process."""
+    D = 128
+    for N in ((4096,) if quick else (8192, 4096)):
+        BH, q, kk, vv, o, lse, cudnn = attn_fwd_inputs(D, N)
+        for causal in (False, True):
+            ref, ms_p, fl = cudnn(causal)
+            for bm, bk, st, hw in FS_FWD:
+                try:
+                    k, t1, t2, info = wavec_compile(
+                        "examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma" + ("_causal" if causal else ""),
+                        dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=bm, BLOCK_K2=bk), dict(stages=st, **hw),
+                        target="sm_90a")
+                    o.fill_(float("nan")); k(q, kk, vv, o, lse); torch.cuda.synchronize()
+                    err = rel_err(o, ref)
+                    ms_w = bench(lambda: k(q, kk, vv, o, lse))
+                    report(f"fwd_sched attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st} "
+                           f"{','.join(f'{a}={b}' for a, b in hw.items()) or 'plain'} "
+                           f"({info['regs']} regs, {info['spill']} B spill, grid {info.get('grid')})",
+                           "SDPA-cuDNN", ms_w, ms_p, fl, err, (t1, t2))
+                except Exception as e:
+                    print(f"fwd_sched D={D} N={N} {bm}x{bk} st{st} {hw}: FAILED {type(e).__name__}: {str(e)[:300]}",
+                          flush=True)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
     ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "bwd_wg", "tma", "fp8", "ragged", "schedule", "launch",
-                                       "pingpong", "overlap", "softmax"),
+                                       "pingpong", "overlap", "softmax", "fwd_sched"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
@@ -806,7 +836,9 @@ def main():
         pingpong_ab(a.quick, "overlap")
     if a.only in (None, "softmax"):
         softmax_ab(a.quick)
-    if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "softmax", "bwd_wg"):
+    if a.only in (None, "fwd_sched"):
+        fwd_sched(a.quick)
+    if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "softmax", "fwd_sched", "bwd_wg"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -818,7 +850,7 @@ def main():
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap",
-                                         "softmax") else ():
+                                         "softmax", "fwd_sched") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg"),
                  "bwd_wg": ("dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))

@@ -104,6 +104,7 @@ static bool d_op(const tir_prog *p, const tir_instr *in) {
  * before the loop (the first iteration's D then adds zeros). */
 typedef struct d_inputs {
   VEC(uint32_t) rename, zero;
+  VEC(uint32_t) one; /* M's factors of the rescales that move (rescales) */
 } d_inputs;
 
 static void add_once(wavec_ctx *ctx, void *vec, uint32_t r) {
@@ -222,6 +223,70 @@ static const char *qualifies(wavec_ctx *ctx, const tir_prog *p, uint32_t i,
   return d_inputs_of(ctx, p, s, NULL);
 }
 
+/* D of the previous iteration runs while M works; what makes M wait for
+ * it early is M touching D's registers: the rescale of D's accumulator
+ * (acc = acc * f in place: the online softmax's correction of o) where f
+ * is known, and M's new lhs for D (p converted to f16) written into the
+ * registers D in flight reads. ptxas hoists such a wait with the first
+ * touch it schedules, to just after the row maximum, and the exponentials
+ * no longer overlap D. So, where it can:
+ *  - the rescales move to the top of the next iteration, before X (D of
+ *    the previous iteration retires there first, after M has run under
+ *    it); f must be M's (written before the rescale and not after; X, G
+ *    and Y neither read nor write it) or the loop's constant, and M's f
+ *    starts at 1 before the loop (the first iteration's rescale leaves
+ *    the accumulator as it is);
+ *  - D reads a copy of the lhs M writes, taken at the top too, after the
+ *    rescales: M writes the next lhs while D reads the last.
+ * It can where every touch of D's accumulator in M is such a product and
+ * M issues no wgmma of its own (whose waits retire D anyway).
+ * Returns which instructions of M move (by index from g_end + 1; none may
+ * be marked), M's factors in in->one; NULL where it cannot. */
+static bool *rescales(wavec_ctx *ctx, const tir_prog *p, const overlap_site *s,
+                      d_inputs *in) {
+  uint32_t from = s->g_end + 1, n = s->d_from - from;
+  bool *r = wv_alloc(ctx, (n ? n : 1) * sizeof *r);
+  for (uint32_t j = from; j < s->d_from; j++) /* (its own waits retire D) */
+    if (p->code.v[j].op == T_WGMMA)
+      return NULL;
+  for (uint32_t j = from; j < s->d_from; j++) {
+    const tir_instr *mi = &p->code.v[j];
+    bool acc = false;
+    for (uint32_t d = s->d_from; d <= s->d_to && !acc; d++) {
+      const tir_instr *w = &p->code.v[d];
+      uint32_t na = 0;
+      if (w->op != T_WGMMA)
+        continue;
+      lhs_regs(w, &na);
+      for (uint32_t e = 0; e + na < w->nlist && !acc; e++)
+        acc = touches_reg(mi, w->list[e]);
+    }
+    if (!acc)
+      continue;
+    if (mi->op != T_MUL || mi->ty != TY_F32 || mi->nlist ||
+        (mi->a == mi->dst) == (mi->b == mi->dst))
+      return NULL;
+    uint32_t f = mi->a == mi->dst ? mi->b : mi->a;
+    bool m = written_in(p, f, from, j - 1);
+    if (written_in(p, f, j + 1, s->d_to) || written_in(p, f, s->loop + 1, s->g_end) ||
+        written_in(p, f, s->d_to + 1, s->end))
+      return NULL;
+    for (uint32_t k = s->loop + 1; k < s->end && m; k++)
+      if ((k <= s->g_end || k > s->d_to) && reads_reg(&p->code.v[k], f))
+        return NULL;
+    for (uint32_t k = from; k < j && m; k++) { /* M writes f first */
+      if (writes_reg(&p->code.v[k], f))
+        break;
+      if (reads_reg(&p->code.v[k], f))
+        return NULL;
+    }
+    if (m)
+      add_once(ctx, &in->one, f);
+    r[j - from] = true;
+  }
+  return r;
+}
+
 typedef VEC(tir_instr) code_vec;
 
 static uint32_t new_reg(wavec_ctx *ctx, tir_prog *p, tir_ty ty) {
@@ -270,6 +335,14 @@ static void put_d(wavec_ctx *ctx, tir_prog *p, code_vec *c,
     }
     emit(ctx, c, in);
   }
+}
+
+/* The rescales of M that move with D (rescales), in their order. */
+static void put_rescales(wavec_ctx *ctx, const tir_prog *p, code_vec *c,
+                         const overlap_site *s, const bool *resc) {
+  for (uint32_t j = s->g_end + 1; resc && j < s->d_from; j++)
+    if (resc[j - s->g_end - 1])
+      emit(ctx, c, p->code.v[j]);
 }
 
 static void remark(wv_kernel *k, const tir_prog *p, const overlap_site *s,
@@ -352,8 +425,48 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
   for (uint32_t k = 0; k < di.zero.n; k++)
     emit(ctx, c, (tir_instr){.op = T_CONST, .ty = p->regs.v[di.zero.v[k]],
                              .dst = di.zero.v[k], .loc = at});
-  /* the loop: X G, commit, the first iteration's select, D(j - 1) */
-  for (uint32_t j = s->loop; j <= s->g_end; j++)
+  bool *resc = rescales(ctx, p, s, &di);
+  for (uint32_t k = 0; k < di.one.n; k++)
+    emit(ctx, c, (tir_instr){.op = T_CONST, .ty = TY_F32, .dst = di.one.v[k],
+                             .fimm = 1.0, .loc = at});
+  /* the releases of Y (mbarrier arrivals: the slot D of the previous
+   * iteration read), moved with the rescales to the top of the next
+   * iteration, on registers Y copies: before the loop none is due */
+  VEC(uint32_t) arr = {0}, ca = {0}, cb = {0};
+  for (uint32_t j = s->d_to + 1; resc && j < s->end; j++)
+    if (p->code.v[j].op == T_MBARRIVE && p->code.v[j].imm == 0) {
+      vec_push(ctx, &arr, j);
+      vec_push(ctx, &ca, new_reg(ctx, p, p->regs.v[p->code.v[j].a]));
+      vec_push(ctx, &cb, new_reg(ctx, p, TY_PRED));
+      emit(ctx, c, (tir_instr){.op = T_CONST, .ty = p->regs.v[ca.v[ca.n - 1]],
+                               .dst = ca.v[ca.n - 1], .loc = at});
+      emit(ctx, c, (tir_instr){.op = T_CONST, .ty = TY_PRED,
+                               .dst = cb.v[cb.n - 1], .loc = at});
+    }
+  /* what D reads from M, copied (resc): D reads the copy */
+  renames lhs = {0};
+  for (uint32_t k = 0; resc && k < di.zero.n; k++) {
+    uint32_t r = di.zero.v[k];
+    vec_push(ctx, &lhs.from, r);
+    vec_push(ctx, &lhs.to, new_reg(ctx, p, p->regs.v[r]));
+  }
+  /* the loop: the rescales of D(j - 1) and its lhs copied, X G, commit,
+   * the first iteration's select, D(j - 1) */
+  emit(ctx, c, p->code.v[s->loop]);
+  if (resc) /* D of the previous iteration retires (none: the first) */
+    emit(ctx, c, (tir_instr){.op = T_WGWAIT, .ty = TY_PRED, .loc = at});
+  for (uint32_t k = 0; k < arr.n; k++) {
+    tir_instr a = p->code.v[arr.v[k]];
+    a.a = ca.v[k];
+    a.b = cb.v[k];
+    emit(ctx, c, a);
+  }
+  put_rescales(ctx, p, c, s, resc);
+  for (uint32_t k = 0; k < lhs.from.n; k++)
+    emit(ctx, c, (tir_instr){.op = T_MOV, .ty = p->regs.v[lhs.to.v[k]],
+                             .dst = lhs.to.v[k], .a = lhs.from.v[k],
+                             .loc = at});
+  for (uint32_t j = s->loop + 1; j <= s->g_end; j++)
     emit(ctx, c, p->code.v[j]);
   emit(ctx, c, (tir_instr){.op = T_WGCOMMIT, .ty = TY_PRED, .loc = at});
   if (rn.from.n) {
@@ -373,21 +486,55 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
                                .b = rn.from.v[k], .c = rn.to.v[k],
                                .loc = at});
   }
+  for (uint32_t k = 0; k < lhs.from.n; k++) {
+    vec_push(ctx, &rn.from, lhs.from.v[k]);
+    vec_push(ctx, &rn.to, lhs.to.v[k]);
+  }
   put_d(ctx, p, c, s, &rn, false);
+  rn.from.n -= lhs.from.n; /* (the copies where D was: X's, G's, Y's) */
+  rn.to.n -= lhs.from.n;
   /* M (what only D reads last), then the copies where D was, then Y
    * without the carry wait */
   bool *late = sink(ctx, p, s);
   for (int pass = 0; pass < 2; pass++)
     for (uint32_t j = s->g_end + 1; j < s->d_from; j++)
-      if (late[j - s->g_end - 1] == pass)
+      if (late[j - s->g_end - 1] == pass &&
+          !(resc && resc[j - s->g_end - 1]))
         emit(ctx, c, p->code.v[j]);
   for (uint32_t k = 0; k < rn.from.n; k++)
     emit(ctx, c, (tir_instr){.op = T_MOV, .ty = p->regs.v[rn.to.v[k]],
                              .dst = rn.to.v[k], .a = rn.from.v[k],
                              .loc = at});
-  for (uint32_t j = s->d_to + 1; j <= s->end; j++)
-    if (j != s->carry)
+  for (uint32_t j = s->d_to + 1; j < s->end; j++) {
+    bool moved = false;
+    for (uint32_t k = 0; k < arr.n; k++)
+      moved |= arr.v[k] == j;
+    if (j != s->carry && !moved)
       emit(ctx, c, p->code.v[j]);
+  }
+  /* (resc) the moved releases' operands, and D of this iteration carried
+   * into the next (the wait at its top retires it) */
+  for (uint32_t k = 0; k < arr.n; k++) {
+    const tir_instr *a = &p->code.v[arr.v[k]];
+    emit(ctx, c, (tir_instr){.op = T_MOV, .ty = p->regs.v[ca.v[k]],
+                             .dst = ca.v[k], .a = a->a, .loc = a->loc});
+    if (a->b)
+      emit(ctx, c, (tir_instr){.op = T_MOV, .ty = TY_PRED, .dst = cb.v[k],
+                               .a = a->b, .loc = a->loc});
+    else
+      emit(ctx, c, (tir_instr){.op = T_CONST, .ty = TY_PRED, .dst = cb.v[k],
+                               .imm = 1, .loc = a->loc});
+  }
+  if (resc)
+    emit(ctx, c, (tir_instr){.op = T_WGWAIT, .ty = TY_PRED, .imm = 1,
+                             .imm2 = TIR_WAIT_CARRY, .loc = at});
+  emit(ctx, c, p->code.v[s->end]);
+  for (uint32_t k = 0; k < arr.n; k++) { /* the last iteration's */
+    tir_instr a = p->code.v[arr.v[k]];
+    a.a = ca.v[k];
+    a.b = cb.v[k];
+    emit(ctx, c, a);
+  }
   /* after it: the last iteration's D, if there was one */
   uint32_t any = 0;
   if (lp->a || lp->b) {
@@ -407,6 +554,7 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
                              .b = lo, .imm = TIR_CMP_GT, .loc = at});
     emit(ctx, c, (tir_instr){.op = T_IF, .ty = TY_PRED, .a = any, .loc = at});
   }
+  put_rescales(ctx, p, c, s, resc);
   put_d(ctx, p, c, s, &rn, true);
   if (any)
     emit(ctx, c, (tir_instr){.op = T_ENDIF, .ty = TY_PRED, .loc = at});

@@ -75,7 +75,8 @@ static int64_t wait_before(const inflight *f, const tir_instr *in) {
 }
 
 static void clear(inflight *f) {
-  memset(f->reg.v, 0, f->reg.n * sizeof *f->reg.v);
+  if (f->reg.n) /* (none yet: a wait before any wgmma) */
+    memset(f->reg.v, 0, f->reg.n * sizeof *f->reg.v);
   f->n = 0;
 }
 

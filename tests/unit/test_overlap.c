@@ -4,12 +4,11 @@
  *    ragged and persistent, D = 64 and 128, and both backward kernels,
  *    with hardware(overlap = 1) and without: the outputs bit for bit the
  *    same (the same arithmetic in the same order, plus exact zeros), the
- *    forward against float64 too; the shape where the pass says: in the
- *    body a commit right after the first group's last wgmma, then the
- *    carried group, a partial wait (1) before the first other touch of
- *    the first group's registers, then a full one, no carry wait; the
- *    group again after the loop; a remark at the iterate (without it: none
- *    of this and a remark that it would apply);
+ *    forward against float64 too; the shape where the pass says (shape()):
+ *    in the forward, the carried group retired at the top of the next
+ *    iteration (o's rescale and p's copy moved there), in the backward
+ *    by M's own full wait; the group again after the loop; a remark at the
+ *    iterate (without it: none of this and a remark that it would apply);
  *  - the PTX: wgmma.commit_group between the groups, wgmma.wait_group 1;
  *  - none where there is nothing to overlap (a GEMM: one group an
  *    iteration; 2 stages: nothing carried) or where the carried group's
@@ -40,10 +39,17 @@ static bool has_remark(const kcase *c, const char *text) {
 }
 
 /* The overlap's shape in the first rotated loop of p: 1 if it is there
- * as the pass says, 0 if there is no commit at all, -1 if it is wrong. */
+ * as the pass says with M waiting for the carried group, 2 with the top of
+ * the next iteration waiting for it, 0 if there is no commit at all, -1 if
+ * it is wrong. In the loop a commit right after the first group's last wgmma, then the
+ * carried group, a partial wait (1) before the first other touch of the
+ * first group's registers; then either a full wait before the loop's end
+ * (M touches the carried group's registers) or none, the carried group
+ * retired by a full wait at the top of the next iteration (before the
+ * commit) and a carry wait before the end; the group again after the loop. */
 static int shape(const tir_prog *p) {
   uint32_t loop = 0, commit = 0, partial = 0, full = 0, end = 0, after = 0;
-  int carry = 0, d_in = 0;
+  int carry = 0, d_in = 0, top = 0;
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
     if (in->op == T_WGCOMMIT && !commit) {
@@ -51,13 +57,15 @@ static int shape(const tir_prog *p) {
       for (loop = i; loop && p->code.v[loop].op != T_LOOP; loop--)
         ;
       end = p->code.v[loop].match;
+      for (uint32_t j = loop + 1; j < commit; j++)
+        top += p->code.v[j].op == T_WGWAIT && p->code.v[j].imm == 0;
     }
     if (!commit || i <= commit)
       continue;
     if (i < end) {
       carry += in->op == T_WGWAIT && in->imm2 == TIR_WAIT_CARRY;
       d_in += in->op == T_WGMMA && !partial;
-      if (in->op == T_WGWAIT && in->imm == 1 && !partial)
+      if (in->op == T_WGWAIT && in->imm == 1 && !in->imm2 && !partial)
         partial = i;
       if (in->op == T_WGWAIT && in->imm == 0 && partial && !full)
         full = i;
@@ -67,10 +75,14 @@ static int shape(const tir_prog *p) {
   }
   if (!commit)
     return 0;
-  return p->code.v[commit - 1].op == T_WGMMA && d_in > 0 && partial &&
-                 full > partial && !carry && after > end
-             ? 1
-             : -1;
+  bool in_m = full > partial && !carry;                   /* M waits */
+  bool deep = !full && top == 1 && carry == 1 &&          /* next top waits */
+              p->code.v[end - 1].op == T_WGWAIT &&
+              p->code.v[end - 1].imm2 == TIR_WAIT_CARRY;
+  if (p->code.v[commit - 1].op != T_WGMMA || !d_in || !partial ||
+      after <= end)
+    return -1;
+  return deep ? 2 : in_m ? 1 : -1;
 }
 
 static void fill(kcase *c, const char *const *names, uint64_t seed,
@@ -135,7 +147,10 @@ static void kernels(void) {
       for (uint32_t j = 0; j < p->code.n; j++)
         commits += p->code.v[j].op == T_WGCOMMIT;
       if (ov)
-        CHECKF(shape(p) == 1 && commits == rows[i].rotated &&
+        /* the forward's M rescales o and writes p: both move to the top
+         * of the next iteration; the backward's M has wgmmas of its own */
+        CHECKF(shape(p) == (rows[i].fwd ? 2 : 1) &&
+                   commits == rows[i].rotated &&
                    has_remark(&c, "overlap: each iteration issues the "
                                   "previous one's last wgmmas"),
                "row %zu: shape %d, %d commits", i, shape(p), commits);

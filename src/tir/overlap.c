@@ -240,12 +240,58 @@ static const char *qualifies(wavec_ctx *ctx, const tir_prog *p, uint32_t i,
  *    rescales: M writes the next lhs while D reads the last.
  * It can where every touch of D's accumulator in M is such a product and
  * M issues no wgmma of its own (whose waits retire D anyway).
- * Returns which instructions of M move (by index from g_end + 1; none may
- * be marked), M's factors in in->one; NULL where it cannot. */
-static bool *rescales(wavec_ctx *ctx, const tir_prog *p, const overlap_site *s,
-                      d_inputs *in) {
+ * Returns, by index from g_end + 1, the factor each instruction of M that
+ * moves takes there (0: it stays; none may move), M's factors in in->one;
+ * NULL where it cannot. */
+/* f as the value it copies at the end of M: through the moves that are
+ * its only write in the loop, made in M, from registers nothing writes
+ * after them in the iteration (the online softmax's per-row factor,
+ * copied to every element of o's rows, is one register again). */
+static uint32_t copy_root(const tir_prog *p, const overlap_site *s,
+                          uint32_t f) {
+  for (int hop = 0; hop < 16; hop++) {
+    uint32_t def = 0, n = 0;
+    for (uint32_t k = s->loop + 1; k < s->end; k++)
+      if (writes_reg(&p->code.v[k], f)) {
+        n++;
+        def = k;
+      }
+    const tir_instr *mv = &p->code.v[def];
+    if (n != 1 || mv->op != T_MOV || def <= s->g_end || def >= s->d_from ||
+        !mv->a || p->regs.v[mv->a] != p->regs.v[f] ||
+        written_in(p, mv->a, def + 1, s->end - 1))
+      return f;
+    f = mv->a;
+  }
+  return f;
+}
+
+/* May M's rescale at j take factor f at the top of the next iteration?
+ * *m: f is M's (else the loop's constant). */
+static bool factor_ok(const tir_prog *p, const overlap_site *s, uint32_t j,
+                      uint32_t f, bool *m) {
+  uint32_t from = s->g_end + 1;
+  *m = written_in(p, f, from, j - 1);
+  if (written_in(p, f, j + 1, s->d_to) ||
+      written_in(p, f, s->loop + 1, s->g_end) ||
+      written_in(p, f, s->d_to + 1, s->end))
+    return false;
+  for (uint32_t k = s->loop + 1; k < s->end && *m; k++)
+    if ((k <= s->g_end || k > s->d_to) && reads_reg(&p->code.v[k], f))
+      return false;
+  for (uint32_t k = from; k < j && *m; k++) { /* M writes f first */
+    if (writes_reg(&p->code.v[k], f))
+      break;
+    if (reads_reg(&p->code.v[k], f))
+      return false;
+  }
+  return true;
+}
+
+static uint32_t *rescales(wavec_ctx *ctx, const tir_prog *p,
+                          const overlap_site *s, d_inputs *in) {
   uint32_t from = s->g_end + 1, n = s->d_from - from;
-  bool *r = wv_alloc(ctx, (n ? n : 1) * sizeof *r);
+  uint32_t *r = wv_alloc(ctx, (n ? n : 1) * sizeof *r);
   for (uint32_t j = from; j < s->d_from; j++) /* (its own waits retire D) */
     if (p->code.v[j].op == T_WGMMA)
       return NULL;
@@ -266,23 +312,15 @@ static bool *rescales(wavec_ctx *ctx, const tir_prog *p, const overlap_site *s,
     if (mi->op != T_MUL || mi->ty != TY_F32 || mi->nlist ||
         (mi->a == mi->dst) == (mi->b == mi->dst))
       return NULL;
-    uint32_t f = mi->a == mi->dst ? mi->b : mi->a;
-    bool m = written_in(p, f, from, j - 1);
-    if (written_in(p, f, j + 1, s->d_to) || written_in(p, f, s->loop + 1, s->g_end) ||
-        written_in(p, f, s->d_to + 1, s->end))
+    uint32_t f = mi->a == mi->dst ? mi->b : mi->a, root = copy_root(p, s, f);
+    bool m;
+    if (root != f && factor_ok(p, s, j, root, &m))
+      f = root;
+    else if (!factor_ok(p, s, j, f, &m))
       return NULL;
-    for (uint32_t k = s->loop + 1; k < s->end && m; k++)
-      if ((k <= s->g_end || k > s->d_to) && reads_reg(&p->code.v[k], f))
-        return NULL;
-    for (uint32_t k = from; k < j && m; k++) { /* M writes f first */
-      if (writes_reg(&p->code.v[k], f))
-        break;
-      if (reads_reg(&p->code.v[k], f))
-        return NULL;
-    }
     if (m)
       add_once(ctx, &in->one, f);
-    r[j - from] = true;
+    r[j - from] = f;
   }
   return r;
 }
@@ -339,10 +377,13 @@ static void put_d(wavec_ctx *ctx, tir_prog *p, code_vec *c,
 
 /* The rescales of M that move with D (rescales), in their order. */
 static void put_rescales(wavec_ctx *ctx, const tir_prog *p, code_vec *c,
-                         const overlap_site *s, const bool *resc) {
+                         const overlap_site *s, const uint32_t *resc) {
   for (uint32_t j = s->g_end + 1; resc && j < s->d_from; j++)
-    if (resc[j - s->g_end - 1])
-      emit(ctx, c, p->code.v[j]);
+    if (resc[j - s->g_end - 1]) {
+      tir_instr in = p->code.v[j];
+      *(in.a == in.dst ? &in.b : &in.a) = resc[j - s->g_end - 1];
+      emit(ctx, c, in);
+    }
 }
 
 static void remark(wv_kernel *k, const tir_prog *p, const overlap_site *s,
@@ -425,7 +466,7 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
   for (uint32_t k = 0; k < di.zero.n; k++)
     emit(ctx, c, (tir_instr){.op = T_CONST, .ty = p->regs.v[di.zero.v[k]],
                              .dst = di.zero.v[k], .loc = at});
-  bool *resc = rescales(ctx, p, s, &di);
+  uint32_t *resc = rescales(ctx, p, s, &di);
   for (uint32_t k = 0; k < di.one.n; k++)
     emit(ctx, c, (tir_instr){.op = T_CONST, .ty = TY_F32, .dst = di.one.v[k],
                              .fimm = 1.0, .loc = at});

@@ -17,7 +17,7 @@ def main():
     lse = torch.empty(BH, N, dtype=torch.float32, device=dev)
     fl = 4 * BH * N * N * D
     for bm in (64, 128):
-        for st in (3, 4):
+        for st in (3,):  # (BLOCK_M = 64 at 4 stages asks for more shared memory than a block has)
             k, _, _, info = wavec_compile("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
                                           dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=bm, BLOCK_K2=128),
                                           dict(stages=st, specialize=1, workgroups_per_sm=1), target="sm_90a")

@@ -666,6 +666,22 @@ static void module_sizes(wavec_module *b) {
               b->kernel, s->name, (long long)s->now, (long long)s->multiple,
               s->name, (long long)s->multiple);
   }
+  /* every argument within 2^62 bytes, as `bind` holds the sizes it knows
+   * (its offsets and byte counts then fit their 64-bit types) */
+  const int64_t most = INT64_C(1) << 62;
+  for (uint32_t i = 0; i < b->nargs; i++) {
+    const wavec_arg_info *a = &b->args[i];
+    int64_t bytes = (wv_dtypes[a->dtype].bits + 7) / 8;
+    for (size_t j = 0; j < a->ndims; j++) {
+      int64_t n = b->dyn[i][j] ? b->sizes[b->dyn[i][j] - 1].now : a->shape[j];
+      if (bytes > most / n)
+        wv_fail(ctx, D_INVALID, (wavec_loc){0},
+                "kernel '%s': the sizes make argument '%s' more than 2^62 "
+                "bytes",
+                b->kernel, a->name);
+      bytes *= n;
+    }
+  }
   int64_t g[3];
   const char *why = module_grid(b, g);
   if (why)

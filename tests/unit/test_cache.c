@@ -589,6 +589,29 @@ static void dynamic_module(void) {
   }
   wavec_ctx_free(c[0]);
   wavec_ctx_free(c[1]);
+  /* sizes each within range whose products pass 2^62 bytes (a: M x K f16,
+   * about 2^63): refused at the launch, before it needs a GPU (a fresh
+   * context: an error stays with the one it happened in) */
+  wavec_ctx *c2 = wavec_ctx_new(NULL, NULL);
+  wavec_parse(c2, "tests/kernels/dynamic.wave", src, n);
+  b = NULL;
+  CHECKF(wavec_gpu_load(c2, "gemm_dyn", "sm_90", WAVEC_LOAD_PTXAS, &b) ==
+             WAVEC_OK,
+         "%s", wavec_errmsg(c2));
+  if (b) {
+    const int64_t big[3][2] = {{INT32_MAX, INT32_MAX - 7},
+                               {72, INT32_MAX - 7},
+                               {INT32_MAX, 72}};
+    for (size_t i = 0; i < 3; i++)
+      CHECKF(wavec_module_arg_shape(b, i, 2, big[i]) == WAVEC_OK, "%s",
+             wavec_errmsg(c2));
+    uint64_t ptrs[3] = {0, 0, 0};
+    CHECK(wavec_module_launch(b, NULL, ptrs) == WAVEC_ERR_INVALID);
+    CHECKF(strstr(wavec_errmsg(c2), "the sizes make argument 'a' more than "
+                                    "2^62 bytes"),
+           "%s", wavec_errmsg(c2));
+  }
+  wavec_ctx_free(c2);
 }
 
 /* A persistent kernel of run-time sizes as a module, fresh and from the

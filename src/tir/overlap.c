@@ -99,6 +99,40 @@ static bool d_op(const tir_prog *p, const tir_instr *in) {
   }
 }
 
+/* Which instructions touch each register (result, operands, list), in
+ * program order: those of r are at[start[r] .. start[r + 1]). */
+typedef struct touch_index {
+  uint32_t *start, *at;
+} touch_index;
+
+static touch_index touches_of(wavec_ctx *ctx, const tir_prog *p) {
+  uint32_t nr = p->regs.n;
+  touch_index t = {wv_alloc(ctx, (nr + 1) * sizeof *t.start), NULL};
+  for (int fill = 0; fill < 2; fill++) {
+    uint32_t *next = fill ? wv_alloc(ctx, (nr + 1) * sizeof *next) : NULL;
+    if (fill) {
+      for (uint32_t r = 0; r < nr; r++) /* counts to offsets */
+        t.start[r + 1] += t.start[r];
+      memcpy(next, t.start, (nr + 1) * sizeof *next);
+      t.at = wv_alloc(ctx, (t.start[nr] ? t.start[nr] : 1) * sizeof *t.at);
+    }
+    for (uint32_t k = 0; k < p->code.n; k++) {
+      const tir_instr *in = &p->code.v[k];
+      uint32_t ops[4] = {in->dst, in->a, in->b, in->c};
+      for (uint32_t e = 0; e < 4 + in->nlist; e++) {
+        uint32_t r = e < 4 ? ops[e] : in->list[e - 4];
+        if (!r)
+          continue;
+        if (fill)
+          t.at[next[r]++] = k;
+        else
+          t.start[r + 1]++;
+      }
+    }
+  }
+  return t;
+}
+
 /* What D reads from outside itself, by where it is written: integers
  * that X, G or Y write are renamed (copied); values M writes are zeroed
  * before the loop (the first iteration's D then adds zeros). */
@@ -117,7 +151,8 @@ static void add_once(wavec_ctx *ctx, void *vec, uint32_t r) {
 
 /* Sorts D's inputs (in, if not NULL), or says why D cannot move. */
 static const char *d_inputs_of(wavec_ctx *ctx, const tir_prog *p,
-                               const overlap_site *s, d_inputs *in) {
+                               const overlap_site *s, const touch_index *ti,
+                               d_inputs *in) {
   for (uint32_t j = s->d_from; j <= s->d_to; j++) {
     const tir_instr *di = &p->code.v[j];
     uint32_t ops[3 + 64], n = 0, nc = di->nlist;
@@ -133,12 +168,16 @@ static const char *d_inputs_of(wavec_ctx *ctx, const tir_prog *p,
       for (uint32_t e = 0; e < na && n < WV_ARRAY_LEN(ops); e++)
         ops[n++] = l[e];
       /* X, G and Y leave its accumulator alone (M's touches wait) */
-      for (uint32_t e = 0; e < nc; e++)
-        for (uint32_t k = s->loop + 1; k < s->end; k++)
-          if ((k <= s->g_end || (k > s->d_to && k != s->carry)) &&
-              touches_reg(&p->code.v[k], di->list[e]))
+      for (uint32_t e = 0; e < nc; e++) {
+        uint32_t r = di->list[e];
+        for (uint32_t t = ti->start[r]; t < ti->start[r + 1]; t++) {
+          uint32_t k = ti->at[t];
+          if (k > s->loop && k < s->end &&
+              (k <= s->g_end || (k > s->d_to && k != s->carry)))
             return "the rest of the iteration touches the accumulator of "
                    "its last wgmmas";
+        }
+      }
     }
     for (uint32_t o = 0; o < n; o++) {
       uint32_t r = ops[o];
@@ -220,7 +259,8 @@ static const char *qualifies(wavec_ctx *ctx, const tir_prog *p, uint32_t i,
            "overlap";
   *s = (overlap_site){.loop = i, .end = e, .g_end = g_end, .d_from = d_from,
                       .d_to = last, .carry = carry};
-  return d_inputs_of(ctx, p, s, NULL);
+  touch_index ti = touches_of(ctx, p);
+  return d_inputs_of(ctx, p, s, &ti, NULL);
 }
 
 /* D of the previous iteration runs while M works; what makes M wait for
@@ -243,46 +283,69 @@ static const char *qualifies(wavec_ctx *ctx, const tir_prog *p, uint32_t i,
  * Returns, by index from g_end + 1, the factor each instruction of M that
  * moves takes there (0: it stays; none may move), M's factors in in->one;
  * NULL where it cannot. */
+/* What the loop body writes, by register: how many of its instructions,
+ * the first and the last (one pass; the checks below are then O(1)). */
+typedef struct body_defs {
+  uint32_t *n, *first, *last;
+} body_defs;
+
+static body_defs defs_of(wavec_ctx *ctx, const tir_prog *p,
+                         const overlap_site *s) {
+  uint32_t nr = p->regs.n;
+  body_defs d = {wv_alloc(ctx, nr * sizeof *d.n),
+                 wv_alloc(ctx, nr * sizeof *d.first),
+                 wv_alloc(ctx, nr * sizeof *d.last)};
+  for (uint32_t k = s->loop + 1; k < s->end; k++) {
+    const tir_instr *in = &p->code.v[k];
+    bool list = writes_list(in) || in->op == T_WGMMA || in->op == T_MMA;
+    for (uint32_t e = 0; e <= (list ? in->nlist : 0); e++) {
+      uint32_t r = e < in->nlist && list ? in->list[e]
+                   : e == (list ? in->nlist : 0) && writes_dst(in) ? in->dst
+                                                                   : 0;
+      if (!r)
+        continue;
+      if (!d.n[r]++)
+        d.first[r] = k;
+      d.last[r] = k;
+    }
+  }
+  return d;
+}
+
 /* f as the value it copies at the end of M: through the moves that are
  * its only write in the loop, made in M, from registers nothing writes
  * after them in the iteration (the online softmax's per-row factor,
  * copied to every element of o's rows, is one register again). */
 static uint32_t copy_root(const tir_prog *p, const overlap_site *s,
-                          uint32_t f) {
+                          const body_defs *d, uint32_t f) {
   for (int hop = 0; hop < 16; hop++) {
-    uint32_t def = 0, n = 0;
-    for (uint32_t k = s->loop + 1; k < s->end; k++)
-      if (writes_reg(&p->code.v[k], f)) {
-        n++;
-        def = k;
-      }
+    uint32_t def = d->last[f];
     const tir_instr *mv = &p->code.v[def];
-    if (n != 1 || mv->op != T_MOV || def <= s->g_end || def >= s->d_from ||
-        !mv->a || p->regs.v[mv->a] != p->regs.v[f] ||
-        written_in(p, mv->a, def + 1, s->end - 1))
+    if (d->n[f] != 1 || mv->op != T_MOV || def <= s->g_end ||
+        def >= s->d_from || !mv->a || p->regs.v[mv->a] != p->regs.v[f] ||
+        (d->n[mv->a] && d->last[mv->a] > def))
       return f;
     f = mv->a;
   }
   return f;
 }
 
-/* May M's rescale at j take factor f at the top of the next iteration?
- * *m: f is M's (else the loop's constant). */
-static bool factor_ok(const tir_prog *p, const overlap_site *s, uint32_t j,
-                      uint32_t f, bool *m) {
+/* May a rescale of M at j take factor f at the top of the next iteration?
+ * Every write of f in the loop is M's, before j (*m: there is one; none:
+ * the loop's constant), and where M writes it, nothing else in the loop
+ * reads it before (X, G and Y not at all). */
+static bool factor_ok(const tir_prog *p, const overlap_site *s,
+                      const body_defs *d, uint32_t j, uint32_t f, bool *m) {
   uint32_t from = s->g_end + 1;
-  *m = written_in(p, f, from, j - 1);
-  if (written_in(p, f, j + 1, s->d_to) ||
-      written_in(p, f, s->loop + 1, s->g_end) ||
-      written_in(p, f, s->d_to + 1, s->end))
+  *m = d->n[f] != 0;
+  if (!*m)
+    return true;
+  if (d->first[f] < from || d->last[f] >= j)
     return false;
-  for (uint32_t k = s->loop + 1; k < s->end && *m; k++)
-    if ((k <= s->g_end || k > s->d_to) && reads_reg(&p->code.v[k], f))
-      return false;
-  for (uint32_t k = from; k < j && *m; k++) { /* M writes f first */
-    if (writes_reg(&p->code.v[k], f))
-      break;
-    if (reads_reg(&p->code.v[k], f))
+  for (uint32_t k = s->loop + 1; k < s->end; k++) {
+    if (k == d->first[f])
+      k = s->d_to; /* (M from its write on, and D, read it after it) */
+    else if (reads_reg(&p->code.v[k], f))
       return false;
   }
   return true;
@@ -295,28 +358,33 @@ static uint32_t *rescales(wavec_ctx *ctx, const tir_prog *p,
   for (uint32_t j = from; j < s->d_from; j++) /* (its own waits retire D) */
     if (p->code.v[j].op == T_WGMMA)
       return NULL;
+  bool *acc = wv_alloc(ctx, p->regs.n * sizeof *acc);
+  for (uint32_t j = s->d_from; j <= s->d_to; j++) {
+    const tir_instr *w = &p->code.v[j];
+    uint32_t na = 0;
+    if (w->op != T_WGMMA)
+      continue;
+    lhs_regs(w, &na);
+    for (uint32_t e = 0; e + na < w->nlist; e++)
+      acc[w->list[e]] = true;
+  }
+  body_defs d = defs_of(ctx, p, s);
   for (uint32_t j = from; j < s->d_from; j++) {
     const tir_instr *mi = &p->code.v[j];
-    bool acc = false;
-    for (uint32_t d = s->d_from; d <= s->d_to && !acc; d++) {
-      const tir_instr *w = &p->code.v[d];
-      uint32_t na = 0;
-      if (w->op != T_WGMMA)
-        continue;
-      lhs_regs(w, &na);
-      for (uint32_t e = 0; e + na < w->nlist && !acc; e++)
-        acc = touches_reg(mi, w->list[e]);
-    }
-    if (!acc)
+    bool touch = acc[mi->dst] || acc[mi->a] || acc[mi->b] || acc[mi->c];
+    for (uint32_t e = 0; e < mi->nlist && !touch; e++)
+      touch = acc[mi->list[e]];
+    if (!touch)
       continue;
     if (mi->op != T_MUL || mi->ty != TY_F32 || mi->nlist ||
         (mi->a == mi->dst) == (mi->b == mi->dst))
       return NULL;
-    uint32_t f = mi->a == mi->dst ? mi->b : mi->a, root = copy_root(p, s, f);
+    uint32_t f = mi->a == mi->dst ? mi->b : mi->a;
+    uint32_t root = copy_root(p, s, &d, f);
     bool m;
-    if (root != f && factor_ok(p, s, j, root, &m))
+    if (root != f && factor_ok(p, s, &d, j, root, &m))
       f = root;
-    else if (!factor_ok(p, s, j, f, &m))
+    else if (!factor_ok(p, s, &d, j, f, &m))
       return NULL;
     if (m)
       add_once(ctx, &in->one, f);
@@ -415,23 +483,29 @@ static void remark(wv_kernel *k, const tir_prog *p, const overlap_site *s,
 static bool *sink(wavec_ctx *ctx, const tir_prog *p, const overlap_site *s) {
   uint32_t from = s->g_end + 1, n = s->d_from - from;
   bool *late = wv_alloc(ctx, (n ? n : 1) * sizeof *late);
+  touch_index t = touches_of(ctx, p);
   for (uint32_t j = s->d_from; j-- > from;) {
     const tir_instr *in = &p->code.v[j];
     if (!d_op(p, in) || in->op == T_WGMMA || int_arith(p, in))
       continue;
     bool ok = true;
     /* its result read only by D and by what moves with it */
-    for (uint32_t k = 0; k < p->code.n && ok; k++)
+    for (uint32_t e = t.start[in->dst]; e < t.start[in->dst + 1] && ok; e++) {
+      uint32_t k = t.at[e];
       if (k != j && (k < s->d_from || k > s->d_to) &&
-          !(k > j && k < s->d_from && late[k - from]) &&
-          touches_reg(&p->code.v[k], in->dst))
+          !(k > j && k < s->d_from && late[k - from]))
         ok = false;
+    }
     /* its operands not written by what stays after it */
     uint32_t ops[3] = {in->a, in->b, in->c};
-    for (uint32_t k = j + 1; k < s->d_from && ok; k++)
-      for (int o = 0; o < 3 && ok; o++)
-        if (!late[k - from] && writes_reg(&p->code.v[k], ops[o]))
+    for (int o = 0; o < 3 && ok; o++)
+      for (uint32_t e = ops[o] ? t.start[ops[o]] : 0;
+           ops[o] && e < t.start[ops[o] + 1] && ok; e++) {
+        uint32_t k = t.at[e];
+        if (k > j && k < s->d_from && !late[k - from] &&
+            writes_reg(&p->code.v[k], ops[o]))
           ok = false;
+      }
     late[j - from] = ok;
   }
   return late;
@@ -444,7 +518,8 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
   const tir_instr *lp = &p->code.v[s->loop];
   wavec_loc at = p->code.v[s->d_from].loc;
   d_inputs di = {0};
-  const char *no = d_inputs_of(ctx, p, s, &di);
+  touch_index ti = touches_of(ctx, p);
+  const char *no = d_inputs_of(ctx, p, s, &ti, &di);
   wv_assert(ctx, !no);
   /* planted bugs for the tests: nothing zeroed (the first iteration's D
    * reads registers nothing wrote), nothing copied (D reads the addresses

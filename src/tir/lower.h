@@ -441,4 +441,13 @@ void lw_sched_end(lw *w);
 void lw_ring_advance(lw *w, ex_t first, ex_t last);
 ex_t lw_ring_pos(lw *w, ex_t first, ex_t tile);
 
+/* An opt-in pass's knob (turns: pingpong, overlap: overlap): -1 unset
+ * (the pass only remarks where it would apply), else its value; *at is
+ * where to point a diagnostic (the knob's line, else the kernel's). */
+static inline int64_t lw_knob(const wv_kernel *k, int knob, wavec_loc *at) {
+  bool given = k->hw.ints[knob] != 0;
+  *at = given && k->hw.ints_loc[knob].line ? k->hw.ints_loc[knob] : k->loc;
+  return given ? k->lw->d->hw[knob] : -1;
+}
+
 #endif

@@ -681,13 +681,11 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
 wavec_status wv_pass_overlap(wv_kernel *k) {
   wavec_ctx *ctx = k->ctx;
   tir_prog *p = k->tir;
-  bool asked = k->hw.ints[WAVEC_HW_OVERLAP] != 0;
-  int64_t knob = k->lw->d->hw[WAVEC_HW_OVERLAP];
-  if (asked && !knob)
+  wavec_loc at;
+  int64_t knob = lw_knob(k, WAVEC_HW_OVERLAP, &at);
+  if (knob == 0)
     return WAVEC_OK;
-  wavec_loc at = asked && k->hw.ints_loc[WAVEC_HW_OVERLAP].line
-                     ? k->hw.ints_loc[WAVEC_HW_OVERLAP]
-                     : k->loc;
+  bool asked = knob > 0;
   VEC(overlap_site) sites = {0};
   const char *why = "it has no loop";
   for (uint32_t i = 0; i < p->code.n; i++) {

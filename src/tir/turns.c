@@ -171,13 +171,11 @@ wavec_status wv_pass_turns(wv_kernel *k) {
   lw *w = k->lw;
   tir_prog *p = k->tir;
   const sched_plan *s = &w->sched;
-  bool asked = k->hw.ints[WAVEC_HW_PINGPONG] != 0;
-  int64_t knob = w->d->hw[WAVEC_HW_PINGPONG];
-  if (asked && !knob)
+  wavec_loc at;
+  int64_t knob = lw_knob(k, WAVEC_HW_PINGPONG, &at);
+  if (knob == 0)
     return WAVEC_OK;
-  wavec_loc at = asked && k->hw.ints_loc[WAVEC_HW_PINGPONG].line
-                     ? k->hw.ints_loc[WAVEC_HW_PINGPONG]
-                     : k->loc;
+  bool asked = knob > 0;
   if (!s->specialize || s->consumers < 2) {
     if (asked)
       wv_fail(ctx, D_SCHEDULE, at, "hardware(pingpong = 1): turns need a "

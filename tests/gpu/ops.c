@@ -7,7 +7,9 @@
  * printer on the GPU, and each row is compared:
  *  - exactly (as values: NaN equals NaN, -0 equals +0) for integer ops,
  *    conversions, comparisons, selection, shuffles, memory, loops and the
- *    correctly rounded float ops (+ - * / sqrt rcp min max neg abs);
+ *    correctly rounded float ops (+ - * / sqrt rcp min max neg abs, and
+ *    f32 fma: the error of a product, x y - round(x y), is exact only if
+ *    the fma rounds once);
  *  - within a few ulp of the row's type for the transcendentals, which the
  *    simulator computes exactly and the GPU approximates (ptx.c).
  * Prints one line per failing row and a summary; exit status 0 when every
@@ -135,6 +137,15 @@ static void float_ops(pb *b, tir_ty ty, uint32_t x, uint32_t y) {
     uint32_t r = op(b, uns[i], ty, x, 0);
     out(b, ty == TY_F32 ? r : cvt(b, TY_F32, r), name(b, tn, un_names[i], 0),
         ty, i >= FIRST_APPROX ? approx : 0);
+  }
+  if (ty == TY_F32) { /* fma (pass contract): rounded once, so x y - the
+                       * rounded product is its rounding error, exactly */
+    uint32_t f = reg(b, ty), e = reg(b, ty);
+    emit(b, T_FMA, ty, f, x, y, x, 0);
+    out(b, f, "f32 fma", ty, 0);
+    emit(b, T_FMA, ty, e, x, y,
+         op(b, T_NEG, ty, op(b, T_MUL, ty, x, y), 0), 0);
+    out(b, e, "f32 fma product error", ty, 0);
   }
   static const char *const cmps[] = {"gt", "lt", "ge", "le", "eq", "ne"};
   for (int c = 0; c < 6; c++)

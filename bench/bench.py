@@ -679,6 +679,25 @@ OV_FWD = [  # the best plain configuration (no knob), then 3- and 4-slot rings
     (128, 64, 3, dict(specialize=1)), (128, 64, 4, dict(specialize=1)),
     (128, 128, 3, dict(specialize=1))]
 
+def fwd_row(label, wave, causal, inputs, peer, bm, bk, hard, grid=False):
+    """One attention forward configuration (examples/attention_fwd_wgmma.wave's
+    kernels or a variant in `wave`) against SDPA-cuDNN's (ref, ms, flops) in
+    `peer`: compiled, checked, timed, reported as `label (regs, spill)`."""
+    BH, q, kk, vv, o, lse, D, N = inputs
+    ref, ms_p, fl = peer
+    try:
+        k, t1, t2, info = wavec_compile(
+            wave, "attention_fwd_wgmma" + ("_causal" if causal else ""),
+            dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=bm, BLOCK_K2=bk), hard, target="sm_90a")
+        o.fill_(float("nan")); k(q, kk, vv, o, lse); torch.cuda.synchronize()
+        err = rel_err(o, ref)
+        ms_w = bench(lambda: k(q, kk, vv, o, lse))
+        report(f"{label} ({info['regs']} regs, {info['spill']} B spill"
+               f"{', grid ' + str(info.get('grid')) if grid else ''})",
+               "SDPA-cuDNN", ms_w, ms_p, fl, err, (t1, t2))
+    except Exception as e:
+        print(f"{label} {hard}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+
 def pingpong_ab(quick=False, knob="pingpong"):
     """The specialized (and plain) attention kernels with hardware(knob)
     0 and 1, same tiles, cuDNN in the same process; then the backward's
@@ -689,24 +708,13 @@ def pingpong_ab(quick=False, knob="pingpong"):
         for N in ((4096,) if quick else (8192, 4096, 6000) if knob == "pingpong" else (8192, 4096)):
             BH, q, kk, vv, o, lse, cudnn = attn_fwd_inputs(D, N)
             for causal in (False, True):
-                ref, ms_p, fl = cudnn(causal)
+                peer = cudnn(causal)
                 for bm, bk, st, hw in cfgs:
                     for pp in ((0, 1) if hw or (knob == "overlap" and st > 2) else (None,)):
-                        hard = dict(stages=st, **hw, **({} if pp is None else {knob: pp}))
-                        try:
-                            k, t1, t2, info = wavec_compile(
-                                "examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma" + ("_causal" if causal else ""),
-                                dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=bm, BLOCK_K2=bk), hard, target="sm_90a")
-                            o.fill_(float("nan")); k(q, kk, vv, o, lse); torch.cuda.synchronize()
-                            err = rel_err(o, ref)
-                            ms_w = bench(lambda: k(q, kk, vv, o, lse))
-                            report(f"{knob} attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st}"
-                                   f"{' spec' if hw else ''}{'' if pp is None else f' {knob[:2]}={pp}'} "
-                                   f"({info['regs']} regs, {info['spill']} B spill)",
-                                   "SDPA-cuDNN", ms_w, ms_p, fl, err, (t1, t2))
-                        except Exception as e:
-                            print(f"{knob} attn fwd D={D} N={N} {bm}x{bk} st{st} {hard}: FAILED "
-                                  f"{type(e).__name__}: {str(e)[:300]}", flush=True)
+                        fwd_row(f"{knob} attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st}"
+                                f"{' spec' if hw else ''}{'' if pp is None else f' {knob[:2]}={pp}'}",
+                                "examples/attention_fwd_wgmma.wave", causal, (BH, q, kk, vv, o, lse, D, N), peer,
+                                bm, bk, dict(stages=st, **hw, **({} if pp is None else {knob: pp})))
     # the backward's warpgroup kernels alone (each time the kernel's own),
     # with and without turns, the compiler's schedule otherwise
     for D in (128, 64):
@@ -753,24 +761,13 @@ def softmax_ab(quick=False):
         for N in ((4096,) if quick else (8192, 4096)):
             BH, q, kk, vv, o, lse, cudnn = attn_fwd_inputs(D, N)
             for causal in (False, True):
-                ref, ms_p, fl = cudnn(causal)
+                peer = cudnn(causal)
                 for bm, bk, st, hw in SM_FWD[D]:
                     for wave, form in (("bench/attention_fwd_prescaled.wave", "prescaled"),
                                        ("examples/attention_fwd_wgmma.wave", "fma")):
-                        try:
-                            k, t1, t2, info = wavec_compile(
-                                wave, "attention_fwd_wgmma" + ("_causal" if causal else ""),
-                                dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=bm, BLOCK_K2=bk),
-                                dict(stages=st, **hw), target="sm_90a")
-                            o.fill_(float("nan")); k(q, kk, vv, o, lse); torch.cuda.synchronize()
-                            err = rel_err(o, ref)
-                            ms_w = bench(lambda: k(q, kk, vv, o, lse))
-                            report(f"softmax {form} attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st}"
-                                   f"{' spec' if hw else ''} ({info['regs']} regs, {info['spill']} B spill)",
-                                   "SDPA-cuDNN", ms_w, ms_p, fl, err, (t1, t2))
-                        except Exception as e:
-                            print(f"softmax {form} D={D} N={N} {bm}x{bk} st{st}: FAILED "
-                                  f"{type(e).__name__}: {str(e)[:300]}", flush=True)
+                        fwd_row(f"softmax {form} attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st}"
+                                f"{' spec' if hw else ''}", wave, causal, (BH, q, kk, vv, o, lse, D, N), peer,
+                                bm, bk, dict(stages=st, **hw))
 
 FS_FWD = [  # the best plain configuration, then specialized 128x128 tiles (cuDNN's shape) with and without
     (128, 64, 2, {}),  # persistent tiles and overlap
@@ -784,23 +781,12 @@ def fwd_sched(quick=False):
     for N in ((4096,) if quick else (8192, 4096)):
         BH, q, kk, vv, o, lse, cudnn = attn_fwd_inputs(D, N)
         for causal in (False, True):
-            ref, ms_p, fl = cudnn(causal)
+            peer = cudnn(causal)
             for bm, bk, st, hw in FS_FWD:
-                try:
-                    k, t1, t2, info = wavec_compile(
-                        "examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma" + ("_causal" if causal else ""),
-                        dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=bm, BLOCK_K2=bk), dict(stages=st, **hw),
-                        target="sm_90a")
-                    o.fill_(float("nan")); k(q, kk, vv, o, lse); torch.cuda.synchronize()
-                    err = rel_err(o, ref)
-                    ms_w = bench(lambda: k(q, kk, vv, o, lse))
-                    report(f"fwd_sched attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st} "
-                           f"{','.join(f'{a}={b}' for a, b in hw.items()) or 'plain'} "
-                           f"({info['regs']} regs, {info['spill']} B spill, grid {info.get('grid')})",
-                           "SDPA-cuDNN", ms_w, ms_p, fl, err, (t1, t2))
-                except Exception as e:
-                    print(f"fwd_sched D={D} N={N} {bm}x{bk} st{st} {hw}: FAILED {type(e).__name__}: {str(e)[:300]}",
-                          flush=True)
+                fwd_row(f"fwd_sched attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st} "
+                        f"{','.join(f'{a}={b}' for a, b in hw.items()) or 'plain'}",
+                        "examples/attention_fwd_wgmma.wave", causal, (BH, q, kk, vv, o, lse, D, N), peer,
+                        bm, bk, dict(stages=st, **hw), grid=True)
 
 def main():
     ap = argparse.ArgumentParser()

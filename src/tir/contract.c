@@ -80,11 +80,6 @@ static uint32_t fusable(const tir_prog *p, const uses *u, uint32_t m,
   return d;
 }
 
-static uint32_t new_reg(wavec_ctx *ctx, tir_prog *p, tir_ty ty) {
-  vec_push(ctx, &p->regs, ty);
-  return p->regs.n - 1;
-}
-
 wavec_status wv_pass_contract(wv_kernel *k) {
   wavec_ctx *ctx = k->ctx;
   tir_prog *p = k->tir;
@@ -125,7 +120,7 @@ wavec_status wv_pass_contract(wv_kernel *k) {
     bool left = in.a == mul->dst; /* m + c, m - c; else c + m, c - m */
     uint32_t a = mul->a, b = mul->b, c = left ? in.b : in.a;
     if (in.op == T_SUB) { /* negate c (m - c) or the product (c - m) */
-      uint32_t t = new_reg(ctx, p, TY_F32);
+      uint32_t t = tir_new_reg(ctx, p, TY_F32);
       tir_instr neg = {.op = T_NEG, .ty = TY_F32, .dst = t,
                        .a = left ? c : a, .loc = in.loc};
       vec_push(ctx, &code, neg);

@@ -263,31 +263,19 @@ static const char *qualifies(wavec_ctx *ctx, const tir_prog *p, uint32_t i,
   return d_inputs_of(ctx, p, s, &ti, NULL);
 }
 
-/* D of the previous iteration runs while M works; what makes M wait for
- * it early is M touching D's registers: the rescale of D's accumulator
- * (acc = acc * f in place: the online softmax's correction of o) where f
- * is known, and M's new lhs for D (p converted to f16) written into the
- * registers D in flight reads. ptxas hoists such a wait with the first
- * touch it schedules, to just after the row maximum, and the exponentials
- * no longer overlap D. So, where it can:
- *  - the rescales move to the top of the next iteration, before X (D of
- *    the previous iteration retires there first, after M has run under
- *    it); f must be M's (written before the rescale and not after; X, G
- *    and Y neither read nor write it) or the loop's constant, and M's f
- *    starts at 1 before the loop (the first iteration's rescale leaves
- *    the accumulator as it is);
- *  - D reads a copy of the lhs M writes, taken at the top too, after the
- *    rescales: M writes the next lhs while D reads the last.
- * It can where every touch of D's accumulator in M is such a product and
- * M issues no wgmma of its own (whose waits retire D anyway).
- * Returns, by index from g_end + 1, the factor each instruction of M that
- * moves takes there (0: it stays; none may move), M's factors in in->one;
- * NULL where it cannot. */
 /* What the loop body writes, by register: how many of its instructions,
  * the first and the last (one pass; the checks below are then O(1)). */
 typedef struct body_defs {
   uint32_t *n, *first, *last;
 } body_defs;
+
+static void note_def(body_defs *d, uint32_t r, uint32_t k) {
+  if (!r)
+    return;
+  if (!d->n[r]++)
+    d->first[r] = k;
+  d->last[r] = k;
+}
 
 static body_defs defs_of(wavec_ctx *ctx, const tir_prog *p,
                          const overlap_site *s) {
@@ -297,17 +285,11 @@ static body_defs defs_of(wavec_ctx *ctx, const tir_prog *p,
                  wv_alloc(ctx, nr * sizeof *d.last)};
   for (uint32_t k = s->loop + 1; k < s->end; k++) {
     const tir_instr *in = &p->code.v[k];
-    bool list = writes_list(in) || in->op == T_WGMMA || in->op == T_MMA;
-    for (uint32_t e = 0; e <= (list ? in->nlist : 0); e++) {
-      uint32_t r = e < in->nlist && list ? in->list[e]
-                   : e == (list ? in->nlist : 0) && writes_dst(in) ? in->dst
-                                                                   : 0;
-      if (!r)
-        continue;
-      if (!d.n[r]++)
-        d.first[r] = k;
-      d.last[r] = k;
-    }
+    if (writes_dst(in))
+      note_def(&d, in->dst, k);
+    if (writes_list(in) || in->op == T_WGMMA || in->op == T_MMA)
+      for (uint32_t e = 0; e < in->nlist; e++)
+        note_def(&d, in->list[e], k);
   }
   return d;
 }
@@ -351,6 +333,26 @@ static bool factor_ok(const tir_prog *p, const overlap_site *s,
   return true;
 }
 
+/* D of the previous iteration runs while M works; what makes M wait for
+ * it early is M touching D's registers: the rescale of D's accumulator
+ * (acc = acc * f in place: the online softmax's correction of o) where f
+ * is known, and M's new lhs for D (p converted to f16) written into the
+ * registers D in flight reads. ptxas hoists such a wait with the first
+ * touch it schedules, to just after the row maximum, and the exponentials
+ * no longer overlap D. So, where it can:
+ *  - the rescales move to the top of the next iteration, before X (D of
+ *    the previous iteration retires there first, after M has run under
+ *    it); f must be M's (written before the rescale and not after; X, G
+ *    and Y neither read nor write it) or the loop's constant, and M's f
+ *    starts at 1 before the loop (the first iteration's rescale leaves
+ *    the accumulator as it is);
+ *  - D reads a copy of the lhs M writes, taken at the top too, after the
+ *    rescales: M writes the next lhs while D reads the last.
+ * It can where every touch of D's accumulator in M is such a product and
+ * M issues no wgmma of its own (whose waits retire D anyway).
+ * Returns, by index from g_end + 1, the factor each instruction of M that
+ * moves takes there (0: it stays; none may move), M's factors in in->one;
+ * NULL where it cannot. */
 static uint32_t *rescales(wavec_ctx *ctx, const tir_prog *p,
                           const overlap_site *s, d_inputs *in) {
   uint32_t from = s->g_end + 1, n = s->d_from - from;
@@ -395,11 +397,6 @@ static uint32_t *rescales(wavec_ctx *ctx, const tir_prog *p,
 
 typedef VEC(tir_instr) code_vec;
 
-static uint32_t new_reg(wavec_ctx *ctx, tir_prog *p, tir_ty ty) {
-  vec_push(ctx, &p->regs, ty);
-  return p->regs.n - 1;
-}
-
 static void emit(wavec_ctx *ctx, code_vec *c, tir_instr in) {
   vec_push(ctx, c, in);
 }
@@ -434,7 +431,7 @@ static void put_d(wavec_ctx *ctx, tir_prog *p, code_vec *c,
       in.list = l;
     }
     if (fresh && in.op != T_WGMMA && in.dst) {
-      uint32_t d = new_reg(ctx, p, p->regs.v[in.dst]);
+      uint32_t d = tir_new_reg(ctx, p, p->regs.v[in.dst]);
       vec_push(ctx, &own.from, in.dst);
       vec_push(ctx, &own.to, d);
       in.dst = d;
@@ -534,7 +531,7 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
   for (uint32_t k = 0; k < di.rename.n; k++) {
     uint32_t r = di.rename.v[k];
     vec_push(ctx, &rn.from, r);
-    vec_push(ctx, &rn.to, new_reg(ctx, p, p->regs.v[r]));
+    vec_push(ctx, &rn.to, tir_new_reg(ctx, p, p->regs.v[r]));
   }
   /* before the loop: the copies defined, what M gives D zero */
   for (uint32_t k = 0; k < rn.to.n; k++)
@@ -554,8 +551,8 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
   for (uint32_t j = s->d_to + 1; resc && j < s->end; j++)
     if (p->code.v[j].op == T_MBARRIVE && p->code.v[j].imm == 0) {
       vec_push(ctx, &arr, j);
-      vec_push(ctx, &ca, new_reg(ctx, p, p->regs.v[p->code.v[j].a]));
-      vec_push(ctx, &cb, new_reg(ctx, p, TY_PRED));
+      vec_push(ctx, &ca, tir_new_reg(ctx, p, p->regs.v[p->code.v[j].a]));
+      vec_push(ctx, &cb, tir_new_reg(ctx, p, TY_PRED));
       emit(ctx, c, (tir_instr){.op = T_CONST, .ty = p->regs.v[ca.v[ca.n - 1]],
                                .dst = ca.v[ca.n - 1], .loc = at});
       emit(ctx, c, (tir_instr){.op = T_CONST, .ty = TY_PRED,
@@ -566,7 +563,7 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
   for (uint32_t k = 0; resc && k < di.zero.n; k++) {
     uint32_t r = di.zero.v[k];
     vec_push(ctx, &lhs.from, r);
-    vec_push(ctx, &lhs.to, new_reg(ctx, p, p->regs.v[r]));
+    vec_push(ctx, &lhs.to, tir_new_reg(ctx, p, p->regs.v[r]));
   }
   /* the loop: the rescales of D(j - 1) and its lhs copied, X G, commit,
    * the first iteration's select, D(j - 1) */
@@ -590,11 +587,11 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
   if (rn.from.n) {
     uint32_t start = lp->a;
     if (!start) {
-      start = new_reg(ctx, p, TY_I32);
+      start = tir_new_reg(ctx, p, TY_I32);
       emit(ctx, c, (tir_instr){.op = T_CONST, .ty = TY_I32, .dst = start,
                                .loc = at});
     }
-    uint32_t isfirst = new_reg(ctx, p, TY_PRED);
+    uint32_t isfirst = tir_new_reg(ctx, p, TY_PRED);
     emit(ctx, c, (tir_instr){.op = T_SETP, .ty = TY_I32, .dst = isfirst,
                              .a = lp->dst, .b = start, .imm = TIR_CMP_EQ,
                              .loc = at});
@@ -658,16 +655,16 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
   if (lp->a || lp->b) {
     uint32_t lo = lp->a, hi = lp->b;
     if (!lo) {
-      lo = new_reg(ctx, p, TY_I32);
+      lo = tir_new_reg(ctx, p, TY_I32);
       emit(ctx, c, (tir_instr){.op = T_CONST, .ty = TY_I32, .dst = lo,
                                .loc = at});
     }
     if (!hi) {
-      hi = new_reg(ctx, p, TY_I32);
+      hi = tir_new_reg(ctx, p, TY_I32);
       emit(ctx, c, (tir_instr){.op = T_CONST, .ty = TY_I32, .dst = hi,
                                .imm = lp->imm, .loc = at});
     }
-    any = new_reg(ctx, p, TY_PRED);
+    any = tir_new_reg(ctx, p, TY_PRED);
     emit(ctx, c, (tir_instr){.op = T_SETP, .ty = TY_I32, .dst = any, .a = hi,
                              .b = lo, .imm = TIR_CMP_GT, .loc = at});
     emit(ctx, c, (tir_instr){.op = T_IF, .ty = TY_PRED, .a = any, .loc = at});

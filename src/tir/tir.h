@@ -409,6 +409,12 @@ static inline bool writes_list(const tir_instr *in) {
          in->op == T_LDSMT;
 }
 
+/* A new register of type ty (a pass that adds instructions). */
+static inline uint32_t tir_new_reg(wavec_ctx *ctx, tir_prog *p, tir_ty ty) {
+  vec_push(ctx, &p->regs, ty);
+  return p->regs.n - 1;
+}
+
 /* Does `in` read register r (an operand, or one of its list: conservative
  * for the ops that only write theirs)? Does it touch r at all? */
 static inline bool reads_reg(const tir_instr *in, uint32_t r) {

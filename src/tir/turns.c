@@ -95,17 +95,12 @@ static const char *qualifies(const tir_prog *p, uint32_t i, turn_site *t) {
   return NULL;
 }
 
-static uint32_t new_reg(wavec_ctx *ctx, tir_prog *p, tir_ty ty) {
-  vec_push(ctx, &p->regs, ty);
-  return p->regs.n - 1;
-}
-
 typedef VEC(tir_instr) code_vec;
 
 static uint32_t put(wavec_ctx *ctx, tir_prog *p, code_vec *c, tir_op op,
                     tir_ty ty, uint32_t a, uint32_t b, int64_t imm,
                     wavec_loc loc) {
-  uint32_t d = new_reg(ctx, p, ty);
+  uint32_t d = tir_new_reg(ctx, p, ty);
   tir_instr in = {.op = op, .ty = ty, .dst = d, .a = a, .b = b, .imm = imm,
                   .loc = loc};
   vec_push(ctx, c, in);
@@ -139,8 +134,8 @@ static turn_regs consumer_regs(wavec_ctx *ctx, tir_prog *p, code_vec *c,
   uint32_t wrap = put(ctx, p, c, T_MOD, TY_I32, up, n, 0, loc);
   r.next = put(ctx, p, c, T_ADD, TY_I32, wrap, base, 0, loc);
   uint32_t lastc = put(ctx, p, c, T_CONST, TY_I32, 0, 0, consumers - 1, loc);
-  r.last = new_reg(ctx, p, TY_PRED);
-  r.not_last = new_reg(ctx, p, TY_PRED);
+  r.last = tir_new_reg(ctx, p, TY_PRED);
+  r.not_last = tir_new_reg(ctx, p, TY_PRED);
   tir_instr eq = {.op = T_SETP, .ty = TY_I32, .dst = r.last, .a = wg,
                   .b = lastc, .imm = TIR_CMP_EQ, .loc = loc};
   tir_instr ne = eq;

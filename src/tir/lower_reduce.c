@@ -138,21 +138,36 @@ static const reduce_shape *shape_of(lw *w, const wv_node *n,
 }
 
 /* Within the thread: each representative folds in the elements of its row
- * (and, after an earlier link of the chain, that link's partial) into
- * registers first.. . */
+ * as a balanced tree (adjacent pairs, level by level: the levels' ops are
+ * independent of each other, so the dependent chain is log2 of the row's
+ * elements deep, not their count), then, after an earlier link of the
+ * chain, that link's partial, into registers first.. . The order of the
+ * sums is this one, the same in the simulator as on the GPU (the thread
+ * program fixes it). */
 static void reduce_in_thread(lw *w, const wv_node *n, const reduce_shape *sh,
                              uint32_t prev, uint32_t first, bool *guarded) {
   uint32_t x = n->ops[0], ne = sh->l->nelem;
   tir_ty ty = tir_ty_of(n->type.dt);
   tir_op op = lw_unary_ops[n->op];
+  uint32_t *v = wv_alloc(w->ctx, (ne ? ne : 1) * sizeof *v);
   for (uint32_t e = 0; e < ne; e++) {
     if (sh->rep[e] != e)
       continue;
-    uint32_t acc = elem_x(w, x, e, ty, n, guarded);
+    uint32_t k = 0;
+    v[k++] = elem_x(w, x, e, ty, n, guarded);
+    for (uint32_t t = sh->at[e]; t < sh->at[e + 1]; t++)
+      v[k++] = elem_x(w, x, sh->terms[t], ty, n, guarded);
+    while (k > 1) {
+      uint32_t m = 0;
+      for (uint32_t i = 0; i + 1 < k; i += 2)
+        v[m++] = lw_op2(w, op, ty, v[i], v[i + 1]);
+      if (k % 2)
+        v[m++] = v[k - 1];
+      k = m;
+    }
+    uint32_t acc = v[0];
     if (prev)
       acc = lw_op2(w, op, ty, w->vals[prev] + e, acc);
-    for (uint32_t t = sh->at[e]; t < sh->at[e + 1]; t++)
-      acc = lw_op2(w, op, ty, acc, elem_x(w, x, sh->terms[t], ty, n, guarded));
     lw_emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
   }
 }

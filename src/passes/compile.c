@@ -46,6 +46,11 @@ static wavec_status verify_waits(wv_kernel *k, const char *pass) {
   return st == WAVEC_OK ? tir_verify_waits(k->ctx, k->tir) : st;
 }
 
+static wavec_status verify_release(wv_kernel *k, const char *pass) {
+  wavec_status st = verify_waits(k, pass);
+  return st == WAVEC_OK ? wv_verify_release(k) : st;
+}
+
 static wavec_status verify_turns(wv_kernel *k, const char *pass) {
   wavec_status st = verify_waits(k, pass);
   return st == WAVEC_OK ? wv_verify_turns(k) : st;
@@ -102,6 +107,9 @@ static const struct {
      "a loop's last wgmmas issued after the next iteration's first"},
     {WAVEC_PASS_WAITS, "waits", wv_pass_waits, verify_waits, print_tir,
      "wgmma waits where a wgmma's registers or tiles are next touched"},
+    {WAVEC_PASS_RELEASE, "release", wv_pass_release, verify_release,
+     print_tir, "each ring slot given back at the wait that retires its "
+     "readers"},
     {WAVEC_PASS_TURNS, "turns", wv_pass_turns, verify_turns, print_tir,
      "ping-pong: specialized consumers take turns issuing their wgmmas"},
 };

@@ -106,8 +106,13 @@ typedef struct stage {
   int64_t es;                   /* bytes of an element: 2 or 1 */
   wavec_loc loc;                /* the (first) read it stages */
   /* a ring filled by tensor copies (lower_tma.c): its tensor map + 1 (0:
-   * cp.async), the slots' full and empty barriers, the bytes of a slot */
+   * cp.async), its slots' own full and empty barriers, the bytes of its
+   * tile in a slot, its TIR_TAG_STAGE bit */
   int64_t tmap, fbar, ebar, tx;
+  uint32_t tag;
+  /* the tile whose full barrier the loop waits on before the first read
+   * of the slot (lw_stage_slot), and the walk's first tile; 0: none due */
+  ex_t due, due_first;
 } stage;
 
 /* Copies move vectors of 16 bytes; unswizzled rows are padded by 16. */
@@ -205,6 +210,7 @@ typedef struct lw {
   /* ---- promote (promote.c) */
   struct stage **stage_of; /* by origin: its staging */
   VEC(struct stage *) stages_all; /* every staged tile, once */
+  uint32_t ntagged; /* tensor-copy ring stages tagged so far (pipeline.c) */
   int64_t stages;      /* slots of each loop's ring of staged tiles */
   int64_t stage_bytes; /* shared memory of staged tiles (and, after the
                           pipeline, the rings' barriers), before the rest */
@@ -405,10 +411,13 @@ void lw_convert(lw *w, uint32_t id);
 void lw_tma_prologue(lw *w);
 void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
                  ex_t first, ex_t tile, uint32_t on, bool refill);
-void lw_tma_acquire(lw *w, const stage *s0, int64_t S, ex_t first,
+void lw_tma_acquire(lw *w, const stage *st, int64_t S, ex_t first,
                     ex_t tile);
-void lw_tma_release(lw *w, const stage *s0, int64_t S, ex_t first, ex_t tile,
-                    uint32_t on);
+ex_t lw_stage_slot(lw *w, stage *st);
+/* Is st the first stage of its ring's barrier set (pipeline.c)? */
+bool lw_set_first(const lw *w, const stage *st);
+void lw_tma_release(lw *w, const stage *st, int64_t S, ex_t first, ex_t tile,
+                    uint32_t on, int lag);
 /* lower_expr.c: the size of dim d, a constant or (dynamic) its symbol,
  * which lowers to T_PARAM */
 ex_t lw_dim_size(lw *w, wavec_sym d);

@@ -21,6 +21,17 @@ static void remark_carry(lw *w, const wv_node *n, const tir_instr *blocker) {
   wv_remark_end(w->k, &b);
 }
 
+/* Does block b hold a loop (an iterate, at any depth)? */
+static bool has_loop(lw *w, uint32_t b) {
+  const wv_block *blk = &w->g->blocks.v[b];
+  for (uint32_t i = 0; i < blk->nodes.n; i++) {
+    const wv_node *m = wv_get(w->g, blk->nodes.v[i]);
+    if (m->op == WAVEC_OP_ITERATE)
+      return true;
+  }
+  return false;
+}
+
 /* One loop over tiles [rfirst, rlast) of the walk (registers; 0: 0 and
  * all trips; efirst and elast the same as expressions) with the ring
  * already primed: each iteration waits for its tile, refills the ring,
@@ -61,10 +72,26 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
       lw_emit(w, T_SETP, TY_I32, more, rahead, end, 0, TIR_CMP_LT);
       lw_tma_fill(w, piped_v, piped_n, S, lp->first, ahead, more, true);
     }
-    lw_tma_acquire(w, piped_v[0], S, lp->first, lv);
+    /* each stage's wait where the body first reads its slot
+     * (lw_stage_slot); at the top where the body has a loop of its own
+     * (not to wait in it), where the pass `overlap` is asked for (its first
+     * iteration issues the last group before the body reads its tiles), or
+     * for the planted bug */
+    wavec_loc at;
+    bool defer = !early_release && !has_loop(w, n->body) &&
+                 lw_knob(w->k, WAVEC_HW_OVERLAP, &at) <= 0;
+    for (uint32_t i = 0; i < piped_n; i++) {
+      if (defer) {
+        piped_v[i]->due = lv;
+        piped_v[i]->due_first = lp->first;
+      } else if (lw_set_first(w, piped_v[i])) {
+        lw_tma_acquire(w, piped_v[i], S, lp->first, lv);
+      }
+    }
     /* planted bug for the tests: release the slot before reading it */
-    if (early_release)
-      lw_tma_release(w, piped_v[0], S, lp->first, lv, 0);
+    for (uint32_t i = 0; early_release && i < piped_n; i++)
+      if (lw_set_first(w, piped_v[i]))
+        lw_tma_release(w, piped_v[i], S, lp->first, lv, 0, -1);
   } else if (piped_n && S > 1) {
     /* tile i has landed; everyone is done with the slot that receives
      * tile i+ahead_n (of tile i-1, or i-2 when a group is carried) */
@@ -96,17 +123,21 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
   uint32_t body_from = w->p->code.n;
   lw_block(w, n->body);
   w->loc = n->loc;
-  for (uint32_t i = 0; i < piped_n; i++)
+  for (uint32_t i = 0; i < piped_n; i++) {
+    lw_stage_slot(w, piped_v[i]); /* (a wait still due: before its release) */
     piped_v[i]->at = 0;
+  }
   /* The last group stays in flight, if the next iteration waits for all
    * wgmmas before it touches what that group uses (see tir_carry_blocker):
    * wait for all but it. */
   bool carried = false;
+  uint32_t carried_tags = 0;
   if (carry) {
     bool pending;
     const tir_instr *blocker =
         tir_carry_blocker(ctx, w->p, body_from,
-                          ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT, &pending);
+                          ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT, &pending,
+                          &carried_tags);
     if (pending) {
       remark_carry(w, n, blocker);
       carried = !blocker;
@@ -114,15 +145,30 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
   }
   if (carried)
     lw_emit(w, T_WGWAIT, TY_PRED, 0, 0, 0, 0, 1)->imm2 = TIR_WAIT_CARRY;
+  /* each stage's release: of the previous tile where the carried group
+   * reads the stage (the next iteration's first full wait retires it),
+   * else of this one (the wait before retired its wgmmas: a full one, or
+   * the carry wait, which retires all but the carried group). The pass
+   * `release` moves each up to the first wait that retires its readers. */
   if (tma && !early_release) {
-    if (carried) {
-      uint32_t from = rfirst ? rfirst : lw_iconst(w, 0);
-      uint32_t later = lw_reg(w, TY_PRED);
-      lw_emit(w, T_SETP, TY_I32, later, counter, from, 0, TIR_CMP_GT);
-      lw_tma_release(w, piped_v[0], S, lp->first,
-                     ex_sub(ctx, lv, ex_const(ctx, 1)), later);
-    } else {
-      lw_tma_release(w, piped_v[0], S, lp->first, lv, 0); /* after a full wait */
+    uint32_t later = 0;
+    for (uint32_t i = 0; i < piped_n; i++) {
+      stage *st = piped_v[i];
+      if (!lw_set_first(w, st))
+        continue; /* (its set's release) */
+      if (carried && !carried_tags)
+        carried_tags = ~0u; /* (an untagged group: it may read any) */
+      if (carried && (st->tag & carried_tags)) {
+        if (!later) {
+          uint32_t from = rfirst ? rfirst : lw_iconst(w, 0);
+          later = lw_reg(w, TY_PRED);
+          lw_emit(w, T_SETP, TY_I32, later, counter, from, 0, TIR_CMP_GT);
+        }
+        lw_tma_release(w, st, S, lp->first, ex_sub(ctx, lv, ex_const(ctx, 1)),
+                       later, 1);
+      } else {
+        lw_tma_release(w, st, S, lp->first, lv, 0, 0);
+      }
     }
   }
   lw_close_scope(w); /* (the release's registers belong to the body) */
@@ -138,8 +184,10 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
       any = lw_reg(w, TY_PRED);
       lw_emit(w, T_SETP, TY_I32, any, hi, lo, 0, TIR_CMP_GT);
     }
-    lw_tma_release(w, piped_v[0], S, lp->first,
-                   ex_sub(ctx, elast, ex_const(ctx, 1)), any);
+    for (uint32_t i = 0; i < piped_n; i++)
+      if ((piped_v[i]->tag & carried_tags) && lw_set_first(w, piped_v[i]))
+        lw_tma_release(w, piped_v[i], S, lp->first,
+                       ex_sub(ctx, elast, ex_const(ctx, 1)), any, -1);
   }
   w->p->code.v[start].match = end;
   w->p->code.v[end].match = start;

@@ -187,7 +187,7 @@ void lw_staged_read(lw *w, uint32_t id, stage *st) {
   ex_t *addr = wv_alloc(ctx, ne * sizeof *addr);
   for (uint32_t e = 0; e < ne; e++)
     addr[e] = lw_staged_addr(w, id, st, e);
-  if (lw_try_ldmatrix(w, id, addr, ne, ty, st->at))
+  if (lw_try_ldmatrix(w, id, addr, ne, ty, lw_stage_slot(w, st)))
     return;
   for (uint32_t e = 0; e < ne;) {
     /* the longest run of 4 or 2 that is contiguous and aligned */
@@ -211,7 +211,7 @@ void lw_staged_read(lw *w, uint32_t id, stage *st) {
       if (ok)
         run = len;
     }
-    uint32_t a = lw_smem_addr(w, addr[e], st->at);
+    uint32_t a = lw_smem_addr(w, addr[e], lw_stage_slot(w, st));
     if (run == 1) {
       lw_emit(w, T_LDS, ty, w->vals[id] + e, a, 0, 0, 0);
     } else {

@@ -90,7 +90,7 @@ void lw_wgmma(lw *w, uint32_t id) {
   wv_node *n = wv_get(w->g, id);
   const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)w->d->mma);
   int64_t flags = w->d->mma, lbo = 0;
-  uint32_t addr[2] = {0, 0};
+  uint32_t addr[2] = {0, 0}, tag = 0; /* (the rings' slots it reads) */
   uint32_t na = lw_nelem(w, n->ops[0]);
   for (int r = 0; r < 2; r++) {
     if (r == 0 && na) {
@@ -110,7 +110,10 @@ void lw_wgmma(lw *w, uint32_t id) {
       flags |= TIR_WG_B_MN;
       lbo = st->ext[nd - 2] * SWZ_ROW_BYTES;
     }
-    addr[r] = lw_smem_addr(w, lw_staged_addr(w, n->ops[r], st, 0), st->at);
+    addr[r] = lw_smem_addr(w, lw_staged_addr(w, n->ops[r], st, 0),
+                           lw_stage_slot(w, st));
+    if (st->at)
+      tag |= st->tag;
   }
   uint32_t acc = n->ops[2], nc = lw_nelem(w, acc);
   tir_ty aty = tir_ty_of(mi->acc);
@@ -129,6 +132,7 @@ void lw_wgmma(lw *w, uint32_t id) {
   remark_operands(w, id, guarded);
   tir_instr *in = lw_emit(w, T_WGMMA, aty, 0, addr[0], addr[1], 0, flags);
   in->imm2 = lbo;
+  in->tag = tag;
   in->list = list;
   in->nlist = nc + na;
   w->vals[id] = list[0];

@@ -2,16 +2,20 @@
  *
  * A ring whose loop feeds warpgroup mmas (every tile it streams is a
  * swizzled wgmma operand of memory the kernel never writes, the loop not
- * inside another) is filled by tensor copies instead of cp.async: one
- * thread (thread 0) issues, for each slot, the copies of all the ring's
- * tiles (one per 64-column panel and run of up to 256 rows, the box of the
- * stage's tensor map) after announcing their bytes on the slot's full
- * barrier (arrive.expect_tx; it expects that one arrival). Every wave waits
- * on the full barrier for the phase of the tile it computes on; once the
- * wgmmas that read a slot have retired, lane 0 of each wave arrives at the
- * slot's empty barrier (it expects one arrival per wave), and thread 0's
- * wave waits for that phase before it refills the slot. No workgroup
- * barrier runs in the loop.
+ * inside another) is filled by tensor copies instead of cp.async. Each
+ * tile the ring streams (each stage) has barriers of its own in every
+ * slot: one thread (thread 0) issues, for each slot and stage in program
+ * order, the stage's copies (one per 64-column panel and run of up to 256
+ * rows, the box of the stage's tensor map) after announcing their bytes on
+ * the stage's full barrier (arrive.expect_tx; it expects that one
+ * arrival). Every wave waits on a stage's full barrier for the phase of
+ * the tile it computes on right before it first reads the stage's slot
+ * (lw_stage_slot; so attention's q kᵀ starts once k has landed, while v
+ * still lands); once the wgmmas that read it have retired, lane 0 of each
+ * wave arrives at the stage's empty barrier (it expects one arrival per
+ * wave; the pass `release` moves the arrival up to the first wait that
+ * retires them), and thread 0's wave waits for that phase before it
+ * refills the stage's slot. No workgroup barrier runs in the loop.
  *
  * Phases, as the compiler tracks them: the ring is primed from tile
  * `first` of the walk, so tile t is the n(t) = (t - first) div S-th fill of
@@ -103,35 +107,45 @@ static uint32_t parity_of(lw *w, int64_t S, ex_t first, ex_t tile,
 }
 
 /* Thread 0 fills tile `tile` (an expression in the loop counter) of the
- * ring of `piped` into its slot: when `refill`, its wave first waits for
- * the release of the slot's previous tile; then the bytes are announced
- * and the copies issued. `on` (0: always): whether the tile exists
- * (uniform). In a specialized kernel's producer region the producer's
- * first thread issues and its whole warpgroup waits (tma_leader and
- * tma_wave0 say so, lower_sched.c). */
+ * ring of `piped` into its slot, stage by stage: when `refill`, its wave
+ * first waits for the release of the stage's previous tile in the slot;
+ * then the stage's bytes are announced and its copies issued. `on` (0:
+ * always): whether the tile exists (uniform). In a specialized kernel's
+ * producer region the producer's first thread issues and its whole
+ * warpgroup waits (tma_leader and tma_wave0 say so, lower_sched.c). */
 void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
                  ex_t first, ex_t tile, uint32_t on, bool refill) {
   wavec_ctx *ctx = w->ctx;
-  const stage *s0 = piped[0];
   wavec_loc loc = w->loc;
-  w->loc = s0->loc; /* reported at the read it stages */
   uint32_t me = on ? lw_op2(w, T_AND, TY_PRED, on, w->tma_leader)
                    : w->tma_leader;
-  /* planted bug for the tests: refill without waiting for the release */
-  if (refill && !(ctx->test_hooks & WV_HOOK_TMA_NO_EMPTY_WAIT)) {
-    uint32_t wave0 = on && w->tma_wave0
-                         ? lw_op2(w, T_AND, TY_PRED, on, w->tma_wave0)
-                         : on ? on : w->tma_wave0;
-    uint32_t empty = bar_of(w, s0->ebar, S, first, tile);
-    uint32_t parity = parity_of(w, S, first, tile, 1);
-    lw_emit(w, T_MBWAIT, TY_PRED, 0, empty, parity, wave0, 0);
-  }
-  uint32_t full = bar_of(w, s0->fbar, S, first, tile);
-  /* planted bug for the tests: announce 16 bytes too few */
-  int64_t tx = s0->tx - ((ctx->test_hooks & WV_HOOK_TMA_TX_SHORT) ? 16 : 0);
-  lw_emit(w, T_MBARRIVE, TY_PRED, 0, full, me, 0, tx);
+  uint32_t wave0 = on && w->tma_wave0
+                       ? lw_op2(w, T_AND, TY_PRED, on, w->tma_wave0)
+                       : on ? on : w->tma_wave0;
+  uint32_t full = 0;
   for (uint32_t i = 0; i < n; i++) {
     stage *st = piped[i];
+    w->loc = st->loc; /* reported at the read it stages */
+    bool first_of_set = true; /* (else its set's barriers are done) */
+    for (uint32_t j = 0; j < i; j++)
+      first_of_set &= piped[j]->fbar != st->fbar;
+    if (!first_of_set) {
+      full = bar_of(w, st->fbar, S, first, tile);
+    } else {
+      /* planted bug for the tests: refill without waiting for the
+       * release */
+      if (refill && !(ctx->test_hooks & WV_HOOK_TMA_NO_EMPTY_WAIT)) {
+        uint32_t empty = bar_of(w, st->ebar, S, first, tile);
+        uint32_t parity = parity_of(w, S, first, tile, 1);
+        lw_emit(w, T_MBWAIT, TY_PRED, 0, empty, parity, wave0, 0);
+      }
+      full = bar_of(w, st->fbar, S, first, tile);
+      /* planted bug for the tests: announce 16 bytes too few (the first
+       * set) */
+      int64_t tx = st->tx - ((ctx->test_hooks & WV_HOOK_TMA_TX_SHORT) && !i
+                                 ? 16 : 0);
+      lw_emit(w, T_MBARRIVE, TY_PRED, 0, full, me, 0, tx);
+    }
     wv_node *mem = wv_get(w->g, st->mem);
     const tir_tmap *m = &w->tmaps.v[st->tmap - 1];
     uint32_t nd = mem->type.n;
@@ -171,29 +185,54 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
   w->loc = loc;
 }
 
-/* Every wave waits until tile `tile` has landed in its slot. */
-void lw_tma_acquire(lw *w, const stage *s0, int64_t S, ex_t first,
+/* Every wave waits until stage st's tile `tile` has landed in its slot. */
+void lw_tma_acquire(lw *w, const stage *st, int64_t S, ex_t first,
                     ex_t tile) {
   /* planted bug for the tests: wait for the phase before (it has long
    * completed, or passes as the fresh barrier's) */
   int64_t add = (w->ctx->test_hooks & WV_HOOK_TMA_EARLY_READ) ? 1 : 0;
   wavec_loc loc = w->loc;
-  w->loc = s0->loc;
-  uint32_t full = bar_of(w, s0->fbar, S, first, tile);
+  w->loc = st->loc;
+  uint32_t full = bar_of(w, st->fbar, S, first, tile);
   uint32_t parity = parity_of(w, S, first, tile, add);
   lw_emit(w, T_MBWAIT, TY_PRED, 0, full, parity, 0, 0);
   w->loc = loc;
 }
 
-/* Lane 0 of each wave releases tile `tile`'s slot (its wgmmas that read
- * it have retired), if `on` (0: always). */
-void lw_tma_release(lw *w, const stage *s0, int64_t S, ex_t first, ex_t tile,
-                    uint32_t on) {
+/* Stage st's slot (its byte offset), after the wait for its tile where
+ * one is due (lw_loop_part defers it to the first read). */
+ex_t lw_stage_slot(lw *w, stage *st) {
+  if (st->due) {
+    ex_t tile = st->due;
+    for (uint32_t i = 0; i < w->stages_all.n; i++) /* (its set: one wait) */
+      if (w->stages_all.v[i]->tmap && w->stages_all.v[i]->fbar == st->fbar)
+        w->stages_all.v[i]->due = 0;
+    lw_tma_acquire(w, st, w->stages, st->due_first, tile);
+  }
+  return st->at;
+}
+
+bool lw_set_first(const lw *w, const stage *st) {
+  for (uint32_t i = 0; i < w->stages_all.n; i++) {
+    const stage *o = w->stages_all.v[i];
+    if (o->tmap && o->loop == st->loop && o->fbar == st->fbar)
+      return o == st;
+  }
+  return true;
+}
+
+/* Lane 0 of each wave releases stage st's tile `tile` (its wgmmas that
+ * read it have retired), if `on` (0: always). Its tag: `lag` 0, the tile
+ * is the iteration's own; 1, the previous iteration's; -1, untagged (the
+ * release stays where it is). */
+void lw_tma_release(lw *w, const stage *st, int64_t S, ex_t first, ex_t tile,
+                    uint32_t on, int lag) {
   wavec_loc loc = w->loc;
-  w->loc = s0->loc;
+  w->loc = st->loc;
   uint32_t me = on ? lw_op2(w, T_AND, TY_PRED, on, w->tma_wleader)
                    : w->tma_wleader;
-  uint32_t empty = bar_of(w, s0->ebar, S, first, tile);
-  lw_emit(w, T_MBARRIVE, TY_PRED, 0, empty, me, 0, 0);
+  uint32_t empty = bar_of(w, st->ebar, S, first, tile);
+  lw_emit(w, T_MBARRIVE, TY_PRED, 0, empty, me, 0, 0)->tag =
+      lag < 0 ? 0 : st->tag | (lag ? TIR_TAG_PREV : 0);
   w->loc = loc;
 }

@@ -430,6 +430,8 @@ static void put_d(wavec_ctx *ctx, tir_prog *p, code_vec *c,
         l[e] = renamed(&own, in.list[e]);
       in.list = l;
     }
+    if (!fresh && in.op == T_WGMMA && in.tag) /* (the previous tile's) */
+      in.tag |= TIR_TAG_PREV;
     if (fresh && in.op != T_WGMMA && in.dst) {
       uint32_t d = tir_new_reg(ctx, p, p->regs.v[in.dst]);
       vec_push(ctx, &own.from, in.dst);
@@ -574,6 +576,7 @@ static void rotate(wavec_ctx *ctx, tir_prog *p, code_vec *c,
     tir_instr a = p->code.v[arr.v[k]];
     a.a = ca.v[k];
     a.b = cb.v[k];
+    a.tag |= a.tag ? TIR_TAG_PREV : 0; /* (an earlier iteration's tile) */
     emit(ctx, c, a);
   }
   put_rescales(ctx, p, c, s, resc);

@@ -61,6 +61,15 @@ static const char *tma_refusal(lw *w, uint32_t loop) {
   return NULL;
 }
 
+/* The set of stage st (barrier_sets): the first stage of it. */
+static stage *find_set(stage *const *all, stage *const *set, uint32_t n,
+                       const stage *st) {
+  for (uint32_t i = 0; i < n; i++)
+    if (all[i] == st)
+      return set[i];
+  return NULL;
+}
+
 /* One remark per ring: which loop, how many slots, what streams, and how
  * the copies go. */
 static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot,
@@ -101,6 +110,59 @@ static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot,
   wv_remark_end(w->k, &b);
 }
 
+/* The tensor-copy ring of `loop` in barrier sets: tiles that one mma reads
+ * together (a GEMM's a and b) share a set, the others have sets of their
+ * own (attention's k and v, read by q kᵀ and by p v): each set has its own
+ * full and empty barriers in every slot and its own TIR_TAG_STAGE bit, so
+ * that a wgmma waits only for its own tiles, and each set's slot goes back
+ * once its own readers retired. */
+static void barrier_sets(lw *w, uint32_t loop, int64_t S) {
+  wavec_ctx *ctx = w->ctx;
+  stage *const *all = w->stages_all.v;
+  uint32_t n = w->stages_all.n;
+  /* each stage's set: the first stage of it (union of co-read stages) */
+  stage **set = wv_alloc(ctx, (n ? n : 1) * sizeof *set);
+  for (uint32_t i = 0; i < n; i++)
+    set[i] = all[i];
+#define SET_OF(st) find_set(all, set, n, st)
+  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
+    wv_node *m = wv_get(w->g, id);
+    if (m->op != WAVEC_OP_MMA)
+      continue;
+    stage *op[2] = {0, 0};
+    for (int r = 0; r < 2; r++)
+      if (wv_get(w->g, m->ops[r])->op == WAVEC_OP_READ)
+        op[r] = w->stage_of[w->ix->info[m->ops[r]].origin];
+    if (!op[0] || !op[1] || op[0]->loop != loop || op[1]->loop != loop)
+      continue;
+    stage *a = SET_OF(op[0]), *b = SET_OF(op[1]);
+    for (uint32_t i = 0; i < n && a != b; i++)
+      if (set[i] == b)
+        set[i] = a;
+  }
+#undef SET_OF
+  for (uint32_t i = 0; i < n; i++) {
+    stage *st = all[i];
+    if (st->loop != loop)
+      continue;
+    if (set[i] == st) { /* the set's first: its barriers */
+      st->fbar = w->stage_bytes;
+      st->ebar = st->fbar + 8 * S;
+      w->stage_bytes += 16 * S;
+      st->tag = TIR_TAG_STAGE(w->ntagged++);
+      st->tx = 0;
+    } else {
+      st->fbar = set[i]->fbar;
+      st->ebar = set[i]->ebar;
+      st->tag = set[i]->tag;
+    }
+    set[i]->tx += st->bytes;
+  }
+  for (uint32_t i = 0; i < n; i++) /* the set's bytes a slot, in each */
+    if (all[i]->loop == loop)
+      all[i]->tx = set[i]->tx;
+}
+
 wavec_status wv_pass_pipeline(wv_kernel *k) {
   lw *w = k->lw;
   wavec_ctx *ctx = w->ctx;
@@ -128,8 +190,6 @@ wavec_status wv_pass_pipeline(wv_kernel *k) {
     vec_push(ctx, &w->rings, r);
     if (why_not || S < 2)
       continue;
-    int64_t fbar = w->stage_bytes, bytes = 0;
-    w->stage_bytes += 16 * S; /* full, then empty barriers */
     for (uint32_t j = i; j < n; j++) {
       stage *st = all[j];
       if (st->loop != loop)
@@ -143,13 +203,8 @@ wavec_status wv_pass_pipeline(wv_kernel *k) {
       m.box[nd - 2] = box_rows(st->ext[nd - 2]);
       vec_push(ctx, &w->tmaps, m);
       st->tmap = w->tmaps.n; /* + 1 */
-      st->fbar = fbar;
-      st->ebar = fbar + 8 * S;
-      bytes += st->bytes;
     }
-    for (uint32_t j = i; j < n; j++)
-      if (all[j]->loop == loop)
-        all[j]->tx = bytes;
+    barrier_sets(w, loop, S);
   }
   return WAVEC_OK;
 }
@@ -174,12 +229,29 @@ void wv_print_pipeline(wv_kernel *k, wv_buf *b) {
     for (uint32_t j = 0; j < w->stages_all.n && !s0; j++)
       if (w->stages_all.v[j]->loop == r->loop)
         s0 = w->stages_all.v[j];
-    if (s0 && s0->tmap)
-      wv_buf_printf(b, "tensor copies, full barriers at %lld, empty at %lld, "
-                       "%lld bytes a slot\n",
-                    (long long)s0->fbar, (long long)s0->ebar,
-                    (long long)s0->tx);
-    else if (w->stages > 1)
+    if (s0 && s0->tmap) {
+      wv_buf_puts(b, "tensor copies");
+      const char *sep = ",";
+      for (uint32_t j = 0; j < w->stages_all.n; j++) {
+        const stage *st = w->stages_all.v[j];
+        if (st->loop != r->loop || !lw_set_first(w, st))
+          continue;
+        wv_buf_puts(b, sep);
+        const char *and = " ";
+        for (uint32_t o = j; o < w->stages_all.n; o++) {
+          const stage *so = w->stages_all.v[o];
+          if (so->loop == r->loop && so->fbar == st->fbar) {
+            wv_buf_printf(b, "%s'%s'", and, wv_get(w->g, so->mem)->name);
+            and = ", ";
+          }
+        }
+        wv_buf_printf(b, ": full barriers at %lld, empty at %lld, %lld bytes",
+                      (long long)st->fbar, (long long)st->ebar,
+                      (long long)st->tx);
+        sep = ";";
+      }
+      wv_buf_puts(b, "\n");
+    } else if (w->stages > 1)
       wv_buf_printf(b, "cp.async%s%s%s\n",
                     r->why_not ? " (not tensor copies: " : "",
                     r->why_not ? r->why_not : "", r->why_not ? ")" : "");
@@ -212,7 +284,18 @@ wavec_status wv_verify_pipeline(wv_kernel *k) {
       if (st->loop != r->loop || !st->tmap)
         continue;
       bad = !st->swz || S < 2 || st->tmap > w->tmaps.n || st->fbar % 8 ||
-            st->ebar != st->fbar + 8 * S || st->ebar + 8 * S > w->stage_bytes;
+            st->ebar != st->fbar + 8 * S || st->ebar + 8 * S > w->stage_bytes ||
+            !st->tag;
+      /* a barrier set: one tag, and its bytes those of its tiles */
+      int64_t tx = 0;
+      for (uint32_t o = 0; o < w->stages_all.n && !bad; o++) {
+        const stage *so = w->stages_all.v[o];
+        if (!so->tmap || so->loop != r->loop)
+          continue;
+        bad = (so->fbar == st->fbar) != (so->tag == st->tag);
+        tx += so->fbar == st->fbar ? so->bytes : 0;
+      }
+      bad |= tx != st->tx;
     }
     if (bad)
       wv_fail(k->ctx, D_INTERNAL, wv_get(w->g, r->loop)->loc,

@@ -289,7 +289,18 @@ typedef struct tir_instr {
   uint32_t nlist;
   wavec_loc loc;      /* the source line it comes from */
   uint32_t match;     /* T_LOOP: index of its T_ENDLOOP and back */
+  uint32_t tag;       /* T_WGMMA, a slot release: TIR_TAG_* below */
 } tir_instr;
+
+/* The slots of tensor-copy rings (lower_tma.c) a T_WGMMA reads, and the
+ * slot a release (a T_MBARRIVE of no bytes) gives back: a bit per ring
+ * stage (TIR_TAG_STAGE, pipeline.c numbers them), and TIR_TAG_PREV where
+ * the slot is the previous iteration's tile's rather than the current
+ * one's. A wgmma of tag 0 reads no ring's slot; a release of tag 0 stays
+ * where the lowering put it (the pass `release` moves tagged ones). */
+enum { TIR_TAG_STAGES = 31 }; /* stage bits; bit 31: */
+#define TIR_TAG_PREV (1u << 31)
+#define TIR_TAG_STAGE(i) (1u << ((i) < TIR_TAG_STAGES ? (i) : TIR_TAG_STAGES - 1))
 
 /* A tensor map (CUtensorMap), built at launch for argument `arg` (its
  * shape, row-major) and passed as a kernel parameter after the pointers:
@@ -451,6 +462,10 @@ wavec_status wv_pass_contract(wv_kernel *k);
 /* Pass `overlap` (overlap.c): a carried group issued after the next
  * iteration's first. */
 wavec_status wv_pass_overlap(wv_kernel *k);
+/* Pass `release` (release.c): ring slots given back at the wait that
+ * retires their wgmmas. */
+wavec_status wv_pass_release(wv_kernel *k);
+wavec_status wv_verify_release(wv_kernel *k);
 /* Pass `turns` (turns.c): ping-pong of a specialized kernel's consumers. */
 wavec_status wv_pass_turns(wv_kernel *k);
 wavec_status wv_verify_turns(wv_kernel *k);
@@ -460,9 +475,11 @@ wavec_status wv_verify_turns(wv_kernel *k);
  * end; the result is the first instruction of the body that would touch
  * them, or copy into shared memory, or start or end a loop, before the body
  * waits for all wgmmas (so they cannot stay in flight into the next
- * iteration), or NULL. */
+ * iteration), or NULL; *tags, the tags of the newest group's wgmmas in
+ * flight at its end (the slots the carried group reads). */
 const tir_instr *tir_carry_blocker(wavec_ctx *ctx, const tir_prog *p,
-                                   uint32_t from, bool never, bool *pending);
+                                   uint32_t from, bool never, bool *pending,
+                                   uint32_t *tags);
 
 /* The launch grid of tiles[a] workgroup tiles along grid axis a: one
  * workgroup a tile, or with persistent tiles (persistent: the most

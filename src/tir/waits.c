@@ -129,19 +129,26 @@ static void step(inflight *f, const tir_instr *in, int64_t w) {
 }
 
 const tir_instr *tir_carry_blocker(wavec_ctx *ctx, const tir_prog *p,
-                                   uint32_t from, bool never, bool *pending) {
+                                   uint32_t from, bool never, bool *pending,
+                                   uint32_t *tags) {
   /* the program up to its end as this pass would leave it: where the
    * first full wait at or after `from` goes, and what is in flight at the
-   * end */
+   * end (the tags of the newest group's wgmmas) */
   inflight f = {.ctx = ctx};
-  uint32_t first_wait = p->code.n;
+  uint32_t first_wait = p->code.n, newest = 0;
   for (uint32_t i = 0; i < p->code.n; i++) {
-    int64_t w = never ? NO_WAIT : wait_before(&f, &p->code.v[i]);
+    const tir_instr *in = &p->code.v[i];
+    int64_t w = never ? NO_WAIT : wait_before(&f, in);
     if (w == 0 && i >= from && first_wait == p->code.n)
       first_wait = i;
-    step(&f, &p->code.v[i], w);
+    if (w != NO_WAIT || in->op == T_WGWAIT || in->op == T_WGCOMMIT)
+      newest = 0;
+    step(&f, in, w);
+    if (in->op == T_WGMMA)
+      newest |= in->tag;
   }
   *pending = f.n != 0;
+  *tags = f.n ? newest : 0;
   /* the next iteration, up to that wait, against what is in flight */
   for (uint32_t i = from; i < first_wait; i++) {
     const tir_instr *in = &p->code.v[i];

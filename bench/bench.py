@@ -32,7 +32,9 @@ def wavec_compile(wave, kernel, defs, hardware=None, target="sm_90"):
     from the disk cache when it was built before), the compile times of a
     cold compile (source to PTX by the library in this process, PTX to cubin
     by ptxas -O3) and ptxas's resource report."""
-    k = wavec.compile(wave, kernel=kernel, target=target, hardware=hardware, **defs)
+    # WV_PTXAS=1: the CUDA toolkit's ptxas assembles (else the driver's compiler)
+    k = wavec.compile(wave, kernel=kernel, target=target, hardware=hardware,
+                      ptxas=os.environ.get("WV_PTXAS") == "1", **defs)
     t = time.perf_counter()
     ptx = k.ptx(target).encode()
     ms_ptx = 1e3 * (time.perf_counter() - t)

@@ -308,7 +308,8 @@ void wv_on_free(wavec_ctx *ctx, void (*fn)(void *ud), void *ud);
   X(WV_HOOK_TURN_NO_WAIT, "turn-no-wait")                                      \
   X(WV_HOOK_TURN_EXTRA_PASS, "turn-extra-pass")                                \
   X(WV_HOOK_OVERLAP_NO_ZERO, "overlap-no-zero")                                \
-  X(WV_HOOK_OVERLAP_NO_COPY, "overlap-no-copy")
+  X(WV_HOOK_OVERLAP_NO_COPY, "overlap-no-copy")                                \
+  X(WV_HOOK_RELEASE_EARLY, "release-early")
 
 enum {
 #define X(e, name) e##_BIT,

@@ -61,15 +61,6 @@ static const char *tma_refusal(lw *w, uint32_t loop) {
   return NULL;
 }
 
-/* The set of stage st (barrier_sets): the first stage of it. */
-static stage *find_set(stage *const *all, stage *const *set, uint32_t n,
-                       const stage *st) {
-  for (uint32_t i = 0; i < n; i++)
-    if (all[i] == st)
-      return set[i];
-  return NULL;
-}
-
 /* One remark per ring: which loop, how many slots, what streams, and how
  * the copies go. */
 static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot,
@@ -110,57 +101,36 @@ static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot,
   wv_remark_end(w->k, &b);
 }
 
-/* The tensor-copy ring of `loop` in barrier sets: tiles that one mma reads
- * together (a GEMM's a and b) share a set, the others have sets of their
- * own (attention's k and v, read by q kᵀ and by p v): each set has its own
- * full and empty barriers in every slot and its own TIR_TAG_STAGE bit, so
- * that a wgmma waits only for its own tiles, and each set's slot goes back
- * once its own readers retired. */
+/* The barriers of the tensor-copy ring of `loop`: one full and one empty
+ * barrier a slot for all the ring's tiles (its barrier set; lower_tma.c
+ * can give each tile a set of its own, and a wgmma would then wait for its
+ * own tiles only). One set: measured on the H100 (bench/NOTES.md, v0.5.11),
+ * attention's k and v in sets of their own made the forward 10-36% slower,
+ * as the driver's compiler then serializes every wgmma of the kernel. The
+ * set's TIR_TAG_STAGE bit marks the wgmmas that read the ring's slots and
+ * its releases (the pass release). */
 static void barrier_sets(lw *w, uint32_t loop, int64_t S) {
-  wavec_ctx *ctx = w->ctx;
-  stage *const *all = w->stages_all.v;
-  uint32_t n = w->stages_all.n;
-  /* each stage's set: the first stage of it (union of co-read stages) */
-  stage **set = wv_alloc(ctx, (n ? n : 1) * sizeof *set);
-  for (uint32_t i = 0; i < n; i++)
-    set[i] = all[i];
-#define SET_OF(st) find_set(all, set, n, st)
-  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
-    wv_node *m = wv_get(w->g, id);
-    if (m->op != WAVEC_OP_MMA)
-      continue;
-    stage *op[2] = {0, 0};
-    for (int r = 0; r < 2; r++)
-      if (wv_get(w->g, m->ops[r])->op == WAVEC_OP_READ)
-        op[r] = w->stage_of[w->ix->info[m->ops[r]].origin];
-    if (!op[0] || !op[1] || op[0]->loop != loop || op[1]->loop != loop)
-      continue;
-    stage *a = SET_OF(op[0]), *b = SET_OF(op[1]);
-    for (uint32_t i = 0; i < n && a != b; i++)
-      if (set[i] == b)
-        set[i] = a;
-  }
-#undef SET_OF
-  for (uint32_t i = 0; i < n; i++) {
-    stage *st = all[i];
+  stage *first = NULL;
+  int64_t tx = 0;
+  for (uint32_t i = 0; i < w->stages_all.n; i++) {
+    stage *st = w->stages_all.v[i];
     if (st->loop != loop)
       continue;
-    if (set[i] == st) { /* the set's first: its barriers */
+    if (!first) {
+      first = st;
       st->fbar = w->stage_bytes;
       st->ebar = st->fbar + 8 * S;
       w->stage_bytes += 16 * S;
       st->tag = TIR_TAG_STAGE(w->ntagged++);
-      st->tx = 0;
-    } else {
-      st->fbar = set[i]->fbar;
-      st->ebar = set[i]->ebar;
-      st->tag = set[i]->tag;
     }
-    set[i]->tx += st->bytes;
+    st->fbar = first->fbar;
+    st->ebar = first->ebar;
+    st->tag = first->tag;
+    tx += st->bytes;
   }
-  for (uint32_t i = 0; i < n; i++) /* the set's bytes a slot, in each */
-    if (all[i]->loop == loop)
-      all[i]->tx = set[i]->tx;
+  for (uint32_t i = 0; i < w->stages_all.n; i++)
+    if (w->stages_all.v[i]->loop == loop)
+      w->stages_all.v[i]->tx = tx;
 }
 
 wavec_status wv_pass_pipeline(wv_kernel *k) {

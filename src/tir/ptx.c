@@ -1189,6 +1189,8 @@ static void emit_instr(px *x, const tir_instr *in) {
     emit_int_op(x, in);
   else
     unsupported(x, "an operation on predicates");
+  if (x->zero)
+    ptx_zero_rule(x, in);
 }
 
 /* ---- the module --------------------------------------------------------------------- */

@@ -53,6 +53,8 @@ typedef struct px {
                                   * wgmma's packed lhs, 0 before packing */
   uint8_t *isconst, *nonneg;     /* by register */
   uint8_t *wgreg;                /* by register: in some wgmma's list */
+  uint8_t *zero;                 /* by register: holds +0.0 here, written
+                                  * last by a constant (ptx_zero_rule) */
   uint32_t *def;                 /* by register: its one definition's index
                                   * + 1, 0 when it has none or several */
   int64_t *cval;
@@ -110,6 +112,7 @@ void ptx_wgmma_analyse(px *x);
 /* Before instruction `in` is printed: whether the next wgmma needs a
  * wgmma.fence. */
 void ptx_wgmma_fence_rule(px *x, const tir_instr *in);
+void ptx_zero_rule(px *x, const tir_instr *in);
 void ptx_emit_wgcommit(px *x, const tir_instr *in);
 void ptx_emit_mma(px *x, const tir_instr *in);
 void ptx_emit_wgmma(px *x, const tir_instr *in);

@@ -3,6 +3,7 @@
  * descriptors, register lhs, fences, group commits and waits. The facts
  * about fragments and descriptors are the PTX ISA's, as src/target/target.c
  * lists them. */
+#include <math.h>
 #include <string.h>
 
 #include "tir/ptx.h"
@@ -92,6 +93,7 @@ void ptx_wgmma_analyse(px *x) {
   open_groups(x);
   x->wa = wv_alloc(x->ctx, (p->code.n + 1) * sizeof *x->wa);
   x->wgreg = wv_alloc(x->ctx, p->regs.n);
+  x->zero = wv_alloc(x->ctx, p->regs.n);
   x->def = wv_alloc(x->ctx, p->regs.n * sizeof *x->def);
   uint8_t *many = wv_alloc(x->ctx, p->regs.n);
   for (uint32_t i = 0; i < p->code.n; i++) {
@@ -130,6 +132,28 @@ void ptx_wgmma_fence_rule(px *x, const tir_instr *in) {
   for (uint32_t j = 0; j < in->nlist && writes_list(in); j++)
     if (x->wgreg[in->list[j]])
       x->fenced = false;
+}
+
+/* After instruction `in`: which f32 registers hold +0.0, written last by
+ * a constant (or a copy of one), since the last loop boundary or region
+ * edge (where paths meet, nothing is known). A wgmma whose accumulators
+ * all do starts its sum from zero: scale-d false, so that the
+ * accumulators need not be set (their zeroing dies), however far from the
+ * wgmma they were zeroed (an mbarrier wait in between, say). */
+void ptx_zero_rule(px *x, const tir_instr *in) {
+  if (in->op == T_LOOP || in->op == T_ENDLOOP || in->op == T_IF ||
+      in->op == T_ENDIF) {
+    memset(x->zero, 0, x->p->regs.n);
+    return;
+  }
+  if (in->dst && writes_dst(in))
+    x->zero[in->dst] =
+        ty(x, in->dst) == TY_F32 &&
+        ((in->op == T_CONST && in->fimm == 0.0 && !signbit(in->fimm)) ||
+         (in->op == T_MOV && x->zero[in->a]));
+  bool list = writes_list(in) || in->op == T_WGMMA || in->op == T_MMA;
+  for (uint32_t j = 0; list && j < in->nlist; j++)
+    x->zero[in->list[j]] = 0;
 }
 
 /* A list of registers as PTX's vector operand "{a, b, ...}". */
@@ -193,7 +217,8 @@ void ptx_emit_mma(px *x, const tir_instr *in) {
  * 128-byte swizzle mode 1 in 62-63: PTX ISA, "Matrix Descriptor Format"),
  * an lhs in registers packed into .b32 registers of its own (pack_lhs)
  * that stay untouched until the wait; then wgmma.mma_async with the
- * accumulator in place, scale-d true (accumulate), and by operand type:
+ * accumulator in place, scale-d true (accumulate; false where every
+ * accumulator holds a constant zero, ptx_zero_rule), and by operand type:
  * 16-bit, no negation (imm-scale-a, imm-scale-b 1) and the rhs transposed
  * when N-contiguous; 8-bit floats, no negation and no transpose immediates
  * (they are K-major only); integers, neither. A wgmma.fence first when
@@ -312,8 +337,12 @@ void ptx_emit_wgmma(px *x, const tir_instr *in) {
       wv_buf_printf(&b, "%s%%wa%u", j ? ", " : "", wa + j);
     wv_buf_puts(&b, "}");
   }
-  nm one = T(x, C_B32), p = T(x, C_PRED); /* scale-d: accumulate */
-  ins(x, "mov.b32 %s, 1", one.s);
+  /* scale-d: accumulate, or start from zero (ptx_zero_rule) */
+  bool from_zero = true;
+  for (uint32_t j = 0; j < nc && from_zero; j++)
+    from_zero = x->zero[in->list[j]];
+  nm one = T(x, C_B32), p = T(x, C_PRED);
+  ins(x, "mov.b32 %s, %d", one.s, from_zero ? 0 : 1);
   ins(x, "setp.ne.b32 %s, %s, 0", p.s, one.s);
   if (!x->fenced)
     ins(x, "wgmma.fence.sync.aligned");

@@ -48,7 +48,8 @@ typedef struct move {
 } move;
 
 /* Where release r of the loop body (top, r) moves: W, or 0 if nowhere. */
-static uint32_t target(const tir_prog *p, uint32_t top, uint32_t r) {
+static uint32_t target(const tir_prog *p, uint32_t top, uint32_t r,
+                       uint32_t ctx_hooks) {
   uint32_t tag = p->code.v[r].tag;
   uint32_t stages = tag & ~TIR_TAG_PREV, lag = tag & TIR_TAG_PREV;
   uint32_t last = top;
@@ -60,6 +61,10 @@ static uint32_t target(const tir_prog *p, uint32_t top, uint32_t r) {
   }
   if (!lag && last == top)
     return 0; /* (no reader of its own tile: leave it) */
+  /* planted bug for the tests: give the slot back at the body's top,
+   * before any wait */
+  if (ctx_hooks & WV_HOOK_RELEASE_EARLY)
+    return top;
   uint32_t depth = 0, w = 0;
   for (uint32_t j = top + 1; j < r && !w; j++) {
     const tir_instr *in = &p->code.v[j];
@@ -160,7 +165,7 @@ wavec_status wv_pass_release(wv_kernel *k) {
     if (!is_release(&p->code.v[i]))
       continue;
     uint32_t top = body_of(p, i);
-    move m = {.r = i, .w = top ? target(p, top, i) : 0};
+    move m = {.r = i, .w = top ? target(p, top, i, ctx->test_hooks) : 0};
     if (m.w && slice_of(ctx, p, &m))
       vec_push(ctx, &moves, m);
   }
@@ -228,8 +233,11 @@ wavec_status wv_pass_release(wv_kernel *k) {
   return WAVEC_OK;
 }
 
-/* What release promises: between a tagged release in a loop's body and the full wait before it
- * (or the body's top), no wgmma reads the slot it gives back. */
+/* What release promises: between a tagged release in a loop's body and the
+ * full wait before it (or the body's top), no wgmma reads the slot it gives
+ * back; a release of the previous iteration's tile comes after a wait that
+ * retires the previous iteration's wgmmas (a full one, or the carry wait
+ * after this iteration's). */
 wavec_status wv_verify_release(wv_kernel *k) {
   const tir_prog *p = k->tir;
   /* (the planted bug of the hook wgmma-no-wait is the simulator's to find,
@@ -243,11 +251,18 @@ wavec_status wv_verify_release(wv_kernel *k) {
       continue;
     uint32_t stages = rel->tag & ~TIR_TAG_PREV, lag = rel->tag & TIR_TAG_PREV;
     uint32_t depth = 0;
-    for (uint32_t j = i; j-- > top + 1;) {
+    bool retired = false; /* the previous iterations' wgmmas, here */
+    for (uint32_t j = i; j-- > top + 1 && !retired;) {
       const tir_instr *in = &p->code.v[j];
       depth += in->op == T_ENDLOOP || in->op == T_ENDIF;
       depth -= in->op == T_LOOP || in->op == T_IF;
-      if (in->op == T_WGWAIT && in->imm == 0 && !depth)
+      /* a full wait; or a carry wait after a wgmma of this iteration (the
+       * one group it keeps is this iteration's) */
+      bool carry = in->op == T_WGWAIT && in->imm2 == TIR_WAIT_CARRY;
+      for (uint32_t g = top + 1; carry && g < j && !retired; g++)
+        retired = p->code.v[g].op == T_WGMMA;
+      retired |= in->op == T_WGWAIT && in->imm == 0 && !depth;
+      if (retired)
         break;
       if (in->op == T_WGMMA && (in->tag & stages) &&
           (in->tag & TIR_TAG_PREV) == lag)
@@ -255,6 +270,10 @@ wavec_status wv_verify_release(wv_kernel *k) {
                 "%u gives back a ring's slot that the wgmma at %u may still "
                 "read", i, j);
     }
+    if (lag && !retired)
+      wv_fail(k->ctx, D_INTERNAL, rel->loc, "thread program: instruction %u "
+              "gives back a ring's slot of the previous iteration before a "
+              "wait retires the wgmmas that read it", i);
   }
   return WAVEC_OK;
 }

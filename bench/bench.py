@@ -32,9 +32,10 @@ def wavec_compile(wave, kernel, defs, hardware=None, target="sm_90"):
     from the disk cache when it was built before), the compile times of a
     cold compile (source to PTX by the library in this process, PTX to cubin
     by ptxas -O3) and ptxas's resource report."""
-    # WV_PTXAS=1: the CUDA toolkit's ptxas assembles (else the driver's compiler)
+    # WV_PTXAS=1: the CUDA toolkit's ptxas assembles, 0: the driver's
+    # compiler; unset: the library's choice (ptxas where it is found)
     k = wavec.compile(wave, kernel=kernel, target=target, hardware=hardware,
-                      ptxas=os.environ.get("WV_PTXAS") == "1", **defs)
+                      ptxas={"1": True, "0": False}.get(os.environ.get("WV_PTXAS")), **defs)
     t = time.perf_counter()
     ptx = k.ptx(target).encode()
     ms_ptx = 1e3 * (time.perf_counter() - t)

@@ -741,8 +741,15 @@ typedef struct wavec_module wavec_module;
  * $CUDA_HOME/bin/ptxas, else /usr/local/cuda/bin/ptxas, else PATH) rather
  * than the driver: needs no GPU (the module launches wherever the cubin
  * runs), the target must be named (not "auto"), and the key holds the
- * ptxas binary's path, size and time in place of the driver's version. */
+ * ptxas binary's path, size and time in place of the driver's version.
+ * Without this flag or WAVEC_LOAD_DRIVER, a load on a GPU assembles with
+ * that ptxas too where one is found that the driver's CUDA version covers
+ * (`ptxas --version`, asked once a context), else with the driver: the
+ * driver's compiler was measured to serialize the wgmmas of kernels ptxas
+ * does not, and to give slower code (bench/NOTES.md, v0.5.11). */
 #define WAVEC_LOAD_PTXAS 2u
+/* Assemble with the driver's compiler even where a ptxas is found. */
+#define WAVEC_LOAD_DRIVER 4u
 
 /* The binary of the kernel named `kernel` (NULL: the only kernel) among
  * those parsed into ctx, for target "sm_80", "sm_89", "sm_90", "sm_90a" or
@@ -754,7 +761,8 @@ typedef struct wavec_module wavec_module;
  * hardware overrides, wavec's version and build, the target, the driver's
  * version and the device's compute capability; a hit reads one file and
  * compiles nothing. On a miss the kernel is compiled (wavec_compile, if it
- * is not yet), its PTX compiled by the driver into a cubin, and the binary
+ * is not yet), its PTX assembled into a cubin (WAVEC_LOAD_PTXAS says by
+ * what), and the binary
  * stored in the cache (written to a temporary file and renamed: safe
  * under concurrent processes; an entry that is corrupt, truncated or of
  * another format is ignored and replaced; a cache that cannot be written

@@ -21,7 +21,7 @@ import sys
 import threading
 
 from ._version import __version__
-from ._lib import lib, ArgInfo, CacheEntry, LOAD_NO_CACHE, LOAD_PTXAS
+from ._lib import lib, ArgInfo, CacheEntry, LOAD_NO_CACHE, LOAD_PTXAS, LOAD_DRIVER
 from ._args import ArgumentError, adapt, shape_str
 
 __all__ = ["compile", "Kernel", "Arg", "WavecError", "ArgumentError", "cache_dir", "cache_list",
@@ -141,7 +141,7 @@ class Kernel:
     arguments, Arg), grid, block (threads, x y z), smem (bytes of shared
     memory), cached (GPU: the binary came from the disk cache), defines."""
 
-    def __init__(self, source, kernel=None, target="auto", hardware=None, cache=True, ptxas=False,
+    def __init__(self, source, kernel=None, target="auto", hardware=None, cache=True, ptxas=None,
                  **defines):
         if target not in TARGETS:
             raise ValueError(f"wavec: unknown target {target!r} (choose {', '.join(TARGETS)})")
@@ -227,7 +227,8 @@ class Kernel:
         m = ctypes.c_void_p()
         self._mctx.ok(lib.wavec_gpu_load(self._mctx.p, self.name.encode(), self.target.encode(),
                                          (0 if self._cache else LOAD_NO_CACHE)
-                                         | (LOAD_PTXAS if self._ptxas else 0), ctypes.byref(m)))
+                                         | (LOAD_PTXAS if self._ptxas else LOAD_DRIVER if self._ptxas is False else 0),
+                                         ctypes.byref(m)))
         self._module = m
         self.target = lib.wavec_module_target(m).decode()
         n = lib.wavec_module_arg_count(m)
@@ -450,7 +451,7 @@ class _Fast:
         self.key = key or [(x.dtype, x.device, x.shape, x.is_contiguous()) for x in args]
 
 
-def compile(source, kernel=None, target="auto", hardware=None, cache=True, ptxas=False, **defines):
+def compile(source, kernel=None, target="auto", hardware=None, cache=True, ptxas=None, **defines):
     """Compiles `kernel` (a name; None when the source has one kernel) of
     `source` (a path to a .wave file, or the source text) for `target`
     ("sm_90a", "sm_90", "sm_80", "sim" or "auto") with the sizes and
@@ -458,8 +459,11 @@ def compile(source, kernel=None, target="auto", hardware=None, cache=True, ptxas
     ({"stages": 3, "workgroups_per_sm": 2, ...}, what --hardware sets).
     Returns a Kernel, callable on its arguments. cache=False: neither read
     nor write the disk cache. ptxas=True: assemble with the CUDA toolkit's
-    ptxas rather than the driver (compiling then needs no GPU; the target
-    must be named). Errors: WavecError (the compiler's diagnostic,
+    ptxas (compiling then needs no GPU; the target must be named);
+    ptxas=False: with the driver's compiler; None (the default): with that
+    ptxas where one is found that the driver's CUDA version covers, else
+    the driver (the driver's compiler was measured to give slower code).
+    Errors: WavecError (the compiler's diagnostic,
     with file:line:col and a caret), TypeError/ValueError for bad keyword
     arguments."""
     return Kernel(source, kernel=kernel, target=target, hardware=hardware, cache=cache, ptxas=ptxas,

@@ -77,6 +77,7 @@ SIGNATURES = {
 
 LOAD_NO_CACHE = 1
 LOAD_PTXAS = 2
+LOAD_DRIVER = 4
 
 
 def candidates():

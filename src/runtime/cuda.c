@@ -81,6 +81,11 @@ struct wv_cuda {
   bool owns_ctx; /* retained the primary context (and made it current) */
   int sm;
   int driver_version; /* 12080 for CUDA 12.8 */
+  /* the toolkit's ptxas the default load assembles with (auto_ptxas):
+   * its path, or NULL where there is none or it is newer than the driver;
+   * looked for once */
+  const char *ptxas;
+  bool ptxas_known;
 #define X(sym, name, params) CUresult (*name) params;
   CU_FUNCS(X)
 #undef X
@@ -447,6 +452,23 @@ static wavec_module *build(wv_cuda *cu, const char *ptxas, wv_kernel *k,
   return b;
 }
 
+/* The assembler of a load that names none (neither WAVEC_LOAD_PTXAS nor
+ * WAVEC_LOAD_DRIVER): the toolkit's ptxas where one is found whose CUDA
+ * version the driver runs (its cubins load), else the driver's own
+ * compiler. Measured on the H100 (bench/NOTES.md, v0.5.11), the driver's
+ * compiler of CUDA 13.0 serialized every wgmma of kernels that ptxas 13.0
+ * compiles unserialized (ping-pong's, attention's with two ring barriers),
+ * and gave the attention forward 4-7% less. */
+static const char *auto_ptxas(wv_cuda *cu) {
+  if (!cu->ptxas_known) {
+    cu->ptxas_known = true;
+    const char *p = wv_ptxas_path(cu->ctx);
+    int v = p ? wv_ptxas_version(p) : 0;
+    cu->ptxas = v && v <= cu->driver_version ? p : NULL;
+  }
+  return cu->ptxas;
+}
+
 static wv_kernel *find_kernel(wavec_ctx *ctx, const char *name) {
   if (!name) {
     if (ctx->kernels.n != 1)
@@ -490,9 +512,13 @@ wavec_module *wv_load(wavec_ctx *ctx, wv_kernel *k, const char *name,
     tool = wv_ptxas_identity(ctx, ptxas);
   } else {
     cu = wv_ctx_cuda(ctx, k->loc);
+    if (!(flags & WAVEC_LOAD_DRIVER))
+      ptxas = auto_ptxas(cu);
     wv_buf b;
     wv_buf_init(&b, ctx);
-    wv_buf_printf(&b, "cuda-driver %d sm_%d", cu->driver_version, cu->sm);
+    wv_buf_printf(&b, "%s%scuda-driver %d sm_%d",
+                  ptxas ? wv_ptxas_identity(ctx, ptxas) : "",
+                  ptxas ? " " : "", cu->driver_version, cu->sm);
     tool = wv_buf_str(&b);
   }
   uint64_t key[2] = {0, 0};

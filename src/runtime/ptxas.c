@@ -60,6 +60,44 @@ const char *wv_ptxas_identity(wavec_ctx *ctx, const char *ptxas) {
   return wv_buf_str(&b);
 }
 
+int wv_ptxas_version(const char *ptxas) {
+  const char *base = getenv("TMPDIR");
+  char log[64];
+  if (!base || !*base || strlen(base) > 32)
+    base = "/tmp";
+  snprintf(log, sizeof log, "%s/wavec-ptxas-XXXXXX", base);
+  int fd = mkstemp(log);
+  if (fd < 0)
+    return 0;
+  close(fd);
+  char *argv[] = {(char *)ptxas, "--version", NULL};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  while (rc == 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  char text[1024] = "";
+  FILE *f = rc == 0 ? fopen(log, "rb") : NULL;
+  if (f) {
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+  }
+  unlink(log);
+  int major = 0, minor = 0;
+  const char *at = strstr(text, "release ");
+  if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !at ||
+      sscanf(at, "release %d.%d", &major, &minor) != 2)
+    return 0;
+  return major * 1000 + minor * 10;
+}
+
 /* A file's bytes into the arena (at most `max`), or NULL. */
 static char *slurp_file(wavec_ctx *ctx, const char *path, size_t max,
                         size_t *len) {

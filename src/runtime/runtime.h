@@ -132,6 +132,9 @@ const char *wv_ptxas_path(wavec_ctx *ctx);
 /* What the cache key holds of it: its path, size and modification time
  * (a stat, no process: a different ptxas is a different key). */
 const char *wv_ptxas_identity(wavec_ctx *ctx, const char *ptxas);
+/* Its CUDA version as the driver counts it (13000 for 13.0; `ptxas
+ * --version`, a process), or 0 when it cannot be told. */
+int wv_ptxas_version(const char *ptxas);
 /* Assembles ptx (len bytes) for target with `ptxas -O3 -lineinfo` into a
  * cubin in the arena; unwinds with a D_GPU diagnostic at loc holding
  * ptxas's output when it fails. */

@@ -718,7 +718,7 @@ WAVEC_API int wavec_tensor_map_info_get(wavec_kernel *k, size_t i,
  * CUDA, so the library works on machines without a GPU). host_args as for
  * wavec_simulate: one host buffer per argument in declaration order; every
  * buffer is copied to the device, the kernel runs (its PTX for the device's
- * architecture, compiled by the driver), and the arguments the kernel
+ * architecture, assembled as wavec_gpu_load says), and the arguments the kernel
  * writes are copied back. ms (may be NULL): the kernel's time in
  * milliseconds, by CUDA events around one launch that follows one warm-up
  * launch (the written arguments are restored from host_args in between, so

@@ -1,5 +1,6 @@
 /* The CUDA driver API through dlopen, and wavec_gpu_run: PTX from the
- * printer, JIT-compiled by the driver (cuModuleLoadDataEx, with line
+ * printer, assembled by the toolkit's ptxas where one is found that the
+ * driver covers, else JIT-compiled by the driver (both with line
  * information so that profilers map back to .wave lines), launched with the
  * grid and block of the thread program on device copies of the host
  * buffers.

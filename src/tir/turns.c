@@ -35,11 +35,12 @@
  * consumers' region whose body has no barrier and no loop of its own and
  * has both groups, when `hardware(pingpong = 1)` asks for it; given where
  * no loop qualifies, it is an error (E0408). Not the compiler's choice:
- * measured on the H100 (bench/NOTES.md, v0.5.7), turns gain 1-15% in the
- * specialized backward kernels and lose 25-37% in the forward, where two
- * consumers issuing their wgmmas at once feed the tensor cores better than
- * one at a time; where a loop qualifies unasked, a remark says so. One
- * remark a loop. */
+ * measured on the H100 with the toolkit's ptxas (bench/NOTES.md, v0.5.11;
+ * v0.5.7's losses were the driver's compiler serializing every wgmma of
+ * the kernel), turns gain 8-14% on the specialized 128x128 forward and
+ * 0-20% in the backward kernels, but lose 14% on 128x64 causal tiles, and
+ * the specialized kernel with turns only equals the plain one; where a
+ * loop qualifies unasked, a remark says so. One remark a loop. */
 #include "tir/lower.h"
 
 enum { TURN_BAR0 = 2 }; /* 0: the workgroup's barrier; 1: the consumers' */
@@ -202,8 +203,9 @@ wavec_status wv_pass_turns(wv_kernel *k) {
     wv_remark_start(k, p->code.v[sites.v[0].loop].loc, &b);
     wv_buf_puts(&b, "ping-pong: not chosen: the consumer warpgroups could "
                     "take turns at the tensor cores here; measured, turns "
-                    "gain in the attention backward and lose in the forward "
-                    "(hardware(pingpong = 1) asks for them)");
+                    "gain on 128-key tiles and in the attention backward "
+                    "and lose on 64-key causal tiles (hardware(pingpong = "
+                    "1) asks for them)");
     wv_remark_end(k, &b);
     return WAVEC_OK;
   }

@@ -3,6 +3,7 @@
  * library never prints), the cubin read back, the folder removed. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,39 @@ const char *wv_ptxas_identity(wavec_ctx *ctx, const char *ptxas) {
   return wv_buf_str(&b);
 }
 
+/* What `ptxas --version` says, once a process for each ptxas binary (a
+ * GPU load asks it every time: a process spawned each would cost a cache
+ * hit milliseconds): the last one asked, by path, size and time. */
+static struct {
+  pthread_mutex_t lock;
+  char path[512];
+  long long size, sec, nsec;
+  int version;
+} asked = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int ask_version(const char *ptxas);
+
 int wv_ptxas_version(const char *ptxas) {
+  struct stat st;
+  if (stat(ptxas, &st) != 0 || strlen(ptxas) >= sizeof asked.path)
+    return 0;
+  pthread_mutex_lock(&asked.lock);
+  bool known = !strcmp(asked.path, ptxas) && asked.size == st.st_size &&
+               asked.sec == st.st_mtim.tv_sec &&
+               asked.nsec == st.st_mtim.tv_nsec;
+  int v = known ? asked.version : ask_version(ptxas);
+  if (!known) {
+    strcpy(asked.path, ptxas);
+    asked.size = st.st_size;
+    asked.sec = st.st_mtim.tv_sec;
+    asked.nsec = st.st_mtim.tv_nsec;
+    asked.version = v;
+  }
+  pthread_mutex_unlock(&asked.lock);
+  return v;
+}
+
+static int ask_version(const char *ptxas) {
   const char *base = getenv("TMPDIR");
   char log[64];
   if (!base || !*base || strlen(base) > 32)

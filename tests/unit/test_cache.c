@@ -7,6 +7,8 @@
  *  - the folder: stores, reads, lists (corrupt entries marked), clears,
  *    makes missing folders, and survives writers racing each other (every
  *    read sees a whole entry or none, no temporary file is left);
+ *  - ptxas's version (what a default GPU load compares with the driver's),
+ *    and none from a program that is not ptxas;
  *  - through ptxas (when the toolkit is present): a miss builds and stores,
  *    a hit in a fresh context reads the same cubin without compiling, a
  *    corrupt entry is replaced; the lookup and read of a hit is timed. */
@@ -464,6 +466,26 @@ static bool ptxas_found(void) {
   return have;
 }
 
+/* The version a default GPU load compares with the driver's: the
+ * toolkit's ptxas says one (13000 for CUDA 13.0; asked once, the second
+ * answer the same), a program that is not ptxas none, a path that is no
+ * file none. */
+static void ptxas_version(void) {
+  CHECK(wv_ptxas_version("/nonexistent/ptxas") == 0);
+  CHECK(wv_ptxas_version("/bin/true") == 0);
+  CHECK(wv_ptxas_version("/bin/sh") == 0);
+  if (!ptxas_found())
+    return;
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  WV_GUARD(ctx, );
+  const char *p = wv_ptxas_path(ctx);
+  int v = wv_ptxas_version(p);
+  CHECKF(v >= 11000 && v < 100000 && v % 10 == 0, "%s: version %d", p, v);
+  CHECK(wv_ptxas_version(p) == v);
+  WV_UNGUARD(ctx);
+  wavec_ctx_free(ctx);
+}
+
 static void ptxas_miss_hit_corrupt(void) {
   if (!ptxas_found())
     return;
@@ -743,6 +765,7 @@ int main(void) {
   RUN(key_inputs);
   RUN(folder_store_list_clear);
   RUN(concurrent_writers);
+  RUN(ptxas_version);
   RUN(ptxas_miss_hit_corrupt);
   RUN(dynamic_module);
   RUN(persistent_module);

@@ -743,8 +743,9 @@ typedef struct wavec_module wavec_module;
  * runs), the target must be named (not "auto"), and the key holds the
  * ptxas binary's path, size and time in place of the driver's version.
  * Without this flag or WAVEC_LOAD_DRIVER, a load on a GPU assembles with
- * that ptxas too where one is found that the driver's CUDA version covers
- * (`ptxas --version`, asked once a context), else with the driver: the
+ * that ptxas too where one is found that the driver's CUDA version covers,
+ * of the same major version (`ptxas --version`, asked once a process),
+ * else with the driver: the
  * driver's compiler was measured to serialize the wgmmas of kernels ptxas
  * does not, and to give slower code (bench/NOTES.md, v0.5.11). */
 #define WAVEC_LOAD_PTXAS 2u

@@ -461,8 +461,9 @@ def compile(source, kernel=None, target="auto", hardware=None, cache=True, ptxas
     nor write the disk cache. ptxas=True: assemble with the CUDA toolkit's
     ptxas (compiling then needs no GPU; the target must be named);
     ptxas=False: with the driver's compiler; None (the default): with that
-    ptxas where one is found that the driver's CUDA version covers, else
-    the driver (the driver's compiler was measured to give slower code).
+    ptxas where one is found that the driver's CUDA version covers (same
+    major version), else the driver (the driver's compiler was measured to
+    give slower code).
     Errors: WavecError (the compiler's diagnostic,
     with file:line:col and a caret), TypeError/ValueError for bad keyword
     arguments."""

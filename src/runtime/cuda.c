@@ -455,8 +455,9 @@ static wavec_module *build(wv_cuda *cu, const char *ptxas, wv_kernel *k,
 
 /* The assembler of a load that names none (neither WAVEC_LOAD_PTXAS nor
  * WAVEC_LOAD_DRIVER): the toolkit's ptxas where one is found whose CUDA
- * version the driver runs (its cubins load), else the driver's own
- * compiler. Measured on the H100 (bench/NOTES.md, v0.5.11), the driver's
+ * version the driver runs (its cubins load) and of the driver's major
+ * version (an older toolkit's is not known to do better), else the
+ * driver's own compiler. Measured on the H100 (bench/NOTES.md, v0.5.11), the driver's
  * compiler of CUDA 13.0 serialized every wgmma of kernels that ptxas 13.0
  * compiles unserialized (ping-pong's, attention's with two ring barriers),
  * and gave the attention forward 4-7% less. */
@@ -465,7 +466,10 @@ static const char *auto_ptxas(wv_cuda *cu) {
     cu->ptxas_known = true;
     const char *p = wv_ptxas_path(cu->ctx);
     int v = p ? wv_ptxas_version(p) : 0;
-    cu->ptxas = v && v <= cu->driver_version ? p : NULL;
+    cu->ptxas = v && v <= cu->driver_version &&
+                        v / 1000 == cu->driver_version / 1000
+                    ? p
+                    : NULL;
   }
   return cu->ptxas;
 }

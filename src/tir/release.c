@@ -26,9 +26,9 @@
  * earlier on the same operands. */
 static bool movable(const tir_prog *p, const tir_instr *in) {
   static const bool ops[T__COUNT] = {
-      [T_CONST] = 1, [T_MOV] = 1, [T_ADD] = 1, [T_SUB] = 1, [T_MUL] = 1,
-      [T_DIV] = 1,   [T_MOD] = 1, [T_TDIV] = 1, [T_TREM] = 1, [T_MIN] = 1,
-      [T_MAX] = 1,   [T_SETP] = 1, [T_AND] = 1, [T_SELP] = 1};
+      [T_CONST] = 1, [T_MOV] = 1,  [T_ADD] = 1,  [T_SUB] = 1,  [T_MUL] = 1,
+      [T_DIV] = 1,   [T_MOD] = 1,  [T_TDIV] = 1, [T_TREM] = 1, [T_MIN] = 1,
+      [T_MAX] = 1,   [T_SETP] = 1, [T_AND] = 1,  [T_SELP] = 1};
   if (!ops[in->op] || !in->dst || in->nlist)
     return false;
   tir_ty t = p->regs.v[in->dst];
@@ -184,8 +184,8 @@ wavec_status wv_pass_release(wv_kernel *k) {
     for (int e = 0; e < 3; e++)
       reads[src[e]]++;
     for (uint32_t e = 0; e < in->nlist; e++)
-      reads[in->list[e]] += !writes_reg(in, in->list[e]) ||
-                            in->op == T_WGMMA || in->op == T_MMA;
+      reads[in->list[e]] +=
+          !writes_reg(in, in->list[e]) || in->op == T_WGMMA || in->op == T_MMA;
   }
   /* the originals nothing reads any more, last first (a chain goes whole) */
   for (uint32_t i = moves.n; i-- > 0;) {
@@ -266,14 +266,18 @@ wavec_status wv_verify_release(wv_kernel *k) {
         break;
       if (in->op == T_WGMMA && (in->tag & stages) &&
           (in->tag & TIR_TAG_PREV) == lag)
-        wv_fail(k->ctx, D_INTERNAL, rel->loc, "thread program: instruction "
+        wv_fail(k->ctx, D_INTERNAL, rel->loc,
+                "thread program: instruction "
                 "%u gives back a ring's slot that the wgmma at %u may still "
-                "read", i, j);
+                "read",
+                i, j);
     }
     if (lag && !retired)
-      wv_fail(k->ctx, D_INTERNAL, rel->loc, "thread program: instruction %u "
+      wv_fail(k->ctx, D_INTERNAL, rel->loc,
+              "thread program: instruction %u "
               "gives back a ring's slot of the previous iteration before a "
-              "wait retires the wgmmas that read it", i);
+              "wait retires the wgmmas that read it",
+              i);
   }
   return WAVEC_OK;
 }

@@ -76,8 +76,8 @@ static body scan(const tir_prog *p, uint32_t top) {
 }
 
 static void moved_in_the_forward(void) {
-  const char *defs[] = {"B=1", "M=256", "K2=512", "K1=64", "N=64",
-                        "specialize=1", "stages=3", NULL};
+  const char *defs[] = {"B=1",  "M=256",        "K2=512",   "K1=64",
+                        "N=64", "specialize=1", "stages=3", NULL};
   kcase c;
   bool ok = kc_open(&c, "examples/attention_fwd_wgmma.wave",
                     "attention_fwd_wgmma", NULL, defs);
@@ -120,8 +120,8 @@ static void moved_in_the_forward(void) {
     }
     /* q kᵀ: K1 / 16 = 4 wgmmas, the first from zero; p v: BLOCK_K2 / 16
      * = 4, all accumulating */
-    CHECKF(zero >= 1 && acc >= 6, "%d wgmmas from zero, %d accumulating",
-           zero, acc);
+    CHECKF(zero >= 1 && acc >= 6, "%d wgmmas from zero, %d accumulating", zero,
+           acc);
   }
   /* and it still computes attention */
   uint64_t seed = 5;
@@ -144,11 +144,14 @@ static void left_in_place(void) {
   static const struct {
     const char *file, *kernel, *defs[8], *in[4];
   } rows[] = {
-      {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
+      {"examples/attention_fwd_wgmma.wave",
+       "attention_fwd_wgmma",
        {"B=1", "M=128", "K2=256", "K1=64", "N=64", "stages=2", NULL},
        {"q", "k", "v", NULL}},
-      {"examples/gemm_wgmma.wave", "gemm_wgmma",
-       {"M=128", "N=128", "K=512", "stages=3", NULL}, {"a", "b", NULL}},
+      {"examples/gemm_wgmma.wave",
+       "gemm_wgmma",
+       {"M=128", "N=128", "K=512", "stages=3", NULL},
+       {"a", "b", NULL}},
   };
   for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
     kcase c;
@@ -158,8 +161,8 @@ static void left_in_place(void) {
       const tir_prog *p = c.k->k.tir;
       body b = scan(p, main_loop(p));
       CHECKF(b.releases == 1 && b.first_rel > b.last_wgmma,
-             "row %zu: %u releases, at %u, the last wgmma at %u", i,
-             b.releases, b.first_rel, b.last_wgmma);
+             "row %zu: %u releases, at %u, the last wgmma at %u", i, b.releases,
+             b.first_rel, b.last_wgmma);
       uint64_t seed = 9;
       for (int a = 0; rows[i].in[a]; a++)
         free(kc_input(&c, rows[i].in[a], &seed));
@@ -170,9 +173,10 @@ static void left_in_place(void) {
 }
 
 static void planted_early_release(void) {
-  const char *defs[] = {"B=1", "M=256", "K2=512", "K1=64", "N=64",
-                        "specialize=1", "stages=3", "hook=release-early",
-                        NULL};
+  const char *defs[] = {
+      "B=1",  "M=256",        "K2=512",   "K1=64",
+      "N=64", "specialize=1", "stages=3", "hook=release-early",
+      NULL};
   kcase c;
   bool ok = kc_open(&c, "examples/attention_fwd_wgmma.wave",
                     "attention_fwd_wgmma", NULL, defs);

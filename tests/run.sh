@@ -352,7 +352,7 @@ fi
 if want fuzz; then
   secs=${WAVEC_FUZZ_SECONDS:-60}
   note "fuzz: make fuzz (the first time: builds the library again), then" \
-    "$(tests/fuzz/run.sh --plan "$secs" | awk '{printf "%s%s %s s", NR > 1 ? ", " : "", $1, $2}')"
+    "$(tests/fuzz/run.sh --plan "$secs" | awk '{printf "%s%s %s s", (NR > 1 ? ", " : ""), $1, $2}')"
   while read -r h t; do
     note "fuzz/$h: fuzzing for $t s$([ -d "tests/fuzz/regress/$h" ] && echo ", after replaying tests/fuzz/regress/$h/")"
     # the time limit leaves room for building the harnesses

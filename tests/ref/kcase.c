@@ -144,3 +144,10 @@ double kc_rel_err(kcase *c, const char *name, const double *ref) {
   free(out);
   return e;
 }
+
+bool kc_has_remark(wavec_kernel *k, const char *text) {
+  for (size_t i = 0; i < wavec_remark_count(k); i++)
+    if (strstr(wavec_remark(k, i), text))
+      return true;
+  return false;
+}

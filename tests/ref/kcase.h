@@ -45,5 +45,7 @@ double *kc_output(kcase *c, const char *name);
 bool kc_simulate(kcase *c);
 /* Relative L2 error of an output against ref. */
 double kc_rel_err(kcase *c, const char *name, const double *ref);
+/* Does some remark of k hold `text`? */
+bool kc_has_remark(wavec_kernel *k, const char *text);
 
 #endif

@@ -31,13 +31,6 @@
 
 static int cases_run;
 
-static bool has_remark(const kcase *c, const char *text) {
-  for (size_t i = 0; i < wavec_remark_count(c->k); i++)
-    if (strstr(wavec_remark(c->k, i), text))
-      return true;
-  return false;
-}
-
 /* The overlap's shape in the first rotated loop of p: 1 if it is there
  * as the pass says with M waiting for the carried group, 2 with the top of
  * the next iteration waiting for it, 0 if there is no commit at all, -1 if
@@ -151,11 +144,11 @@ static void kernels(void) {
          * of the next iteration; the backward's M has wgmmas of its own */
         CHECKF(shape(p) == (rows[i].fwd ? 2 : 1) &&
                    commits == rows[i].rotated &&
-                   has_remark(&c, "overlap: each iteration issues the "
+                   kc_has_remark(c.k, "overlap: each iteration issues the "
                                   "previous one's last wgmmas"),
                "row %zu: shape %d, %d commits", i, shape(p), commits);
       else
-        CHECKF(commits == 0 && has_remark(&c, "overlap: not chosen"),
+        CHECKF(commits == 0 && kc_has_remark(c.k, "overlap: not chosen"),
                "row %zu: overlap without overlap = 1, or no remark", i);
       double *in[7] = {NULL};
       fill(&c, rows[i].in, 11, in);
@@ -258,7 +251,7 @@ static void refused(void) {
       bool ok = kc_open(&c, rows[i].file, rows[i].kernel, NULL, defs);
       if (!ask) {
         CHECKF(ok && shape(c.k->k.tir) == 0 &&
-                   !has_remark(&c, "overlap:"),
+                   !kc_has_remark(c.k, "overlap:"),
                "row %zu: %s", i, ok ? "an overlap or a remark" : c.err);
       } else {
         CHECKF(!ok && strstr(c.err, "error[E0408]") &&

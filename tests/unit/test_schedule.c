@@ -57,13 +57,6 @@ static wavec_ctx *build(const char *file, const char *kernel,
 
 static const tir_prog *prog(wavec_kernel *k) { return k->k.tir; }
 
-static bool has_remark(wavec_kernel *k, const char *text) {
-  for (size_t i = 0; i < wavec_remark_count(k); i++)
-    if (strstr(wavec_remark(k, i), text))
-      return true;
-  return false;
-}
-
 static int cases_run;
 
 /* One GEMM c[M, N] = a[M, K] b[N, K]^T against float64. */
@@ -271,9 +264,9 @@ static void specialized_shape(void) {
            wgmma[0], wgmma[1], wgmma[2]);
     CHECKF(dec == 1 && inc == 1 && bars0 == 1, "dec %d inc %d bars %d", dec,
            inc, bars0);
-    CHECK(has_remark(pk, "warp specialization: warpgroup 2 (threads 256 to "
+    CHECK(kc_has_remark(pk, "warp specialization: warpgroup 2 (threads 256 to "
                          "383) only issues the tensor copies") &&
-          has_remark(pk, "the producer gives back down to 40, the consumers "
+          kc_has_remark(pk, "the producer gives back down to 40, the consumers "
                          "take 232 (setmaxnreg)"));
   }
   wavec_ctx_free(ctx);
@@ -403,20 +396,20 @@ static void compiler_choice(void) {
     CHECKF(st == WAVEC_OK, "row %zu: %s", i, wavec_errmsg(ctx));
     if (st == WAVEC_OK) {
       const tir_prog *p = prog(pk);
-      bool spec = has_remark(pk, "warp specialization: warpgroup"),
-           spec_no = has_remark(pk, "warp specialization: not chosen"),
-           pers = has_remark(pk, "persistent tiles: ") &&
-                  !has_remark(pk, "persistent tiles: not chosen"),
-           pers_no = has_remark(pk, "persistent tiles: not chosen");
+      bool spec = kc_has_remark(pk, "warp specialization: warpgroup"),
+           spec_no = kc_has_remark(pk, "warp specialization: not chosen"),
+           pers = kc_has_remark(pk, "persistent tiles: ") &&
+                  !kc_has_remark(pk, "persistent tiles: not chosen"),
+           pers_no = kc_has_remark(pk, "persistent tiles: not chosen");
       CHECKF(spec == (rows[i].spec == 1) && spec_no == (rows[i].spec == 0),
              "row %zu %s: specialize %d, declined %d", i, rows[i].kernel,
              spec, spec_no);
       CHECKF(pers == (rows[i].pers == 1) && pers_no == (rows[i].pers == 0),
              "row %zu %s: persistent %d, declined %d", i, rows[i].kernel,
              pers, pers_no);
-      CHECKF(!rows[i].why || has_remark(pk, rows[i].why), "row %zu: no '%s'",
+      CHECKF(!rows[i].why || kc_has_remark(pk, rows[i].why), "row %zu: no '%s'",
              i, rows[i].why);
-      CHECKF(spec == has_remark(pk, "the compiler's choice: its rings leave "
+      CHECKF(spec == kc_has_remark(pk, "the compiler's choice: its rings leave "
                                     "room for one workgroup"),
              "row %zu: the choice is not said", i);
       /* the block has the producer's warpgroup exactly when chosen */

@@ -68,13 +68,6 @@ static turn_pos find_turns(const tir_prog *p) {
   return t;
 }
 
-static bool has_remark(const kcase *c, const char *text) {
-  for (size_t i = 0; i < wavec_remark_count(c->k); i++)
-    if (strstr(wavec_remark(c->k, i), text))
-      return true;
-  return false;
-}
-
 /* The attention forward with and without turns, against float64. */
 static void attention(void) {
   uint64_t rng = 71;
@@ -128,12 +121,12 @@ static void attention(void) {
                "row %zu: the body's wait is not before the carried group", i);
         CHECKF(t.post_pass > t.end && p->code.v[t.post_pass].b != 0,
                "row %zu: no conditional pass after the loop", i);
-        CHECKF(has_remark(&c, "ping-pong: the 2 consumer warpgroups take "
+        CHECKF(kc_has_remark(c.k, "ping-pong: the 2 consumer warpgroups take "
                               "turns"),
                "row %zu: no remark", i);
       } else {
         CHECKF(t.waits == 0 && t.passes == 0 &&
-                   has_remark(&c, "ping-pong: not chosen"),
+                   kc_has_remark(c.k, "ping-pong: not chosen"),
                "row %zu: turns without pingpong = 1, or no remark", i);
       }
       int b = 2, n = rows[i].n, d = rows[i].d;

@@ -133,9 +133,6 @@ wavec_status wv_pass_contract(wv_kernel *k) {
                      .a = a, .b = b, .c = c, .loc = in.loc};
     vec_push(ctx, &code, fma);
   }
-  p->code.v = code.v;
-  p->code.n = code.n;
-  p->code.cap = code.cap;
-  tir_match_loops(ctx, p); /* (their indexes moved) */
+  tir_install_code(ctx, p, code);
   return WAVEC_OK;
 }

@@ -720,9 +720,6 @@ wavec_status wv_pass_overlap(wv_kernel *k) {
     }
     vec_push(ctx, &code, p->code.v[i]);
   }
-  p->code.v = code.v;
-  p->code.n = code.n;
-  p->code.cap = code.cap;
-  tir_match_loops(ctx, p); /* (their indexes moved) */
+  tir_install_code(ctx, p, code);
   return WAVEC_OK;
 }

@@ -226,10 +226,7 @@ wavec_status wv_pass_release(wv_kernel *k) {
       }
     }
   }
-  p->code.v = code.v;
-  p->code.n = code.n;
-  p->code.cap = code.cap;
-  tir_match_loops(ctx, p); /* (their indexes moved) */
+  tir_install_code(ctx, p, code);
   return WAVEC_OK;
 }
 

@@ -407,6 +407,16 @@ wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p);
 /* Every T_LOOP and its T_ENDLOOP, every T_IF and its T_ENDIF name each
  * other (match) again, after a pass inserted instructions (waits.c). */
 void tir_match_loops(wavec_ctx *ctx, tir_prog *p);
+/* A pass that rewrote the program into a new vector `code` (of tir_instr)
+ * installs it: p's code becomes it, its loops matched anew (their indexes
+ * moved). */
+#define tir_install_code(ctx, p, code)                                         \
+  do {                                                                         \
+    (p)->code.v = (code).v;                                                    \
+    (p)->code.n = (code).n;                                                    \
+    (p)->code.cap = (code).cap;                                                \
+    tir_match_loops(ctx, p);                                                   \
+  } while (0)
 /* Does the op write its dst register? */
 static inline bool writes_dst(const tir_instr *in) {
   return in->dst && in->op != T_STG && in->op != T_STS && in->op != T_BAR &&

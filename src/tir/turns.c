@@ -244,10 +244,7 @@ wavec_status wv_pass_turns(wv_kernel *k) {
       next_site++;
     }
   }
-  p->code.v = code.v;
-  p->code.n = code.n;
-  p->code.cap = code.cap;
-  tir_match_loops(ctx, p); /* (their indexes moved) */
+  tir_install_code(ctx, p, code);
   return WAVEC_OK;
 }
 

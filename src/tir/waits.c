@@ -211,10 +211,7 @@ wavec_status wv_pass_waits(wv_kernel *k) {
     vec_push(ctx, &code, wait);
   }
   if (code.n != p->code.n) {
-    p->code.v = code.v;
-    p->code.n = code.n;
-    p->code.cap = code.cap;
-    tir_match_loops(ctx, p);
+    tir_install_code(ctx, p, code);
   }
   return WAVEC_OK;
 }

@@ -661,22 +661,11 @@ def schedule_ab(quick=False):
     D, N = 128, (4096 if quick else 8192)
     BH, q, kk, vv, o, lse, cudnn = attn_fwd_inputs(D, N)
     for causal in (False, True):
-        ref, ms_p, fl = cudnn(causal)
+        peer = cudnn(causal)
         for var in SCHED_VARIANTS:
-            try:
-                k, t1, t2, info = wavec_compile("examples/attention_fwd_wgmma.wave",
-                                                "attention_fwd_wgmma" + ("_causal" if causal else ""),
-                                                dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=128, BLOCK_K2=64),
-                                                dict(stages=3, **var), target="sm_90a")
-                o.fill_(float("nan")); k(q, kk, vv, o, lse); torch.cuda.synchronize()
-                err = rel_err(o, ref)
-                ms_w = bench(lambda: k(q, kk, vv, o, lse))
-                report(f"sched attn fwd f16 D={D} N={N} causal={int(causal)} spec={var['specialize']} "
-                       f"pers={var['persistent']} ({info['regs']} regs, {info['spill']} B spill)",
-                       "SDPA-cuDNN", ms_w, ms_p, fl, err, (t1, t2))
-            except Exception as e:
-                print(f"sched attn fwd D={D} N={N} causal={int(causal)} {var}: FAILED {type(e).__name__}: {str(e)[:300]}",
-                      flush=True)
+            fwd_row(f"sched attn fwd f16 D={D} N={N} causal={int(causal)} spec={var['specialize']} "
+                    f"pers={var['persistent']}", "examples/attention_fwd_wgmma.wave", causal,
+                    (BH, q, kk, vv, o, lse, D, N), peer, 128, 64, dict(stages=3, **var))
 
 # Ping-pong (hardware(pingpong), src/tir/turns.c): the specialized
 # attention kernels' consumer warpgroups taking turns at the tensor cores,

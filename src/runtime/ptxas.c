@@ -61,6 +61,29 @@ const char *wv_ptxas_identity(wavec_ctx *ctx, const char *ptxas) {
   return wv_buf_str(&b);
 }
 
+/* Runs argv[0] (a path) with argv, stdin from /dev/null, stdout and stderr
+ * into the file `log` (made or emptied); its wait status, or -1 with errno
+ * where it could not be started. */
+static int run_logged(char *const argv[], const char *log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    errno = rc;
+    return -1;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  return status;
+}
+
 /* What `ptxas --version` says, once a process for each ptxas binary (a
  * GPU load asks it every time: a process spawned each would cost a cache
  * hit milliseconds): the last one asked, by path, size and time. */
@@ -104,19 +127,9 @@ static int ask_version(const char *ptxas) {
     return 0;
   close(fd);
   char *argv[] = {(char *)ptxas, "--version", NULL};
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid;
-  int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  int status = 0;
-  while (rc == 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
+  int status = run_logged(argv, log);
   char text[1024] = "";
-  FILE *f = rc == 0 ? fopen(log, "rb") : NULL;
+  FILE *f = status != -1 ? fopen(log, "rb") : NULL;
   if (f) {
     size_t n = fread(text, 1, sizeof text - 1, f);
     text[n] = 0;
@@ -125,7 +138,7 @@ static int ask_version(const char *ptxas) {
   unlink(log);
   int major = 0, minor = 0;
   const char *at = strstr(text, "release ");
-  if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !at ||
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !at ||
       sscanf(at, "release %d.%d", &major, &minor) != 2)
     return 0;
   return major * 1000 + minor * 10;
@@ -215,21 +228,10 @@ void wv_ptxas(wavec_ctx *ctx, wavec_loc loc, const char *ptxas,
   snprintf(arch, sizeof arch, "-arch=%s", target);
   char *argv[] = {(char *)ptxas, arch, "-O3",    "-lineinfo",
                   t->ptx,        "-o", t->cubin, NULL};
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, t->log, O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid;
-  int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
+  int status = run_logged(argv, t->log);
+  if (status == -1)
     wv_fail(ctx, D_MACHINE, (wavec_loc){0}, "cannot run ptxas (%s): %s",
-            ptxas, strerror(rc));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
+            ptxas, strerror(errno));
   size_t n = 0;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const char *log = slurp_file(ctx, t->log, 16384, &n);

@@ -122,16 +122,15 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
   uint32_t wave0 = on && w->tma_wave0
                        ? lw_op2(w, T_AND, TY_PRED, on, w->tma_wave0)
                        : on ? on : w->tma_wave0;
+  /* a set's tiles follow each other in `piped` (pipeline.c's barrier_sets):
+   * its barriers are waited on and announced once, before its first */
   uint32_t full = 0;
+  int64_t set = -1;
   for (uint32_t i = 0; i < n; i++) {
     stage *st = piped[i];
     w->loc = st->loc; /* reported at the read it stages */
-    bool first_of_set = true; /* (else its set's barriers are done) */
-    for (uint32_t j = 0; j < i; j++)
-      first_of_set &= piped[j]->fbar != st->fbar;
-    if (!first_of_set) {
-      full = bar_of(w, st->fbar, S, first, tile);
-    } else {
+    if (st->fbar != set) {
+      set = st->fbar;
       /* planted bug for the tests: refill without waiting for the
        * release */
       if (refill && !(ctx->test_hooks & WV_HOOK_TMA_NO_EMPTY_WAIT)) {

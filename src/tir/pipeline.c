@@ -110,27 +110,21 @@ static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot,
  * set's TIR_TAG_STAGE bit marks the wgmmas that read the ring's slots and
  * its releases (the pass release). */
 static void barrier_sets(lw *w, uint32_t loop, int64_t S) {
-  stage *first = NULL;
-  int64_t tx = 0;
+  int64_t fbar = w->stage_bytes, tx = 0;
+  uint32_t tag = TIR_TAG_STAGE(w->ntagged++);
+  w->stage_bytes += 16 * S; /* full, then empty barriers */
+  for (uint32_t i = 0; i < w->stages_all.n; i++)
+    if (w->stages_all.v[i]->loop == loop)
+      tx += w->stages_all.v[i]->bytes;
   for (uint32_t i = 0; i < w->stages_all.n; i++) {
     stage *st = w->stages_all.v[i];
     if (st->loop != loop)
       continue;
-    if (!first) {
-      first = st;
-      st->fbar = w->stage_bytes;
-      st->ebar = st->fbar + 8 * S;
-      w->stage_bytes += 16 * S;
-      st->tag = TIR_TAG_STAGE(w->ntagged++);
-    }
-    st->fbar = first->fbar;
-    st->ebar = first->ebar;
-    st->tag = first->tag;
-    tx += st->bytes;
+    st->fbar = fbar;
+    st->ebar = fbar + 8 * S;
+    st->tag = tag;
+    st->tx = tx;
   }
-  for (uint32_t i = 0; i < w->stages_all.n; i++)
-    if (w->stages_all.v[i]->loop == loop)
-      w->stages_all.v[i]->tx = tx;
 }
 
 wavec_status wv_pass_pipeline(wv_kernel *k) {

@@ -9,7 +9,7 @@ queued back to back) in the same process. FLOP conventions as ../shared/anchors/
 attention forward 4*B*H*N*N*D (halved when causal).
 
 Usage (on the GPU machine, from the repo root, after `make MODE=release all lib`):
-  python3 bench/bench.py [--quick] [--out DIR] [--only gemm|attn|fwd|bwd|bwd_wg|tma|fp8|ragged|schedule|launch|pingpong|overlap]
+  python3 bench/bench.py [--quick] [--out DIR] [--only gemm|attn|fwd|bwd|bwd_wg|tma|fp8|ragged|schedule|launch|pingpong|overlap|softmax|fwd_sched|fa3]
 Writes DIR/results.json, DIR/RESULTS.md and DIR/results.png and prints a
 table last.
 """
@@ -216,13 +216,13 @@ TURNS = dict(specialize=1, pingpong=1)
 FWD_WG_CONFIGS = [  # BLOCK_M, BLOCK_K2, STAGES (warpgroups of 64 rows, sm_90a; 3 or more
     # stages carry a group of wgmmas across iterations)
     (128, 64, 2), (128, 64, 3), (128, 64, 4), (128, 128, 2), (128, 128, 3), (64, 128, 3), (64, 64, 3),
-    (128, 128, 3, TURNS)]
+    (128, 128, 3, TURNS), (128, 128, 3, dict(TURNS, overlap=1))]
 DKDV_WG_CONFIGS = [  # BLOCK_K2, BLOCK_M, STAGES (warpgroups of 64 keys, sm_90a)
     (128, 64, 2), (128, 64, 3), (128, 32, 3), (128, 32, 4), (64, 64, 2), (64, 64, 3), (64, 64, 4), (64, 128, 3),
-    (128, 64, 3, TURNS), (128, 32, 4, TURNS)]
+    (128, 64, 3, TURNS), (128, 32, 4, TURNS), (128, 64, 3, dict(TURNS, overlap=1))]
 DQ_WG_CONFIGS = [  # BLOCK_M, BLOCK_K2, STAGES (warpgroups of 64 queries, sm_90a)
     (128, 64, 2), (128, 64, 3), (128, 64, 4), (64, 64, 3), (128, 128, 2), (64, 128, 2), (64, 128, 3),
-    (128, 64, 3, TURNS), (128, 64, 4, TURNS)]
+    (128, 64, 3, TURNS), (128, 64, 4, TURNS), (128, 64, 3, dict(TURNS, overlap=1))]
 best_attn = {}
 WG_KINDS = ("fwd_wg", "dkdv_wg", "dq_wg")
 
@@ -778,25 +778,70 @@ FS_FWD = [  # the best plain configuration, then specialized 128x128 tiles (cuDN
     (128, 128, 2, dict(specialize=1, persistent=1)), (128, 128, 3, dict(specialize=1, persistent=1)),
     (128, 128, 3, dict(specialize=1, persistent=1, overlap=1)), (128, 128, 3, dict(specialize=1, overlap=1))]
 
-def fwd_sched(quick=False):
-    """The D = 128 forward in specialized and persistent schedules, cuDNN in the same process."""
-    D = 128
-    for N in ((4096,) if quick else (8192, 4096)):
+# Turns in the rotated loop (hardware(pingpong = 1, overlap = 1), v0.5.12):
+# a consumer's section is q kᵀ(j) and p v(j - 1), taken after the ring's
+# wait, the softmax outside it; against turns alone, overlap alone, and the
+# best plain configuration.
+FA3_FWD = [
+    (128, 64, 2, {}), (128, 128, 3, TURNS), (128, 128, 3, dict(specialize=1, overlap=1)),
+    (128, 128, 3, dict(TURNS, overlap=1)), (128, 128, 3, dict(TURNS, overlap=1, persistent=1)),
+    (128, 64, 3, dict(TURNS, overlap=1)), (128, 64, 4, dict(TURNS, overlap=1))]
+FA3_BWD = [dict(specialize=1), TURNS, dict(specialize=1, overlap=1), dict(TURNS, overlap=1)]
+
+def fwd_sched(quick=False, cfgs=FS_FWD, Ds=(128,), tag="fwd_sched"):
+    """The forward in specialized and persistent schedules (`cfgs`), cuDNN in the same process."""
+    for D in Ds:
+      for N in ((4096,) if quick else (8192, 4096)):
         BH, q, kk, vv, o, lse, cudnn = attn_fwd_inputs(D, N)
         for causal in (False, True):
             peer = cudnn(causal)
-            for bm, bk, st, hw in FS_FWD:
-                fwd_row(f"fwd_sched attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st} "
+            for bm, bk, st, hw in cfgs:
+                fwd_row(f"{tag} attn fwd f16 D={D} N={N} causal={int(causal)} {bm}x{bk} st{st} "
                         f"{','.join(f'{a}={b}' for a, b in hw.items()) or 'plain'}",
                         "examples/attention_fwd_wgmma.wave", causal, (BH, q, kk, vv, o, lse, D, N), peer,
                         bm, bk, dict(stages=st, **hw), grid=True)
+
+def bwd_variants(quick=False, variants=FA3_BWD, tag="fa3"):
+    """The backward's warpgroup kernels alone in each schedule of
+    `variants`, each against the first (the same arithmetic: the same
+    bits), at the tiles the ping-pong sweep uses."""
+    for D in (128, 64):
+        N = 4096
+        B = max(1, 16384 // N); H = 2048 // D; BH = B * H
+        q, kk, vv, do = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(4))
+        lse = torch.randn(BH, N, dtype=torch.float32, device=dev).abs() + 5
+        Dt = torch.randn(BH, N, dtype=torch.float32, device=dev)
+        dq, dk, dv = (torch.empty(BH, N, D, dtype=torch.float16, device=dev) for _ in range(3))
+        plan = [("dkdv", cfg, dict(BLOCK_K2=cfg[0], BLOCK_M=cfg[1]), "attention_bwd_dkdv_wgmma",
+                 lambda k: k(q, kk, vv, do, lse, Dt, dk, dv), dk) for cfg in PP_DKDV] + \
+               [("dq", cfg, dict(BLOCK_M=cfg[0], BLOCK_K2=cfg[1]), "attention_bwd_dq_wgmma",
+                 lambda k: k(q, kk, vv, do, lse, Dt, dq), dq) for cfg in PP_DQ]
+        for kind, cfg, defs, kname, call, out in plan:
+            fl = (6 if kind == "dq" else 8) * BH * N * N * D  # 3 or 4 matmuls of N x N x D
+            base = None
+            for hw in variants:
+                name = ",".join(f"{a}={b}" for a, b in hw.items())
+                try:
+                    k, t1, t2, info = wavec_compile("examples/attention_bwd_wgmma.wave", kname,
+                                                    dict(B=BH, M=N, K2=N, K1=D, N=D, SCALE=0.125, **defs),
+                                                    dict(stages=cfg[2], **hw), target="sm_90a")
+                    out.fill_(float("nan")); call(k); torch.cuda.synchronize()
+                    ms = bench(lambda: call(k))
+                    if base is None:
+                        base, ref, bname = ms, out.clone(), name
+                    report(f"{tag} attn bwd {kind} f16 D={D} N={N} {cfg} {name} against {bname} "
+                           f"({info['regs']} regs, {info['spill']} B spill)", f"wavec {bname}", ms, base, fl,
+                           rel_err(out, ref), (t1, t2))
+                except Exception as e:
+                    print(f"{tag} attn bwd {kind} D={D} {cfg} {name}: FAILED {type(e).__name__}: {str(e)[:300]}",
+                          flush=True)
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
     ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "bwd_wg", "tma", "fp8", "ragged", "schedule", "launch",
-                                       "pingpong", "overlap", "softmax", "fwd_sched"),
+                                       "pingpong", "overlap", "softmax", "fwd_sched", "fa3"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
@@ -827,7 +872,11 @@ def main():
         softmax_ab(a.quick)
     if a.only in (None, "fwd_sched"):
         fwd_sched(a.quick)
-    if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "softmax", "fwd_sched", "bwd_wg"):
+    if a.only in (None, "fa3"):
+        fwd_sched(a.quick, FA3_FWD, (128, 64), "fa3")
+        bwd_variants(a.quick)
+    if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "softmax", "fwd_sched", "bwd_wg",
+                      "fa3"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -839,7 +888,7 @@ def main():
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap",
-                                         "softmax", "fwd_sched") else ():
+                                         "softmax", "fwd_sched", "fa3") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg"),
                  "bwd_wg": ("dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))

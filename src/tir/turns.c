@@ -48,9 +48,69 @@ enum { TURN_BAR0 = 2 }; /* 0: the workgroup's barrier; 1: the consumers' */
 /* Where a loop's turns go (instruction indexes), or why it has none. */
 typedef struct turn_site {
   uint32_t loop, end;
-  uint32_t pass_after; /* the first group's last wgmma */
-  uint32_t wait_before; /* the carried group's first wgmma */
+  uint32_t pass_after; /* the first group's last wgmma (rotated: the
+                          moved group's) */
+  uint32_t wait_before; /* the carried group's first wgmma (rotated: the
+                           first group's) */
+  bool rotated;         /* overlap.c's form: both groups in one section */
+  uint32_t epi_wait, epi_pass; /* rotated: the last iteration's group after
+                                  the loop (or the if around it) */
 } turn_site;
+
+/* The overlap form (overlap.c): an iteration issues its first group and
+ * the previous iteration's last one together, then waits for the first
+ * alone (wgmma.wait_group 1). Its section is those two groups, after the
+ * iteration's ring wait (a late tile holds no other consumer up); after
+ * the loop, the last iteration's group, or the if that holds it, is one
+ * more section. NULL and *t where loop `i` has that form. */
+static const char *rotated(const tir_prog *p, uint32_t i, turn_site *t) {
+  uint32_t e = p->code.v[i].match, first = 0, last = 0, partial = 0;
+  for (uint32_t j = i + 1; j < e; j++) {
+    const tir_instr *in = &p->code.v[j];
+    if (in->op == T_BAR || in->op == T_LOOP || in->op == T_IF ||
+        in->op == T_TURNWAIT || in->op == T_TURNPASS)
+      return "its body has a barrier, a loop or a region of its own";
+    if (partial)
+      continue;
+    if (in->op == T_WGMMA) {
+      first = first ? first : j;
+      last = j;
+    }
+    if (in->op == T_WGWAIT && in->imm > 0 && in->imm2 != TIR_WAIT_CARRY)
+      partial = j;
+  }
+  if (!first || !partial)
+    return "its groups of wgmmas overlap within an iteration, but not as "
+           "overlap.c rotates them";
+  uint32_t at = 0, in_if = 0;
+  for (uint32_t j = e + 1; j < p->code.n && !at; j++) {
+    tir_op op = p->code.v[j].op;
+    if (op == T_WGMMA)
+      at = j;
+    else if (op == T_IF && !in_if)
+      in_if = j;
+    else if (op == T_IF || op == T_LOOP || op == T_ENDLOOP ||
+             op == T_BAR || op == T_ENDIF || op == T_TURNWAIT ||
+             op == T_TURNPASS)
+      break;
+  }
+  if (!at)
+    return "the loop rotates its groups but no group follows it";
+  uint32_t pass = at; /* the group's last wgmma: up to its wait */
+  for (uint32_t j = at + 1; j < p->code.n; j++) {
+    tir_op op = p->code.v[j].op;
+    if (op == T_WGWAIT || op == T_WGCOMMIT || op == T_ENDIF || op == T_IF ||
+        op == T_LOOP || op == T_BAR)
+      break;
+    if (op == T_WGMMA)
+      pass = j;
+  }
+  *t = (turn_site){.loop = i, .end = e, .pass_after = last,
+                   .wait_before = first, .rotated = true,
+                   .epi_wait = in_if ? in_if : at,
+                   .epi_pass = in_if ? p->code.v[in_if].match : pass};
+  return NULL;
+}
 
 /* NULL and *t where loop `i` qualifies; else why not. */
 static const char *qualifies(const tir_prog *p, uint32_t i, turn_site *t) {
@@ -75,7 +135,7 @@ static const char *qualifies(const tir_prog *p, uint32_t i, turn_site *t) {
     if (in->op == T_WGWAIT && in->imm2 == TIR_WAIT_CARRY)
       partial = j;
     else if (in->op == T_WGCOMMIT || (in->op == T_WGWAIT && in->imm > 0))
-      return "its groups of wgmmas overlap within an iteration (overlap.c)";
+      return rotated(p, i, t);
   }
   if (!any)
     return "it issues no wgmma";
@@ -153,12 +213,16 @@ static void remark(wv_kernel *k, const tir_prog *p, const turn_site *t,
   wv_remark_start(k, p->code.v[t->loop].loc, &b);
   wv_buf_printf(&b, "ping-pong: the %lld consumer warpgroups take turns at "
                     "the tensor cores (named barriers %d to %lld): each "
-                    "issues an iteration's last wgmmas and the next "
-                    "iteration's first between its turn and the next "
-                    "consumer's, so that one works off the tensor cores "
-                    "(the softmax) while another's wgmmas run",
+                    "issues %s between its turn and the next consumer's, "
+                    "so that one works off the tensor cores (the softmax) "
+                    "while another's wgmmas run",
                 (long long)consumers, TURN_BAR0,
-                (long long)(TURN_BAR0 + consumers - 1));
+                (long long)(TURN_BAR0 + consumers - 1),
+                t->rotated ? "an iteration's first wgmmas and the previous "
+                             "iteration's last (overlap), after the ring's "
+                             "wait,"
+                           : "an iteration's last wgmmas and the next "
+                             "iteration's first");
   wv_remark_end(k, &b);
 }
 
@@ -223,14 +287,26 @@ wavec_status wv_pass_turns(wv_kernel *k) {
        * the body (a consumer passes twice running) */
       if (!(ctx->test_hooks & WV_HOOK_TURN_NO_FIRST))
         turn(ctx, &code, T_TURNPASS, r.next, r.last, threads, in->loc);
-      turn(ctx, &code, T_TURNWAIT, r.mine, 0, threads, in->loc);
+      if (!t->rotated) /* (rotated: the first section is in the body) */
+        turn(ctx, &code, T_TURNWAIT, r.mine, 0, threads, in->loc);
     }
     if (t && i == t->wait_before && !(ctx->test_hooks & WV_HOOK_TURN_NO_WAIT))
+      turn(ctx, &code, T_TURNWAIT, r.mine, 0, threads, in->loc);
+    if (t && t->rotated && i == t->epi_wait)
       turn(ctx, &code, T_TURNWAIT, r.mine, 0, threads, in->loc);
     vec_push(ctx, &code, *in);
     if (t && i == t->pass_after)
       turn(ctx, &code, T_TURNPASS, r.next, 0, threads, in->loc);
-    if (t && i == t->end) {
+    if (t && t->rotated && i == t->epi_pass) {
+      /* every consumer but the last: the last one's pass is the one
+       * before the loop */
+      turn(ctx, &code, T_TURNPASS, r.next,
+           (ctx->test_hooks & WV_HOOK_TURN_EXTRA_PASS) ? 0 : r.not_last,
+           threads, in->loc);
+      remark(k, p, t, s->consumers);
+      next_site++;
+    }
+    if (t && !t->rotated && i == t->end) {
       /* after the wait that follows the loop, where there is one: nothing
        * may come between a loop that carries a group out and that wait
        * (waits.c) */

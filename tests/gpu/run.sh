@@ -154,6 +154,12 @@ cases=(
   "overlap wgmma fwd B3 256/64 spec+pers st3|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=3 -D M=256 -D K2=256 -D N=64 -D K1=64 -D BLOCK_K2=128 --hardware specialize=1,persistent=1,sms=2,stages=3,overlap=1|sm_90a"
   "overlap wgmma dkdv B1 256/64 spec st3|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dkdv_wgmma -D B=1 -D M=256 -D K2=256 -D N=64 -D K1=64 --hardware specialize=1,stages=3,overlap=1|sm_90a"
   "overlap wgmma dq B1 256/128 spec st3|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma -D B=1 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware specialize=1,stages=3,overlap=1|sm_90a"
+  # turns in the rotated loop: q.k^T(j) and p.v(j-1) one consumer's section
+  "fa3 wgmma fwd B2 512/128 spec st3|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=2 -D M=512 -D K2=512 -D N=128 -D K1=128 -D BLOCK_K2=128 --hardware specialize=1,stages=3,overlap=1,pingpong=1|sm_90a"
+  "fa3 wgmma fwd_causal B2 300/64 spec st4|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=2 -D M=300 -D K2=300 -D N=64 -D K1=64 --hardware specialize=1,stages=4,overlap=1,pingpong=1|sm_90a"
+  "fa3 wgmma fwd_causal B3 333/128 spec+pers st3|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=3 -D M=333 -D K2=333 -D N=128 -D K1=128 -D BLOCK_K2=128 --hardware specialize=1,persistent=1,sms=2,stages=3,overlap=1,pingpong=1|sm_90a"
+  "fa3 wgmma dkdv B1 256/64 spec st3|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dkdv_wgmma -D B=1 -D M=256 -D K2=256 -D N=64 -D K1=64 --hardware specialize=1,stages=3,overlap=1,pingpong=1|sm_90a"
+  "fa3 wgmma dq B1 256/128 spec st3|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma -D B=1 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware specialize=1,stages=3,overlap=1,pingpong=1|sm_90a"
   # tensor stores (TMA) in the epilogue: a buffer of 1 of 4 f32 panels (4
   # rounds a tile), tiles over the edge (the copy engine drops what lies
   # outside), against direct stores (stores=1)

@@ -13,10 +13,15 @@
  *    iteration) or no producer; pingpong = 1 there is E0408;
  *  - the PTX: bar.arrive after wgmma.commit_group, no commit at the wait
  *    that follows (an empty commit makes ptxas serialize the wgmmas);
- *  - planted bugs, caught at the .wave line: no first pass (every
- *    consumer waits for a turn: E0609 at the iterate), no wait in the body
- *    (a consumer passes twice running: E0604 at the first mma), a pass too
- *    many after the loop (E0604: the turns do not balance). */
+ *  - with overlap = 1 (the rotated loop: q kᵀ of an iteration and p v of
+ *    the one before in one section), the attention forward plain, causal
+ *    and persistent against float64 as above, and the turns where the
+ *    pass says (rotated_turns);
+ *  - planted bugs, in both forms, caught at the .wave line: no first pass
+ *    (every consumer waits for a turn: E0609 at the iterate, or at the
+ *    first mma), no wait in the body (a consumer passes twice running:
+ *    E0604 at the first mma, or at p v's), a pass too many after the loop
+ *    (E0604: the turns do not balance). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +73,58 @@ static turn_pos find_turns(const tir_prog *p) {
   return t;
 }
 
+/* The rotated form (overlap = 1): in each loop with turns, no wait
+ * before it but a conditional pass; in the body the wait after the ring's
+ * wait and before the first wgmma, the pass right after the moved group's
+ * last wgmma and before the partial wait; after the loop a wait and a
+ * conditional pass around the last iteration's group. NULL or what is
+ * wrong. */
+static const char *rotated_turns(const tir_prog *p) {
+  int loops = 0;
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    if (p->code.v[i].op != T_LOOP)
+      continue;
+    uint32_t e = p->code.v[i].match;
+    if (i == 0 || p->code.v[i - 1].op != T_TURNPASS || !p->code.v[i - 1].b)
+      continue;
+    loops++;
+    uint32_t mbwait = 0, wait = 0, first = 0, pass = 0, partial = 0;
+    for (uint32_t j = i + 1; j < e; j++) {
+      const tir_instr *in = &p->code.v[j];
+      if (in->op == T_MBWAIT && !mbwait)
+        mbwait = j;
+      if (in->op == T_TURNWAIT && !wait)
+        wait = j;
+      if (in->op == T_WGMMA && !first)
+        first = j;
+      if (in->op == T_TURNPASS && !pass)
+        pass = j;
+      if (in->op == T_WGWAIT && in->imm == 1 && pass && !partial)
+        partial = j;
+    }
+    if (!(mbwait && mbwait < wait && wait < first))
+      return "the body's wait is not between the ring's wait and the "
+             "first wgmma";
+    if (!(pass && p->code.v[pass - 1].op == T_WGMMA && partial &&
+          p->code.v[pass].b == 0))
+      return "the body's pass is not after the moved group, before the "
+             "partial wait";
+    uint32_t ew = 0, ep = 0, mma = 0;
+    for (uint32_t j = e + 1; j < p->code.n && !ep; j++) {
+      const tir_instr *in = &p->code.v[j];
+      if (in->op == T_TURNWAIT && !ew)
+        ew = j;
+      if (in->op == T_WGMMA && ew && !mma)
+        mma = j;
+      if (in->op == T_TURNPASS)
+        ep = j;
+    }
+    if (!(ew && mma && ep > mma && p->code.v[ep].b != 0))
+      return "no wait and conditional pass around the group after the loop";
+  }
+  return loops ? NULL : "no loop with a pass before it";
+}
+
 /* The attention forward with and without turns, against float64. */
 static void attention(void) {
   uint64_t rng = 71;
@@ -81,6 +138,10 @@ static void attention(void) {
       {"attention_fwd_wgmma", 200, 64, 64, NULL},
       {"attention_fwd_wgmma_causal", 200, 64, 128, "persistent=1"},
       {"attention_fwd_wgmma", 328, 64, 64, "persistent=1"},
+      {"attention_fwd_wgmma", 256, 128, 128, "overlap=1"},
+      {"attention_fwd_wgmma_causal", 200, 64, 64, "overlap=1"},
+      {"attention_fwd_wgmma", 200, 128, 64, "overlap=1"},
+      {"attention_fwd_wgmma_causal", 328, 64, 128, "persistent=1,overlap=1"},
   };
   for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
     for (int pp = 1; pp >= 0; pp--) {
@@ -90,9 +151,19 @@ static void attention(void) {
       snprintf(d1, sizeof d1, "K1=%d", rows[i].d);
       snprintf(d2, sizeof d2, "N=%d", rows[i].d);
       snprintf(bk, sizeof bk, "BLOCK_K2=%d", rows[i].block_k2);
+      /* (an extra of two knobs: a comma between them) */
+      char extra[64] = "", *more = NULL;
+      if (rows[i].extra) {
+        snprintf(extra, sizeof extra, "%s", rows[i].extra);
+        more = strchr(extra, ',');
+        if (more)
+          *more++ = '\0';
+      }
+      bool rot = rows[i].extra && strstr(rows[i].extra, "overlap=1");
       const char *defs[] = {"B=2", m, k2, d1, d2, bk, "specialize=1",
                             "stages=3", "sms=3",
-                            pp ? "pingpong=1" : "sms=3", rows[i].extra, NULL};
+                            pp ? "pingpong=1" : "sms=3",
+                            rows[i].extra ? extra : NULL, more, NULL};
       kcase c;
       bool ok = kc_open(&c, "examples/attention_fwd_wgmma.wave",
                         rows[i].kernel, NULL, defs);
@@ -103,7 +174,15 @@ static void attention(void) {
       }
       const tir_prog *p = c.k->k.tir;
       turn_pos t = find_turns(p);
-      if (pp) {
+      if (pp && rot) {
+        const char *bad = rotated_turns(p);
+        CHECKF(t.waits >= 2 && t.waits * 3 == t.passes * 2 &&
+                   t.bars_ok == t.waits + t.passes && !bad,
+               "row %zu: %d waits, %d passes: %s", i, t.waits, t.passes,
+               bad ? bad : "");
+        CHECKF(kc_has_remark(c.k, "previous iteration's last (overlap)"),
+               "row %zu: no remark", i);
+      } else if (pp) {
         /* two waits and three passes a loop (the causal forward has two
          * loops: the tiles the mask misses and those it crosses) */
         CHECKF(t.waits >= 2 && t.waits * 3 == t.passes * 2 &&
@@ -233,21 +312,26 @@ static void refused(void) {
 /* Planted bugs: the simulator finds each at the line. */
 static void bugs(void) {
   static const struct {
-    const char *hook, *code, *text, *line;
+    const char *hook, *code, *text, *line, *line_rot;
   } rows[] = {
+      /* (the rotated form's first wait is the body's, at the first mma;
+       * its body's pass and the one after the loop follow p v's mma) */
       {"turn-no-first", "error[E0609]", "waits for its turn at barrier",
-       "attention_fwd_wgmma.wave:24:17"},
+       "attention_fwd_wgmma.wave:24:17", "attention_fwd_wgmma.wave:28:13"},
       {"turn-no-wait", "error[E0604]", "passed the turn again",
-       "attention_fwd_wgmma.wave:28:13"},
+       "attention_fwd_wgmma.wave:28:13", "attention_fwd_wgmma.wave:34:19"},
       {"turn-extra-pass", "error[E0604]", "the turns do not balance",
-       "attention_fwd_wgmma.wave:24:17"},
+       "attention_fwd_wgmma.wave:24:17", "attention_fwd_wgmma.wave:34:19"},
   };
-  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+  for (size_t r = 0; r < 2 * (sizeof rows / sizeof *rows); r++) {
+    size_t i = r % (sizeof rows / sizeof *rows);
+    bool rot = r >= sizeof rows / sizeof *rows; /* the overlap form */
     char hook[64];
     snprintf(hook, sizeof hook, "hook=%s", rows[i].hook);
     const char *defs[] = {"B=1", "M=256", "K2=256", "K1=64", "N=64",
                           "BLOCK_K2=64", "specialize=1", "stages=3",
-                          "pingpong=1", hook, NULL};
+                          "pingpong=1", hook, rot ? "overlap=1" : NULL,
+                          NULL};
     kcase c;
     bool ok = kc_open(&c, "examples/attention_fwd_wgmma.wave",
                       "attention_fwd_wgmma", NULL, defs);
@@ -259,8 +343,10 @@ static void bugs(void) {
       free(kc_input(&c, "v", &rng));
       bool ran = kc_simulate(&c);
       CHECKF(!ran && strstr(c.err, rows[i].code) &&
-                 strstr(c.err, rows[i].text) && strstr(c.err, rows[i].line),
-             "%s: got: %s", rows[i].hook, ran ? "(ran)" : c.err);
+                 strstr(c.err, rows[i].text) &&
+                 strstr(c.err, rot ? rows[i].line_rot : rows[i].line),
+             "%s%s: got: %s", rows[i].hook, rot ? " (overlap)" : "",
+             ran ? "(ran)" : c.err);
     }
     kc_close(&c);
   }

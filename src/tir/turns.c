@@ -31,6 +31,15 @@
  * warpgroup. A turn orders issue only; it makes no memory visible, and the
  * simulator's race checks take nothing from it.
  *
+ * In a loop that overlap.c rotated (an iteration issues its first group
+ * and the previous iteration's last together, then waits for the first
+ * alone), a section is those two groups instead: the wait goes after the
+ * iteration's ring wait, just before its first wgmma, and the pass after
+ * the moved group's last; nothing waits before the loop (the first
+ * section is the body's), and the last iteration's group after the loop,
+ * or the if that holds it, is one more section whose pass every consumer
+ * but the last makes. The counts are the same as above.
+ *
  * Where: a specialized kernel of 2 or more consumers, loops of its
  * consumers' region whose body has no barrier and no loop of its own and
  * has both groups, when `hardware(pingpong = 1)` asks for it; given where

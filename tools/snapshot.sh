@@ -224,6 +224,13 @@ bench_cases() {
           set -- $cfg
           attn examples/attention_bwd_wgmma.wave attention_bwd_dkdv_wgmma$c stages=$3 $BH $N $D -D BLOCK_K2=$1 -D BLOCK_M=$2
         done
+        # the schedule knobs (bench.py's TURNS, FA3_FWD, FA3_BWD)
+        local sch
+        for sch in "" ,pingpong=1 ,overlap=1 ,overlap=1,pingpong=1 ,persistent=1,overlap=1,pingpong=1; do
+          attn examples/attention_fwd_wgmma.wave attention_fwd_wgmma$c specialize=1,stages=3$sch $BH $N $D -D BLOCK_M=128 -D BLOCK_K2=128
+          attn examples/attention_bwd_wgmma.wave attention_bwd_dkdv_wgmma$c specialize=1,stages=3$sch $BH $N $D -D BLOCK_K2=128 -D BLOCK_M=64
+          attn examples/attention_bwd_wgmma.wave attention_bwd_dq_wgmma$c specialize=1,stages=3$sch $BH $N $D -D BLOCK_M=128 -D BLOCK_K2=64
+        done
       done
     done
   done

@@ -53,22 +53,6 @@ static bool int_arith(const tir_prog *p, const tir_instr *in) {
   }
 }
 
-/* Is register r touched by an instruction outside [from, to]? */
-static bool used_outside(const tir_prog *p, uint32_t r, uint32_t from,
-                         uint32_t to) {
-  for (uint32_t j = 0; j < p->code.n; j++)
-    if ((j < from || j > to) && touches_reg(&p->code.v[j], r))
-      return true;
-  return false;
-}
-
-static bool written_in(const tir_prog *p, uint32_t r, uint32_t from,
-                       uint32_t to) {
-  for (uint32_t j = from; j <= to; j++)
-    if (writes_reg(&p->code.v[j], r))
-      return true;
-  return false;
-}
 
 /* The lhs registers of a wgmma (TIR_WG_A_REGS), from *n of them. */
 static const uint32_t *lhs_regs(const tir_instr *in, uint32_t *n) {
@@ -133,6 +117,25 @@ static touch_index touches_of(wavec_ctx *ctx, const tir_prog *p) {
   return t;
 }
 
+/* Is register r touched by an instruction outside [from, to]? (Its
+ * touches are in program order: the first and the last say.) */
+static bool used_outside(const touch_index *ti, uint32_t r, uint32_t from,
+                         uint32_t to) {
+  uint32_t a = ti->start[r], b = ti->start[r + 1];
+  return r && a < b && (ti->at[a] < from || ti->at[b - 1] > to);
+}
+
+/* Is register r written by an instruction in [from, to]? */
+static bool written_in(const tir_prog *p, const touch_index *ti, uint32_t r,
+                       uint32_t from, uint32_t to) {
+  for (uint32_t t = ti->start[r]; t < ti->start[r + 1]; t++) {
+    uint32_t k = ti->at[t];
+    if (k >= from && k <= to && writes_reg(&p->code.v[k], r))
+      return true;
+  }
+  return false;
+}
+
 /* What D reads from outside itself, by where it is written: integers
  * that X, G or Y write are renamed (copied); values M writes are zeroed
  * before the loop (the first iteration's D then adds zeros). */
@@ -181,11 +184,11 @@ static const char *d_inputs_of(wavec_ctx *ctx, const tir_prog *p,
     }
     for (uint32_t o = 0; o < n; o++) {
       uint32_t r = ops[o];
-      if (!r || (j > s->d_from && written_in(p, r, s->d_from, j - 1)))
+      if (!r || (j > s->d_from && written_in(p, ti, r, s->d_from, j - 1)))
         continue; /* (D's own, or none) */
-      bool xgy = written_in(p, r, s->loop, s->g_end) ||
-                 written_in(p, r, s->d_to + 1, s->end);
-      bool m = written_in(p, r, s->g_end + 1, s->d_from - 1);
+      bool xgy = written_in(p, ti, r, s->loop, s->g_end) ||
+                 written_in(p, ti, r, s->d_to + 1, s->end);
+      bool m = written_in(p, ti, r, s->g_end + 1, s->d_from - 1);
       if (is_int(p, r)) {
         if (m)
           return "the work between its groups writes an address its last "
@@ -198,13 +201,15 @@ static const char *d_inputs_of(wavec_ctx *ctx, const tir_prog *p,
                  "between its groups";
         /* zeroed before the loop: nothing else in it reads the value
          * before M writes it */
-        for (uint32_t k = s->loop + 1; k < s->end && m; k++)
-          if ((k < s->d_from || k > s->d_to) &&
+        for (uint32_t t = ti->start[r]; t < ti->start[r + 1] && m; t++) {
+          uint32_t k = ti->at[t];
+          if (k > s->loop && k < s->end && (k < s->d_from || k > s->d_to) &&
               reads_reg(&p->code.v[k], r) &&
               (k <= s->g_end || k > s->d_to ||
-               !written_in(p, r, s->g_end + 1, k - 1)))
+               !written_in(p, ti, r, s->g_end + 1, k - 1)))
             return "the work between its groups reads what it gives its "
                    "last wgmmas before it writes it";
+        }
         if (m && in)
           add_once(ctx, &in->zero, r);
       }
@@ -246,11 +251,12 @@ static const char *qualifies(wavec_ctx *ctx, const tir_prog *p, uint32_t i,
       break;
   }
   /* D: back from the last wgmma over what only D reads */
+  touch_index ti = touches_of(ctx, p);
   uint32_t d_from = last;
   while (d_from > g_end + 1) {
     const tir_instr *in = &p->code.v[d_from - 1];
     if (!d_op(p, in) ||
-        (in->op != T_WGMMA && used_outside(p, in->dst, d_from - 1, last)))
+        (in->op != T_WGMMA && used_outside(&ti, in->dst, d_from - 1, last)))
       break;
     d_from--;
   }
@@ -259,7 +265,6 @@ static const char *qualifies(wavec_ctx *ctx, const tir_prog *p, uint32_t i,
            "overlap";
   *s = (overlap_site){.loop = i, .end = e, .g_end = g_end, .d_from = d_from,
                       .d_to = last, .carry = carry};
-  touch_index ti = touches_of(ctx, p);
   return d_inputs_of(ctx, p, s, &ti, NULL);
 }
 

@@ -361,6 +361,7 @@ uint32_t lw_mem_offset_at(lw *w, uint32_t id, uint32_t mapping,
 ex_t lw_wave_id(lw *w);
 uint32_t lw_smem_addr(lw *w, ex_t e, ex_t at);
 bool lw_eval_threads(lw *w, ex_t e, int64_t *out);
+ex_t lw_split_const(lw *w, ex_t e, int64_t *c);
 
 /* lower_layout.c */
 void lw_frag_at(lw *w, const wv_layout *l, int lane, uint32_t e, int64_t *out);

@@ -378,26 +378,33 @@ ex_t lw_wave_id(lw *w) {
   return ex_add(ctx, ex_add(ctx, t0, t1), t2);
 }
 
+/* e as its variable part (returned) plus a constant (*c). */
+ex_t lw_split_const(lw *w, ex_t e, int64_t *c) {
+  wavec_ctx *ctx = w->ctx;
+  *c = 0;
+  if (ex_is_const(ctx, e, c))
+    return ex_const(ctx, 0);
+  if (ex_kind_of(ctx, e) != EX_ADD)
+    return e;
+  ex_t rest = ex_const(ctx, 0);
+  for (uint32_t i = 0; i < ex_nargs(ctx, e); i++) {
+    int64_t v;
+    if (ex_is_const(ctx, ex_arg(ctx, e, i), &v))
+      *c += v;
+    else
+      rest = ex_add(ctx, rest, ex_arg(ctx, e, i));
+  }
+  return rest;
+}
+
 /* A shared byte address: e (thread ids and constants) plus `at` (a slot
  * offset, or 0), lowered as (e's variable part + at) + e's constant so that
  * fragments of one slot share the register and the constant becomes the
  * access's immediate offset. */
 uint32_t lw_smem_addr(lw *w, ex_t e, ex_t at) {
   wavec_ctx *ctx = w->ctx;
-  int64_t c = 0;
-  ex_t rest = e;
-  if (ex_kind_of(ctx, e) == EX_ADD) {
-    rest = ex_const(ctx, 0);
-    for (uint32_t i = 0; i < ex_nargs(ctx, e); i++) {
-      int64_t v;
-      if (ex_is_const(ctx, ex_arg(ctx, e, i), &v))
-        c += v;
-      else
-        rest = ex_add(ctx, rest, ex_arg(ctx, e, i));
-    }
-  } else if (ex_is_const(ctx, e, &c)) {
-    rest = ex_const(ctx, 0);
-  }
+  int64_t c;
+  ex_t rest = lw_split_const(w, e, &c);
   if (at)
     rest = ex_simplify(ctx, ex_add(ctx, rest, at), w->ranges, w->nranges);
   uint32_t r = lw_expr(w, rest);

@@ -88,7 +88,18 @@ bool lw_try_ldmatrix(lw *w, uint32_t id, const ex_t *addr, uint32_t ne,
   if (d->lanes != 32 || ne % 2 || np < 1 || np > 4 || np == 3 ||
       tir_ty_bytes(ty) != 2 || (ctx->test_hooks & WV_HOOK_NO_LDMATRIX))
     return false;
-  /* the same fragment addresses (a loop lowered in parts) decide the same */
+  /* the same fragment addresses (a loop lowered in parts) decide the
+   * same, and so do addresses that differ from them by a multiple of 16
+   * bytes (the next k-step's fragments, another tile of the same layout):
+   * decided for the addresses less addr[0]'s constant */
+  int64_t c = 0;
+  ex_t key[8];
+  lw_split_const(w, addr[0], &c);
+  if (c % 16)
+    c = 0;
+  for (uint32_t e = 0; e < ne; e++)
+    key[e] = c ? ex_add(ctx, addr[e], ex_const(ctx, -c)) : addr[e];
+  addr = key;
   ldsm_memo *memo = NULL;
   for (uint32_t i = 0; i < w->ldsm_memos.n && !memo; i++) {
     ldsm_memo *m = &w->ldsm_memos.v[i];
@@ -117,8 +128,9 @@ bool lw_try_ldmatrix(lw *w, uint32_t id, const ex_t *addr, uint32_t ne,
   uint32_t *regs = wv_alloc(ctx, ne * sizeof *regs);
   for (uint32_t k = 0; k < ne; k++)
     regs[k] = w->vals[id] + k;
+  ex_t lane = c ? ex_add(ctx, memo->e, ex_const(ctx, c)) : memo->e;
   tir_instr *in = lw_emit(w, memo->tr ? T_LDSMT : T_LDSM, ty, 0,
-                          lw_smem_addr(w, memo->e, at), 0, 0, np);
+                          lw_smem_addr(w, lane, at), 0, 0, np);
   in->list = regs;
   in->nlist = ne;
   return true;

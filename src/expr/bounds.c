@@ -5,6 +5,7 @@
  * stamped with an epoch, so starting a new query costs nothing. Simplify
  * and bounds results are kept while the ranges given are the same as the
  * last call's: the passes ask many questions under one set of ranges. */
+#include <string.h>
 #include "expr/expr_int.h"
 
 /* ---- extended-integer intervals ---------------------------------------- */
@@ -293,4 +294,102 @@ bool ex_eval_ck(wavec_ctx *ctx, ex_t e, const int64_t *vals,
 bool ex_eval(wavec_ctx *ctx, ex_t e, const int64_t *vals, const bool *known,
              uint32_t nvals, int64_t *out) {
   return ex_eval_ck(ctx, e, vals, known, nvals, out, NULL);
+}
+
+/* ---- evaluation at many points ------------------------------------------
+ * One walk of the expression per chunk of points, on arrays, instead of one
+ * walk per point; the arithmetic is ev's, point by point. */
+enum { EVB_CHUNK = 128 };
+
+typedef struct evb_env {
+  const int64_t *const *cols; /* per symbol: its value at each point */
+  const int64_t *vals;        /* else one value for every point */
+  const bool *known;
+  uint32_t n;
+  size_t base; /* the chunk's first point */
+} evb_env;
+
+static bool evb(wv_exprs *X, ex_t e, const evb_env *env, uint32_t cnt,
+                int64_t *out) {
+  const ex_node *q = nd(X, e);
+  int64_t b[EVB_CHUNK];
+  switch ((ex_kind)q->kind) {
+  case EX_CONST:
+    for (uint32_t i = 0; i < cnt; i++)
+      out[i] = q->coef;
+    return true;
+  case EX_SYM:
+    if (q->a >= env->n)
+      return false;
+    if (env->cols && env->cols[q->a]) {
+      memcpy(out, env->cols[q->a] + env->base, cnt * sizeof *out);
+      return true;
+    }
+    if (!env->vals || (env->known && !env->known[q->a]))
+      return false;
+    for (uint32_t i = 0; i < cnt; i++)
+      out[i] = env->vals[q->a];
+    return true;
+  case EX_ADD:
+  case EX_MUL:
+  case EX_MIN:
+  case EX_MAX: {
+    uint32_t off = q->a, n = q->nargs;
+    ex_kind k = (ex_kind)q->kind;
+    if (!evb(X, X->args.v[off], env, cnt, out))
+      return false;
+    for (uint32_t a = 1; a < n; a++) {
+      if (!evb(X, X->args.v[off + a], env, cnt, b))
+        return false;
+      bool ovf = false;
+      if (k == EX_ADD)
+        for (uint32_t i = 0; i < cnt; i++)
+          ovf |= __builtin_add_overflow(out[i], b[i], &out[i]);
+      else if (k == EX_MUL)
+        for (uint32_t i = 0; i < cnt; i++)
+          ovf |= __builtin_mul_overflow(out[i], b[i], &out[i]);
+      else if (k == EX_MIN)
+        for (uint32_t i = 0; i < cnt; i++)
+          out[i] = min64(out[i], b[i]);
+      else
+        for (uint32_t i = 0; i < cnt; i++)
+          out[i] = max64(out[i], b[i]);
+      if (ovf)
+        return false;
+    }
+    return true;
+  }
+  case EX_FLOORDIV:
+  case EX_MOD:
+    if (!evb(X, arg(X, e, 0), env, cnt, out) ||
+        !evb(X, arg(X, e, 1), env, cnt, b))
+      return false;
+    for (uint32_t i = 0; i < cnt; i++) {
+      if (b[i] == 0 || (b[i] == -1 && q->kind == EX_FLOORDIV &&
+                        out[i] == INT64_MIN))
+        return false;
+      if (b[i] == -1) /* avoids INT64_MIN / -1 */
+        out[i] = q->kind == EX_MOD ? 0 : -out[i];
+      else
+        out[i] = q->kind == EX_FLOORDIV ? fdiv(out[i], b[i])
+                                        : fmodi(out[i], b[i]);
+    }
+    return true;
+  }
+  return false;
+}
+
+bool ex_eval_batch(wavec_ctx *ctx, ex_t e, const int64_t *const *cols,
+                   const int64_t *vals, const bool *known, uint32_t nvals,
+                   size_t npoints, int64_t *out) {
+  if (!e)
+    return false;
+  evb_env env = {cols, vals, known, nvals, 0};
+  for (; env.base < npoints; env.base += EVB_CHUNK) {
+    size_t left = npoints - env.base;
+    uint32_t cnt = left < EVB_CHUNK ? (uint32_t)left : EVB_CHUNK;
+    if (!evb(ctx->ex, e, &env, cnt, out + env.base))
+      return false;
+  }
+  return true;
 }

@@ -69,6 +69,14 @@ bool ex_eval(wavec_ctx *ctx, ex_t e, const int64_t *vals, const bool *known,
 bool ex_eval_ck(wavec_ctx *ctx, ex_t e, const int64_t *vals,
                 const bool *known, uint32_t nvals, int64_t *out,
                 bool *overflow);
+/* ex_eval at npoints points at once: symbol s takes cols[s][i] at point i
+ * where cols[s] is set (cols may be NULL), else vals[s] where known[s]
+ * (vals NULL: no such symbol). out[i] for point i; false as ex_eval is at
+ * any point (overflow included). The same values as ex_eval point by
+ * point, for a fraction of the time (one walk of e per 128 points). */
+bool ex_eval_batch(wavec_ctx *ctx, ex_t e, const int64_t *const *cols,
+                   const int64_t *vals, const bool *known, uint32_t nvals,
+                   size_t npoints, int64_t *out);
 
 /* Substitution: each symbol syms[i] becomes repl[i]; the result is
  * canonical (constants folded). */

@@ -263,6 +263,8 @@ typedef struct lw {
   VEC(guard_ent) guards; /* bounds predicates, for reuse */
   uint32_t *red_init;    /* by deferred link: the chain's initial value */
   int64_t *frag_vals;    /* frag_at's scratch */
+  const int64_t **tid_cols; /* eval_threads': each thread's ids, by symbol */
+  uint32_t tid_ncols;
   bool *frag_known;
   VEC(layout_facts) facts;   /* frag_table and elem_reps, by layout */
   VEC(ldsm_memo) ldsm_memos; /* try_ldmatrix's decisions */

@@ -416,20 +416,22 @@ uint32_t lw_smem_addr(lw *w, ex_t e, ex_t at) {
 bool lw_eval_threads(lw *w, ex_t e, int64_t *out) {
   wavec_ctx *ctx = w->ctx;
   wv_dist *d = w->d;
-  uint32_t ns = ctx->sym_names.n;
-  int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);
-  bool *known = wv_alloc(ctx, ns * sizeof *known);
-  for (int a = 0; a < 3; a++)
-    known[d->T[a]] = true;
+  /* the thread ids of every thread, computed once per lowering */
   int64_t n = d->block[0] * d->block[1] * d->block[2];
-  for (int64_t t = 0; t < n; t++) {
-    vals[d->T[0]] = t % d->block[0];
-    vals[d->T[1]] = t / d->block[0] % d->block[1];
-    vals[d->T[2]] = t / (d->block[0] * d->block[1]);
-    if (!ex_eval(ctx, e, vals, known, ns, &out[t]))
-      return false;
+  if (!w->tid_cols) {
+    w->tid_ncols = ctx->sym_names.n;
+    w->tid_cols = wv_alloc(ctx, w->tid_ncols * sizeof *w->tid_cols);
+    for (int a = 0; a < 3; a++) {
+      int64_t *c = wv_alloc(ctx, ((size_t)n + 1) * sizeof *c);
+      for (int64_t t = 0; t < n; t++)
+        c[t] = a == 0 ? t % d->block[0]
+             : a == 1 ? t / d->block[0] % d->block[1]
+                      : t / (d->block[0] * d->block[1]);
+      w->tid_cols[d->T[a]] = c;
+    }
   }
-  return true;
+  return ex_eval_batch(ctx, e, w->tid_cols, NULL, NULL, w->tid_ncols,
+                       (size_t)n, out);
 }
 
 ex_t lw_dim_size(lw *w, wavec_sym d) {

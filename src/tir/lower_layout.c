@@ -39,12 +39,32 @@ const int64_t *lw_frag_table(lw *w, const wv_layout *l) {
   layout_facts *f = facts_of(w, l);
   if (f->frag)
     return f->frag;
+  wavec_ctx *ctx = w->ctx;
   int lanes = w->d->lanes;
-  size_t per = (size_t)l->nelem * l->n;
-  int64_t *t = wv_alloc(w->ctx, ((size_t)lanes * per + 1) * sizeof *t);
-  for (int ln = 0; ln < lanes; ln++)
-    for (uint32_t e = 0; e < l->nelem; e++)
-      lw_frag_at(w, l, ln, e, t + ln * per + (size_t)e * l->n);
+  size_t np = (size_t)lanes * l->nelem;
+  int64_t *t = wv_alloc(ctx, (np * l->n + 1) * sizeof *t);
+  /* every (lane, element) at once: point ln * nelem + e */
+  const int64_t **cols = wv_alloc(ctx, ctx->sym_names.n * sizeof *cols);
+  int64_t *lane = wv_alloc_big(ctx, (np + 1) * sizeof *lane),
+          *elem = wv_alloc_big(ctx, (np + 1) * sizeof *elem),
+          *co = wv_alloc_big(ctx, (np + 1) * sizeof *co);
+  for (size_t p = 0; p < np; p++) {
+    lane[p] = (int64_t)(p / (l->nelem ? l->nelem : 1));
+    elem[p] = (int64_t)(p % (l->nelem ? l->nelem : 1));
+  }
+  cols[w->d->T[0]] = lane;
+  cols[w->d->E] = elem;
+  for (uint32_t i = 0; i < l->n; i++) {
+    if (!ex_eval_batch(ctx, l->d[i].frag, cols, NULL, NULL,
+                       ctx->sym_names.n, np, co))
+      wv_fail(ctx, D_INTERNAL, w->loc, "a layout depends on more than the "
+              "lane and the element number");
+    for (size_t p = 0; p < np; p++)
+      t[p * l->n + i] = co[p];
+  }
+  wv_release(ctx, lane);
+  wv_release(ctx, elem);
+  wv_release(ctx, co);
   return f->frag = t;
 }
 

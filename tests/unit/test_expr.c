@@ -992,6 +992,33 @@ static void property_body(void) {
         }
       }
     }
+    /* Many points at once (ex_eval_batch): the values ex_eval gives
+     * point by point, and false exactly where one point fails; now and
+     * then more points than one chunk of the batch. */
+    {
+      enum { MAXP = 300 };
+      static int64_t col[NVARS][MAXP], bout[MAXP];
+      const int64_t *cols[NSYM] = {0};
+      size_t np = c % 50 == 0 ? MAXP : 6;
+      for (int v = 0; v < NVARS; v++) {
+        const ex_range *rv = &r[ex_sym_of(C, vars[v])];
+        for (size_t p = 0; p < np; p++)
+          col[v][p] = rv->known ? rnd_in(rv->lo, rv->hi) : rnd_in(-200, 200);
+        cols[ex_sym_of(C, vars[v])] = col[v];
+      }
+      bool all = true, same = true;
+      bool bok = ex_eval_batch(C, e, cols, NULL, NULL, NSYM, np, bout);
+      for (size_t p = 0; p < np; p++) {
+        int64_t vals[NSYM] = {0}, got;
+        for (int v = 0; v < NVARS; v++)
+          vals[ex_sym_of(C, vars[v])] = col[v][p];
+        bool ok1 = ex_eval(C, e, vals, NULL, NSYM, &got);
+        all &= ok1;
+        same &= !ok1 || !bok || got == bout[p];
+      }
+      CHECKF(bok == all && same, "batch eval of %s at %zu points: %s",
+             STR(e), np, bok != all ? "fails differently" : "differs");
+    }
     prop_cases++;
     if (check_case_failed_)
       return; /* one failure is enough to read */

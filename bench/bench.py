@@ -9,7 +9,7 @@ queued back to back) in the same process. FLOP conventions as ../shared/anchors/
 attention forward 4*B*H*N*N*D (halved when causal).
 
 Usage (on the GPU machine, from the repo root, after `make MODE=release all lib`):
-  python3 bench/bench.py [--quick] [--out DIR] [--only gemm|attn|fwd|bwd|bwd_wg|tma|fp8|ragged|schedule|launch|pingpong|overlap|softmax|fwd_sched|fa3]
+  python3 bench/bench.py [--quick] [--out DIR] [--only gemm|attn|fwd|bwd|bwd_wg|tma|fp8|ragged|schedule|launch|pingpong|overlap|softmax|fwd_sched|fa3|pers]
 Writes DIR/results.json, DIR/RESULTS.md and DIR/results.png and prints a
 table last.
 """
@@ -788,6 +788,11 @@ FA3_FWD = [
     (128, 128, 3, dict(TURNS, overlap=1)), (128, 128, 3, dict(TURNS, overlap=1, persistent=1)),
     (128, 64, 3, dict(TURNS, overlap=1)), (128, 64, 4, dict(TURNS, overlap=1))]
 FA3_BWD = [dict(specialize=1), TURNS, dict(specialize=1, overlap=1), dict(TURNS, overlap=1)]
+# Persistent tiles under turns (v0.5.12): a workgroup a multiprocessor
+# walks its tiles, so that the next tile's loads start under this one's
+# epilogue instead of after the workgroup exits and the next one fills its
+# ring; against the plain kernels the sweep picks and turns alone.
+PERS_FWD = [(128, 64, 2, {}), (128, 128, 2, {}), (128, 128, 3, TURNS), (128, 128, 3, dict(TURNS, persistent=1))]
 
 def fwd_sched(quick=False, cfgs=FS_FWD, Ds=(128,), tag="fwd_sched"):
     """The forward in specialized and persistent schedules (`cfgs`), cuDNN in the same process."""
@@ -842,7 +847,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
     ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "bwd_wg", "tma", "fp8", "ragged", "schedule", "launch",
-                                       "pingpong", "overlap", "softmax", "fwd_sched", "fa3"),
+                                       "pingpong", "overlap", "softmax", "fwd_sched", "fa3", "pers"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
@@ -873,11 +878,13 @@ def main():
         softmax_ab(a.quick)
     if a.only in (None, "fwd_sched"):
         fwd_sched(a.quick)
+    if a.only in (None, "pers"):
+        fwd_sched(a.quick, PERS_FWD, (128, 64), "pers")
     if a.only in (None, "fa3"):
         fwd_sched(a.quick, FA3_FWD, (128, 64), "fa3")
         bwd_variants(a.quick)
     if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "softmax", "fwd_sched", "bwd_wg",
-                      "fa3"):
+                      "fa3", "pers"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -889,7 +896,7 @@ def main():
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap",
-                                         "softmax", "fwd_sched", "fa3") else ():
+                                         "softmax", "fwd_sched", "fa3", "pers") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg"),
                  "bwd_wg": ("dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))

@@ -719,39 +719,8 @@ def pingpong_ab(quick=False, knob="pingpong"):
                                 f"{' spec' if hw else ''}{'' if pp is None else f' {knob[:2]}={pp}'}",
                                 "examples/attention_fwd_wgmma.wave", causal, (BH, q, kk, vv, o, lse, D, N), peer,
                                 bm, bk, dict(stages=st, **hw, **({} if pp is None else {knob: pp})))
-    # the backward's warpgroup kernels alone (each time the kernel's own),
-    # with and without turns, the compiler's schedule otherwise
-    for D in (128, 64):
-        N = 4096
-        B = max(1, 16384 // N); H = 2048 // D; BH = B * H
-        q, kk, vv, do = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(4))
-        lse = torch.randn(BH, N, dtype=torch.float32, device=dev).abs() + 5
-        Dt = torch.randn(BH, N, dtype=torch.float32, device=dev)
-        dq, dk, dv = (torch.empty(BH, N, D, dtype=torch.float16, device=dev) for _ in range(3))
-        plan = [("dkdv", cfg, dict(BLOCK_K2=cfg[0], BLOCK_M=cfg[1]), "attention_bwd_dkdv_wgmma",
-                 lambda k: k(q, kk, vv, do, lse, Dt, dk, dv), dk) for cfg in PP_DKDV] + \
-               [("dq", cfg, dict(BLOCK_M=cfg[0], BLOCK_K2=cfg[1]), "attention_bwd_dq_wgmma",
-                 lambda k: k(q, kk, vv, do, lse, Dt, dq), dq) for cfg in PP_DQ]
-        for kind, cfg, defs, kname, call, out in plan:
-            fl = (6 if kind == "dq" else 8) * BH * N * N * D  # 3 or 4 matmuls of N x N x D
-            base = None
-            for pp in (0, 1):
-                try:
-                    k, t1, t2, info = wavec_compile("examples/attention_bwd_wgmma.wave", kname,
-                                                    dict(B=BH, M=N, K2=N, K1=D, N=D, SCALE=0.125, **defs),
-                                                    {"stages": cfg[2], "specialize": 1, knob: pp}, target="sm_90a")
-                    out.fill_(float("nan")); call(k); torch.cuda.synchronize()
-                    ms = bench(lambda: call(k))
-                    if pp == 0:
-                        base, ref = ms, out.clone()
-                        continue
-                    # the turns change no arithmetic: the same bits as without
-                    report(f"{knob} attn bwd {kind} f16 D={D} N={N} {cfg} {knob[:2]}=1 against {knob[:2]}=0 "
-                           f"({info['regs']} regs, {info['spill']} B spill)", f"wavec {knob[:2]}=0", ms, base, fl,
-                           rel_err(out, ref), (t1, t2))
-                except Exception as e:
-                    print(f"{knob} attn bwd {kind} D={D} {cfg} {knob[:2]}={pp}: FAILED {type(e).__name__}: {str(e)[:300]}",
-                          flush=True)
+    # the backward's warpgroup kernels alone, with the knob 1 against 0
+    bwd_variants(quick, [dict(specialize=1, **{knob: 0}), dict(specialize=1, **{knob: 1})], knob, base_row=False)
 
 SM_FWD = {128: [(128, 64, 2, {}), (128, 128, 3, dict(specialize=1))],
           64: [(128, 128, 2, {}), (128, 64, 2, {})]}
@@ -807,10 +776,11 @@ def fwd_sched(quick=False, cfgs=FS_FWD, Ds=(128,), tag="fwd_sched"):
                         "examples/attention_fwd_wgmma.wave", causal, (BH, q, kk, vv, o, lse, D, N), peer,
                         bm, bk, dict(stages=st, **hw), grid=True)
 
-def bwd_variants(quick=False, variants=FA3_BWD, tag="fa3"):
+def bwd_variants(quick=False, variants=FA3_BWD, tag="fa3", base_row=True):
     """The backward's warpgroup kernels alone in each schedule of
     `variants`, each against the first (the same arithmetic: the same
-    bits), at the tiles the ping-pong sweep uses."""
+    bits), at the tiles the ping-pong sweep uses; the first's own row
+    where base_row says."""
     for D in (128, 64):
         N = 4096
         B = max(1, 16384 // N); H = 2048 // D; BH = B * H
@@ -835,6 +805,8 @@ def bwd_variants(quick=False, variants=FA3_BWD, tag="fa3"):
                     ms = bench(lambda: call(k))
                     if base is None:
                         base, ref, bname = ms, out.clone(), name
+                        if not base_row:
+                            continue
                     report(f"{tag} attn bwd {kind} f16 D={D} N={N} {cfg} {name} against {bname} "
                            f"({info['regs']} regs, {info['spill']} B spill)", f"wavec {bname}", ms, base, fl,
                            rel_err(out, ref), (t1, t2))

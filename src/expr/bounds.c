@@ -223,10 +223,44 @@ typedef struct ev_env {
   bool overflow; /* set when a value does not fit in int64 */
 } ev_env;
 
+/* One step of evaluation, shared by ev and evb: a k b into *out, for the
+ * n-ary kinds (one fold step) and the division ones. */
+typedef enum { EV_OK, EV_UNDEF, EV_OVERFLOW } ev_res;
+
+static inline ev_res ev_step(ex_kind k, int64_t a, int64_t b, int64_t *out) {
+  switch (k) {
+  case EX_ADD:
+    return __builtin_add_overflow(a, b, out) ? EV_OVERFLOW : EV_OK;
+  case EX_MUL:
+    return __builtin_mul_overflow(a, b, out) ? EV_OVERFLOW : EV_OK;
+  case EX_MIN:
+    *out = min64(a, b);
+    return EV_OK;
+  case EX_MAX:
+    *out = max64(a, b);
+    return EV_OK;
+  case EX_FLOORDIV:
+  case EX_MOD:
+    if (b == 0)
+      return EV_UNDEF;
+    if (b == -1) { /* avoids INT64_MIN / -1 */
+      if (k == EX_FLOORDIV && a == INT64_MIN)
+        return EV_OVERFLOW;
+      *out = k == EX_MOD ? 0 : -a;
+      return EV_OK;
+    }
+    *out = k == EX_FLOORDIV ? fdiv(a, b) : fmodi(a, b);
+    return EV_OK;
+  default:
+    return EV_UNDEF;
+  }
+}
+
 static bool ev(wv_exprs *X, ex_t e, ev_env *env, int64_t *out) {
   const ex_node *q = nd(X, e);
+  ex_kind k = (ex_kind)q->kind;
   int64_t a, b;
-  switch ((ex_kind)q->kind) {
+  switch (k) {
   case EX_CONST:
     *out = q->coef;
     return true;
@@ -238,45 +272,25 @@ static bool ev(wv_exprs *X, ex_t e, ev_env *env, int64_t *out) {
   case EX_ADD:
   case EX_MUL:
   case EX_MIN:
-  case EX_MAX: {
+  case EX_MAX:
+  case EX_FLOORDIV:
+  case EX_MOD: {
+    /* (the division kinds have two arguments: one step) */
     uint32_t off = q->a, n = q->nargs;
-    ex_kind k = (ex_kind)q->kind;
     if (!ev(X, X->args.v[off], env, &a))
       return false;
     for (uint32_t i = 1; i < n; i++) {
       if (!ev(X, X->args.v[off + i], env, &b))
         return false;
-      if (k == EX_ADD) {
-        if (__builtin_add_overflow(a, b, &a))
-          return !(env->overflow = true);
-      } else if (k == EX_MUL) {
-        if (__builtin_mul_overflow(a, b, &a))
-          return !(env->overflow = true);
-      } else if (k == EX_MIN) {
-        a = min64(a, b);
-      } else {
-        a = max64(a, b);
+      ev_res r = ev_step(k, a, b, &a);
+      if (r != EV_OK) {
+        env->overflow |= r == EV_OVERFLOW;
+        return false;
       }
     }
     *out = a;
     return true;
   }
-  case EX_FLOORDIV:
-  case EX_MOD:
-    if (!ev(X, arg(X, e, 0), env, &a) || !ev(X, arg(X, e, 1), env, &b) ||
-        b == 0)
-      return false;
-    if (b == -1) { /* avoids INT64_MIN / -1 */
-      if (q->kind == EX_MOD)
-        *out = 0;
-      else if (a == INT64_MIN)
-        return !(env->overflow = true);
-      else
-        *out = -a;
-      return true;
-    }
-    *out = q->kind == EX_FLOORDIV ? fdiv(a, b) : fmodi(a, b);
-    return true;
   }
   return false;
 }
@@ -333,7 +347,9 @@ static bool evb(wv_exprs *X, ex_t e, const evb_env *env, uint32_t cnt,
   case EX_ADD:
   case EX_MUL:
   case EX_MIN:
-  case EX_MAX: {
+  case EX_MAX:
+  case EX_FLOORDIV:
+  case EX_MOD: {
     uint32_t off = q->a, n = q->nargs;
     ex_kind k = (ex_kind)q->kind;
     if (!evb(X, X->args.v[off], env, cnt, out))
@@ -341,40 +357,14 @@ static bool evb(wv_exprs *X, ex_t e, const evb_env *env, uint32_t cnt,
     for (uint32_t a = 1; a < n; a++) {
       if (!evb(X, X->args.v[off + a], env, cnt, b))
         return false;
-      bool ovf = false;
-      if (k == EX_ADD)
-        for (uint32_t i = 0; i < cnt; i++)
-          ovf |= __builtin_add_overflow(out[i], b[i], &out[i]);
-      else if (k == EX_MUL)
-        for (uint32_t i = 0; i < cnt; i++)
-          ovf |= __builtin_mul_overflow(out[i], b[i], &out[i]);
-      else if (k == EX_MIN)
-        for (uint32_t i = 0; i < cnt; i++)
-          out[i] = min64(out[i], b[i]);
-      else
-        for (uint32_t i = 0; i < cnt; i++)
-          out[i] = max64(out[i], b[i]);
-      if (ovf)
+      bool ok = true;
+      for (uint32_t i = 0; i < cnt; i++)
+        ok &= ev_step(k, out[i], b[i], &out[i]) == EV_OK;
+      if (!ok)
         return false;
     }
     return true;
   }
-  case EX_FLOORDIV:
-  case EX_MOD:
-    if (!evb(X, arg(X, e, 0), env, cnt, out) ||
-        !evb(X, arg(X, e, 1), env, cnt, b))
-      return false;
-    for (uint32_t i = 0; i < cnt; i++) {
-      if (b[i] == 0 || (b[i] == -1 && q->kind == EX_FLOORDIV &&
-                        out[i] == INT64_MIN))
-        return false;
-      if (b[i] == -1) /* avoids INT64_MIN / -1 */
-        out[i] = q->kind == EX_MOD ? 0 : -out[i];
-      else
-        out[i] = q->kind == EX_FLOORDIV ? fdiv(out[i], b[i])
-                                        : fmodi(out[i], b[i]);
-    }
-    return true;
   }
   return false;
 }

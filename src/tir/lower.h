@@ -262,10 +262,8 @@ typedef struct lw {
                             p->sizes (a dynamic dim), or 0 */
   VEC(guard_ent) guards; /* bounds predicates, for reuse */
   uint32_t *red_init;    /* by deferred link: the chain's initial value */
-  int64_t *frag_vals;    /* frag_at's scratch */
   const int64_t **tid_cols; /* eval_threads': each thread's ids, by symbol */
   uint32_t tid_ncols;
-  bool *frag_known;
   VEC(layout_facts) facts;   /* frag_table and elem_reps, by layout */
   VEC(ldsm_memo) ldsm_memos; /* try_ldmatrix's decisions */
   VEC(struct reduce_shape) reduce_shapes; /* lower_reduce.c's, by layout */
@@ -366,7 +364,6 @@ bool lw_eval_threads(lw *w, ex_t e, int64_t *out);
 ex_t lw_split_const(lw *w, ex_t e, int64_t *c);
 
 /* lower_layout.c */
-void lw_frag_at(lw *w, const wv_layout *l, int lane, uint32_t e, int64_t *out);
 const int64_t *lw_frag_table(lw *w, const wv_layout *l);
 const uint32_t *lw_elem_reps(lw *w, const wv_layout *l);
 

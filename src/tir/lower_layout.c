@@ -2,27 +2,6 @@
  * layout (frag_table, elem_reps). */
 #include "tir/lower.h"
 
-/* Coordinates (relative to the vector tile) of element e of `lane` under
- * layout l, evaluated numerically; out[i] for l->d[i]. */
-void lw_frag_at(lw *w, const wv_layout *l, int lane, uint32_t e, int64_t *out) {
-  wavec_ctx *ctx = w->ctx;
-  uint32_t ns = ctx->sym_names.n;
-  if (!w->frag_vals) { /* scratch, shared by every call */
-    w->frag_vals = wv_alloc(ctx, ns * sizeof *w->frag_vals);
-    w->frag_known = wv_alloc(ctx, ns * sizeof *w->frag_known);
-  }
-  int64_t *vals = w->frag_vals;
-  bool *known = w->frag_known;
-  vals[w->d->T[0]] = lane;
-  known[w->d->T[0]] = true;
-  vals[w->d->E] = e;
-  known[w->d->E] = true;
-  for (uint32_t i = 0; i < l->n; i++)
-    if (!ex_eval(ctx, l->d[i].frag, vals, known, ns, &out[i]))
-      wv_fail(ctx, D_INTERNAL, w->loc, "a layout depends on more than the "
-              "lane and the element number");
-}
-
 /* The memo entry of layout l (one per distinct layout). */
 static layout_facts *facts_of(lw *w, const wv_layout *l) {
   for (uint32_t i = 0; i < w->facts.n; i++)
@@ -34,7 +13,8 @@ static layout_facts *facts_of(lw *w, const wv_layout *l) {
 }
 
 /* The coordinates of every element of layout l in every lane, by
- * [lane][element][dim of l] (frag_at for all of them). Memoized. */
+ * [lane][element][dim of l]: coordinates relative to the vector tile,
+ * evaluated at every (lane, element) at once. Memoized. */
 const int64_t *lw_frag_table(lw *w, const wv_layout *l) {
   layout_facts *f = facts_of(w, l);
   if (f->frag)

@@ -430,6 +430,13 @@ WAVEC_API wavec_value wavec_read_fill(wavec_kernel *k, wavec_value mem,
 WAVEC_API wavec_value wavec_write(wavec_kernel *k, wavec_value v,
                                   wavec_value mem, wavec_expr ept,
                                   wavec_mapping mapping, wavec_loc loc);
+/* write(value, mem, reduce = add): mem += value, element by element; the
+ * adds of one element are atomic and come in an unspecified order. f32
+ * only. A partial sum (an mma or sum whose reduction dim is split over
+ * waves or workgroups) is written this way: the parts add up in memory. */
+WAVEC_API wavec_value wavec_write_add(wavec_kernel *k, wavec_value v,
+                                      wavec_value mem, wavec_expr ept,
+                                      wavec_mapping mapping, wavec_loc loc);
 WAVEC_API wavec_value wavec_mma(wavec_kernel *k, wavec_value lhs,
                                 wavec_value rhs, wavec_value acc,
                                 wavec_loc loc);

@@ -680,9 +680,11 @@ static operand parse_register(parser *p) {
 /* The ops written as calls. `args` gives the positional arguments:
  * v a value, t a dtype, d a dimension, l a list of dimensions; those after
  * '?' are optional. `kw` the keyword arguments it takes. */
-enum { KW_EPT, KW_MAPPING, KW_DIM, KW_TARGET_SHAPE, KW_FILL, KW_COUNT };
+enum { KW_EPT, KW_MAPPING, KW_DIM, KW_TARGET_SHAPE, KW_FILL, KW_REDUCE,
+       KW_COUNT };
 static const char *const kw_names[KW_COUNT] = {
-    "elements_per_thread", "mapping", "dim", "target_shape", "fill"};
+    "elements_per_thread", "mapping", "dim", "target_shape", "fill",
+    "reduce"};
 #define KW(x) (1u << (x))
 
 typedef struct opsig {
@@ -696,8 +698,8 @@ typedef struct opsig {
 static const opsig op_table[] = {
     {"read", WAVEC_OP_READ, "v", KW(KW_EPT) | KW(KW_MAPPING) | KW(KW_FILL),
      "read(memory, elements_per_thread = E, mapping = M, fill = VALUE)"},
-    {"write", WAVEC_OP_WRITE, "vv", KW(KW_EPT) | KW(KW_MAPPING),
-     "write(value, memory, elements_per_thread = E, mapping = M)"},
+    {"write", WAVEC_OP_WRITE, "vv", KW(KW_EPT) | KW(KW_MAPPING) | KW(KW_REDUCE),
+     "write(value, memory, elements_per_thread = E, mapping = M, reduce = add)"},
     {"mma", WAVEC_OP_MMA, "vvv", 0, "mma(lhs, rhs, acc)"},
     {"exp2", WAVEC_OP_EXP2, "v", 0, "exp2(x)"},
     {"exp", WAVEC_OP_EXP, "v", 0, "exp(x)"},
@@ -746,6 +748,7 @@ typedef struct callargs {
   wavec_expr ept;
   wavec_mapping map;
   wavec_value fill;
+  bool add; /* reduce = add */
   unsigned kw_seen;
 } callargs;
 
@@ -785,6 +788,15 @@ static void parse_kwarg(parser *p, const opsig *op, callargs *a) {
   case KW_FILL:
     a->fill = parse_constant(p, "a read's fill is a constant");
     break;
+  case KW_REDUCE: {
+    wv_tok *r = expect(p, T_IDENT, "'add' (the only reduction a write does)");
+    if (strcmp(r->name, "add"))
+      fail(p, r, D_BAD_KWARG,
+           "a write reduces with 'add' only, not %s (usage: %s)", desc(p, r),
+           op->usage);
+    a->add = true;
+    break;
+  }
   default: /* KW_TARGET_SHAPE */
     if (a->has_dims)
       fail(p, kt, D_BAD_KWARG,
@@ -875,7 +887,8 @@ static operand parse_call(parser *p) {
   case WAVEC_OP_READ:
     return fresh(p, wavec_read_fill(k, a.v[0], a.ept, a.map, a.fill, l));
   case WAVEC_OP_WRITE:
-    return fresh(p, wavec_write(k, a.v[0], a.v[1], a.ept, a.map, l));
+    return fresh(p, a.add ? wavec_write_add(k, a.v[0], a.v[1], a.ept, a.map, l)
+                          : wavec_write(k, a.v[0], a.v[1], a.ept, a.map, l));
   case WAVEC_OP_MMA:
     return fresh(p, wavec_mma(k, a.v[0], a.v[1], a.v[2], l));
   case WAVEC_OP_SELECT:

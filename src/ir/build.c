@@ -682,7 +682,8 @@ wavec_value wavec_read_fill(wavec_kernel *pk, wavec_value mem,
 }
 
 static wavec_value write_(wv_kernel *k, wavec_value v, wavec_value mem,
-                          ex_t ept, wavec_mapping mh, wavec_loc loc) {
+                          ex_t ept, wavec_mapping mh, bool add_,
+                          wavec_loc loc) {
   wv_node *x = reg_operand(k, v, loc);
   wv_node *m = mem_operand(k, mem, loc);
   wv_type want = m->type;
@@ -696,9 +697,16 @@ static wavec_value write_(wv_kernel *k, wavec_value v, wavec_value mem,
     wv_fail(k->ctx, D_DTYPE_MISMATCH, loc,
             "cannot write %s to '%s' of %s; cast() it first",
             wv_dtypes[x->type.dt].name, m->name, wv_dtypes[want.dt].name);
+  if (add_ && want.dt != WAVEC_F32)
+    wv_fail(k->ctx, D_DTYPE_MISMATCH, loc,
+            "write(..., reduce = add) adds f32 values into f32 memory, but "
+            "'%s' holds %s; accumulate into an f32 tensor and cast it in a "
+            "second kernel",
+            m->name, wv_dtypes[want.dt].name);
   uint32_t ops[2] = {v, mem};
   wv_node n = {.op = WAVEC_OP_WRITE, .loc = loc, .nops = 2, .ops = ops};
   n.mem = mem;
+  n.flags = add_ ? WV_WRITE_ADD : 0;
   n.ept = check_ept(k, ept, loc);
   n.mapping = mh;
   return add(k, &n);
@@ -707,7 +715,13 @@ static wavec_value write_(wv_kernel *k, wavec_value v, wavec_value mem,
 wavec_value wavec_write(wavec_kernel *pk, wavec_value v, wavec_value mem,
                         wavec_expr ept, wavec_mapping mapping_,
                         wavec_loc loc) {
-  BUILD(pk, 0, write_(&pk->k, v, mem, ept, mapping_, loc));
+  BUILD(pk, 0, write_(&pk->k, v, mem, ept, mapping_, false, loc));
+}
+
+wavec_value wavec_write_add(wavec_kernel *pk, wavec_value v, wavec_value mem,
+                            wavec_expr ept, wavec_mapping mapping_,
+                            wavec_loc loc) {
+  BUILD(pk, 0, write_(&pk->k, v, mem, ept, mapping_, true, loc));
 }
 
 /* mma(lhs [.., M, K], rhs [.., N, K], acc [.., M, N]): M and N are acc's

@@ -66,11 +66,15 @@ typedef struct wv_node {
   uint32_t index;     /* ARG position, CARRIED/RESULT position */
   uint32_t loop;      /* CARRIED/RESULT/YIELD: the ITERATE node */
   uint32_t body;      /* ITERATE: its body block */
-  unsigned flags;     /* ARG: WAVEC_ARG_SHARED */
+  unsigned flags;     /* ARG: WAVEC_ARG_SHARED; WRITE: WV_WRITE_ADD */
   wavec_rel rel;      /* ITERATE: sym REL rel_dim bounds the walk */
   wavec_sym rel_dim;
   wavec_loc rel_loc;
 } wv_node;
+
+/* WRITE flags: write(..., reduce = add) adds the value into memory (each
+ * element's adds are atomic; their order is unspecified). */
+#define WV_WRITE_ADD 1u
 
 typedef struct wv_block {
   VEC(uint32_t) nodes; /* in order */

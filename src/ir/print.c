@@ -277,6 +277,8 @@ static void print_node(wv_kernel *k, wv_buf *b, uint32_t id, int depth) {
     }
     if (n->mapping)
       wv_buf_printf(b, " mapping=%s", k->mappings.v[n->mapping - 1].name);
+    if (n->flags & WV_WRITE_ADD)
+      wv_buf_puts(b, " reduce=add");
   }
   if (has_value) {
     wv_buf_puts(b, " : ");

@@ -34,6 +34,51 @@ static void split_tiles(wv_diminfo *di, int64_t tile) {
   di->ragged = di->size % tile != 0;
 }
 
+/* Partial sums. An mma whose reduction dim is split over waves or
+ * workgroups, and a sum or max over a dim split over workgroups, leave each
+ * wave or workgroup holding its part of the result: a sum or max is
+ * reduced across the waves of a workgroup, nothing is reduced across
+ * workgroups, and an mma's parts across neither. The parts are right only
+ * where they are added up, by write(..., reduce = add) of the value
+ * itself; any other use fails here, at that use. */
+static void partial_sums(wv_kernel *k, const wv_dist *d) {
+  wavec_ctx *ctx = k->ctx;
+  for (uint32_t id = 1; id < k->g->nodes.n; id++) {
+    wv_node *n = wv_get(k->g, id);
+    bool mma = n->op == WAVEC_OP_MMA;
+    if (!mma && n->op != WAVEC_OP_SUM && n->op != WAVEC_OP_MAX)
+      continue;
+    const wv_diminfo *di = &d->dim[n->sym];
+    int a = di->wg_axis;
+    bool waves = a >= 0 && d->waves[a] > 1 && mma;
+    bool groups = a >= 0 && d->grid[a] != 1;
+    if (!waves && !groups)
+      continue;
+    const char *dn = wavec_symbol_name(ctx, n->sym);
+    for (uint32_t u = 1; u < k->g->nodes.n; u++) {
+      wv_node *x = wv_get(k->g, u);
+      for (uint32_t i = 0; i < x->nops; i++) {
+        if (x->ops[i] != id)
+          continue;
+        if (x->op == WAVEC_OP_WRITE && (x->flags & WV_WRITE_ADD) && i == 0 &&
+            n->op != WAVEC_OP_MAX)
+          continue;
+        wv_fail(ctx, D_PARTIAL, x->loc,
+                "the %s at line %u reduces over '%s', which is split over "
+                "%s (%s(%s, ...)): each holds only its part of the result%s",
+                mma ? "mma" : n->op == WAVEC_OP_SUM ? "sum" : "max",
+                n->loc.line, dn, waves ? "waves" : "workgroups",
+                waves ? "wave" : "workgroup", dn,
+                n->op == WAVEC_OP_MAX
+                    ? ", and a max of parts cannot be written; walk that dim "
+                      "with a loop (tiling) instead"
+                    : "; write it with write(..., reduce = add), which adds "
+                      "the parts in memory, and use it nowhere else");
+      }
+    }
+  }
+}
+
 wavec_status wv_pass_constraints(wv_kernel *k) {
   wavec_ctx *ctx = k->ctx;
   wv_dist *d = wv_alloc(ctx, sizeof *d);
@@ -198,6 +243,7 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
                 (long long)need[r], (long long)di->span);
     }
   }
+  partial_sums(k, d);
   k->dist = d;
   return WAVEC_OK;
 }

@@ -130,6 +130,8 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_REGISTERS, 407, WAVEC_ERR_CONSTRAINT, "tiles need too many registers")   \
   X(D_SCHEDULE, 408, WAVEC_ERR_CONSTRAINT,                                     \
     "warp specialization or persistent tiles cannot apply")                    \
+  X(D_PARTIAL, 409, WAVEC_ERR_CONSTRAINT,                                      \
+    "a partial sum is used other than by an adding write")                     \
   X(D_UNBOUND, 501, WAVEC_ERR_BIND, "unbound hyperparameter")                  \
   X(D_NOT_EXACT, 502, WAVEC_ERR_BIND, "division is not exact")                 \
   X(D_DIV_ZERO, 503, WAVEC_ERR_BIND, "division by zero")                       \

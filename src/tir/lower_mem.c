@@ -293,6 +293,80 @@ static bool pair_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
   return ex_multiple_of(ctx, a[n - 1], 2);
 }
 
+/* Fails unless the lanes of a wave hold distinct elements of value v
+ * (the layout's fragment coordinates of every lane and element differ):
+ * an add of an element held twice would count it twice. */
+static void lanes_distinct(lw *w, uint32_t id, uint32_t v) {
+  wavec_ctx *ctx = w->ctx;
+  const wv_layout *l = w->ix->info[v].layout;
+  size_t lanes = (size_t)w->d->lanes, ne = l->nelem, n = lanes * ne;
+  uint32_t nsyms = ctx->sym_names.n;
+  const int64_t **cols = wv_alloc(ctx, nsyms * sizeof *cols);
+  int64_t *t = wv_alloc(ctx, n * sizeof *t), *e = wv_alloc(ctx, n * sizeof *e);
+  int64_t *key = wv_alloc(ctx, n * sizeof *key), *c = wv_alloc(ctx, n * sizeof *c);
+  for (size_t i = 0; i < n; i++) {
+    t[i] = (int64_t)(i / ne);
+    e[i] = (int64_t)(i % ne);
+  }
+  cols[w->d->T[0]] = t;
+  cols[w->d->E] = e;
+  int64_t cells = 1;
+  bool ok = true;
+  for (uint32_t i = 0; i < l->n && ok; i++) {
+    ok = ex_eval_batch(ctx, l->d[i].frag, cols, NULL, NULL, nsyms, n, c);
+    for (size_t j = 0; j < n && ok; j++) {
+      ok = c[j] >= 0 && c[j] < l->d[i].v;
+      key[j] = key[j] * l->d[i].v + c[j];
+    }
+    cells *= l->d[i].v;
+  }
+  uint8_t *seen = ok ? wv_alloc(ctx, (size_t)cells) : NULL;
+  for (size_t j = 0; j < n && ok; j++)
+    ok = !seen[key[j]]++;
+  if (!ok)
+    wv_fail(ctx, D_UNSUPPORTED, wv_get(w->g, id)->loc,
+            "write(..., reduce = add) of '%s': lanes of a wave hold the same "
+            "elements of it in its layout, and each would add its copy; "
+            "write a value whose layout gives each element one lane (e.g. "
+            "an mma's result)",
+            wv_get(w->g, v)->name ? wv_get(w->g, v)->name : "the value");
+}
+
+/* The predicate under which a thread adds its elements of value v (write
+ * `id`, reduce = add), or 0 (every thread): a value without the dim split
+ * along a grid axis is held alike by every workgroup and wave along that
+ * axis, and only the first adds it; a partial sum (an mma or sum whose
+ * reduction dim is split there) is held in parts, and every part adds. */
+static uint32_t add_owner(lw *w, uint32_t id, uint32_t v) {
+  wavec_ctx *ctx = w->ctx;
+  wv_dist *d = w->d;
+  const wv_node *val = wv_get(w->g, v);
+  lanes_distinct(w, id, v);
+  wavec_sym part =
+      val->op == WAVEC_OP_MMA || val->op == WAVEC_OP_SUM ? val->sym : 0;
+  ex_t at = ex_const(ctx, 0); /* a sum of coordinates, 0 for the first */
+  for (int a = 0; a < 3; a++) {
+    wavec_sym dim = d->grid_dim[a];
+    if (!dim || dim == part || wv_type_has(&val->type, dim))
+      continue;
+    if (d->grid[a] != 1)
+      at = ex_add(ctx, at, ex_sym(ctx, d->WG[a]));
+    if (d->waves[a] > 1)
+      at = ex_add(ctx, at,
+                  a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]),
+                                       ex_const(ctx, d->lanes))
+                         : ex_sym(ctx, d->T[a]));
+  }
+  at = ex_simplify(ctx, at, w->ranges, w->nranges);
+  int64_t zero;
+  if (ex_is_const(ctx, at, &zero))
+    return 0;
+  uint32_t first = lw_reg(w, TY_PRED);
+  lw_emit(w, T_SETP, TY_PRED, first, lw_expr(w, at), lw_iconst(w, 0), 0,
+          TIR_CMP_EQ);
+  return first;
+}
+
 void lw_write(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   lw_store_remark(w, id);
@@ -310,10 +384,18 @@ void lw_write(lw *w, uint32_t id) {
   bool pairs = mem->type.dt != WAVEC_I1 && vt == tir_ty_of(mem->type.dt) &&
                (tir_ty_bytes(vt) == 2 || tir_ty_bytes(vt) == 4) &&
                mem->type.n > 0 && !(ctx->test_hooks & WV_HOOK_SHIFT_LANE);
+  bool add = n->flags & WV_WRITE_ADD;
+  uint32_t owner = add ? add_owner(w, id, v) : 0;
   uint32_t guards = 0, ne = lw_nelem(w, v);
   for (uint32_t e = 0; e < ne; e++) {
     uint32_t mask;
     uint32_t off = mem_offset(w, v, n->mapping, mem, e, &mask, &guards);
+    if (add) {
+      if (owner)
+        mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, owner) : owner;
+      lw_emit(w, T_REDG, TY_F32, 0, off, w->vals[v] + e, mask, mem->index);
+      continue;
+    }
     if ((ctx->test_hooks & WV_HOOK_SHIFT_LANE) && e == 0) {
       /* planted bug: lane 5 writes one element further */
       uint32_t lane = lw_expr(w, lw_concrete(w, w->d->lane, 0));

@@ -95,6 +95,8 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
     return "the kernel's rings are not tensor copies";
   if (ctx->test_hooks & WV_HOOK_NO_TMA)
     return "test hook no-tma";
+  if (n->flags & WV_WRITE_ADD)
+    return "the write adds into memory (reduce = add)";
   if (n->block != 0)
     return "the write lies inside a loop";
   if (n->mapping)

@@ -236,7 +236,7 @@ static void analyse(px *x) {
     }
     if (in->op == T_LDG || in->op == T_LDGV || in->op == T_CPA)
       x->argread[in->imm] = true;
-    if (in->op == T_STG || in->op == T_STGV)
+    if (in->op == T_STG || in->op == T_STGV || in->op == T_REDG)
       x->argwritten[in->imm] = true;
   }
   for (uint32_t i = 0; i < p->code.n; i++) {
@@ -760,6 +760,15 @@ static void emit_stg(px *x, const tir_instr *in) {
   ins(x, "%sst.global.%s [%s], %s", guard, mem_suffix(a->dt), addr.s, v.s);
 }
 
+/* T_REDG: an atomic f32 add that returns nothing (red, not atom). */
+static void emit_redg(px *x, const tir_instr *in) {
+  nm addr = global_addr(x, in->imm, in->a);
+  char guard[32] = "";
+  if (in->c)
+    snprintf(guard, sizeof guard, "@%s ", R(x, in->c).s);
+  ins(x, "%sred.global.add.f32 [%s], %s", guard, addr.s, R(x, in->b).s);
+}
+
 /* Shared memory is addressed in bytes (tir.h); the window address of the
  * array plus the byte address fits in 32 bits. */
 nm ptx_shared_addr(px *x, uint32_t byte) {
@@ -1163,7 +1172,7 @@ static void (*const emit_code[T__COUNT])(px *, const tir_instr *) = {
     [T_STG] = emit_stg,       [T_LDS] = emit_lds,     [T_STS] = emit_sts,
     [T_LDSM] = emit_ldsm,     [T_LDSMT] = emit_ldsm,  [T_LDGV] = emit_vector,
     [T_LDSV] = emit_vector,   [T_STSV] = emit_vector, [T_CPA] = emit_cpa,
-    [T_STGV] = emit_vector,
+    [T_STGV] = emit_vector,   [T_REDG] = emit_redg,
     [T_SHFL] = emit_shfl,     [T_MMA] = ptx_emit_mma, [T_WGMMA] = ptx_emit_wgmma,
     [T_LOOP] = emit_loop,     [T_ENDLOOP] = emit_endloop,
     [T_MBINIT] = emit_mbar,   [T_MBARRIVE] = emit_mbar, [T_MBWAIT] = emit_mbwait,

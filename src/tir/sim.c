@@ -400,12 +400,49 @@ static val ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
   return r;
 }
 
+/* Who last wrote each element of a written argument (gwriter): thread id
+ * + 1 where it stored, -(id + 1) where it added (T_REDG); 0 none. Adds of
+ * different threads commute; a store and another thread's add do not. */
+static void mixed_writes(sim *s, const tir_instr *in, uint32_t w, int l,
+                         int64_t arg, int64_t off, int32_t prev, int32_t me,
+                         bool adding) {
+  if (!prev || prev == me || prev == -me || (prev < 0) == adding)
+    return;
+  int32_t other = prev < 0 ? -prev : prev;
+  sim_report(s, in, w, l, D_SIM_CONFLICT,
+             "thread %d %s '%s' element %lld, which thread %d %s: the result "
+             "depends on their order",
+             me - 1, adding ? "adds to" : "stores to", s->p->args.v[arg].name,
+             (long long)off, other - 1, adding ? "stored" : "added to");
+}
+
+/* Flushes a subnormal f32 to a zero of its sign (red.global.add.f32). */
+static double ftz32(double x) {
+  return fabs(x) < 0x1p-126 ? copysign(0.0, x) : x;
+}
+
+static void redg(sim *s, const tir_instr *in, uint32_t w, int l, int64_t off,
+                 double x) {
+  const tir_arg *a = &s->p->args.v[in->imm];
+  if (off < 0 || off >= a->elems)
+    sim_report(s, in, w, l, D_SIM_OOB,
+               "out-of-bounds add to '%s': element %lld of %lld", a->name,
+               (long long)off, (long long)a->elems);
+  int32_t me = global_thread(s, w, l);
+  mixed_writes(s, in, w, l, in->imm, off, s->gwriter[in->imm][off], me, true);
+  double old = sim_load_elem(a->dt, s->args[in->imm], off);
+  double sum = (double)(float)(ftz32(old) + ftz32(x));
+  store_elem(a->dt, s->args[in->imm], off, ftz32(sum));
+  s->gwriter[in->imm][off] = -me;
+}
+
 void sim_store_elem(sim *s, const tir_instr *in, uint32_t w, int l,
                     int64_t arg, int64_t off, double x) {
   const tir_arg *a = &s->p->args.v[arg];
   int32_t me = global_thread(s, w, l);
   int32_t prev = s->gwriter[arg][off];
-  if (prev && prev != me &&
+  mixed_writes(s, in, w, l, arg, off, prev, me, false);
+  if (prev > 0 && prev != me &&
       sim_load_elem(a->dt, s->args[arg], off) != round_to(tir_ty_of(a->dt), x))
     sim_report(s, in, w, l, D_SIM_CONFLICT,
            "threads %d and %d store different values to '%s' element %lld",
@@ -813,6 +850,13 @@ static bool exec_stg(sim *s, const tir_instr *in, uint32_t w) {
   return true;
 }
 
+static bool exec_redg(sim *s, const tir_instr *in, uint32_t w) {
+  for (int l = 0; l < s->lanes; l++)
+    if (!in->c || rd(s, in, w, in->c, l).i)
+      redg(s, in, w, l, rd(s, in, w, in->a, l).i, rd(s, in, w, in->b, l).f);
+  return true;
+}
+
 static bool exec_sts(sim *s, const tir_instr *in, uint32_t w) {
   for (int l = 0; l < s->lanes; l++) {
     if (in->c && !rd(s, in, w, in->c, l).i)
@@ -1088,7 +1132,7 @@ static exec_fn *const exec[T__COUNT] = {
     [T_STG] = exec_stg,         [T_LDS] = exec_value,
     [T_STS] = exec_sts,         [T_LDGV] = exec_vector,
     [T_LDSV] = exec_vector,     [T_STSV] = exec_vector,
-    [T_STGV] = exec_vector,
+    [T_STGV] = exec_vector,     [T_REDG] = exec_redg,
     [T_LDSM] = exec_ldsm,       [T_LDSMT] = exec_ldsm,
     [T_CPA] = exec_cpa,         [T_CPCOMMIT] = exec_cpcommit,
     [T_CPWAIT] = exec_cpwait,   [T_SWZ] = exec_value,
@@ -1418,8 +1462,8 @@ static void simulate(wv_kernel *k, void *const *args) {
   bool *read = wv_alloc(ctx, p->args.n);
   for (uint32_t i = 0; i < p->code.n; i++)
     if (p->code.v[i].op == T_LDG || p->code.v[i].op == T_LDGV ||
-        p->code.v[i].op == T_CPA)
-      read[p->code.v[i].imm] = true;
+        p->code.v[i].op == T_CPA || p->code.v[i].op == T_REDG)
+      read[p->code.v[i].imm] = true; /* an add reads what it adds to */
   for (uint32_t i = 0; i < p->code.n; i++) /* tensor copies (not stores) */
     if (p->code.v[i].op == T_TMA)
       read[p->tmaps.v[p->code.v[i].imm].arg] = true;

@@ -85,6 +85,7 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
       break;
     case T_LDG:
     case T_STG:
+    case T_REDG:
     case T_LDGV:
     case T_STGV:
     case T_CPA:
@@ -241,6 +242,9 @@ static bool i64_ok(const tir_prog *p, const tir_instr *in) {
   case T_STG:
     return in->ty != I && rt[in->a] == I && rt[in->b] != I &&
            (!in->c || rt[in->c] == TY_PRED);
+  case T_REDG:
+    return in->ty == TY_F32 && rt[in->a] == I && rt[in->b] == TY_F32 &&
+           (!in->c || rt[in->c] == TY_PRED);
   case T_LDGV:
   case T_STGV:
     return in->ty != I && rt[in->a] == I && (!in->b || rt[in->b] == TY_PRED);
@@ -385,7 +389,7 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
          (in->ty != TY_F16 && in->ty != TY_BF16)))
       bad = true;
     if ((in->op == T_LDG || in->op == T_STG || in->op == T_LDGV ||
-         in->op == T_STGV || in->op == T_CPA) &&
+         in->op == T_STGV || in->op == T_CPA || in->op == T_REDG) &&
         (in->imm < 0 || in->imm >= p->args.n))
       bad = true;
     /* vector and asynchronous global accesses move whole elements of the
@@ -393,6 +397,12 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
     if ((in->op == T_LDGV || in->op == T_STGV || in->op == T_CPA) && !bad &&
         (in->ty == TY_PRED || p->args.v[in->imm].dt == WAVEC_I1 ||
          tir_ty_of(p->args.v[in->imm].dt) != in->ty))
+      bad = true;
+    /* an atomic add: an f32 value into an f32 argument */
+    if (in->op == T_REDG && !bad &&
+        (in->ty != TY_F32 || p->args.v[in->imm].dt != WAVEC_F32 || !in->a ||
+         !in->b || p->regs.v[in->b] != TY_F32 ||
+         (in->c && p->regs.v[in->c] != TY_PRED)))
       bad = true;
     /* a vector store: 2 or 4 registers of its type, a predicate guard */
     if (in->op == T_STGV && !bad) {

@@ -151,6 +151,10 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_LDG, "ldg", 2, 0, 0)                                                     \
   /* arg[imm][a] = b if c */                                                   \
   X(T_STG, "stg", 3, 0, 0)                                                     \
+  /* arg[imm][a] += b if c: f32, atomic (the adds of one element come in    \
+   * some order), subnormal operands and results flushed to zero (PTX's     \
+   * red.global.add.f32); write(..., reduce = add) */                        \
+  X(T_REDG, "redg", 3, 0, 0)                                                   \
   /* dst = shared[byte a] */                                                   \
   X(T_LDS, "lds", 1, 0, 0)                                                     \
   /* shared[byte a] = b if c */                                                \

@@ -157,6 +157,53 @@ static void backward(const cfg *g, const char *const *defs, double scale,
   }
 }
 
+/* The one-pass backward of attention_bwd_wgmma.wave: attention_bwd_prep
+ * (D from do and o in f16, dq_acc zeroed), attention_bwd_fused_wgmma (dk,
+ * dv, and dq's parts added into dq_acc by write(..., reduce = add): each
+ * warpgroup's partial sum over its keys, for every key tile), then
+ * attention_bwd_dq_scale (dq in f16); in: q, k, v, do, o, lse. err: dq,
+ * dk, dv. */
+static void fused(const cfg *g, const char *const *defs, double scale,
+                  double *const in[6], const double *D_ref,
+                  const double *dq_ref, const double *dk_ref,
+                  const double *dv_ref, const char *what, double err[3]) {
+  double t, *D_k = NULL, *acc = NULL;
+  kcase c;
+  if (open_case(&c, BWD_WG, "attention_bwd_prep", NULL, defs, scale)) {
+    kc_set(&c, "do", in[3]), kc_set(&c, "o", in[4]);
+    if (run(&c, &t)) {
+      expect(&c, "D", D_ref, TOL, what);
+      D_k = kc_output(&c, "D");
+      acc = kc_output(&c, "dq_acc");
+    }
+  }
+  kc_close(&c);
+  if (D_k && open_case(&c, BWD_WG,
+                       g->causal ? "attention_bwd_fused_wgmma_causal"
+                                 : "attention_bwd_fused_wgmma",
+                       NULL, defs, scale)) {
+    static const char *const names[4] = {"q", "k", "v", "do"};
+    for (int i = 0; i < 4; i++)
+      kc_set(&c, names[i], in[i]);
+    kc_set(&c, "lse", in[5]), kc_set(&c, "D", D_k);
+    kc_set(&c, "dq_acc", acc);
+    free(acc), acc = NULL;
+    if (run(&c, &t)) {
+      err[1] = expect(&c, "dk", dk_ref, TOL, what);
+      err[2] = expect(&c, "dv", dv_ref, TOL, what);
+      acc = kc_output(&c, "dq_acc");
+    }
+  }
+  kc_close(&c);
+  if (acc && open_case(&c, BWD_WG, "attention_bwd_dq_scale", NULL, defs, scale)) {
+    kc_set(&c, "dq_acc", acc);
+    if (run(&c, &t))
+      err[0] = expect(&c, "dq", dq_ref, TOL, what);
+  }
+  kc_close(&c);
+  free(D_k), free(acc);
+}
+
 static void bwd_case(const cfg *g, int B, int MK, int NK, uint64_t *rng) {
   const size_t b = (size_t)B, m = (size_t)MK, n = (size_t)NK;
   const double scale = 1.0 / sqrt((double)NK);
@@ -241,6 +288,14 @@ static void bwd_case(const cfg *g, int B, int MK, int NK, uint64_t *rng) {
          "%.1e dv %.1e); sim s: fwd %.2f D %.2f dkdv %.2f dq %.2f\n",
          what, e_D, e_bwd[0], e_bwd[1], e_bwd[2], e_bwd64[0], e_bwd64[1],
          e_bwd64[2], t_fwd, t_D, t_bwd[0], t_bwd[1]);
+  /* the one-pass form on the forward's o (in f16) and lse */
+  if (g->wgmma && o_k && lse_k) {
+    double e_f[3] = {NAN, NAN, NAN};
+    double *in_f[6] = {q, k, v, dO, o_k, lse_k};
+    fused(g, defs, scale, in_f, D, dq, dk, dv, what, e_f);
+    printf("  %-44s one pass (prep, fused, dq_scale): dq %.1e dk %.1e dv "
+           "%.1e\n", what, e_f[0], e_f[1], e_f[2]);
+  }
   fflush(stdout);
   free(q), free(k), free(v), free(dO), free(dq), free(dk), free(dv), free(D);
   free(lse), free(o), free(o_k), free(lse_k), free(D_k);

@@ -814,12 +814,73 @@ def bwd_variants(quick=False, variants=FA3_BWD, tag="fa3", base_row=True):
                     print(f"{tag} attn bwd {kind} D={D} {cfg} {name}: FAILED {type(e).__name__}: {str(e)[:300]}",
                           flush=True)
 
+# The one-pass backward (attention_bwd_wgmma.wave: prep, fused dk/dv with dq
+# added by write(..., reduce = add), dq_scale) against SDPA-cuDNN's backward
+# in the same process: (BLOCK_K2, BLOCK_M, stages, hardware).
+BWD1 = [(128, 64, 2, {}), (128, 64, 2, dict(specialize=0)), (128, 64, 3, {}), (64, 64, 2, {}), (64, 64, 3, {})]
+
+def bwd_one_pass(quick=False, cfgs=BWD1):
+    """Times the three kernels together (and the fused one alone), checks
+    dq, dk, dv against cuDNN's gradients of the same inputs."""
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    W = "examples/attention_bwd_wgmma.wave"
+    for D in (128, 64):
+        for N in ((4096,) if quick else (4096, 8192, 3072)):
+            B = max(1, 16384 // N); H = 2048 // D; BH = B * H
+            q = torch.randn(B, H, N, D, dtype=torch.float16, device=dev, requires_grad=True)
+            kk = torch.randn_like(q, requires_grad=True); v = torch.randn_like(q, requires_grad=True)
+            do = torch.randn_like(q)
+            qf, kf, vf, dof = (t.detach().reshape(BH, N, D) for t in (q, kk, v, do))
+            lse = torch.empty(BH, N, dtype=torch.float32, device=dev)
+            o = torch.empty(BH, N, D, dtype=torch.float16, device=dev)
+            Dt = torch.empty(BH, N, dtype=torch.float32, device=dev)
+            acc = torch.empty(BH, N, D, dtype=torch.float32, device=dev)
+            dq, dk, dv = (torch.empty(BH, N, D, dtype=torch.float16, device=dev) for _ in range(3))
+            prep, *_ = wavec_compile(W, "attention_bwd_prep", dict(B=BH, M=N, N=D))
+            scale, *_ = wavec_compile(W, "attention_bwd_dq_scale", dict(B=BH, M=N, K1=D, SCALE=0.125))
+            for causal in (False, True):
+                sfx = "_causal" if causal else ""
+                fk, *_ = wavec_compile("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma" + sfx,
+                                       dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=128, BLOCK_K2=64, SCALE=0.125),
+                                       dict(stages=2), target="sm_90a")
+                fk(qf, kf, vf, o, lse)
+                with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+                    out = F.scaled_dot_product_attention(q, kk, v, is_causal=causal, scale=0.125)
+                    q.grad = kk.grad = v.grad = None
+                    out.backward(do, retain_graph=True)
+                    def pb():
+                        q.grad = kk.grad = v.grad = None
+                        out.backward(do, retain_graph=True)
+                    ms_p = bench(pb)
+                fl = 2.5 * 4 * BH * N * N * D * (0.5 if causal else 1.0)
+                for bk, bm, st, hw in cfgs:
+                    name = f"{bk}x{bm} st{st} " + (",".join(f"{a}={b}" for a, b in hw.items()) or "auto")
+                    try:
+                        k, t1, t2, info = wavec_compile(W, "attention_bwd_fused_wgmma" + sfx,
+                                                        dict(B=BH, M=N, K2=N, K1=D, N=D, SCALE=0.125, BLOCK_K2=bk,
+                                                             BLOCK_M=bm), dict(stages=st, **hw), target="sm_90a")
+                        def run():
+                            prep(dof, o, Dt, acc)
+                            k(qf, kf, vf, dof, lse, Dt, dk, dv, acc)
+                            scale(acc, dq)
+                        run(); torch.cuda.synchronize()
+                        err = max(rel_err(dq.reshape(B, H, N, D), q.grad), rel_err(dk.reshape(B, H, N, D), kk.grad),
+                                  rel_err(dv.reshape(B, H, N, D), v.grad))
+                        ms_w = bench(run)
+                        ms_k = bench(lambda: k(qf, kf, vf, dof, lse, Dt, dk, dv, acc))
+                        report(f"bwd1 attn bwd one-pass f16 D={D} N={N} causal={int(causal)} {name} (fused kernel "
+                               f"alone {fl / ms_k / 1e9:.0f} TFLOP/s; {info['regs']} regs, {info['spill']} B spill)",
+                               "SDPA-cuDNN", ms_w, ms_p, fl, err, (t1, t2))
+                    except Exception as e:
+                        print(f"bwd1 D={D} N={N} causal={int(causal)} {name}: FAILED {type(e).__name__}: "
+                              f"{str(e)[:300]}", flush=True)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
     ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "bwd_wg", "tma", "fp8", "ragged", "schedule", "launch",
-                                       "pingpong", "overlap", "softmax", "fwd_sched", "fa3", "pers"),
+                                       "pingpong", "overlap", "softmax", "fwd_sched", "fa3", "pers", "bwd1"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
@@ -852,11 +913,13 @@ def main():
         fwd_sched(a.quick)
     if a.only in (None, "pers"):
         fwd_sched(a.quick, PERS_FWD, (128, 64), "pers")
+    if a.only in (None, "bwd1"):
+        bwd_one_pass(a.quick)
     if a.only in (None, "fa3"):
         fwd_sched(a.quick, FA3_FWD, (128, 64), "fa3")
         bwd_variants(a.quick)
     if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "softmax", "fwd_sched", "bwd_wg",
-                      "fa3", "pers"):
+                      "fa3", "pers", "bwd1"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -868,7 +931,7 @@ def main():
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap",
-                                         "softmax", "fwd_sched", "fa3", "pers") else ():
+                                         "softmax", "fwd_sched", "fa3", "pers", "bwd1") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg"),
                  "bwd_wg": ("dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))

@@ -288,6 +288,19 @@ static void memory_and_loops(pb *b, uint32_t t, uint32_t xi, uint32_t xf) {
     emit(b, T_LDG, TY_I32, li, b->g, odd, 0, A_XI)->fimm = j - 1;
     out(b, li, "ldg i32 masked: fill", TY_I32, 0);
   }
+  /* an atomic add (red.global.add.f32) on what the thread stored: x, plus
+   * y where the thread is odd; subnormal operands and sums flushed */
+  {
+    int r = b->nrows[0]++;
+    if (r >= MAXROWS)
+      abort();
+    b->rows[0][r] = (row){"redg f32: x (+ y where odd)", 0, TY_F32, 0};
+    uint32_t off = op(b, T_ADD, TY_I32, b->g, icst(b, (int64_t)r * N));
+    emit(b, T_STG, TY_F32, 0, off, xf, 0, A_OF);
+    uint32_t yf = reg(b, TY_F32);
+    emit(b, T_LDG, TY_F32, yf, b->g, 0, 0, A_YF);
+    emit(b, T_REDG, TY_F32, 0, off, yf, odd, A_OF);
+  }
   emit(b, T_STS, TY_F32, 0, a4, xf, 0, 0);
   emit(b, T_STS, TY_F16, 0, a2, h, 0, 0);
   emit(b, T_STS, TY_I32, 0, ai, xi, 0, 0);

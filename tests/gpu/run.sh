@@ -159,6 +159,14 @@ cases=(
   "fa3 wgmma fwd_causal B2 300/64 spec st4|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=2 -D M=300 -D K2=300 -D N=64 -D K1=64 --hardware specialize=1,stages=4,overlap=1,pingpong=1|sm_90a"
   "fa3 wgmma fwd_causal B3 333/128 spec+pers st3|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=3 -D M=333 -D K2=333 -D N=128 -D K1=128 -D BLOCK_K2=128 --hardware specialize=1,persistent=1,sms=2,stages=3,overlap=1,pingpong=1|sm_90a"
   "fa3 wgmma dkdv B1 256/64 spec st3|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dkdv_wgmma -D B=1 -D M=256 -D K2=256 -D N=64 -D K1=64 --hardware specialize=1,stages=3,overlap=1,pingpong=1|sm_90a"
+  # the one-pass backward: dq's parts added by write(..., reduce = add)
+  # (red.global.add.f32) from both warpgroups of every key tile, against the
+  # simulator's adds (another order: within the tolerance)
+  "bwd1 prep B2 200/128|examples/attention_bwd_wgmma.wave --kernel attention_bwd_prep -D B=2 -D M=200 -D N=128"
+  "bwd1 wgmma fused B2 256/128|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128|sm_90a"
+  "bwd1 wgmma fused_causal B1 384/64 st3|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma_causal -D B=1 -D M=384 -D K2=384 -D N=64 -D K1=64 --hardware stages=3|sm_90a"
+  "bwd1 wgmma fused B1 200/64 ragged spec=0|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=1 -D M=200 -D K2=200 -D N=64 -D K1=64 --hardware specialize=0|sm_90a"
+  "bwd1 dq_scale B2 200/128|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_scale -D B=2 -D M=200 -D K1=128"
   "fa3 wgmma dq B1 256/128 spec st3|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma -D B=1 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware specialize=1,stages=3,overlap=1,pingpong=1|sm_90a"
   # tensor stores (TMA) in the epilogue: a buffer of 1 of 4 f32 panels (4
   # rounds a tile), tiles over the edge (the copy engine drops what lies

@@ -3,6 +3,8 @@
  * wave covers and the index of the wave tile's first coordinate; the grid,
  * the waves per block, threads per wave and the mma type. Checks that every
  * mma's M, N and K fit the tiles of their dimensions. */
+#include <stdio.h>
+
 #include "passes/dist.h"
 
 static wavec_sym named(wavec_ctx *ctx, const char *prefix, const char *name) {
@@ -63,11 +65,14 @@ static void partial_sums(wv_kernel *k, const wv_dist *d) {
         if (x->op == WAVEC_OP_WRITE && (x->flags & WV_WRITE_ADD) && i == 0 &&
             n->op != WAVEC_OP_MAX)
           continue;
+        char at[32] = "here";
+        if (n->loc.line != x->loc.line)
+          snprintf(at, sizeof at, "at line %u", n->loc.line);
         wv_fail(ctx, D_PARTIAL, x->loc,
-                "the %s at line %u reduces over '%s', which is split over "
-                "%s (%s(%s, ...)): each holds only its part of the result%s",
-                mma ? "mma" : n->op == WAVEC_OP_SUM ? "sum" : "max",
-                n->loc.line, dn, waves ? "waves" : "workgroups",
+                "the %s %s reduces over '%s', which is split over %s "
+                "(%s(%s, ...)): each holds only its part of the result%s",
+                mma ? "mma" : n->op == WAVEC_OP_SUM ? "sum" : "max", at, dn,
+                waves ? "waves" : "workgroups",
                 waves ? "wave" : "workgroup", dn,
                 n->op == WAVEC_OP_MAX
                     ? ", and a max of parts cannot be written; walk that dim "

@@ -308,6 +308,7 @@ void wv_on_free(wavec_ctx *ctx, void (*fn)(void *ud), void *ud);
   X(WV_HOOK_NARROW_INDEX, "narrow-index")                                      \
   X(WV_HOOK_TURN_NO_FIRST, "turn-no-first")                                    \
   X(WV_HOOK_TURN_NO_WAIT, "turn-no-wait")                                      \
+  X(WV_HOOK_ADD_EVERY_COPY, "add-every-copy")                                  \
   X(WV_HOOK_TURN_EXTRA_PASS, "turn-extra-pass")                                \
   X(WV_HOOK_OVERLAP_NO_ZERO, "overlap-no-zero")                                \
   X(WV_HOOK_OVERLAP_NO_COPY, "overlap-no-copy")                                \

@@ -293,10 +293,13 @@ static bool pair_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
   return ex_multiple_of(ctx, a[n - 1], 2);
 }
 
-/* Fails unless the lanes of a wave hold distinct elements of value v
- * (the layout's fragment coordinates of every lane and element differ):
- * an add of an element held twice would count it twice. */
-static void lanes_distinct(lw *w, uint32_t id, uint32_t v) {
+/* Which lane of a wave adds each element of value v (write `id`, reduce
+ * = add): the lane bits that do not change what a lane holds (flip one
+ * and the lane holds the same elements, as after a reduction across lanes
+ * or in a broadcast) are replicas, and the lane with those bits 0 adds.
+ * Returns the sum of those bits of the lane (0 for the adding lane); fails
+ * where lanes hold the same elements otherwise. */
+static ex_t lane_owner(lw *w, uint32_t id, uint32_t v) {
   wavec_ctx *ctx = w->ctx;
   const wv_layout *l = w->ix->info[v].layout;
   size_t lanes = (size_t)w->d->lanes, ne = l->nelem, n = lanes * ne;
@@ -320,38 +323,55 @@ static void lanes_distinct(lw *w, uint32_t id, uint32_t v) {
     }
     cells *= l->d[i].v;
   }
+  size_t same = 0; /* the replica bits */
+  for (size_t b = 1; b < lanes && ok; b <<= 1) {
+    bool rep = true;
+    for (size_t j = 0; j < n && rep; j++)
+      rep = key[j] == key[((j / ne) ^ b) * ne + j % ne];
+    same |= rep ? b : 0;
+  }
   uint8_t *seen = ok ? wv_alloc(ctx, (size_t)cells) : NULL;
   for (size_t j = 0; j < n && ok; j++)
-    ok = !seen[key[j]]++;
+    ok = (j / ne) & same || !seen[key[j]]++;
   if (!ok)
     wv_fail(ctx, D_UNSUPPORTED, wv_get(w->g, id)->loc,
             "write(..., reduce = add) of '%s': lanes of a wave hold the same "
-            "elements of it in its layout, and each would add its copy; "
-            "write a value whose layout gives each element one lane (e.g. "
-            "an mma's result)",
+            "elements of it in its layout, and not as copies along whole "
+            "lane bits, so no one lane can add each; write a value whose "
+            "layout gives each element one lane (e.g. an mma's result)",
             wv_get(w->g, v)->name ? wv_get(w->g, v)->name : "the value");
+  ex_t at = ex_const(ctx, 0);
+  for (size_t b = 1; b < lanes; b <<= 1)
+    if (same & b)
+      at = ex_add(ctx, at,
+                  ex_mod(ctx, ex_floordiv(ctx, w->d->lane,
+                                          ex_const(ctx, (int64_t)b)),
+                         ex_const(ctx, 2)));
+  return at;
 }
 
 /* The predicate under which a thread adds its elements of value v (write
  * `id`, reduce = add), or 0 (every thread): a value without the dim split
  * along a grid axis is held alike by every workgroup and wave along that
- * axis, and only the first adds it; a partial sum (an mma or sum whose
- * reduction dim is split there) is held in parts, and every part adds. */
+ * axis, and only the first adds it (and within a wave, lane_owner's
+ * lane). A partial sum is held in parts, and every part adds: an mma whose
+ * reduction dim is split over waves or workgroups, a sum over a dim split
+ * over workgroups (a sum is reduced across the waves of a workgroup, so
+ * its waves hold copies). */
 static uint32_t add_owner(lw *w, uint32_t id, uint32_t v) {
   wavec_ctx *ctx = w->ctx;
   wv_dist *d = w->d;
   const wv_node *val = wv_get(w->g, v);
-  lanes_distinct(w, id, v);
-  wavec_sym part =
-      val->op == WAVEC_OP_MMA || val->op == WAVEC_OP_SUM ? val->sym : 0;
-  ex_t at = ex_const(ctx, 0); /* a sum of coordinates, 0 for the first */
+  bool mma = val->op == WAVEC_OP_MMA;
+  wavec_sym part = mma || val->op == WAVEC_OP_SUM ? val->sym : 0;
+  ex_t at = lane_owner(w, id, v); /* a sum of coordinates, 0 for the first */
   for (int a = 0; a < 3; a++) {
     wavec_sym dim = d->grid_dim[a];
-    if (!dim || dim == part || wv_type_has(&val->type, dim))
+    if (!dim || wv_type_has(&val->type, dim))
       continue;
-    if (d->grid[a] != 1)
+    if (d->grid[a] != 1 && dim != part)
       at = ex_add(ctx, at, ex_sym(ctx, d->WG[a]));
-    if (d->waves[a] > 1)
+    if (d->waves[a] > 1 && !(dim == part && mma))
       at = ex_add(ctx, at,
                   a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]),
                                        ex_const(ctx, d->lanes))
@@ -359,8 +379,8 @@ static uint32_t add_owner(lw *w, uint32_t id, uint32_t v) {
   }
   at = ex_simplify(ctx, at, w->ranges, w->nranges);
   int64_t zero;
-  if (ex_is_const(ctx, at, &zero))
-    return 0;
+  if (ex_is_const(ctx, at, &zero) || (ctx->test_hooks & WV_HOOK_ADD_EVERY_COPY))
+    return 0; /* planted bug: every copy adds */
   uint32_t first = lw_reg(w, TY_PRED);
   lw_emit(w, T_SETP, TY_PRED, first, lw_expr(w, at), lw_iconst(w, 0), 0,
           TIR_CMP_EQ);

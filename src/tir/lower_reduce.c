@@ -285,18 +285,25 @@ void lw_reduce(lw *w, uint32_t id) {
       di = (int)i;
   wv_assert(w->ctx, di >= 0);
   wv_diminfo *dinfo = &w->d->dim[n->sym];
-  if (dinfo->wg_axis >= 0 && w->d->grid[dinfo->wg_axis] != 1)
-    wv_fail(w->ctx, D_HARDWARE, n->loc,
-            "reducing '%s', which is split over workgroups, is not supported "
-            "yet (it needs a second kernel or atomics); keep it in one "
-            "workgroup's tile",
-            wavec_symbol_name(w->ctx, n->sym));
   const reduce_shape *sh = shape_of(w, n, lx, di);
   uint32_t init = n->nops > 1 ? n->ops[1] : 0, prev = 0;
   if (init && w->red_more[init]) {
     prev = init;
     init = w->red_init[prev];
   }
+  /* a sum over a dim split over workgroups leaves each its part, which
+   * only write(..., reduce = add) takes (pass constraints); a max of
+   * parts, or a sum that starts from a value of its own, has none */
+  if (dinfo->wg_axis >= 0 && w->d->grid[dinfo->wg_axis] != 1 &&
+      (n->op != WAVEC_OP_SUM || init))
+    wv_fail(w->ctx, D_HARDWARE, n->loc,
+            "%s over '%s', which is split over workgroups, is not supported "
+            "(%s); keep it in one workgroup's tile",
+            n->op == WAVEC_OP_SUM ? "a sum from an initial value" : "a max",
+            wavec_symbol_name(w->ctx, n->sym),
+            n->op == WAVEC_OP_SUM
+                ? "each workgroup would add the initial value"
+                : "the workgroups' parts cannot be combined in memory");
   uint32_t first = lw_new_regs(w, tir_ty_of(n->type.dt), lx->nelem);
   bool guarded = false;
   reduce_in_thread(w, n, sh, prev, first, &guarded);

@@ -1,0 +1,143 @@
+/* write(..., reduce = add) in the simulator (tests/kernels/reduce_add.wave):
+ * the output starts with random values y0 and must end as y0 plus the
+ * float64 sum, within f32 rounding (relative L2 error 1e-5; the adds of
+ * one element come from several workgroups in f32):
+ *  - gemm_split_k: K split over workgroups, each mma a part of the sum;
+ *  - col_sum: a sum over M split over workgroups (parts) and over two
+ *    waves (reduced across them: copies, one adds);
+ *  - row_sum: a sum over N across the lanes (every lane of a row holds it:
+ *    one adds) and over workgroups.
+ * At sizes the tiles divide and at ragged ones. Planted: with the hook
+ * add-every-copy every copy adds (col_sum and row_sum come out 2x and 32x
+ * too large where they must not); a store and another thread's add to one
+ * element fail with E0605 at the adding write's line. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ref/kcase.c"
+#include "../ref/ref.c"
+#include "check.h"
+
+static const char *const FILE_ = "tests/kernels/reduce_add.wave";
+
+/* Runs kernel `kn` at sizes M, N, K (hook: a planted bug or NULL) and
+ * returns the relative error of `out` against y0 + the sum ref_fn gives;
+ * -1 when it did not run. */
+typedef void (*ref_fn)(int M, int N, int K, double *const in[2], double *r);
+
+static void gemm_ref(int M, int N, int K, double *const in[2], double *r) {
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double s = 0;
+      for (int k = 0; k < K; k++)
+        s += in[0][i * K + k] * in[1][j * K + k];
+      r[i * N + j] += s;
+    }
+}
+
+static void col_ref(int M, int N, int K, double *const in[2], double *r) {
+  (void)K;
+  for (int j = 0; j < N; j++)
+    for (int i = 0; i < M; i++)
+      r[j] += in[0][i * N + j];
+}
+
+static void row_ref(int M, int N, int K, double *const in[2], double *r) {
+  (void)K;
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++)
+      r[i] += in[0][i * N + j];
+}
+
+static double run(const char *kn, int M, int N, int K, const char *hook,
+                  const char *const ins[2], const char *out, ref_fn f) {
+  char dm[32], dn[32], dk[32], dh[64];
+  snprintf(dm, sizeof dm, "M=%d", M);
+  snprintf(dn, sizeof dn, "N=%d", N);
+  snprintf(dk, sizeof dk, "K=%d", K);
+  snprintf(dh, sizeof dh, "hook=%s", hook ? hook : "");
+  const char *defs[] = {dm, dn, dk, hook ? dh : NULL, NULL};
+  kcase c;
+  double err = -1;
+  if (!kc_open(&c, FILE_, kn, NULL, defs)) {
+    CHECKF(0, "%s", c.err);
+    return err;
+  }
+  uint64_t rng = 7 + (uint64_t)M;
+  double *in[2] = {NULL, NULL};
+  for (int i = 0; i < 2 && ins[i]; i++)
+    in[i] = kc_input(&c, ins[i], &rng);
+  double *y = kc_input(&c, out, &rng); /* y0: what the adds start from */
+  f(M, N, K, in, y);
+  if (kc_simulate(&c))
+    err = kc_rel_err(&c, out, y);
+  else
+    CHECKF(0, "%s", c.err);
+  free(in[0]), free(in[1]), free(y);
+  kc_close(&c);
+  return err;
+}
+
+static void split_k(void) {
+  static const int sz[][3] = {{64, 96, 128}, {50, 70, 100}, {1, 33, 17}};
+  static const char *const ins[2] = {"a", "b"};
+  for (size_t i = 0; i < 3; i++) {
+    double e = run("gemm_split_k", sz[i][0], sz[i][1], sz[i][2], NULL, ins,
+                   "c", gemm_ref);
+    printf("  gemm_split_k %dx%dx%d: rel err %.2g\n", sz[i][0], sz[i][1],
+           sz[i][2], e);
+    CHECKF(e >= 0 && e < 1e-5, "gemm_split_k %dx%dx%d: %g", sz[i][0],
+           sz[i][1], sz[i][2], e);
+  }
+}
+
+static void sums(void) {
+  static const int sz[][2] = {{96, 200}, {64, 64}, {7, 5}};
+  static const char *const ins[2] = {"x", NULL};
+  for (size_t i = 0; i < 3; i++) {
+    double ec = run("col_sum", sz[i][0], sz[i][1], 1, NULL, ins, "y", col_ref);
+    double er = run("row_sum", sz[i][0], sz[i][1], 1, NULL, ins, "z", row_ref);
+    printf("  %dx%d: col_sum rel err %.2g, row_sum %.2g\n", sz[i][0],
+           sz[i][1], ec, er);
+    CHECKF(ec >= 0 && ec < 1e-5, "col_sum %dx%d: %g", sz[i][0], sz[i][1], ec);
+    CHECKF(er >= 0 && er < 1e-5, "row_sum %dx%d: %g", sz[i][0], sz[i][1], er);
+  }
+}
+
+/* Every copy adding counts a sum over the two waves (col_sum) or the 32
+ * lanes of a row (row_sum) that many times: far off. */
+static void planted_every_copy_adds(void) {
+  static const char *const ins[2] = {"x", NULL};
+  double ec = run("col_sum", 96, 200, 1, "add-every-copy", ins, "y", col_ref);
+  double er = run("row_sum", 96, 200, 1, "add-every-copy", ins, "z", row_ref);
+  printf("  planted add-every-copy: col_sum rel err %.2g, row_sum %.2g\n", ec,
+         er);
+  CHECKF(ec > 0.1, "col_sum with every copy adding: rel err %g", ec);
+  CHECKF(er > 0.1, "row_sum with every copy adding: rel err %g", er);
+}
+
+static void store_and_add_conflict(void) {
+  const char *defs[] = {"N=128", NULL};
+  kcase c;
+  bool ok = kc_open(&c, FILE_, "store_then_add", NULL, defs);
+  CHECKF(ok, "%s", c.err);
+  if (ok) {
+    uint64_t rng = 5;
+    free(kc_input(&c, "x", &rng));
+    free(kc_input(&c, "y", &rng));
+    CHECK(!kc_simulate(&c));
+    CHECKF(strstr(c.err, "reduce_add.wave:60:5: error[E0605]") != NULL,
+           "%s", c.err);
+    CHECKF(strstr(c.err, "adds to 'y'") != NULL, "%s", c.err);
+  }
+  kc_close(&c);
+}
+
+int main(void) {
+  RUN(split_k);
+  RUN(sums);
+  RUN(planted_every_copy_adds);
+  RUN(store_and_add_conflict);
+  CHECK_EXIT();
+}

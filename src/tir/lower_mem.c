@@ -413,6 +413,16 @@ void lw_write(lw *w, uint32_t id) {
     if (add) {
       if (owner)
         mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, owner) : owner;
+      if (pairs && e + 1 < ne && pair_at(w, v, n->mapping, mem, e)) {
+        uint32_t *regs = wv_alloc(ctx, 2 * sizeof *regs);
+        regs[0] = w->vals[v] + e;
+        regs[1] = w->vals[v] + e + 1;
+        tir_instr *in = lw_emit(w, T_REDG, TY_F32, 0, off, 0, mask, mem->index);
+        in->list = regs;
+        in->nlist = 2;
+        e++;
+        continue;
+      }
       lw_emit(w, T_REDG, TY_F32, 0, off, w->vals[v] + e, mask, mem->index);
       continue;
     }

@@ -37,6 +37,8 @@ typedef struct px {
   uint32_t ntmp[C_COUNT], maxtmp[C_COUNT];
   uint32_t maxreg[C_COUNT];      /* highest TIR register number per class */
   bool need_hz;                  /* %hz: a zero .b16 (bf16 widening) */
+  int isa;                       /* the PTX ISA version x10 an instruction
+                                  * needs (0: the default) */
   bool fenced;                   /* wgmma.fence since the accumulators
                                   * were last touched by anything else */
   uint32_t nwa;                  /* %wa registers: packed wgmma lhs */

@@ -851,9 +851,22 @@ static bool exec_stg(sim *s, const tir_instr *in, uint32_t w) {
 }
 
 static bool exec_redg(sim *s, const tir_instr *in, uint32_t w) {
-  for (int l = 0; l < s->lanes; l++)
-    if (!in->c || rd(s, in, w, in->c, l).i)
-      redg(s, in, w, l, rd(s, in, w, in->a, l).i, rd(s, in, w, in->b, l).f);
+  for (int l = 0; l < s->lanes; l++) {
+    if (in->c && !rd(s, in, w, in->c, l).i)
+      continue;
+    int64_t a = rd(s, in, w, in->a, l).i;
+    if (!in->nlist) {
+      redg(s, in, w, l, a, rd(s, in, w, in->b, l).f);
+      continue;
+    }
+    if (a % in->nlist)
+      sim_report(s, in, w, l, D_SIM_OOB,
+                 "misaligned vector add to '%s': element %lld is not a "
+                 "multiple of %u",
+                 s->p->args.v[in->imm].name, (long long)a, in->nlist);
+    for (uint32_t j = 0; j < in->nlist; j++)
+      redg(s, in, w, l, a + j, rd(s, in, w, in->list[j], l).f);
+  }
   return true;
 }
 

@@ -399,11 +399,14 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
          tir_ty_of(p->args.v[in->imm].dt) != in->ty))
       bad = true;
     /* an atomic add: an f32 value into an f32 argument */
-    if (in->op == T_REDG && !bad &&
-        (in->ty != TY_F32 || p->args.v[in->imm].dt != WAVEC_F32 || !in->a ||
-         !in->b || p->regs.v[in->b] != TY_F32 ||
-         (in->c && p->regs.v[in->c] != TY_PRED)))
-      bad = true;
+    if (in->op == T_REDG && !bad) {
+      bad |= in->ty != TY_F32 || p->args.v[in->imm].dt != WAVEC_F32 ||
+             !in->a || (in->c && p->regs.v[in->c] != TY_PRED);
+      bad |= in->nlist ? (in->nlist != 2 && in->nlist != 4) || in->b
+                       : !in->b || p->regs.v[in->b] != TY_F32;
+      for (uint32_t j = 0; j < in->nlist && !bad; j++)
+        bad |= p->regs.v[in->list[j]] != TY_F32;
+    }
     /* a vector store: 2 or 4 registers of its type, a predicate guard */
     if (in->op == T_STGV && !bad) {
       bad |= (in->nlist != 2 && in->nlist != 4) || !in->a ||

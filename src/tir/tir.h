@@ -153,7 +153,9 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_STG, "stg", 3, 0, 0)                                                     \
   /* arg[imm][a] += b if c: f32, atomic (the adds of one element come in    \
    * some order), subnormal operands and results flushed to zero (PTX's     \
-   * red.global.add.f32); write(..., reduce = add) */                        \
+   * red.global.add.f32); write(..., reduce = add). With a list (nlist 2    \
+   * or 4; b unused): arg[imm][a + j] += list[j], aligned to its size       \
+   * (one vector red on sm_90, one red each before) */                     \
   X(T_REDG, "redg", 3, 0, 0)                                                   \
   /* dst = shared[byte a] */                                                   \
   X(T_LDS, "lds", 1, 0, 0)                                                     \

@@ -387,6 +387,155 @@ static uint32_t add_owner(lw *w, uint32_t id, uint32_t v) {
   return first;
 }
 
+/* Opens a region that only the waves with `on` run (T_IF); returns it. */
+static uint32_t only_begin(lw *w, uint32_t on) {
+  tir_instr *in = lw_emit(w, T_IF, TY_PRED, 0, on, 0, 0, 0);
+  lw_open_scope(w);
+  return (uint32_t)(in - w->p->code.v);
+}
+
+static void only_end(lw *w, uint32_t start) {
+  lw_close_scope(w);
+  tir_instr *in = lw_emit(w, T_ENDIF, TY_PRED, 0, 0, 0, 0, 0);
+  uint32_t end = (uint32_t)(in - w->p->code.v);
+  w->p->code.v[start].match = end;
+  w->p->code.v[end].match = start;
+}
+
+/* The grid axis whose waves hold parts of value v (an mma whose reduction
+ * dim they split), or -1. */
+static int part_axis(lw *w, uint32_t v) {
+  const wv_node *val = wv_get(w->g, v);
+  if (val->op != WAVEC_OP_MMA)
+    return -1;
+  int a = w->d->dim[val->sym].wg_axis;
+  return a >= 0 && w->d->waves[a] > 1 ? a : -1;
+}
+
+/* A partial sum's parts (value v, held by the W waves along axis a) summed
+ * in shared memory before they are added to memory: wave c of them owns
+ * elements [c ne/W, (c + 1) ne/W) of each of its lanes. Each wave writes
+ * the elements it does not own; after a barrier each reads what the
+ * others wrote of its own elements and sums them with its part, in wave
+ * order; then it adds its elements (and only those): 1/W of the adds, each
+ * of the whole sum. Slots are laid out pair-major across the lanes (lane
+ * l's pair p of writer r at ((r ne/2 + p) lanes + l) 8 bytes: conflict
+ * free). emit(w, ud, e, sum) adds element e (and e + 1) of the owner's
+ * sums (registers sum, sum + 1). False, emitting nothing, where the slots
+ * would not fit in shared memory or the elements do not split in pairs. */
+static bool sum_parts(lw *w, uint32_t v, int a,
+                      void (*emit)(lw *w, void *ud, uint32_t e, uint32_t sum),
+                      void *ud) {
+  wavec_ctx *ctx = w->ctx;
+  wv_dist *d = w->d;
+  int64_t W = d->waves[a], ne = lw_nelem(w, v), lanes = d->lanes;
+  int64_t bytes = (W - 1) * ne * lanes * 4;
+  if (ne % (2 * W) || w->stage_bytes + bytes > SMEM_OPTIN)
+    return false;
+  if (bytes > w->convert_bytes)
+    w->convert_bytes = bytes;
+  ex_t c = a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, lanes))
+                  : ex_sym(ctx, d->T[a]);
+  c = ex_mod(ctx, c, ex_const(ctx, W));
+  uint32_t creg = lw_expr(w, ex_simplify(ctx, c, w->ranges, w->nranges));
+  uint32_t *is = wv_alloc(ctx, (size_t)W * sizeof *is);
+  for (int64_t k = 0; k < W; k++) {
+    is[k] = lw_reg(w, TY_PRED);
+    lw_emit(w, T_SETP, TY_PRED, is[k], creg, lw_iconst(w, k), 0, TIR_CMP_EQ);
+  }
+  /* byte address of pair p written by writer rank r (its place among the
+   * waves other than the owner) */
+  uint32_t lane = lw_expr(w, d->lane);
+  uint32_t lane8 = lw_op2(w, T_MUL, TY_I32, lane, lw_iconst(w, 8));
+  uint32_t at = lw_op2(w, T_ADD, TY_I32, lane8, lw_iconst(w, w->stage_bytes));
+  int64_t chunk = ne / W;
+#define SLOT(r, e) ((((r) * ne / 2 + (e) / 2) * lanes) * 8)
+  lw_barrier(w); /* the slots' last readers are done */
+  for (int64_t k = 0; k < W; k++) {
+    uint32_t region = only_begin(w, is[k]);
+    for (int64_t e = 0; e < ne; e += 2) {
+      int64_t owner = e / chunk;
+      if (owner == k)
+        continue;
+      int64_t r = k < owner ? k : k - 1;
+      uint32_t *regs = wv_alloc(ctx, 2 * sizeof *regs);
+      regs[0] = w->vals[v] + (uint32_t)e;
+      regs[1] = regs[0] + 1;
+      uint32_t addr = lw_op2(w, T_ADD, TY_I32, at, lw_iconst(w, SLOT(r, e)));
+      tir_instr *in = lw_emit(w, T_STSV, TY_F32, 0, addr, 0, 0, 0);
+      in->list = regs;
+      in->nlist = 2;
+    }
+    only_end(w, region);
+  }
+  if (!(ctx->test_hooks & WV_HOOK_DROP_BARRIER)) /* planted: reads race */
+    lw_barrier(w); /* every part is written */
+  for (int64_t k = 0; k < W; k++) {
+    uint32_t region = only_begin(w, is[k]);
+    for (int64_t e = k * chunk; e < (k + 1) * chunk; e += 2) {
+      uint32_t sum = lw_new_regs(w, TY_F32, 2);
+      lw_emit(w, T_MOV, TY_F32, sum, w->vals[v] + (uint32_t)e, 0, 0, 0);
+      lw_emit(w, T_MOV, TY_F32, sum + 1, w->vals[v] + (uint32_t)e + 1, 0, 0, 0);
+      for (int64_t o = 0; o < W; o++) {
+        if (o == k)
+          continue;
+        int64_t r = o < k ? o : o - 1;
+        uint32_t part = lw_new_regs(w, TY_F32, 2);
+        uint32_t *regs = wv_alloc(ctx, 2 * sizeof *regs);
+        regs[0] = part;
+        regs[1] = part + 1;
+        uint32_t addr = lw_op2(w, T_ADD, TY_I32, at, lw_iconst(w, SLOT(r, e)));
+        tir_instr *in = lw_emit(w, T_LDSV, TY_F32, 0, addr, 0, 0, 0);
+        in->list = regs;
+        in->nlist = 2;
+        for (int j = 0; j < 2; j++)
+          lw_emit(w, T_ADD, TY_F32, sum + j, sum + j, part + j, 0, 0);
+      }
+      emit(w, ud, (uint32_t)e, sum);
+    }
+    only_end(w, region);
+  }
+#undef SLOT
+  return true;
+}
+
+/* The adds of write `id` (reduce = add) of value v into `mem`: element e
+ * (and e + 1 where `pair`) from registers `regs`. */
+typedef struct add_ctx {
+  uint32_t id, v, owner;
+  const wv_node *mem;
+  uint32_t guards;
+} add_ctx;
+
+static void add_elems(lw *w, void *ud, uint32_t e, uint32_t regs) {
+  add_ctx *ac = ud;
+  wv_node *n = wv_get(w->g, ac->id);
+  uint32_t mask;
+  uint32_t off = mem_offset(w, ac->v, n->mapping, ac->mem, e, &mask, &ac->guards);
+  if (ac->owner)
+    mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, ac->owner) : ac->owner;
+  bool pair = e + 1 < lw_nelem(w, ac->v) &&
+              pair_at(w, ac->v, n->mapping, ac->mem, e);
+  if (!pair) { /* two single adds */
+    for (uint32_t j = 0; j < 2 && e + j < lw_nelem(w, ac->v); j++) {
+      if (j) {
+        off = mem_offset(w, ac->v, n->mapping, ac->mem, e + j, &mask,
+                         &ac->guards);
+        if (ac->owner)
+          mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, ac->owner) : ac->owner;
+      }
+      lw_emit(w, T_REDG, TY_F32, 0, off, regs + j, mask, ac->mem->index);
+    }
+    return;
+  }
+  uint32_t *l = wv_alloc(w->ctx, 2 * sizeof *l);
+  l[0] = regs;
+  l[1] = regs + 1;
+  tir_instr *in = lw_emit(w, T_REDG, TY_F32, 0, off, 0, mask, ac->mem->index);
+  in->list = l;
+  in->nlist = 2;
+}
+
 void lw_write(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   lw_store_remark(w, id);
@@ -406,6 +555,25 @@ void lw_write(lw *w, uint32_t id) {
                mem->type.n > 0 && !(ctx->test_hooks & WV_HOOK_SHIFT_LANE);
   bool add = n->flags & WV_WRITE_ADD;
   uint32_t owner = add ? add_owner(w, id, v) : 0;
+  int pa = add ? part_axis(w, v) : -1;
+  if (pa >= 0 && !(ctx->test_hooks & WV_HOOK_ADD_EVERY_COPY)) {
+    add_ctx ac = {id, v, owner, mem, 0};
+    if (sum_parts(w, v, pa, add_elems, &ac)) {
+      remark_access(w, id, mem, ac.guards);
+      wv_buf b;
+      wv_remark_start(w->k, n->loc, &b);
+      wv_buf_printf(&b,
+                    "write of '%s' adds a partial sum held by %lld waves: "
+                    "they sum their parts in %lld bytes of shared memory "
+                    "(two barriers), then each adds 1/%lld of the elements",
+                    mem->name, (long long)w->d->waves[pa],
+                    (long long)((w->d->waves[pa] - 1) * lw_nelem(w, v) *
+                                w->d->lanes * 4),
+                    (long long)w->d->waves[pa]);
+      wv_remark_end(w->k, &b);
+      return;
+    }
+  }
   uint32_t guards = 0, ne = lw_nelem(w, v);
   for (uint32_t e = 0; e < ne; e++) {
     uint32_t mask;

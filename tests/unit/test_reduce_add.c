@@ -3,6 +3,9 @@
  * float64 sum, within f32 rounding (relative L2 error 1e-5; the adds of
  * one element come from several workgroups in f32):
  *  - gemm_split_k: K split over workgroups, each mma a part of the sum;
+ *  - gemm_split_k_waves: K split over workgroups and over the two waves
+ *    of each (their parts summed in shared memory, then half the adds
+ *    each);
  *  - col_sum: a sum over M split over workgroups (parts) and over two
  *    waves (reduced across them: copies, one adds);
  *  - row_sum: a sum over N across the lanes (every lane of a row holds it:
@@ -92,6 +95,41 @@ static void split_k(void) {
   }
 }
 
+/* K split over the two waves of each workgroup as well: the waves' parts
+ * meet in shared memory, each wave adds half of the elements. */
+static void split_k_waves(void) {
+  static const int sz[][3] = {{64, 96, 256}, {50, 70, 200}};
+  static const char *const ins[2] = {"a", "b"};
+  for (size_t i = 0; i < 2; i++) {
+    double e = run("gemm_split_k_waves", sz[i][0], sz[i][1], sz[i][2], NULL,
+                   ins, "c", gemm_ref);
+    printf("  gemm_split_k_waves %dx%dx%d: rel err %.2g\n", sz[i][0],
+           sz[i][1], sz[i][2], e);
+    CHECKF(e >= 0 && e < 1e-5, "gemm_split_k_waves %dx%dx%d: %g", sz[i][0],
+           sz[i][1], sz[i][2], e);
+  }
+}
+
+/* Without the barrier between the parts' writes and their reads (hook
+ * drop-barrier), the simulator fails at the adding write's line. */
+static void planted_parts_race(void) {
+  const char *defs[] = {"M=64", "N=96", "K=256", "hook=drop-barrier", NULL};
+  kcase c;
+  bool ok = kc_open(&c, FILE_, "gemm_split_k_waves", NULL, defs);
+  CHECKF(ok, "%s", c.err);
+  if (ok) {
+    uint64_t rng = 9;
+    free(kc_input(&c, "a", &rng)), free(kc_input(&c, "b", &rng));
+    free(kc_input(&c, "c", &rng));
+    CHECK(!kc_simulate(&c));
+    /* a read before the other wave's write (E0602) or beside it (E0603) */
+    CHECKF(strstr(c.err, "reduce_add.wave:76:5: error[E0602]") ||
+               strstr(c.err, "reduce_add.wave:76:5: error[E0603]"),
+           "%s", c.err);
+  }
+  kc_close(&c);
+}
+
 static void sums(void) {
   static const int sz[][2] = {{96, 200}, {64, 64}, {7, 5}};
   static const char *const ins[2] = {"x", NULL};
@@ -136,6 +174,8 @@ static void store_and_add_conflict(void) {
 
 int main(void) {
   RUN(split_k);
+  RUN(split_k_waves);
+  RUN(planted_parts_race);
   RUN(sums);
   RUN(planted_every_copy_adds);
   RUN(store_and_add_conflict);

@@ -256,6 +256,12 @@ typedef struct lw {
    * lse and D per row, read for every column) */
   VEC(load_ent) loads;
   bool *remarked;        /* by origin: conversion remark given */
+  uint32_t *parts_done;  /* by write node: an adding write of a partial
+                          * sum lowered with the first clone of its block
+                          * in the scope it names (bits 2..: scope + 1;
+                          * bits 0-1: 1 parts summed and added, 2 alone);
+                          * a loop body lowered twice (masksplit) has
+                          * another scope */
   bool *guarded;         /* by origin: guard remark given */
   bool *wide_said;       /* by argument: its 64-bit offsets remarked */
   uint32_t *size_index;  /* by dim: 1 + its run-time size's index in

@@ -412,26 +412,39 @@ static int part_axis(lw *w, uint32_t v) {
   return a >= 0 && w->d->waves[a] > 1 ? a : -1;
 }
 
-/* A partial sum's parts (value v, held by the W waves along axis a) summed
- * in shared memory before they are added to memory: wave c of them owns
- * elements [c ne/W, (c + 1) ne/W) of each of its lanes. Each wave writes
- * the elements it does not own; after a barrier each reads what the
- * others wrote of its own elements and sums them with its part, in wave
- * order; then it adds its elements (and only those): 1/W of the adds, each
- * of the whole sum. Slots are laid out pair-major across the lanes (lane
- * l's pair p of writer r at ((r ne/2 + p) lanes + l) 8 bytes: conflict
- * free). emit(w, ud, e, sum) adds element e (and e + 1) of the owner's
- * sums (registers sum, sum + 1). False, emitting nothing, where the slots
- * would not fit in shared memory or the elements do not split in pairs. */
-static bool sum_parts(lw *w, uint32_t v, int a,
-                      void (*emit)(lw *w, void *ud, uint32_t e, uint32_t sum),
-                      void *ud) {
+/* The clones of an adding write: the writes `ids` (nw of them), their
+ * values' registers end to end (element g of the whole: clone `at[g]`,
+ * its element `el[g]`). */
+typedef struct add_set {
+  uint32_t *ids, nw;
+  uint32_t ne, *at, *el;
+  const wv_node *mem;
+  uint32_t owner, guards;
+} add_set;
+
+/* A partial sum's parts (the values of the writes in `as`, held by the W
+ * waves along axis a) summed in shared memory before they are added to
+ * memory: wave c of them owns elements [c ne/W, (c + 1) ne/W) of each of
+ * its lanes (the clones' elements end to end). Each wave writes the
+ * elements it does not own; after a barrier each reads what the others
+ * wrote of its own elements and sums them with its part, in wave order;
+ * then it adds its elements (and only those): 1/W of the adds, each of the
+ * whole sum. Slots are laid out pair-major across the lanes (lane l's pair
+ * p of writer rank r at ((r ne/2 + p) lanes + l) 8 bytes: conflict free).
+ * False, emitting nothing, where the slots would not fit in shared memory
+ * or the elements do not split in pairs. */
+static void add_pair(lw *w, add_set *as, uint32_t g, uint32_t regs);
+
+static bool sum_parts(lw *w, add_set *as, int a) {
   wavec_ctx *ctx = w->ctx;
   wv_dist *d = w->d;
-  int64_t W = d->waves[a], ne = lw_nelem(w, v), lanes = d->lanes;
+  int64_t W = d->waves[a], ne = as->ne, lanes = d->lanes;
   int64_t bytes = (W - 1) * ne * lanes * 4;
   if (ne % (2 * W) || w->stage_bytes + bytes > SMEM_OPTIN)
     return false;
+  for (uint32_t i = 0; i < as->nw; i++)
+    if (lw_nelem(w, wv_get(w->g, as->ids[i])->ops[0]) % 2)
+      return false;
   if (bytes > w->convert_bytes)
     w->convert_bytes = bytes;
   ex_t c = a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, lanes))
@@ -443,25 +456,24 @@ static bool sum_parts(lw *w, uint32_t v, int a,
     is[k] = lw_reg(w, TY_PRED);
     lw_emit(w, T_SETP, TY_PRED, is[k], creg, lw_iconst(w, k), 0, TIR_CMP_EQ);
   }
-  /* byte address of pair p written by writer rank r (its place among the
-   * waves other than the owner) */
   uint32_t lane = lw_expr(w, d->lane);
   uint32_t lane8 = lw_op2(w, T_MUL, TY_I32, lane, lw_iconst(w, 8));
   uint32_t at = lw_op2(w, T_ADD, TY_I32, lane8, lw_iconst(w, w->stage_bytes));
   int64_t chunk = ne / W;
-#define SLOT(r, e) ((((r) * ne / 2 + (e) / 2) * lanes) * 8)
+#define SLOT(r, g) ((((r) * ne / 2 + (g) / 2) * lanes) * 8)
+#define REG(g) (w->vals[wv_get(w->g, as->ids[as->at[g]])->ops[0]] + as->el[g])
   lw_barrier(w); /* the slots' last readers are done */
   for (int64_t k = 0; k < W; k++) {
     uint32_t region = only_begin(w, is[k]);
-    for (int64_t e = 0; e < ne; e += 2) {
-      int64_t owner = e / chunk;
+    for (int64_t g = 0; g < ne; g += 2) {
+      int64_t owner = g / chunk;
       if (owner == k)
         continue;
       int64_t r = k < owner ? k : k - 1;
       uint32_t *regs = wv_alloc(ctx, 2 * sizeof *regs);
-      regs[0] = w->vals[v] + (uint32_t)e;
+      regs[0] = REG(g);
       regs[1] = regs[0] + 1;
-      uint32_t addr = lw_op2(w, T_ADD, TY_I32, at, lw_iconst(w, SLOT(r, e)));
+      uint32_t addr = lw_op2(w, T_ADD, TY_I32, at, lw_iconst(w, SLOT(r, g)));
       tir_instr *in = lw_emit(w, T_STSV, TY_F32, 0, addr, 0, 0, 0);
       in->list = regs;
       in->nlist = 2;
@@ -472,10 +484,10 @@ static bool sum_parts(lw *w, uint32_t v, int a,
     lw_barrier(w); /* every part is written */
   for (int64_t k = 0; k < W; k++) {
     uint32_t region = only_begin(w, is[k]);
-    for (int64_t e = k * chunk; e < (k + 1) * chunk; e += 2) {
+    for (int64_t g = k * chunk; g < (k + 1) * chunk; g += 2) {
       uint32_t sum = lw_new_regs(w, TY_F32, 2);
-      lw_emit(w, T_MOV, TY_F32, sum, w->vals[v] + (uint32_t)e, 0, 0, 0);
-      lw_emit(w, T_MOV, TY_F32, sum + 1, w->vals[v] + (uint32_t)e + 1, 0, 0, 0);
+      lw_emit(w, T_MOV, TY_F32, sum, REG(g), 0, 0, 0);
+      lw_emit(w, T_MOV, TY_F32, sum + 1, REG(g) + 1, 0, 0, 0);
       for (int64_t o = 0; o < W; o++) {
         if (o == k)
           continue;
@@ -484,56 +496,103 @@ static bool sum_parts(lw *w, uint32_t v, int a,
         uint32_t *regs = wv_alloc(ctx, 2 * sizeof *regs);
         regs[0] = part;
         regs[1] = part + 1;
-        uint32_t addr = lw_op2(w, T_ADD, TY_I32, at, lw_iconst(w, SLOT(r, e)));
+        uint32_t addr = lw_op2(w, T_ADD, TY_I32, at, lw_iconst(w, SLOT(r, g)));
         tir_instr *in = lw_emit(w, T_LDSV, TY_F32, 0, addr, 0, 0, 0);
         in->list = regs;
         in->nlist = 2;
         for (int j = 0; j < 2; j++)
           lw_emit(w, T_ADD, TY_F32, sum + j, sum + j, part + j, 0, 0);
       }
-      emit(w, ud, (uint32_t)e, sum);
+      add_pair(w, as, (uint32_t)g, sum);
     }
     only_end(w, region);
   }
+#undef REG
 #undef SLOT
   return true;
 }
 
-/* The adds of write `id` (reduce = add) of value v into `mem`: element e
- * (and e + 1 where `pair`) from registers `regs`. */
-typedef struct add_ctx {
-  uint32_t id, v, owner;
-  const wv_node *mem;
-  uint32_t guards;
-} add_ctx;
-
-static void add_elems(lw *w, void *ud, uint32_t e, uint32_t regs) {
-  add_ctx *ac = ud;
-  wv_node *n = wv_get(w->g, ac->id);
+/* Adds elements g and g + 1 of the set (one clone's e and e + 1) from
+ * registers regs, regs + 1: one vector red where they are adjacent in
+ * memory, else one each. */
+static void add_pair(lw *w, add_set *as, uint32_t g, uint32_t regs) {
+  wv_node *n = wv_get(w->g, as->ids[as->at[g]]);
+  uint32_t v = n->ops[0], e = as->el[g];
   uint32_t mask;
-  uint32_t off = mem_offset(w, ac->v, n->mapping, ac->mem, e, &mask, &ac->guards);
-  if (ac->owner)
-    mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, ac->owner) : ac->owner;
-  bool pair = e + 1 < lw_nelem(w, ac->v) &&
-              pair_at(w, ac->v, n->mapping, ac->mem, e);
-  if (!pair) { /* two single adds */
-    for (uint32_t j = 0; j < 2 && e + j < lw_nelem(w, ac->v); j++) {
-      if (j) {
-        off = mem_offset(w, ac->v, n->mapping, ac->mem, e + j, &mask,
-                         &ac->guards);
-        if (ac->owner)
-          mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, ac->owner) : ac->owner;
-      }
-      lw_emit(w, T_REDG, TY_F32, 0, off, regs + j, mask, ac->mem->index);
-    }
+  uint32_t off = mem_offset(w, v, n->mapping, as->mem, e, &mask, &as->guards);
+  if (as->owner)
+    mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, as->owner) : as->owner;
+  if (!pair_at(w, v, n->mapping, as->mem, e)) {
+    lw_emit(w, T_REDG, TY_F32, 0, off, regs, mask, as->mem->index);
+    off = mem_offset(w, v, n->mapping, as->mem, e + 1, &mask, &as->guards);
+    if (as->owner)
+      mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, as->owner) : as->owner;
+    lw_emit(w, T_REDG, TY_F32, 0, off, regs + 1, mask, as->mem->index);
     return;
   }
   uint32_t *l = wv_alloc(w->ctx, 2 * sizeof *l);
   l[0] = regs;
   l[1] = regs + 1;
-  tir_instr *in = lw_emit(w, T_REDG, TY_F32, 0, off, 0, mask, ac->mem->index);
+  tir_instr *in = lw_emit(w, T_REDG, TY_F32, 0, off, 0, mask, as->mem->index);
   in->list = l;
   in->nlist = 2;
+}
+
+/* Write `id` (reduce = add) of a partial sum the waves hold, with the
+ * other clones of its write (the same block, the same origin, their
+ * values already computed): true when their parts were summed in shared
+ * memory and added (or were with an earlier clone). */
+static bool add_parts(lw *w, uint32_t id, int a, uint32_t owner) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  uint32_t origin = w->ix->info[id].origin;
+  uint32_t scope = (w->scopes.v[w->scopes.n - 1] + 1) << 2;
+  if ((w->parts_done[id] & ~3u) == scope)
+    return (w->parts_done[id] & 3) == 1;
+  const wv_block *b = &w->g->blocks.v[n->block];
+  add_set as = {.mem = wv_get(w->g, n->mem), .owner = owner};
+  as.ids = wv_alloc(ctx, b->nodes.n * sizeof *as.ids);
+  bool ready = true;
+  for (uint32_t i = 0; i < b->nodes.n; i++) {
+    uint32_t x = b->nodes.v[i];
+    wv_node *xn = wv_get(w->g, x);
+    if (xn->op != WAVEC_OP_WRITE || w->ix->info[x].origin != origin)
+      continue;
+    as.ids[as.nw++] = x;
+    ready &= w->vals[xn->ops[0]] != 0; /* computed before the first clone */
+  }
+  for (uint32_t i = 0; i < as.nw; i++) /* unless summed below: alone */
+    w->parts_done[as.ids[i]] = scope | 2;
+  if (!ready)
+    return false;
+  for (uint32_t i = 0; i < as.nw; i++)
+    as.ne += lw_nelem(w, wv_get(w->g, as.ids[i])->ops[0]);
+  as.at = wv_alloc(ctx, (as.ne ? as.ne : 1) * sizeof *as.at);
+  as.el = wv_alloc(ctx, (as.ne ? as.ne : 1) * sizeof *as.el);
+  for (uint32_t i = 0, g = 0; i < as.nw; i++)
+    for (uint32_t e = 0; e < lw_nelem(w, wv_get(w->g, as.ids[i])->ops[0]); e++) {
+      as.at[g] = i;
+      as.el[g++] = e;
+    }
+  if (!sum_parts(w, &as, a))
+    return false;
+  for (uint32_t i = 0; i < as.nw; i++)
+    w->parts_done[as.ids[i]] = scope | 1;
+  remark_access(w, id, as.mem, as.guards);
+  if (!w->remarked[origin]) {
+    w->remarked[origin] = true;
+    wv_buf rb;
+    wv_remark_start(w->k, n->loc, &rb);
+    wv_buf_printf(&rb,
+                  "write of '%s' adds a partial sum held by %lld waves: they "
+                  "sum their parts in %lld bytes of shared memory (two "
+                  "barriers), then each adds 1/%lld of the elements",
+                  as.mem->name, (long long)w->d->waves[a],
+                  (long long)((w->d->waves[a] - 1) * as.ne * w->d->lanes * 4),
+                  (long long)w->d->waves[a]);
+    wv_remark_end(w->k, &rb);
+  }
+  return true;
 }
 
 void lw_write(lw *w, uint32_t id) {
@@ -556,24 +615,9 @@ void lw_write(lw *w, uint32_t id) {
   bool add = n->flags & WV_WRITE_ADD;
   uint32_t owner = add ? add_owner(w, id, v) : 0;
   int pa = add ? part_axis(w, v) : -1;
-  if (pa >= 0 && !(ctx->test_hooks & WV_HOOK_ADD_EVERY_COPY)) {
-    add_ctx ac = {id, v, owner, mem, 0};
-    if (sum_parts(w, v, pa, add_elems, &ac)) {
-      remark_access(w, id, mem, ac.guards);
-      wv_buf b;
-      wv_remark_start(w->k, n->loc, &b);
-      wv_buf_printf(&b,
-                    "write of '%s' adds a partial sum held by %lld waves: "
-                    "they sum their parts in %lld bytes of shared memory "
-                    "(two barriers), then each adds 1/%lld of the elements",
-                    mem->name, (long long)w->d->waves[pa],
-                    (long long)((w->d->waves[pa] - 1) * lw_nelem(w, v) *
-                                w->d->lanes * 4),
-                    (long long)w->d->waves[pa]);
-      wv_remark_end(w->k, &b);
-      return;
-    }
-  }
+  if (pa >= 0 && !(ctx->test_hooks & WV_HOOK_ADD_EVERY_COPY) &&
+      add_parts(w, id, pa, owner))
+    return;
   uint32_t guards = 0, ne = lw_nelem(w, v);
   for (uint32_t e = 0; e < ne; e++) {
     uint32_t mask;

@@ -204,6 +204,41 @@ static void fused(const cfg *g, const char *const *defs, double scale,
   free(D_k), free(acc);
 }
 
+/* The one-pass backward on mma.sync (attention_bwd.wave's
+ * attention_bwd_fused): dk, dv and dq_acc (zeroed here) from q, k, v, do,
+ * lse, D; dq = dq_acc * scale. err: dq, dk, dv. */
+static void fused_sync(const char *const *defs, double scale,
+                       double *const in[6], const double *dq_ref,
+                       const double *dk_ref, const double *dv_ref,
+                       const char *what, double err[3]) {
+  static const char *const names[6] = {"q", "k", "v", "do", "lse", "D"};
+  kcase c;
+  double t;
+  if (!open_case(&c, BWD, "attention_bwd_fused", NULL, defs, scale))
+    return;
+  for (int i = 0; i < 6; i++)
+    kc_set(&c, names[i], in[i]);
+  size_t n = c.info[kc_arg(&c, "dq_acc")].elems;
+  double *zero = calloc(n, sizeof *zero);
+  kc_set(&c, "dq_acc", zero);
+  if (run(&c, &t)) {
+    err[1] = expect(&c, "dk", dk_ref, TOL, what);
+    err[2] = expect(&c, "dv", dv_ref, TOL, what);
+    double *acc = kc_output(&c, "dq_acc");
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+      double d = acc[i] * scale - dq_ref[i];
+      num += d * d;
+      den += dq_ref[i] * dq_ref[i];
+    }
+    err[0] = sqrt(num / (den > 0 ? den : 1));
+    CHECKF(err[0] < TOL, "%s: one-pass dq rel err %.3g", what, err[0]);
+    free(acc);
+  }
+  free(zero);
+  kc_close(&c);
+}
+
 static void bwd_case(const cfg *g, int B, int MK, int NK, uint64_t *rng) {
   const size_t b = (size_t)B, m = (size_t)MK, n = (size_t)NK;
   const double scale = 1.0 / sqrt((double)NK);
@@ -288,6 +323,13 @@ static void bwd_case(const cfg *g, int B, int MK, int NK, uint64_t *rng) {
          "%.1e dv %.1e); sim s: fwd %.2f D %.2f dkdv %.2f dq %.2f\n",
          what, e_D, e_bwd[0], e_bwd[1], e_bwd[2], e_bwd64[0], e_bwd64[1],
          e_bwd64[2], t_fwd, t_D, t_bwd[0], t_bwd[1]);
+  /* mma.sync's one-pass form on the float64 lse and D */
+  if (!g->wgmma && !g->hw && !g->causal) {
+    double e_f[3] = {NAN, NAN, NAN};
+    fused_sync(defs, scale, in64, dq, dk, dv, what, e_f);
+    printf("  %-44s one pass (fused): dq %.1e dk %.1e dv %.1e\n", what,
+           e_f[0], e_f[1], e_f[2]);
+  }
   /* the one-pass form on the forward's o (in f16) and lse */
   if (g->wgmma && o_k && lse_k) {
     double e_f[3] = {NAN, NAN, NAN};

@@ -8,7 +8,7 @@ run 0 check examples/gemm.wave
 grep -qE '^wavec: checked gemm in examples/gemm\.wave: no errors \([0-9.]+ (ms|s)\)$' "$T/err" ||
   fail "no check summary"
 run 0 check examples/attention_bwd.wave
-grep -qE '^wavec: checked 5 kernels in examples/attention_bwd\.wave \(attention_bwd_D, attention_bwd_dkdv, .*\): no errors \([0-9.]+ (ms|s)\)$' "$T/err" ||
+grep -qE '^wavec: checked 6 kernels in examples/attention_bwd\.wave \(attention_bwd_D, attention_bwd_dkdv, .*\): no errors \([0-9.]+ (ms|s)\)$' "$T/err" ||
   fail "no check summary for several kernels"
 run 0 check examples/attention_bwd.wave --kernel attention_bwd_dq
 grep -qE '^wavec: checked attention_bwd_dq in examples/attention_bwd\.wave: no errors' "$T/err" ||

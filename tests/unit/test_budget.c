@@ -27,7 +27,7 @@ static const struct {
     {"examples/gemm_wgmma.wave", 0, 1},
     {"examples/attention_fwd.wave", 0, 2},
     {"examples/attention_fwd_wgmma.wave", 0, 2},
-    {"examples/attention_bwd.wave", 0, 5},
+    {"examples/attention_bwd.wave", 0, 6},
     {"examples/attention_bwd_dkdv.wave", 1, 1},
     {"examples/attention_bwd_wgmma.wave", 0, 8},
     {"examples/gemm_fp8.wave", 0, 2},

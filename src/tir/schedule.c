@@ -53,7 +53,7 @@
  * Each says what it chose, or why not, in one remark. */
 #include "tir/lower.h"
 
-enum { PRODUCER_REGS = 40, CONSUMER_REGS_MAX = 240, POOL = 65536 };
+enum { PRODUCER_REGS = 24, CONSUMER_REGS_MAX = 240, POOL = 65536 };
 
 /* Where an error about knob `hw` points: the entry, else the first loop
  * with a ring, else the kernel. */

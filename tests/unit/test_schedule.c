@@ -253,8 +253,8 @@ static void specialized_shape(void) {
       exits += in->op == T_EXIT && region == 1;
       tma[region] += in->op == T_TMA;
       wgmma[region] += in->op == T_WGMMA;
-      dec += in->op == T_REGDEC && region == 1 && in->imm == 40;
-      inc += in->op == T_REGINC && region == 2 && in->imm == 232;
+      dec += in->op == T_REGDEC && region == 1 && in->imm == 24;
+      inc += in->op == T_REGINC && region == 2 && in->imm == 240;
       bars0 += in->op == T_BAR && in->imm == 0 && region == 0;
     }
     CHECKF(ifs == 2 && exits == 1, "%d regions, %d exits", ifs, exits);
@@ -266,8 +266,8 @@ static void specialized_shape(void) {
            inc, bars0);
     CHECK(kc_has_remark(pk, "warp specialization: warpgroup 2 (threads 256 to "
                          "383) only issues the tensor copies") &&
-          kc_has_remark(pk, "the producer gives back down to 40, the consumers "
-                         "take 232 (setmaxnreg)"));
+          kc_has_remark(pk, "the producer gives back down to 24, the consumers "
+                         "take 240 (setmaxnreg)"));
   }
   wavec_ctx_free(ctx);
 }

@@ -309,6 +309,10 @@ lw *lw_plan(wv_kernel *k);
 /* lower.c */
 uint32_t lw_reg(lw *w, tir_ty ty);
 tir_instr *lw_barrier(lw *w);
+/* A region that only the waves with predicate `on` run (T_IF ... T_ENDIF,
+ * `on` uniform across each wave); begin returns the T_IF's index. */
+uint32_t lw_region_begin(lw *w, uint32_t on);
+void lw_region_end(lw *w, uint32_t start);
 tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
                    uint32_t b, uint32_t c, int64_t imm);
 uint32_t lw_op2(lw *w, tir_op op, tir_ty ty, uint32_t a, uint32_t b);

@@ -387,21 +387,6 @@ static uint32_t add_owner(lw *w, uint32_t id, uint32_t v) {
   return first;
 }
 
-/* Opens a region that only the waves with `on` run (T_IF); returns it. */
-static uint32_t only_begin(lw *w, uint32_t on) {
-  tir_instr *in = lw_emit(w, T_IF, TY_PRED, 0, on, 0, 0, 0);
-  lw_open_scope(w);
-  return (uint32_t)(in - w->p->code.v);
-}
-
-static void only_end(lw *w, uint32_t start) {
-  lw_close_scope(w);
-  tir_instr *in = lw_emit(w, T_ENDIF, TY_PRED, 0, 0, 0, 0, 0);
-  uint32_t end = (uint32_t)(in - w->p->code.v);
-  w->p->code.v[start].match = end;
-  w->p->code.v[end].match = start;
-}
-
 /* The grid axis whose waves hold parts of value v (an mma whose reduction
  * dim they split), or -1. */
 static int part_axis(lw *w, uint32_t v) {
@@ -464,7 +449,8 @@ static bool sum_parts(lw *w, add_set *as, int a) {
 #define REG(g) (w->vals[wv_get(w->g, as->ids[as->at[g]])->ops[0]] + as->el[g])
   lw_barrier(w); /* the slots' last readers are done */
   for (int64_t k = 0; k < W; k++) {
-    uint32_t region = only_begin(w, is[k]);
+    uint32_t region = lw_region_begin(w, is[k]);
+    lw_open_scope(w);
     for (int64_t g = 0; g < ne; g += 2) {
       int64_t owner = g / chunk;
       if (owner == k)
@@ -478,12 +464,14 @@ static bool sum_parts(lw *w, add_set *as, int a) {
       in->list = regs;
       in->nlist = 2;
     }
-    only_end(w, region);
+    lw_close_scope(w);
+    lw_region_end(w, region);
   }
   if (!(ctx->test_hooks & WV_HOOK_DROP_BARRIER)) /* planted: reads race */
     lw_barrier(w); /* every part is written */
   for (int64_t k = 0; k < W; k++) {
-    uint32_t region = only_begin(w, is[k]);
+    uint32_t region = lw_region_begin(w, is[k]);
+    lw_open_scope(w);
     for (int64_t g = k * chunk; g < (k + 1) * chunk; g += 2) {
       uint32_t sum = lw_new_regs(w, TY_F32, 2);
       lw_emit(w, T_MOV, TY_F32, sum, REG(g), 0, 0, 0);
@@ -505,7 +493,8 @@ static bool sum_parts(lw *w, add_set *as, int a) {
       }
       add_pair(w, as, (uint32_t)g, sum);
     }
-    only_end(w, region);
+    lw_close_scope(w);
+    lw_region_end(w, region);
   }
 #undef REG
 #undef SLOT

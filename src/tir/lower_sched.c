@@ -143,13 +143,14 @@ static void producer_loop(lw *w, const ring_plan *r) {
   lw_ring_advance(w, first, last);
 }
 
-/* Opens a role's region on predicate `on`; returns its T_IF. */
-static uint32_t region_begin(lw *w, uint32_t on) {
+/* Opens a region that only the waves with predicate `on` (uniform across
+ * each wave: a role, a wave coordinate) run; returns its T_IF. */
+uint32_t lw_region_begin(lw *w, uint32_t on) {
   tir_instr *in = lw_emit(w, T_IF, TY_PRED, 0, on, 0, 0, 0);
   return (uint32_t)(in - w->p->code.v);
 }
 
-static void region_end(lw *w, uint32_t start) {
+void lw_region_end(lw *w, uint32_t start) {
   tir_instr *in = lw_emit(w, T_ENDIF, TY_PRED, 0, 0, 0, 0, 0);
   uint32_t end = (uint32_t)(in - w->p->code.v);
   w->p->code.v[start].match = end;
@@ -169,7 +170,7 @@ void lw_sched_begin(lw *w) {
     uint32_t redge = lw_iconst(w, edge);
     uint32_t producer = lw_reg(w, TY_PRED);
     lw_emit(w, T_SETP, TY_I32, producer, tid, redge, 0, TIR_CMP_GE);
-    uint32_t at = region_begin(w, producer);
+    uint32_t at = lw_region_begin(w, producer);
     lw_open_scope(w);
     lw_emit(w, T_REGDEC, TY_PRED, 0, 0, 0, 0, s->producer_regs);
     uint32_t leader = lw_reg(w, TY_PRED);
@@ -190,11 +191,11 @@ void lw_sched_begin(lw *w) {
     /* (so that nothing the consumers keep is live in the producer's 40
      * registers: ptxas would spill it) */
     lw_emit(w, T_EXIT, TY_PRED, 0, 0, 0, 0, 0);
-    region_end(w, at);
+    lw_region_end(w, at);
     w->loc = w->k->loc;
     uint32_t consumer = lw_reg(w, TY_PRED);
     lw_emit(w, T_SETP, TY_I32, consumer, tid, redge, 0, TIR_CMP_LT);
-    w->sched_region = region_begin(w, consumer);
+    w->sched_region = lw_region_begin(w, consumer);
     /* planted bug for the tests: consumers ask for more than the pool */
     int64_t regs = (w->ctx->test_hooks & WV_HOOK_SPEC_REGS_GREEDY)
                        ? 256
@@ -226,7 +227,7 @@ void lw_sched_end(lw *w) {
     tile_loop_end(w, &w->sched_tiles);
   lw_store_finish(w);
   if (s->specialize) {
-    region_end(w, w->sched_region);
+    lw_region_end(w, w->sched_region);
     w->bar_id = w->bar_threads = 0;
   }
 }

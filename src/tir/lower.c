@@ -222,6 +222,7 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   w->red_init = wv_alloc(ctx, nn * sizeof *w->red_init);
   w->remarked = wv_alloc(ctx, w->norigin * sizeof *w->remarked);
   w->parts_done = wv_alloc(ctx, nn * sizeof *w->parts_done);
+  w->batched = wv_alloc(ctx, nn * sizeof *w->batched);
   w->guarded = wv_alloc(ctx, w->norigin * sizeof *w->guarded);
   w->wide_said = wv_alloc(ctx, (k->args.n + 1) * sizeof *w->wide_said);
   tir_prog *p = w->p;

@@ -262,6 +262,9 @@ typedef struct lw {
                           * bits 0-1: 1 parts summed and added, 2 alone);
                           * a loop body lowered twice (masksplit) has
                           * another scope */
+  uint32_t *batched;     /* by conversion node: lowered with the first
+                          * clone of its group in the scope it names
+                          * (bits 2..: scope + 1) */
   bool *guarded;         /* by origin: guard remark given */
   bool *wide_said;       /* by argument: its 64-bit offsets remarked */
   uint32_t *size_index;  /* by dim: 1 + its run-time size's index in

@@ -65,12 +65,103 @@ static void remark_convert(lw *w, uint32_t id, const char *how) {
   wv_remark_end(w->k, &b);
 }
 
+/* Clones c of a conversion (ids[0..n), one layout) through shared memory
+ * in one round trip: one barrier (the region's last readers are done),
+ * every clone's operand elements stored to its own per-wave region, one
+ * barrier, every clone's elements loaded in its layout. */
+static void through_smem(lw *w, const uint32_t *ids, uint32_t n) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n0 = wv_get(w->g, ids[0]);
+  const wv_layout *lr = w->ix->info[ids[0]].layout;
+  tir_ty ty = tir_ty_of(n0->type.dt);
+  int64_t elems = 1, stride[WV_MAX_DIMS];
+  for (int i = (int)n0->type.n - 1; i >= 0; i--) {
+    stride[i] = elems;
+    elems *= wv_layout_dim(lr, n0->type.dims[i])->v;
+  }
+  remark_convert(w, ids[0], "through shared memory (a round trip with two "
+                            "barriers)");
+  int64_t nwaves = w->d->waves[0] * w->d->waves[1] * w->d->waves[2];
+  int64_t esize = tir_ty_bytes(ty);
+  /* a region per clone and wave at the start of shared memory (conversions
+   * are separated by barriers, so they share it) */
+  int64_t bytes = (elems * nwaves * (int64_t)n * esize + 15) / 16 * 16;
+  if (bytes > w->convert_bytes)
+    w->convert_bytes = bytes;
+  /* addresses in elements below, in bytes when lowered; the regions follow
+   * the staged operands */
+  ex_t *base = wv_alloc(ctx, n * sizeof *base);
+  for (uint32_t c = 0; c < n; c++)
+    base[c] = ex_add(ctx,
+                     ex_const(ctx, w->stage_bytes / esize +
+                                       (int64_t)c * nwaves * elems),
+                     ex_mul(ctx, lw_wave_id(w), ex_const(ctx, elems)));
+  lw_barrier(w);
+  for (uint32_t c = 0; c < n; c++) {
+    wv_node *nn = wv_get(w->g, ids[c]);
+    wv_nodeinfo *in = &w->ix->info[ids[c]];
+    for (uint32_t j = 0; j < nn->nops; j++) {
+      uint32_t o = nn->ops[j];
+      wv_node *on = wv_get(w->g, o);
+      wv_nodeinfo *oi = &w->ix->info[o];
+      for (uint32_t e = 0; e < oi->layout->nelem; e++) {
+        ex_t off = base[c];
+        uint32_t mask = 0;
+        for (uint32_t i = 0; i < on->type.n; i++) {
+          wavec_sym dim = on->type.dims[i];
+          const wv_ldim *od = wv_layout_dim(oi->layout, dim);
+          const wv_ldim *rd = wv_layout_dim(lr, dim);
+          int32_t rc = 0;
+          uint32_t ri = 0;
+          for (uint32_t t = 0; t < nn->type.n; t++)
+            if (nn->type.dims[t] == dim)
+              rc = in->coord[t], ri = t;
+          ex_t local = ex_add(
+              ctx, ex_const(ctx, oi->coord[i] * od->v - rc * rd->v), od->frag);
+          local = lw_concrete(w, local, e);
+          lw_bound_check(w, local, ex_const(ctx, rd->v), &mask);
+          off = ex_add(ctx, off, ex_mul(ctx, local, ex_const(ctx, stride[ri])));
+        }
+        off = ex_mul(ctx, off, ex_const(ctx, esize));
+        uint32_t a = lw_expr(w, lw_concrete(w, off, e));
+        lw_emit(w, T_STS, ty, 0, a, lw_elem(w, o, e, ty), mask, 0);
+      }
+    }
+  }
+  /* planted bug for the tests: lanes read what others have not written */
+  if (!(w->ctx->test_hooks & WV_HOOK_DROP_BARRIER))
+    lw_barrier(w);
+  for (uint32_t c = 0; c < n; c++) {
+    wv_node *nn = wv_get(w->g, ids[c]);
+    uint32_t first = lw_new_regs(w, ty, lr->nelem);
+    for (uint32_t e = 0; e < lr->nelem; e++) {
+      ex_t off = base[c];
+      for (uint32_t i = 0; i < nn->type.n; i++) {
+        const wv_ldim *rd = wv_layout_dim(lr, nn->type.dims[i]);
+        off = ex_add(ctx, off, ex_mul(ctx, rd->frag, ex_const(ctx, stride[i])));
+      }
+      off = ex_mul(ctx, off, ex_const(ctx, esize));
+      lw_emit(w, T_LDS, ty, first + e, lw_expr(w, lw_concrete(w, off, e)), 0,
+              0, 0);
+    }
+    w->vals[ids[c]] = first;
+  }
+}
+
+/* A conversion. Where every lane holds what it needs: register moves.
+ * Else through shared memory, together with the conversion's other clones
+ * in this block that go that way and whose operands are computed (one
+ * round trip, not one a clone: an mma operand's k-tiles are clones); the
+ * later clones then find their registers set in this scope. */
 void lw_convert(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
   wv_nodeinfo *in = &w->ix->info[id];
   const wv_layout *lr = in->layout;
   tir_ty ty = tir_ty_of(n->type.dt);
+  uint32_t scope = (w->scopes.v[w->scopes.n - 1] + 1) << 2;
+  if ((w->batched[id] & ~3u) == scope)
+    return; /* lowered with the first clone of its group */
   uint32_t *src = wv_alloc(ctx, lr->nelem * sizeof *src);
   if (in_register(w, id, src)) {
     remark_convert(w, id, "in registers (each lane holds what it needs)");
@@ -80,65 +171,25 @@ void lw_convert(lw *w, uint32_t id) {
     w->vals[id] = first;
     return;
   }
-  int64_t elems = 1, stride[WV_MAX_DIMS];
-  for (int i = (int)n->type.n - 1; i >= 0; i--) {
-    stride[i] = elems;
-    elems *= wv_layout_dim(lr, n->type.dims[i])->v;
+  const wv_block *b = &w->g->blocks.v[n->block];
+  uint32_t *ids = wv_alloc(ctx, b->nodes.n * sizeof *ids), nids = 0;
+  bool seen = false;
+  for (uint32_t i = 0; i < b->nodes.n; i++) {
+    uint32_t x = b->nodes.v[i];
+    seen |= x == id;
+    wv_node *xn = wv_get(w->g, x);
+    if (!seen || xn->op != WV_OP_CONVERT ||
+        w->ix->info[x].origin != in->origin ||
+        !wv_layout_eq(w->ix->info[x].layout, lr))
+      continue;
+    bool ready = true;
+    for (uint32_t j = 0; j < xn->nops; j++)
+      ready &= w->vals[xn->ops[j]] != 0;
+    if (x != id && (!ready || in_register(w, x, src)))
+      continue;
+    ids[nids++] = x;
   }
-  remark_convert(w, id, "through shared memory (a round trip with two "
-                        "barriers)");
-  int64_t nwaves = w->d->waves[0] * w->d->waves[1] * w->d->waves[2];
-  int64_t esize = tir_ty_bytes(ty);
-  /* one region per wave at the start of shared memory (conversions are
-   * separated by barriers, so they share it) */
-  int64_t bytes = (elems * nwaves * esize + 15) / 16 * 16;
-  if (bytes > w->convert_bytes)
-    w->convert_bytes = bytes;
-  /* addresses in elements below, in bytes when lowered; the region follows
-   * the staged operands */
-  ex_t base = ex_add(ctx, ex_const(ctx, w->stage_bytes / esize),
-                     ex_mul(ctx, lw_wave_id(w), ex_const(ctx, elems)));
-  lw_barrier(w);
-  for (uint32_t j = 0; j < n->nops; j++) {
-    uint32_t o = n->ops[j];
-    wv_node *on = wv_get(w->g, o);
-    wv_nodeinfo *oi = &w->ix->info[o];
-    for (uint32_t e = 0; e < oi->layout->nelem; e++) {
-      ex_t off = base;
-      uint32_t mask = 0;
-      for (uint32_t i = 0; i < on->type.n; i++) {
-        wavec_sym dim = on->type.dims[i];
-        const wv_ldim *od = wv_layout_dim(oi->layout, dim);
-        const wv_ldim *rd = wv_layout_dim(lr, dim);
-        int32_t rc = 0;
-        uint32_t ri = 0;
-        for (uint32_t t = 0; t < n->type.n; t++)
-          if (n->type.dims[t] == dim)
-            rc = in->coord[t], ri = t;
-        ex_t local = ex_add(ctx, ex_const(ctx, oi->coord[i] * od->v - rc * rd->v),
-                            od->frag);
-        local = lw_concrete(w, local, e);
-        lw_bound_check(w, local, ex_const(ctx, rd->v), &mask);
-        off = ex_add(ctx, off, ex_mul(ctx, local, ex_const(ctx, stride[ri])));
-      }
-      off = ex_mul(ctx, off, ex_const(ctx, esize));
-      uint32_t a = lw_expr(w, lw_concrete(w, off, e));
-      lw_emit(w, T_STS, ty, 0, a, lw_elem(w, o, e, ty), mask, 0);
-    }
-  }
-  /* planted bug for the tests: lanes read what others have not written */
-  if (!(w->ctx->test_hooks & WV_HOOK_DROP_BARRIER))
-    lw_barrier(w);
-  uint32_t first = lw_new_regs(w, ty, lr->nelem);
-  for (uint32_t e = 0; e < lr->nelem; e++) {
-    ex_t off = base;
-    for (uint32_t i = 0; i < n->type.n; i++) {
-      const wv_ldim *rd = wv_layout_dim(lr, n->type.dims[i]);
-      off = ex_add(ctx, off, ex_mul(ctx, rd->frag, ex_const(ctx, stride[i])));
-    }
-    off = ex_mul(ctx, off, ex_const(ctx, esize));
-    lw_emit(w, T_LDS, ty, first + e, lw_expr(w, lw_concrete(w, off, e)), 0, 0,
-            0);
-  }
-  w->vals[id] = first;
+  for (uint32_t i = 0; i < nids; i++)
+    w->batched[ids[i]] = scope | 1;
+  through_smem(w, ids, nids);
 }

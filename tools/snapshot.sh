@@ -61,6 +61,14 @@ test_cases() {
   echo "bench/gemm.wave gemm_wgmma_bf16 stages=4 -D M=256 -D N=512 -D K=128"
   attn examples/attention_bwd_wgmma.wave attention_bwd_dkdv_wgmma - 2 256 128
   attn examples/attention_bwd_wgmma.wave attention_bwd_dq_wgmma_causal - 1 256 64
+  # tests/unit/test_reduce_add.c, test_attention_bwd.c (one pass)
+  for k in gemm_split_k gemm_split_k_waves col_sum row_sum store_then_add; do
+    echo "tests/kernels/reduce_add.wave $k - -D M=50 -D N=70 -D K=200"
+  done
+  attn examples/attention_bwd.wave attention_bwd_fused - 2 128 64
+  attn examples/attention_bwd.wave attention_bwd_fused - 1 100 32 -D BLOCK_M=64 -D BLOCK_K2=64 -D WAVES=4
+  attn examples/attention_bwd_wgmma.wave attention_bwd_fused_wgmma - 1 200 64
+  attn examples/attention_bwd_wgmma.wave attention_bwd_fused_wgmma_causal - 2 256 128
   echo "examples/gemm.wave gemm - -D M=64 -D N=64 -D K=32"
   # tests/unit/test_numerics.c
   local s
@@ -190,6 +198,8 @@ bench_cases() {
       B=$((16384 / N)); [ $B -lt 1 ] && B=1
       BH=$((B * (2048 / D)))
       echo "examples/attention_bwd.wave attention_bwd_D - -D B=$BH -D M=$N -D N=$D"
+      echo "examples/attention_bwd_wgmma.wave attention_bwd_prep - -D B=$BH -D M=$N -D N=$D"
+      echo "examples/attention_bwd_wgmma.wave attention_bwd_dq_scale - -D B=$BH -D M=$N -D K1=$D"
       for c in "" _causal; do
         attn examples/attention_fwd.wave attention_fwd$c - $BH $N $D
         attn examples/attention_fwd_wgmma.wave attention_fwd_wgmma$c - $BH $N $D
@@ -223,6 +233,12 @@ bench_cases() {
         for cfg in "128 64 2" "128 64 3" "128 32 3" "128 32 4" "64 64 2" "64 64 3" "64 64 4" "64 128 3"; do
           set -- $cfg
           attn examples/attention_bwd_wgmma.wave attention_bwd_dkdv_wgmma$c stages=$3 $BH $N $D -D BLOCK_K2=$1 -D BLOCK_M=$2
+        done
+        # the one-pass backward (bench.py's BWD1)
+        for cfg in "128 64 2 -" "128 64 2 specialize=0" "128 64 3 specialize=0" "64 64 2 -"; do
+          set -- $cfg
+          local h=$4; [ "$h" = - ] && h="" || h=",$h"
+          attn examples/attention_bwd_wgmma.wave attention_bwd_fused_wgmma$c stages=$3$h $BH $N $D -D BLOCK_K2=$1 -D BLOCK_M=$2
         done
         # the schedule knobs (bench.py's TURNS, FA3_FWD, FA3_BWD)
         local sch

@@ -48,11 +48,6 @@ static double round_to(tir_ty ty, double x) {
   }
 }
 
-static bool is_float(tir_ty ty) {
-  return ty == TY_F16 || ty == TY_BF16 || ty == TY_F32 || ty == TY_E4M3 ||
-         ty == TY_E5M2;
-}
-
 double sim_load_elem(wavec_dtype dt, const void *base, int64_t i) {
   switch (dt) {
   case WAVEC_F16: return wv_f16_to_f32(((const uint16_t *)base)[i]);
@@ -84,9 +79,6 @@ static int64_t floordiv(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-/* RSET values: 0 unwritten, 1 written, 2 a wgmma in flight writes it. */
-enum { REG_UNSET, REG_SET, REG_WGMMA };
-
 static val rd(sim *s, const tir_instr *in, uint32_t w, uint32_t r, int l) {
   if (RSET(s, w, r, l) != REG_SET) {
     if (RSET(s, w, r, l) == REG_UNSET)
@@ -106,7 +98,11 @@ val sim_rd(sim *s, const tir_instr *in, uint32_t w, uint32_t r, int l) {
 
 static void wr(sim *s, uint32_t w, uint32_t r, int l, val v) {
   R(s, w, r, l) = v;
-  RSET(s, w, r, l) = 1;
+  RSET(s, w, r, l) = REG_SET;
+}
+
+void sim_wr(sim *s, uint32_t w, uint32_t r, int l, val v) {
+  wr(s, w, r, l, v);
 }
 
 static int64_t sreg(sim *s, uint32_t w, int l, int64_t which) {
@@ -155,25 +151,6 @@ static bool cmp(int64_t c, double a, double b) {
   }
 }
 
-/* A register's value as a number (integers are exact in a double). */
-static double num(tir_ty ty, val v) {
-  return is_float(ty) ? v.f : (double)v.i;
-}
-
-/* One mma's sum, acc + the K products, into the accumulator's type: f32
- * rounds the sum once (the products of f16, bf16 and 8-bit floats are
- * exact, their order of summation is the hardware's own: the tests allow
- * for it); s32 wraps (no .satfinite), which makes it the exact sum modulo
- * 2^32 whatever the order, so bit-exact. Integer sums stay below 2^53. */
-static val mma_sum(tir_ty aty, double acc, const double *a, const double *b,
-                   int K) {
-  for (int k = 0; k < K; k++)
-    acc += a[k] * b[k];
-  if (aty == TY_I32)
-    return (val){.i = (int32_t)(uint32_t)(uint64_t)(int64_t)acc};
-  return (val){.f = (double)(float)acc};
-}
-
 /* cmp on integers, exactly (i64 values past 2^53 included). */
 static bool icmp(int64_t c, int64_t a, int64_t b) {
   switch (c) {
@@ -186,188 +163,15 @@ static bool icmp(int64_t c, int64_t a, int64_t b) {
   }
 }
 
-static void do_mma(sim *s, const tir_instr *in, uint32_t w) {
-  const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)in->imm);
-  int nc = s->mma_elems[WV_ACC], na = s->mma_elems[WV_LHS],
-      nb = s->mma_elems[WV_RHS];
-  int N = mi->n, K = mi->k;
-  tir_ty ity = tir_ty_of(mi->in), aty = tir_ty_of(mi->acc);
-  double *A = s->A, *B = s->B, *C = s->C;
-  const uint32_t *lst = in->list;
-  for (int l = 0; l < s->lanes; l++) {
-    for (int e = 0; e < na; e++) {
-      int *rc = s->mma_map[WV_LHS][l * na + e];
-      A[rc[0] * K + rc[1]] = num(ity, rd(s, in, w, lst[nc + e], l));
-    }
-    for (int e = 0; e < nb; e++) {
-      int *rc = s->mma_map[WV_RHS][l * nb + e];
-      B[rc[0] * K + rc[1]] = num(ity, rd(s, in, w, lst[nc + na + e], l));
-    }
-    for (int e = 0; e < nc; e++) {
-      int *rc = s->mma_map[WV_ACC][l * nc + e];
-      C[rc[0] * N + rc[1]] = num(aty, rd(s, in, w, lst[nc + na + nb + e], l));
-    }
-  }
-  for (int l = 0; l < s->lanes; l++)
-    for (int e = 0; e < nc; e++) {
-      int *rc = s->mma_map[WV_ACC][l * nc + e];
-      wr(s, w, lst[e], l,
-         mma_sum(aty, C[rc[0] * N + rc[1]], A + rc[0] * K, B + rc[1] * K, K));
-    }
-}
-
-static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
-                         tir_ty ty, int64_t addr, const val *st);
-
-/* The maps of the mma's roles held in registers for a tile of N columns,
- * from the layout table (kept until another N is asked for). */
-static void mma_maps(sim *s, wavec_mma_kind kind, int N) {
-  if (s->map_n == N)
-    return;
-  wavec_ctx *ctx = s->ctx;
-  wavec_sym ls = wavec_symbol(ctx, "$lane"), es = wavec_symbol(ctx, "$E");
-  uint32_t ns = ctx->sym_names.n;
-  int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);
-  for (int r = 0; r < WV_ROLE_COUNT; r++) {
-    if (wv_mma_role_in_shared(kind, (wv_role)r))
-      continue;
-    int ne = wv_mma_elems(kind, (wv_role)r, N);
-    s->mma_elems[r] = ne;
-    int(*map)[2] = wv_alloc(ctx, (size_t)s->lanes * ne * sizeof *map);
-    ex_t co[2];
-    wv_mma_layout(ctx, kind, (wv_role)r, N, ex_sym(ctx, ls), ex_sym(ctx, es),
-                  co);
-    for (int l = 0; l < s->lanes; l++)
-      for (int e = 0; e < ne; e++) {
-        vals[ls] = l;
-        vals[es] = e;
-        for (int j = 0; j < 2; j++) {
-          int64_t v;
-          wv_assert(ctx, ex_eval(ctx, co[j], vals, NULL, ns, &v));
-          map[l * ne + e][j] = (int)v;
-        }
-      }
-    s->mma_map[r] = map;
-  }
-  s->map_n = N;
-}
-
 /* Register r of wave w, which tir.h has the same in every lane; where it
  * is not, an internal error saying `differs`. */
-static int64_t uniform(sim *s, const tir_instr *in, uint32_t w, uint32_t r,
-                       const char *differs) {
+int64_t sim_uniform(sim *s, const tir_instr *in, uint32_t w, uint32_t r,
+                    const char *differs) {
   int64_t v = rd(s, in, w, r, 0).i;
   for (int l = 1; l < s->lanes; l++)
     if (rd(s, in, w, r, l).i != v)
       sim_report(s, in, w, l, D_INTERNAL, "%s", differs);
   return v;
-}
-
-static const char *const WGMMA_ADDR =
-    "a wgmma operand address differs between the lanes of the warpgroup";
-
-/* An element a wgmma of wave w reads from shared memory (for lane l's
- * race check); its bytes stay marked read until the wgmma retires. */
-static val wgmma_read(sim *s, const tir_instr *in, uint32_t w, int l,
-                      tir_ty ty, int64_t addr) {
-  val v = shared_access(s, in, w, l, ty, addr, NULL);
-  for (int64_t g = addr; g < addr + tir_ty_bytes(ty); g++) {
-    s->smem[g].wgread++;
-    spend p = {g, s->wgroups[w], true};
-    vec_push(s->ctx, &s->wpend[w], p);
-  }
-  return v;
-}
-
-/* T_WGMMA of wave w (a warpgroup), as tir.h says: the operands come from
- * registers or from shared memory through the 128-byte swizzle (each lhs
- * row read by the first lane of the warp whose accumulator rows it feeds,
- * the rhs by lane 0). The accumulator is updated now; its registers and
- * the lhs fragment stay marked in flight until a wait. */
-static void do_wgmma(sim *s, const tir_instr *in, uint32_t w) {
-  wavec_mma_kind kind = (wavec_mma_kind)(in->imm & TIR_WG_KIND);
-  const wv_mma_info *mi = wv_mma_info_get(kind);
-  tir_ty ity = tir_ty_of(mi->in), aty = tir_ty_of(mi->acc);
-  int64_t es = tir_ty_bytes(ity); /* a row of K is es * K bytes */
-  bool areg = in->imm & TIR_WG_A_REGS, bmn = in->imm & TIR_WG_B_MN;
-  int na = areg ? wv_mma_elems(kind, WV_LHS, 8) : 0, ne = (int)in->nlist - na;
-  int M = mi->m, K = mi->k, N = 2 * ne;
-  mma_maps(s, kind, N);
-  int64_t b = uniform(s, in, w, in->b, WGMMA_ADDR);
-  double *A = s->A, *B = s->B;
-  if (areg) {
-    for (int l = 0; l < s->lanes; l++)
-      for (int e = 0; e < na; e++) {
-        int *mk = s->mma_map[WV_LHS][l * na + e];
-        A[mk[0] * K + mk[1]] = num(ity, rd(s, in, w, in->list[ne + e], l));
-      }
-  } else {
-    int64_t a = uniform(s, in, w, in->a, WGMMA_ADDR);
-    for (int m = 0; m < M; m++)
-      for (int k = 0; k < K; k++)
-        A[m * K + k] = num(ity, wgmma_read(s, in, w, 32 * (m / 16), ity,
-                                           tir_swz128(a + 128 * m + es * k)));
-  }
-  for (int n = 0; n < N; n++)
-    for (int k = 0; k < K; k++) {
-      int64_t at = bmn ? b + 128 * k + es * (n % 64) + in->imm2 * (n / 64)
-                       : b + 128 * n + es * k;
-      B[n * K + k] = num(ity, wgmma_read(s, in, w, 0, ity, tir_swz128(at)));
-    }
-  for (int l = 0; l < s->lanes; l++) {
-    for (int e = 0; e < ne; e++) {
-      uint32_t r = in->list[e];
-      if (RSET(s, w, r, l) == REG_UNSET)
-        sim_report(s, in, w, l, D_SIM_UNINIT,
-               "register r%u is read before it is written", r);
-      int *mn = s->mma_map[WV_ACC][l * ne + e];
-      R(s, w, r, l) = mma_sum(aty, num(aty, R(s, w, r, l)), A + mn[0] * K,
-                              B + mn[1] * K, K);
-      RSET(s, w, r, l) = REG_WGMMA;
-    }
-    for (int e = 0; e < na; e++)
-      RSET(s, w, in->list[ne + e], l) = REG_WGMMA;
-  }
-  for (uint32_t e = 0; e < in->nlist; e++) {
-    spend p = {in->list[e], s->wgroups[w], false};
-    vec_push(s->ctx, &s->wpend[w], p);
-  }
-}
-
-/* Closes wave w's group of wgmmas issued since the last close (a wait or
- * a commit), if it issued any (an empty group is no group). */
-static void wgmma_close(sim *s, uint32_t w) {
-  bool open = false;
-  for (uint32_t i = 0; i < s->wpend[w].n && !open; i++)
-    open = s->wpend[w].v[i].group == s->wgroups[w];
-  s->wgroups[w] += open;
-}
-
-/* Wave w's wgmma wait: closes the open group; all but the `keep` newest
- * groups retire (their registers become readable, the shared bytes they
- * read writable). */
-static void wgmma_wait(sim *s, uint32_t w, int64_t keep) {
-  wgmma_close(s, w);
-  uint32_t kept = 0;
-  for (uint32_t i = 0; i < s->wpend[w].n; i++) {
-    spend *p = &s->wpend[w].v[i];
-    if ((int64_t)p->group + keep >= (int64_t)s->wgroups[w]) {
-      s->wpend[w].v[kept++] = *p;
-    } else if (p->smem) {
-      s->smem[p->at].wgread--;
-      if (s->as)
-        sim_async_retired(s, w, p->at);
-    } else {
-      for (int l = 0; l < s->lanes; l++)
-        RSET(s, w, (uint32_t)p->at, l) = REG_SET;
-    }
-  }
-  s->wpend[w].n = kept;
-  /* a register an older group shared with a kept one stays in flight */
-  for (uint32_t i = 0; i < kept; i++)
-    if (!s->wpend[w].v[i].smem)
-      for (int l = 0; l < s->lanes; l++)
-        RSET(s, w, (uint32_t)s->wpend[w].v[i].at, l) = REG_WGMMA;
 }
 
 static int32_t global_thread(sim *s, uint32_t w, int l) {
@@ -380,13 +184,21 @@ static int32_t global_thread(sim *s, uint32_t w, int l) {
 }
 
 /* Element `off` of argument in->imm, checked. */
-static val ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
-               int64_t off) {
+/* Checks that element `off` of argument in->imm exists; `what` the
+ * access ("read of", "write of", "add to"). */
+static void global_bounds(sim *s, const tir_instr *in, uint32_t w, int l,
+                          int64_t off, const char *what) {
   const tir_arg *a = &s->p->args.v[in->imm];
   if (off < 0 || off >= a->elems)
     sim_report(s, in, w, l, D_SIM_OOB,
-           "out-of-bounds read of '%s': element %lld of %lld", a->name,
-           (long long)off, (long long)a->elems);
+               "out-of-bounds %s '%s': element %lld of %lld", what, a->name,
+               (long long)off, (long long)a->elems);
+}
+
+static val ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
+               int64_t off) {
+  const tir_arg *a = &s->p->args.v[in->imm];
+  global_bounds(s, in, w, l, off, "read of");
   if (s->ginit[in->imm] && !s->ginit[in->imm][off])
     sim_report(s, in, w, l, D_SIM_UNINIT,
            "read of '%s' element %lld, which nothing wrote", a->name,
@@ -424,10 +236,7 @@ static double ftz32(double x) {
 static void redg(sim *s, const tir_instr *in, uint32_t w, int l, int64_t off,
                  double x) {
   const tir_arg *a = &s->p->args.v[in->imm];
-  if (off < 0 || off >= a->elems)
-    sim_report(s, in, w, l, D_SIM_OOB,
-               "out-of-bounds add to '%s': element %lld of %lld", a->name,
-               (long long)off, (long long)a->elems);
+  global_bounds(s, in, w, l, off, "add to");
   int32_t me = global_thread(s, w, l);
   mixed_writes(s, in, w, l, in->imm, off, s->gwriter[in->imm][off], me, true);
   double old = sim_load_elem(a->dt, s->args[in->imm], off);
@@ -455,11 +264,7 @@ void sim_store_elem(sim *s, const tir_instr *in, uint32_t w, int l,
 
 static void stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
                 int64_t off, val v) {
-  const tir_arg *a = &s->p->args.v[in->imm];
-  if (off < 0 || off >= a->elems)
-    sim_report(s, in, w, l, D_SIM_OOB,
-           "out-of-bounds write of '%s': element %lld of %lld", a->name,
-           (long long)off, (long long)a->elems);
+  global_bounds(s, in, w, l, off, "write of");
   sim_store_elem(s, in, w, l, in->imm, off, is_float(ty) ? v.f : (double)v.i);
 }
 
@@ -562,8 +367,8 @@ static void check_write(sim *s, const tir_instr *in, uint32_t w, int l,
 /* Reads (st == NULL) or writes *st at shared byte address `addr` as type
  * ty, checking bounds, alignment, initialisation and races byte by byte.
  * Values are kept as their bit patterns. */
-static val shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
-                         tir_ty ty, int64_t addr, const val *st) {
+val sim_shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
+                      tir_ty ty, int64_t addr, const val *st) {
   int64_t size = tir_ty_bytes(ty);
   shared_bounds(s, in, w, l, addr, size, size, st != NULL);
   uint8_t bits[4] = {0, 0, 0, 0};
@@ -764,7 +569,7 @@ static val lane_ldg(sim *s, const tir_instr *in, uint32_t w, int l) {
 }
 
 static val lane_lds(sim *s, const tir_instr *in, uint32_t w, int l) {
-  return shared_access(s, in, w, l, in->ty, rd(s, in, w, in->a, l).i, NULL);
+  return sim_shared_access(s, in, w, l, in->ty, rd(s, in, w, in->a, l).i, NULL);
 }
 
 /* Integer arithmetic (floor division and modulus, tir.h), modulo 2^64;
@@ -875,7 +680,7 @@ static bool exec_sts(sim *s, const tir_instr *in, uint32_t w) {
     if (in->c && !rd(s, in, w, in->c, l).i)
       continue;
     val v = rd(s, in, w, in->b, l);
-    shared_access(s, in, w, l, in->ty, rd(s, in, w, in->a, l).i, &v);
+    sim_shared_access(s, in, w, l, in->ty, rd(s, in, w, in->a, l).i, &v);
   }
   return true;
 }
@@ -910,12 +715,12 @@ static bool exec_vector(sim *s, const tir_instr *in, uint32_t w) {
         wr(s, w, in->list[j], l, on ? ldg(s, in, w, l, ty, a + j) : (val){0});
       } else if (in->op == T_LDSV) {
         wr(s, w, in->list[j], l,
-           shared_access(s, in, w, l, ty, a + j * size, NULL));
+           sim_shared_access(s, in, w, l, ty, a + j * size, NULL));
       } else if (in->op == T_STGV) {
         stg(s, in, w, l, ty, a + j, rd(s, in, w, in->list[j], l));
       } else {
         val v = rd(s, in, w, in->list[j], l);
-        shared_access(s, in, w, l, ty, a + j * size, &v);
+        sim_shared_access(s, in, w, l, ty, a + j * size, &v);
       }
     }
   }
@@ -936,7 +741,7 @@ static bool exec_ldsm(sim *s, const tir_instr *in, uint32_t w) {
         int64_t row = rd(s, in, w, in->a, src).i;
         int64_t col = tr ? 2 * (l / 4) : 4 * (l % 4) + 2 * h;
         s->tmp[(2 * j + h) * L + l] =
-            shared_access(s, in, w, l, in->ty, row + col, NULL);
+            sim_shared_access(s, in, w, l, in->ty, row + col, NULL);
       }
   for (int l = 0; l < L; l++)
     for (uint32_t k = 0; k < in->nlist; k++)
@@ -953,22 +758,22 @@ static bool exec_shfl(sim *s, const tir_instr *in, uint32_t w) {
 }
 
 static bool exec_mma(sim *s, const tir_instr *in, uint32_t w) {
-  do_mma(s, in, w);
+  sim_mma(s, in, w);
   return true;
 }
 
 static bool exec_wgmma(sim *s, const tir_instr *in, uint32_t w) {
-  do_wgmma(s, in, w);
+  sim_wgmma(s, in, w);
   return true;
 }
 
 static bool exec_wgwait(sim *s, const tir_instr *in, uint32_t w) {
-  wgmma_wait(s, w, in->imm);
+  sim_wgmma_wait(s, w, in->imm);
   return true;
 }
 
 static bool exec_wgcommit(sim *s, const tir_instr *in, uint32_t w) {
-  wgmma_close(s, w);
+  sim_wgmma_close(s, w);
   return true;
 }
 
@@ -1004,7 +809,7 @@ static bool exec_bar(sim *s, const tir_instr *in, uint32_t w) {
 
 /* A branch's predicate: the same in every lane of the wave (tir.h). */
 static bool exec_if(sim *s, const tir_instr *in, uint32_t w) {
-  int64_t v = uniform(s, in, w, in->a, "a branch's predicate "
+  int64_t v = sim_uniform(s, in, w, in->a, "a branch's predicate "
                       "differs between the lanes of a wave");
   if (!v)
     s->waves[w].pc = in->match + 1;
@@ -1017,7 +822,7 @@ static bool exec_endif(sim *s, const tir_instr *in, uint32_t w) {
 
 /* A turn's barrier id (tir.h: uniform across the wave, 2 to 15). */
 static int turn_id(sim *s, const tir_instr *in, uint32_t w) {
-  int64_t id = uniform(s, in, w, in->a, "a turn's barrier differs "
+  int64_t id = sim_uniform(s, in, w, in->a, "a turn's barrier differs "
                        "between the lanes of a wave");
   if (id < 2 || id > 15)
     sim_report(s, in, w, 0, D_INTERNAL, "a turn at barrier %lld: turns take "
@@ -1038,7 +843,7 @@ static bool exec_turnwait(sim *s, const tir_instr *in, uint32_t w) {
  * wave waiting: the turns no longer alternate. */
 static bool exec_turnpass(sim *s, const tir_instr *in, uint32_t w) {
   s->waves[w].turns = true;
-  if (in->b && !uniform(s, in, w, in->b, "a turn's predicate differs "
+  if (in->b && !sim_uniform(s, in, w, in->b, "a turn's predicate differs "
                                "between the lanes of a wave"))
     return true;
   int id = turn_id(s, in, w);
@@ -1497,7 +1302,7 @@ static void simulate(wv_kernel *k, void *const *args) {
   if (p->mma >= 0) {
     const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)p->mma);
     if (mi->n) /* a wgmma's maps depend on its N: made at its first use */
-      mma_maps(&s, (wavec_mma_kind)p->mma, mi->n);
+      sim_mma_maps(&s, (wavec_mma_kind)p->mma, mi->n);
     s.A = wv_alloc(ctx, (size_t)mi->m * mi->k * sizeof *s.A);
     s.B = wv_alloc(ctx, (size_t)(mi->n ? mi->n : 256) * mi->k * sizeof *s.B);
     s.C = wv_alloc(ctx, (size_t)mi->m * (mi->n ? mi->n : 256) * sizeof *s.C);

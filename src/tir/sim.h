@@ -102,6 +102,14 @@ typedef struct sim {
 #define R(s, w, r, l) ((s)->regs[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
 #define RSET(s, w, r, l) ((s)->rset[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
 
+/* RSET values: 0 unwritten, 1 written, 2 a wgmma in flight writes it. */
+enum { REG_UNSET, REG_SET, REG_WGMMA };
+
+static inline bool is_float(tir_ty ty) {
+  return ty == TY_F16 || ty == TY_BF16 || ty == TY_F32 || ty == TY_E4M3 ||
+         ty == TY_E5M2;
+}
+
 /* Fails with diagnostic id at the instruction's source line, naming the
  * thread (lane l of wave w) and the workgroup. */
 _Noreturn void sim_report(sim *s, const tir_instr *in, uint32_t w, int l,
@@ -113,6 +121,31 @@ val sim_rd(sim *s, const tir_instr *in, uint32_t w, uint32_t r, int l);
  * checking that no other thread stored a different value there. */
 void sim_store_elem(sim *s, const tir_instr *in, uint32_t w, int l,
                     int64_t arg, int64_t off, double x);
+/* Register r of lane l of wave w becomes v (written). */
+void sim_wr(sim *s, uint32_t w, uint32_t r, int l, val v);
+/* Register r of wave w, which tir.h has the same in every lane; where it
+ * is not, an internal error saying `differs`. */
+int64_t sim_uniform(sim *s, const tir_instr *in, uint32_t w, uint32_t r,
+                    const char *differs);
+/* Reads (st == NULL) or writes *st at shared byte address `addr` as type
+ * ty, checking bounds, alignment, initialisation and races byte by byte. */
+val sim_shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
+                      tir_ty ty, int64_t addr, const val *st);
+
+/* ---- sim_mma.c: the tensor cores ------------------------------------------ */
+/* The maps of an mma's register roles for tiles of N columns (kept until
+ * another N is asked for). */
+void sim_mma_maps(sim *s, wavec_mma_kind kind, int N);
+/* T_MMA of wave w. */
+void sim_mma(sim *s, const tir_instr *in, uint32_t w);
+/* T_WGMMA of wave w: the accumulator is updated now, its registers and
+ * the shared bytes it read stay in flight until a wait retires them. */
+void sim_wgmma(sim *s, const tir_instr *in, uint32_t w);
+/* Closes wave w's open group of wgmmas, if any (T_WGCOMMIT). */
+void sim_wgmma_close(sim *s, uint32_t w);
+/* T_WGWAIT: all but the `keep` newest groups of wave w retire. */
+void sim_wgmma_wait(sim *s, uint32_t w, int64_t keep);
+
 /* Element i of an argument of type dt, as a double. */
 double sim_load_elem(wavec_dtype dt, const void *base, int64_t i);
 /* The bytes of v as type ty (tir_ty_bytes of them, low byte first), and

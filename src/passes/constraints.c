@@ -43,19 +43,25 @@ static void split_tiles(wv_diminfo *di, int64_t tile) {
  * workgroups, and an mma's parts across neither. The parts are right only
  * where they are added up, by write(..., reduce = add) of the value
  * itself; any other use fails here, at that use. */
+unsigned wv_partial(const wv_dist *d, const wv_node *n) {
+  bool mma = n->op == WAVEC_OP_MMA;
+  if (!mma && n->op != WAVEC_OP_SUM && n->op != WAVEC_OP_MAX)
+    return 0;
+  int a = d->dim[n->sym].wg_axis;
+  if (a < 0)
+    return 0;
+  return (mma && d->waves[a] > 1 ? WV_PARTS_WAVES : 0) |
+         (d->grid[a] != 1 ? WV_PARTS_GROUPS : 0);
+}
+
 static void partial_sums(wv_kernel *k, const wv_dist *d) {
   wavec_ctx *ctx = k->ctx;
   for (uint32_t id = 1; id < k->g->nodes.n; id++) {
     wv_node *n = wv_get(k->g, id);
-    bool mma = n->op == WAVEC_OP_MMA;
-    if (!mma && n->op != WAVEC_OP_SUM && n->op != WAVEC_OP_MAX)
+    unsigned parts = wv_partial(d, n);
+    if (!parts)
       continue;
-    const wv_diminfo *di = &d->dim[n->sym];
-    int a = di->wg_axis;
-    bool waves = a >= 0 && d->waves[a] > 1 && mma;
-    bool groups = a >= 0 && d->grid[a] != 1;
-    if (!waves && !groups)
-      continue;
+    bool mma = n->op == WAVEC_OP_MMA, waves = parts & WV_PARTS_WAVES;
     const char *dn = wavec_symbol_name(ctx, n->sym);
     for (uint32_t u = 1; u < k->g->nodes.n; u++) {
       wv_node *x = wv_get(k->g, u);

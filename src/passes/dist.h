@@ -90,6 +90,13 @@ wv_dist *wv_kernel_dist(wv_kernel *k);
 wv_index *wv_kernel_index(wv_kernel *k);
 wv_index *wv_index_new(wv_kernel *k, uint32_t nnodes);
 
+/* Who holds parts of reduction n's result (an mma, sum or max; 0 for any
+ * other node): WV_PARTS_WAVES where the waves of a workgroup do (an mma
+ * over a dim they split; a sum or max is reduced across them), and
+ * WV_PARTS_GROUPS where workgroups do (its dim split over workgroups). */
+enum { WV_PARTS_WAVES = 1, WV_PARTS_GROUPS = 2 };
+unsigned wv_partial(const wv_dist *d, const wv_node *n);
+
 /* The layout role r of mma node `mma_id` requires (its result: WV_ACC). */
 const wv_layout *wv_mma_role_layout(wv_kernel *k, uint32_t mma_id, wv_role r);
 

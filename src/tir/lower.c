@@ -43,6 +43,25 @@ tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
 /* A barrier among the threads of the role being lowered: the workgroup's,
  * or in the consumers' region of a specialized kernel their named one
  * (the producer never reaches it). */
+uint32_t lw_group_tag(lw *w) {
+  return (w->scopes.v[w->scopes.n - 1] + 1) << 2;
+}
+
+uint32_t lw_clones_from(lw *w, uint32_t id, uint32_t *out) {
+  const wv_node *n = wv_get(w->g, id);
+  const wv_block *b = &w->g->blocks.v[n->block];
+  uint32_t origin = w->ix->info[id].origin, cnt = 0;
+  bool seen = false;
+  for (uint32_t i = 0; i < b->nodes.n; i++) {
+    uint32_t x = b->nodes.v[i];
+    seen |= x == id;
+    if (seen && wv_get(w->g, x)->op == n->op &&
+        w->ix->info[x].origin == origin)
+      out[cnt++] = x;
+  }
+  return cnt;
+}
+
 tir_instr *lw_barrier(lw *w) {
   tir_instr *in = lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, w->bar_id);
   in->imm2 = w->bar_threads;
@@ -221,8 +240,7 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   w->lazy_scope = wv_alloc(ctx, nn * sizeof *w->lazy_scope);
   w->red_init = wv_alloc(ctx, nn * sizeof *w->red_init);
   w->remarked = wv_alloc(ctx, w->norigin * sizeof *w->remarked);
-  w->parts_done = wv_alloc(ctx, nn * sizeof *w->parts_done);
-  w->batched = wv_alloc(ctx, nn * sizeof *w->batched);
+  w->grouped = wv_alloc(ctx, nn * sizeof *w->grouped);
   w->guarded = wv_alloc(ctx, w->norigin * sizeof *w->guarded);
   w->wide_said = wv_alloc(ctx, (k->args.n + 1) * sizeof *w->wide_said);
   tir_prog *p = w->p;

@@ -256,15 +256,11 @@ typedef struct lw {
    * lse and D per row, read for every column) */
   VEC(load_ent) loads;
   bool *remarked;        /* by origin: conversion remark given */
-  uint32_t *parts_done;  /* by write node: an adding write of a partial
-                          * sum lowered with the first clone of its block
-                          * in the scope it names (bits 2..: scope + 1;
-                          * bits 0-1: 1 parts summed and added, 2 alone);
-                          * a loop body lowered twice (masksplit) has
-                          * another scope */
-  uint32_t *batched;     /* by conversion node: lowered with the first
-                          * clone of its group in the scope it names
-                          * (bits 2..: scope + 1) */
+  uint32_t *grouped;     /* by node: lowered with the first of its clones
+                          * in a group, in the scope the tag names (bits
+                          * 2..: scope + 1, lw_group_tag; bits 0-1: the
+                          * group's way, LW_GROUP_*); a loop body lowered
+                          * twice (masksplit) has another scope */
   bool *guarded;         /* by origin: guard remark given */
   bool *wide_said;       /* by argument: its 64-bit offsets remarked */
   uint32_t *size_index;  /* by dim: 1 + its run-time size's index in
@@ -315,6 +311,14 @@ tir_instr *lw_barrier(lw *w);
 /* A region that only the waves with predicate `on` run (T_IF ... T_ENDIF,
  * `on` uniform across each wave); begin returns the T_IF's index. */
 uint32_t lw_region_begin(lw *w, uint32_t on);
+/* Clones lowered as a group (conversions through shared memory, adding
+ * writes of partial sums): the first one lowers them all and marks them
+ * grouped[id] = lw_group_tag(w) | way; the others then find their mark. */
+enum { LW_GROUP_DONE = 1, LW_GROUP_ALONE = 2 };
+uint32_t lw_group_tag(lw *w);
+/* The nodes of id's block from id on with id's op and origin (its later
+ * clones, id first) into out (room for the block's nodes); their count. */
+uint32_t lw_clones_from(lw *w, uint32_t id, uint32_t *out);
 void lw_region_end(lw *w, uint32_t start);
 tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
                    uint32_t b, uint32_t c, int64_t imm);

@@ -159,8 +159,8 @@ void lw_convert(lw *w, uint32_t id) {
   wv_nodeinfo *in = &w->ix->info[id];
   const wv_layout *lr = in->layout;
   tir_ty ty = tir_ty_of(n->type.dt);
-  uint32_t scope = (w->scopes.v[w->scopes.n - 1] + 1) << 2;
-  if ((w->batched[id] & ~3u) == scope)
+  uint32_t tag = lw_group_tag(w);
+  if ((w->grouped[id] & ~3u) == tag)
     return; /* lowered with the first clone of its group */
   uint32_t *src = wv_alloc(ctx, lr->nelem * sizeof *src);
   if (in_register(w, id, src)) {
@@ -173,23 +173,17 @@ void lw_convert(lw *w, uint32_t id) {
   }
   const wv_block *b = &w->g->blocks.v[n->block];
   uint32_t *ids = wv_alloc(ctx, b->nodes.n * sizeof *ids), nids = 0;
-  bool seen = false;
-  for (uint32_t i = 0; i < b->nodes.n; i++) {
-    uint32_t x = b->nodes.v[i];
-    seen |= x == id;
+  uint32_t nc = lw_clones_from(w, id, ids);
+  for (uint32_t i = 0; i < nc; i++) {
+    uint32_t x = ids[i];
     wv_node *xn = wv_get(w->g, x);
-    if (!seen || xn->op != WV_OP_CONVERT ||
-        w->ix->info[x].origin != in->origin ||
-        !wv_layout_eq(w->ix->info[x].layout, lr))
-      continue;
-    bool ready = true;
+    bool ready = wv_layout_eq(w->ix->info[x].layout, lr);
     for (uint32_t j = 0; j < xn->nops; j++)
       ready &= w->vals[xn->ops[j]] != 0;
-    if (x != id && (!ready || in_register(w, x, src)))
-      continue;
-    ids[nids++] = x;
+    if (x == id || (ready && !in_register(w, x, src)))
+      ids[nids++] = x;
   }
   for (uint32_t i = 0; i < nids; i++)
-    w->batched[ids[i]] = scope | 1;
+    w->grouped[ids[i]] = tag | LW_GROUP_DONE;
   through_smem(w, ids, nids);
 }

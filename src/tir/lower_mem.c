@@ -362,16 +362,17 @@ static uint32_t add_owner(lw *w, uint32_t id, uint32_t v) {
   wavec_ctx *ctx = w->ctx;
   wv_dist *d = w->d;
   const wv_node *val = wv_get(w->g, v);
-  bool mma = val->op == WAVEC_OP_MMA;
-  wavec_sym part = mma || val->op == WAVEC_OP_SUM ? val->sym : 0;
+  unsigned parts = wv_partial(d, val);
   ex_t at = lane_owner(w, id, v); /* a sum of coordinates, 0 for the first */
   for (int a = 0; a < 3; a++) {
     wavec_sym dim = d->grid_dim[a];
     if (!dim || wv_type_has(&val->type, dim))
       continue;
-    if (d->grid[a] != 1 && dim != part)
+    /* along the reduced dim: parts (every one adds) or copies */
+    unsigned held = dim == val->sym ? parts : 0;
+    if (d->grid[a] != 1 && !(held & WV_PARTS_GROUPS))
       at = ex_add(ctx, at, ex_sym(ctx, d->WG[a]));
-    if (d->waves[a] > 1 && !(dim == part && mma))
+    if (d->waves[a] > 1 && !(held & WV_PARTS_WAVES))
       at = ex_add(ctx, at,
                   a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]),
                                        ex_const(ctx, d->lanes))
@@ -391,10 +392,8 @@ static uint32_t add_owner(lw *w, uint32_t id, uint32_t v) {
  * dim they split), or -1. */
 static int part_axis(lw *w, uint32_t v) {
   const wv_node *val = wv_get(w->g, v);
-  if (val->op != WAVEC_OP_MMA)
-    return -1;
-  int a = w->d->dim[val->sym].wg_axis;
-  return a >= 0 && w->d->waves[a] > 1 ? a : -1;
+  return wv_partial(w->d, val) & WV_PARTS_WAVES ? w->d->dim[val->sym].wg_axis
+                                                 : -1;
 }
 
 /* The clones of an adding write: the writes `ids` (nw of them), their
@@ -501,30 +500,38 @@ static bool sum_parts(lw *w, add_set *as, int a) {
   return true;
 }
 
+/* The adds of element e of value v (write n into mem) from register reg,
+ * and where `two` of e + 1 from reg + 1 with it, as one vector red when
+ * they lie side by side in memory; under `owner` (0: every thread). The
+ * elements it added: 1 or 2. */
+static uint32_t add_elems(lw *w, const wv_node *n, const wv_node *mem,
+                          uint32_t v, uint32_t e, uint32_t reg, bool two,
+                          uint32_t owner, uint32_t *guards) {
+  uint32_t mask;
+  uint32_t off = mem_offset(w, v, n->mapping, mem, e, &mask, guards);
+  if (owner)
+    mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, owner) : owner;
+  if (!two || !pair_at(w, v, n->mapping, mem, e)) {
+    lw_emit(w, T_REDG, TY_F32, 0, off, reg, mask, mem->index);
+    return 1;
+  }
+  uint32_t *l = wv_alloc(w->ctx, 2 * sizeof *l);
+  l[0] = reg;
+  l[1] = reg + 1;
+  tir_instr *in = lw_emit(w, T_REDG, TY_F32, 0, off, 0, mask, mem->index);
+  in->list = l;
+  in->nlist = 2;
+  return 2;
+}
+
 /* Adds elements g and g + 1 of the set (one clone's e and e + 1) from
- * registers regs, regs + 1: one vector red where they are adjacent in
- * memory, else one each. */
+ * registers regs, regs + 1. */
 static void add_pair(lw *w, add_set *as, uint32_t g, uint32_t regs) {
   wv_node *n = wv_get(w->g, as->ids[as->at[g]]);
   uint32_t v = n->ops[0], e = as->el[g];
-  uint32_t mask;
-  uint32_t off = mem_offset(w, v, n->mapping, as->mem, e, &mask, &as->guards);
-  if (as->owner)
-    mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, as->owner) : as->owner;
-  if (!pair_at(w, v, n->mapping, as->mem, e)) {
-    lw_emit(w, T_REDG, TY_F32, 0, off, regs, mask, as->mem->index);
-    off = mem_offset(w, v, n->mapping, as->mem, e + 1, &mask, &as->guards);
-    if (as->owner)
-      mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, as->owner) : as->owner;
-    lw_emit(w, T_REDG, TY_F32, 0, off, regs + 1, mask, as->mem->index);
-    return;
-  }
-  uint32_t *l = wv_alloc(w->ctx, 2 * sizeof *l);
-  l[0] = regs;
-  l[1] = regs + 1;
-  tir_instr *in = lw_emit(w, T_REDG, TY_F32, 0, off, 0, mask, as->mem->index);
-  in->list = l;
-  in->nlist = 2;
+  if (add_elems(w, n, as->mem, v, e, regs, true, as->owner, &as->guards) == 1)
+    add_elems(w, n, as->mem, v, e + 1, regs + 1, false, as->owner,
+              &as->guards);
 }
 
 /* Write `id` (reduce = add) of a partial sum the waves hold, with the
@@ -535,23 +542,19 @@ static bool add_parts(lw *w, uint32_t id, int a, uint32_t owner) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
   uint32_t origin = w->ix->info[id].origin;
-  uint32_t scope = (w->scopes.v[w->scopes.n - 1] + 1) << 2;
-  if ((w->parts_done[id] & ~3u) == scope)
-    return (w->parts_done[id] & 3) == 1;
+  uint32_t tag = lw_group_tag(w);
+  if ((w->grouped[id] & ~3u) == tag)
+    return (w->grouped[id] & 3) == LW_GROUP_DONE;
   const wv_block *b = &w->g->blocks.v[n->block];
   add_set as = {.mem = wv_get(w->g, n->mem), .owner = owner};
   as.ids = wv_alloc(ctx, b->nodes.n * sizeof *as.ids);
+  as.nw = lw_clones_from(w, id, as.ids);
   bool ready = true;
-  for (uint32_t i = 0; i < b->nodes.n; i++) {
-    uint32_t x = b->nodes.v[i];
-    wv_node *xn = wv_get(w->g, x);
-    if (xn->op != WAVEC_OP_WRITE || w->ix->info[x].origin != origin)
-      continue;
-    as.ids[as.nw++] = x;
-    ready &= w->vals[xn->ops[0]] != 0; /* computed before the first clone */
+  for (uint32_t i = 0; i < as.nw; i++) {
+    /* computed before the first clone; unless summed below: alone */
+    ready &= w->vals[wv_get(w->g, as.ids[i])->ops[0]] != 0;
+    w->grouped[as.ids[i]] = tag | LW_GROUP_ALONE;
   }
-  for (uint32_t i = 0; i < as.nw; i++) /* unless summed below: alone */
-    w->parts_done[as.ids[i]] = scope | 2;
   if (!ready)
     return false;
   for (uint32_t i = 0; i < as.nw; i++)
@@ -566,7 +569,7 @@ static bool add_parts(lw *w, uint32_t id, int a, uint32_t owner) {
   if (!sum_parts(w, &as, a))
     return false;
   for (uint32_t i = 0; i < as.nw; i++)
-    w->parts_done[as.ids[i]] = scope | 1;
+    w->grouped[as.ids[i]] = tag | LW_GROUP_DONE;
   remark_access(w, id, as.mem, as.guards);
   if (!w->remarked[origin]) {
     w->remarked[origin] = true;
@@ -608,25 +611,12 @@ void lw_write(lw *w, uint32_t id) {
       add_parts(w, id, pa, owner))
     return;
   uint32_t guards = 0, ne = lw_nelem(w, v);
-  for (uint32_t e = 0; e < ne; e++) {
+  for (uint32_t e = 0; add && e < ne;)
+    e += add_elems(w, n, mem, v, e, w->vals[v] + e, pairs && e + 1 < ne,
+                   owner, &guards);
+  for (uint32_t e = 0; !add && e < ne; e++) {
     uint32_t mask;
     uint32_t off = mem_offset(w, v, n->mapping, mem, e, &mask, &guards);
-    if (add) {
-      if (owner)
-        mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, owner) : owner;
-      if (pairs && e + 1 < ne && pair_at(w, v, n->mapping, mem, e)) {
-        uint32_t *regs = wv_alloc(ctx, 2 * sizeof *regs);
-        regs[0] = w->vals[v] + e;
-        regs[1] = w->vals[v] + e + 1;
-        tir_instr *in = lw_emit(w, T_REDG, TY_F32, 0, off, 0, mask, mem->index);
-        in->list = regs;
-        in->nlist = 2;
-        e++;
-        continue;
-      }
-      lw_emit(w, T_REDG, TY_F32, 0, off, w->vals[v] + e, mask, mem->index);
-      continue;
-    }
     if ((ctx->test_hooks & WV_HOOK_SHIFT_LANE) && e == 0) {
       /* planted bug: lane 5 writes one element further */
       uint32_t lane = lw_expr(w, lw_concrete(w, w->d->lane, 0));

@@ -284,7 +284,6 @@ void lw_reduce(lw *w, uint32_t id) {
     if (lx->d[i].dim == n->sym)
       di = (int)i;
   wv_assert(w->ctx, di >= 0);
-  wv_diminfo *dinfo = &w->d->dim[n->sym];
   const reduce_shape *sh = shape_of(w, n, lx, di);
   uint32_t init = n->nops > 1 ? n->ops[1] : 0, prev = 0;
   if (init && w->red_more[init]) {
@@ -294,7 +293,7 @@ void lw_reduce(lw *w, uint32_t id) {
   /* a sum over a dim split over workgroups leaves each its part, which
    * only write(..., reduce = add) takes (pass constraints); a max of
    * parts, or a sum that starts from a value of its own, has none */
-  if (dinfo->wg_axis >= 0 && w->d->grid[dinfo->wg_axis] != 1 &&
+  if ((wv_partial(w->d, n) & WV_PARTS_GROUPS) &&
       (n->op != WAVEC_OP_SUM || init))
     wv_fail(w->ctx, D_HARDWARE, n->loc,
             "%s over '%s', which is split over workgroups, is not supported "

@@ -17,3 +17,7 @@ if [ "${PERS_S:-0}" -gt 0 ]; then
   timeout "$PERS_S" python3 bench/bench.py --only pers --quick --out "$OUT/pers" >"$OUT/log-pers.txt" 2>&1; echo "bench pers rc=$?"
   grep -E "^pers" "$OUT/log-pers.txt" | cut -c1-160
 fi
+if [ "${PROFILE:-0}" = 1 ]; then
+  timeout ${PROFILE_S:-150} python3 bench/profile_bwd1.py "$OUT/src" >"$OUT/profile-bwd1.txt" 2>&1; echo "profile rc=$?"
+  grep -E "^===|^by opcode" "$OUT/profile-bwd1.txt" | cut -c1-300
+fi

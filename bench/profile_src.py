@@ -43,15 +43,16 @@ def summarize(name, text, out):
         print(f"{100 * num(r, allc) / tot:5.1f}% {r[col['Address']]:>6} {r[col['Source']][:60]:60} "
               + " ".join(f"{c}={v:.0f}" for v, c in why if v))
 
-if os.environ.get("WV_UNDER_NCU") is None:
-    out = sys.argv[1] if len(sys.argv) > 1 else None
+def drive(cfgs, script, out):
+    """ncu's source page and warp states of one launch for each of cfgs,
+    run by `script` under WV_UNDER_NCU=<index>."""
     if out:
         os.makedirs(out, exist_ok=True)
-    for i, (name, *_rest) in enumerate(CFGS):
+    for i, (name, *_rest) in enumerate(cfgs):
         rep = f"/tmp/wv-src-{i}"
         r = subprocess.run(["ncu", "--profile-from-start", "off", "--launch-count", "1", "--section", "SourceCounters",
                             "--section", "WarpStateStats", "--import-source", "no", "-f", "-o", rep,
-                            sys.executable, __file__], env=dict(os.environ, WV_UNDER_NCU=str(i)),
+                            sys.executable, script], env=dict(os.environ, WV_UNDER_NCU=str(i)),
                            capture_output=True, text=True)
         if r.returncode:
             print(f"{name}: ncu failed\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"); continue
@@ -61,27 +62,34 @@ if os.environ.get("WV_UNDER_NCU") is None:
         w = subprocess.run(["ncu", "-i", rep + ".ncu-rep", "--page", "details", "--section", "WarpStateStats"],
                            capture_output=True, text=True)
         print("\n".join(l for l in w.stdout.splitlines() if "Stall" in l or "Cycles" in l or "Warp" in l)[:3000])
-    sys.exit(0)
 
-sys.path.insert(0, os.path.dirname(__file__))
-import torch
-import torch.nn.functional as F
-from bench import wavec_compile, attn_fwd_inputs
+def run_one():
+    """Under ncu: one launch of configuration WV_UNDER_NCU (warmed first)."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    import torch
+    import torch.nn.functional as F
+    from bench import wavec_compile, attn_fwd_inputs
 
-name, bm, bk, hw = CFGS[int(os.environ["WV_UNDER_NCU"])]
-D = N = None
-D, N = 128, 8192
-BH, q, kk, vv, o, lse, _ = attn_fwd_inputs(D, N)
-if hw is not None:
-    k, *_ = wavec_compile("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
-                          dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=bm, BLOCK_K2=bk), hw, target="sm_90a")
-    k(q, kk, vv, o, lse); torch.cuda.synchronize()
-    torch.cuda.profiler.start(); k(q, kk, vv, o, lse); torch.cuda.synchronize(); torch.cuda.profiler.stop()
-else:
-    B = max(1, 16384 // N); H = 2048 // D
-    qq, kq, vq = (t.reshape(B, H, N, D) for t in (q, kk, vv))
-    from torch.nn.attention import sdpa_kernel, SDPBackend
-    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-        F.scaled_dot_product_attention(qq, kq, vq, scale=0.125); torch.cuda.synchronize()
-        torch.cuda.profiler.start(); F.scaled_dot_product_attention(qq, kq, vq, scale=0.125)
-        torch.cuda.synchronize(); torch.cuda.profiler.stop()
+    name, bm, bk, hw = CFGS[int(os.environ["WV_UNDER_NCU"])]
+    D = N = None
+    D, N = 128, 8192
+    BH, q, kk, vv, o, lse, _ = attn_fwd_inputs(D, N)
+    if hw is not None:
+        k, *_ = wavec_compile("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
+                              dict(B=BH, M=N, K2=N, K1=D, N=D, BLOCK_M=bm, BLOCK_K2=bk), hw, target="sm_90a")
+        k(q, kk, vv, o, lse); torch.cuda.synchronize()
+        torch.cuda.profiler.start(); k(q, kk, vv, o, lse); torch.cuda.synchronize(); torch.cuda.profiler.stop()
+    else:
+        B = max(1, 16384 // N); H = 2048 // D
+        qq, kq, vq = (t.reshape(B, H, N, D) for t in (q, kk, vv))
+        from torch.nn.attention import sdpa_kernel, SDPBackend
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            F.scaled_dot_product_attention(qq, kq, vq, scale=0.125); torch.cuda.synchronize()
+            torch.cuda.profiler.start(); F.scaled_dot_product_attention(qq, kq, vq, scale=0.125)
+            torch.cuda.synchronize(); torch.cuda.profiler.stop()
+
+if __name__ == "__main__":
+    if os.environ.get("WV_UNDER_NCU") is None:
+        drive(CFGS, __file__, sys.argv[1] if len(sys.argv) > 1 else None)
+    else:
+        run_one()

@@ -392,6 +392,9 @@ void lw_remark_wide(lw *w, uint32_t id, const wv_node *mem, uint32_t off);
 void lw_write(lw *w, uint32_t id);
 ex_t lw_staged_addr(lw *w, uint32_t id, const stage *st, uint32_t e);
 void lw_staged_read(lw *w, uint32_t id, stage *st);
+void lw_smem_access(lw *w, tir_op op, tir_ty ty, const ex_t *addr,
+                    const uint32_t *regs, const uint32_t *masks, uint32_t ne,
+                    ex_t at);
 
 /* lower_ldmatrix.c */
 bool lw_try_ldmatrix(lw *w, uint32_t id, const ex_t *addr, uint32_t ne,

@@ -67,65 +67,97 @@ static void remark_convert(lw *w, uint32_t id, const char *how) {
 
 /* Clones c of a conversion (ids[0..n), one layout) through shared memory
  * in one round trip: one barrier (the region's last readers are done),
- * every clone's operand elements stored to its own per-wave region, one
- * barrier, every clone's elements loaded in its layout. */
+ * each operand clone's elements stored once into the wave's region, which
+ * holds the box the clones span (the clones' coordinates at its origin;
+ * an element outside it is not stored), one barrier, every clone's
+ * elements loaded in its layout. Accesses go in vector runs where the
+ * elements lie side by side. */
 static void through_smem(lw *w, const uint32_t *ids, uint32_t n) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n0 = wv_get(w->g, ids[0]);
   const wv_layout *lr = w->ix->info[ids[0]].layout;
   tir_ty ty = tir_ty_of(n0->type.dt);
-  int64_t elems = 1, stride[WV_MAX_DIMS];
-  for (int i = (int)n0->type.n - 1; i >= 0; i--) {
+  uint32_t nd = n0->type.n;
+  /* the box: per dim, from the least clone coordinate to past the most */
+  int64_t lo[WV_MAX_DIMS], ext[WV_MAX_DIMS], stride[WV_MAX_DIMS], elems = 1;
+  for (uint32_t i = 0; i < nd; i++) {
+    int64_t v = wv_layout_dim(lr, n0->type.dims[i])->v, hi = 0;
+    lo[i] = INT64_MAX;
+    for (uint32_t c = 0; c < n; c++) {
+      int64_t at = w->ix->info[ids[c]].coord[i] * v;
+      lo[i] = at < lo[i] ? at : lo[i];
+      hi = at + v > hi ? at + v : hi;
+    }
+    ext[i] = hi - lo[i];
+  }
+  /* rows of a multiple of 128 bytes get 16 more: the 8 rows a warp's
+   * pairs (or an ldmatrix's rows) span then fall in different banks */
+  int64_t esize = tir_ty_bytes(ty);
+  for (int i = (int)nd - 1; i >= 0; i--) {
     stride[i] = elems;
-    elems *= wv_layout_dim(lr, n0->type.dims[i])->v;
+    elems *= ext[i];
+    if (i == (int)nd - 1 && nd > 1 && elems * esize % 128 == 0)
+      elems += 16 / esize;
   }
   remark_convert(w, ids[0], "through shared memory (a round trip with two "
                             "barriers)");
   int64_t nwaves = w->d->waves[0] * w->d->waves[1] * w->d->waves[2];
-  int64_t esize = tir_ty_bytes(ty);
-  /* a region per clone and wave at the start of shared memory (conversions
-   * are separated by barriers, so they share it) */
-  int64_t bytes = (elems * nwaves * (int64_t)n * esize + 15) / 16 * 16;
+  /* a region per wave at the start of shared memory (conversions are
+   * separated by barriers, so they share it); it follows the staged
+   * operands */
+  int64_t bytes = (elems * nwaves * esize + 15) / 16 * 16;
   if (bytes > w->convert_bytes)
     w->convert_bytes = bytes;
-  /* addresses in elements below, in bytes when lowered; the regions follow
-   * the staged operands */
-  ex_t *base = wv_alloc(ctx, n * sizeof *base);
-  for (uint32_t c = 0; c < n; c++)
-    base[c] = ex_add(ctx,
-                     ex_const(ctx, w->stage_bytes / esize +
-                                       (int64_t)c * nwaves * elems),
-                     ex_mul(ctx, lw_wave_id(w), ex_const(ctx, elems)));
+  ex_t base = ex_mul(ctx,
+                     ex_add(ctx, ex_const(ctx, w->stage_bytes / esize),
+                            ex_mul(ctx, lw_wave_id(w), ex_const(ctx, elems))),
+                     ex_const(ctx, esize));
   lw_barrier(w);
+  /* each operand clone once, whichever conversion clones read it */
+  uint32_t nops = 0, ndone = 0;
+  for (uint32_t c = 0; c < n; c++)
+    nops += wv_get(w->g, ids[c])->nops;
+  uint32_t *done = wv_alloc(ctx, nops * sizeof *done);
   for (uint32_t c = 0; c < n; c++) {
     wv_node *nn = wv_get(w->g, ids[c]);
-    wv_nodeinfo *in = &w->ix->info[ids[c]];
     for (uint32_t j = 0; j < nn->nops; j++) {
       uint32_t o = nn->ops[j];
+      bool seen = false;
+      for (uint32_t k = 0; k < ndone && !seen; k++)
+        seen = done[k] == o;
+      if (seen)
+        continue;
+      done[ndone++] = o;
       wv_node *on = wv_get(w->g, o);
       wv_nodeinfo *oi = &w->ix->info[o];
-      for (uint32_t e = 0; e < oi->layout->nelem; e++) {
-        ex_t off = base[c];
-        uint32_t mask = 0;
+      uint32_t ne = oi->layout->nelem;
+      ex_t *addr = wv_alloc(ctx, ne * sizeof *addr);
+      uint32_t *regs = wv_alloc(ctx, ne * sizeof *regs);
+      uint32_t *masks = wv_alloc(ctx, ne * sizeof *masks);
+      for (uint32_t e = 0; e < ne; e++) {
+        ex_t off = ex_const(ctx, 0);
+        masks[e] = 0;
         for (uint32_t i = 0; i < on->type.n; i++) {
           wavec_sym dim = on->type.dims[i];
           const wv_ldim *od = wv_layout_dim(oi->layout, dim);
-          const wv_ldim *rd = wv_layout_dim(lr, dim);
-          int32_t rc = 0;
           uint32_t ri = 0;
-          for (uint32_t t = 0; t < nn->type.n; t++)
-            if (nn->type.dims[t] == dim)
-              rc = in->coord[t], ri = t;
+          for (uint32_t t = 0; t < nd; t++)
+            if (n0->type.dims[t] == dim)
+              ri = t;
           ex_t local = ex_add(
-              ctx, ex_const(ctx, oi->coord[i] * od->v - rc * rd->v), od->frag);
+              ctx, ex_const(ctx, oi->coord[i] * od->v - lo[ri]), od->frag);
           local = lw_concrete(w, local, e);
-          lw_bound_check(w, local, ex_const(ctx, rd->v), &mask);
+          lw_bound_check(w, local, ex_const(ctx, ext[ri]), &masks[e]);
           off = ex_add(ctx, off, ex_mul(ctx, local, ex_const(ctx, stride[ri])));
         }
-        off = ex_mul(ctx, off, ex_const(ctx, esize));
-        uint32_t a = lw_expr(w, lw_concrete(w, off, e));
-        lw_emit(w, T_STS, ty, 0, a, lw_elem(w, o, e, ty), mask, 0);
+        addr[e] = ex_simplify(
+            ctx, lw_concrete(w, ex_add(ctx, base, ex_mul(ctx, off,
+                                                         ex_const(ctx, esize))),
+                             e),
+            w->ranges, w->nranges);
+        regs[e] = lw_elem(w, o, e, ty);
       }
+      lw_smem_access(w, T_STS, ty, addr, regs, masks, ne, 0);
     }
   }
   /* planted bug for the tests: lanes read what others have not written */
@@ -133,18 +165,31 @@ static void through_smem(lw *w, const uint32_t *ids, uint32_t n) {
     lw_barrier(w);
   for (uint32_t c = 0; c < n; c++) {
     wv_node *nn = wv_get(w->g, ids[c]);
+    wv_nodeinfo *in = &w->ix->info[ids[c]];
     uint32_t first = lw_new_regs(w, ty, lr->nelem);
+    ex_t *addr = wv_alloc(ctx, lr->nelem * sizeof *addr);
+    uint32_t *regs = wv_alloc(ctx, lr->nelem * sizeof *regs);
     for (uint32_t e = 0; e < lr->nelem; e++) {
-      ex_t off = base[c];
-      for (uint32_t i = 0; i < nn->type.n; i++) {
+      ex_t off = ex_const(ctx, 0);
+      for (uint32_t i = 0; i < nd; i++) {
         const wv_ldim *rd = wv_layout_dim(lr, nn->type.dims[i]);
-        off = ex_add(ctx, off, ex_mul(ctx, rd->frag, ex_const(ctx, stride[i])));
+        off = ex_add(ctx, off,
+                     ex_mul(ctx,
+                            ex_add(ctx, ex_const(ctx, in->coord[i] * rd->v -
+                                                          lo[i]),
+                                   rd->frag),
+                            ex_const(ctx, stride[i])));
       }
-      off = ex_mul(ctx, off, ex_const(ctx, esize));
-      lw_emit(w, T_LDS, ty, first + e, lw_expr(w, lw_concrete(w, off, e)), 0,
-              0, 0);
+      addr[e] = ex_simplify(
+          ctx, lw_concrete(w, ex_add(ctx, base, ex_mul(ctx, off,
+                                                       ex_const(ctx, esize))),
+                           e),
+          w->ranges, w->nranges);
+      regs[e] = first + e;
     }
     w->vals[ids[c]] = first;
+    if (!lw_try_ldmatrix(w, ids[c], addr, lr->nelem, ty, 0))
+      lw_smem_access(w, T_LDS, ty, addr, regs, NULL, lr->nelem, 0);
   }
 }
 

@@ -75,9 +75,9 @@ static ex_t ldmatrix_addr(lw *w, const ex_t *addr, int64_t *const *v,
   return e;
 }
 
-/* Fragment loads as one ldmatrix when the elements are pairs of 8x8 16-bit
- * matrices whose rows lie 16-byte aligned in shared memory, in exactly the
- * order ldmatrix hands them out. Decided by evaluating every thread; the
+/* Fragment loads as one ldmatrix (each warp of the wave its own) when the
+ * elements are pairs of 8x8 16-bit matrices whose rows lie 16-byte aligned
+ * in shared memory, in exactly the order ldmatrix hands them out. Decided by evaluating every thread; the
  * address each lane supplies is built in the algebra and checked the same
  * way. */
 bool lw_try_ldmatrix(lw *w, uint32_t id, const ex_t *addr, uint32_t ne,
@@ -85,7 +85,7 @@ bool lw_try_ldmatrix(lw *w, uint32_t id, const ex_t *addr, uint32_t ne,
   wavec_ctx *ctx = w->ctx;
   wv_dist *d = w->d;
   uint32_t np = ne / 2;
-  if (d->lanes != 32 || ne % 2 || np < 1 || np > 4 || np == 3 ||
+  if (d->lanes % 32 || ne % 2 || np < 1 || np > 4 || np == 3 ||
       tir_ty_bytes(ty) != 2 || (ctx->test_hooks & WV_HOOK_NO_LDMATRIX))
     return false;
   /* the same fragment addresses (a loop lowered in parts) decide the

@@ -171,27 +171,19 @@ ex_t lw_staged_addr(lw *w, uint32_t id, const stage *st, uint32_t e) {
   return ex_simplify(ctx, off, w->ranges, w->nranges);
 }
 
-/* Loads clone `id`'s elements from its staged tile. Runs of elements at
- * consecutive, suitably aligned addresses (a fragment's pairs along k, or
- * quads of 8-bit elements) of at least 4 bytes are loaded with one vector
- * access. */
-void lw_staged_read(lw *w, uint32_t id, stage *st) {
+/* Shared-memory accesses of ne elements of type ty (op T_LDS: into
+ * regs[e]; T_STS: from regs[e], under guard masks[e], 0 for none): element
+ * e at byte address addr[e] past `at` (lw_smem_addr). Runs of 4 or 2
+ * elements at consecutive addresses, aligned to the run's size, under one
+ * guard and of at least 4 bytes go as one vector access (tir.h). */
+void lw_smem_access(lw *w, tir_op op, tir_ty ty, const ex_t *addr,
+                    const uint32_t *regs, const uint32_t *masks, uint32_t ne,
+                    ex_t at) {
   wavec_ctx *ctx = w->ctx;
-  wv_node *n = wv_get(w->g, id);
-  wv_node *mem = wv_get(w->g, n->mem);
-  tir_ty ty = tir_ty_of(mem->type.dt);
   int64_t esize = tir_ty_bytes(ty);
-  uint32_t ne = lw_nelem(w, id);
-  wv_assert(ctx, !st->swz); /* wgmma operands are read by the wgmma */
-  w->vals[id] = lw_new_regs(w, ty, ne);
-  ex_t *addr = wv_alloc(ctx, ne * sizeof *addr);
-  for (uint32_t e = 0; e < ne; e++)
-    addr[e] = lw_staged_addr(w, id, st, e);
-  if (lw_try_ldmatrix(w, id, addr, ne, ty, lw_stage_slot(w, st)))
-    return;
+  bool load = op == T_LDS;
   for (uint32_t e = 0; e < ne;) {
-    /* the longest run of 4 or 2 that is contiguous and aligned */
-    uint32_t run = 1;
+    uint32_t mask = masks ? masks[e] : 0, run = 1;
     for (uint32_t len = 4; len >= 2 && run == 1; len /= 2) {
       if (e % len || e + len > ne || len * esize < 4)
         continue;
@@ -199,7 +191,7 @@ void lw_staged_read(lw *w, uint32_t id, stage *st) {
       for (uint32_t j = 1; j < len && ok; j++) {
         int64_t d;
         ok = ex_is_const(ctx, ex_sub(ctx, addr[e + j], addr[e]), &d) &&
-             d == (int64_t)j * esize;
+             d == (int64_t)j * esize && (masks ? masks[e + j] : 0) == mask;
       }
       int64_t m;
       ok = ok && ex_is_const(ctx,
@@ -211,19 +203,43 @@ void lw_staged_read(lw *w, uint32_t id, stage *st) {
       if (ok)
         run = len;
     }
-    uint32_t a = lw_smem_addr(w, addr[e], lw_stage_slot(w, st));
-    if (run == 1) {
-      lw_emit(w, T_LDS, ty, w->vals[id] + e, a, 0, 0, 0);
+    uint32_t a = lw_smem_addr(w, addr[e], at);
+    if (run == 1 && load) {
+      lw_emit(w, T_LDS, ty, regs[e], a, 0, 0, 0);
+    } else if (run == 1) {
+      lw_emit(w, T_STS, ty, 0, a, regs[e], mask, 0);
     } else {
-      uint32_t *regs = wv_alloc(ctx, run * sizeof *regs);
-      for (uint32_t j = 0; j < run; j++)
-        regs[j] = w->vals[id] + e + j;
-      tir_instr *in = lw_emit(w, T_LDSV, ty, 0, a, 0, 0, 0);
-      in->list = regs;
+      uint32_t *l = wv_alloc(ctx, run * sizeof *l);
+      memcpy(l, regs + e, run * sizeof *l);
+      tir_instr *in = lw_emit(w, load ? T_LDSV : T_STSV, ty, 0, a,
+                              load ? 0 : mask, 0, 0);
+      in->list = l;
       in->nlist = run;
     }
     e += run;
   }
+}
+
+/* Loads clone `id`'s elements from its staged tile: as ldmatrix where the
+ * layout allows, else in vector runs (a fragment's pairs along k, or quads
+ * of 8-bit elements). */
+void lw_staged_read(lw *w, uint32_t id, stage *st) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  wv_node *mem = wv_get(w->g, n->mem);
+  tir_ty ty = tir_ty_of(mem->type.dt);
+  uint32_t ne = lw_nelem(w, id);
+  wv_assert(ctx, !st->swz); /* wgmma operands are read by the wgmma */
+  w->vals[id] = lw_new_regs(w, ty, ne);
+  ex_t *addr = wv_alloc(ctx, ne * sizeof *addr);
+  for (uint32_t e = 0; e < ne; e++)
+    addr[e] = lw_staged_addr(w, id, st, e);
+  if (lw_try_ldmatrix(w, id, addr, ne, ty, lw_stage_slot(w, st)))
+    return;
+  uint32_t *regs = wv_alloc(ctx, ne * sizeof *regs);
+  for (uint32_t e = 0; e < ne; e++)
+    regs[e] = w->vals[id] + e;
+  lw_smem_access(w, T_LDS, ty, addr, regs, NULL, ne, lw_stage_slot(w, st));
 }
 
 void lw_read(lw *w, uint32_t id) {

@@ -727,21 +727,22 @@ static bool exec_vector(sim *s, const tir_instr *in, uint32_t w) {
   return true;
 }
 
-/* T_LDSM, T_LDSMT: each lane reads two elements of each matrix from row
- * addresses other lanes supply (read all before writing any): plain, its
- * row l/4 at columns 2(l%4), +1; transposed, rows 2(l%4), +1 at column
- * l/4. */
+/* T_LDSM, T_LDSMT: per warp of the wave, each lane reads two elements of
+ * each matrix from row addresses other lanes of its warp supply (read all
+ * before writing any): plain, its row l/4 at columns 2(l%4), +1;
+ * transposed, rows 2(l%4), +1 at column l/4 (l its lane in the warp). */
 static bool exec_ldsm(sim *s, const tir_instr *in, uint32_t w) {
   int L = s->lanes;
   bool tr = in->op == T_LDSMT;
-  for (int l = 0; l < L; l++)
+  for (int lw = 0; lw < L; lw++)
     for (int64_t j = 0; j < in->imm; j++)
       for (int h = 0; h < 2; h++) {
-        int src = (int)(8 * j + (tr ? 2 * (l % 4) + h : l / 4));
+        int l = lw % 32;
+        int src = lw - l + (int)(8 * j + (tr ? 2 * (l % 4) + h : l / 4));
         int64_t row = rd(s, in, w, in->a, src).i;
         int64_t col = tr ? 2 * (l / 4) : 4 * (l % 4) + 2 * h;
-        s->tmp[(2 * j + h) * L + l] =
-            sim_shared_access(s, in, w, l, in->ty, row + col, NULL);
+        s->tmp[(2 * j + h) * L + lw] =
+            sim_shared_access(s, in, w, lw, in->ty, row + col, NULL);
       }
   for (int l = 0; l < L; l++)
     for (uint32_t k = 0; k < in->nlist; k++)

@@ -775,9 +775,51 @@ static void schedule_modules(void) {
   }
 }
 
+/* A layout conversion through shared memory (ds of the one-pass backward,
+ * from the accumulator's layout to the next mma's lhs, a transpose): each
+ * element stored once in pairs (not once a k-tile, masked), the wave's
+ * region padded so that rows fall in different banks, and the operand read
+ * back with ldmatrix.trans, each warp of a 128-thread wave its own. The
+ * same on mma.sync (32-thread waves). */
+static void converted_operands(void) {
+  static const struct {
+    kcase c;
+    const char *target;
+    size_t ldsm; /* ldmatrix .trans a module has at least */
+  } cs[] = {
+      {{"examples/attention_bwd_wgmma.wave", "attention_bwd_fused_wgmma",
+        {"B=1", "M=200", "K2=200", "N=64", "K1=64"}, 0, 1, 0, {NULL, NULL}},
+       "sm_90a", 4},
+      {{"examples/attention_bwd.wave", "attention_bwd_fused",
+        {"B=2", "M=128", "K2=128", "N=64", "K1=64"}, 0, 1, 0, {NULL, NULL}},
+       "sm_90", 2},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+    wavec_ctx *ctx;
+    wavec_kernel *k = open_kernel(&cs[i].c, &ctx, 0);
+    const char *ptx = NULL;
+    size_t len = 0;
+    if (k)
+      CHECKF(wavec_emit_ptx(k, cs[i].target, &ptx, &len) == WAVEC_OK, "%s: %s",
+             cs[i].c.kernel, wavec_errmsg(ctx));
+    if (ptx) {
+      CHECKF(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") >=
+                 cs[i].ldsm,
+             "%s: %zu ldmatrix.trans", cs[i].c.kernel,
+             count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans"));
+      CHECKF(count(ptx, "st.shared.b16") == 0, "%s: %zu 16-bit stores",
+             cs[i].c.kernel, count(ptx, "st.shared.b16"));
+      if (ptxas())
+        assemble(ptx, len, cs[i].target, cs[i].c.kernel);
+    }
+    wavec_ctx_free(ctx);
+  }
+}
+
 int main(void) {
   RUN(examples_print_and_assemble);
   RUN(wgmma_modules);
+  RUN(converted_operands);
   RUN(tensor_map_info);
   RUN(ragged_modules);
   RUN(eight_bit_modules);

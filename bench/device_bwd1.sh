@@ -11,7 +11,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 GPU_SKIP="ragged fp8 large" timeout 170 bash tests/gpu/run.sh bwd1 >"$OUT/gpu-bwd1.txt" 2>&1; echo "gpu cases rc=$?" >>"$OUT/gpu-bwd1.txt"
 tail -9 "$OUT/gpu-bwd1.txt"
 ./build/release/gpu_ops >"$OUT/ops.txt" 2>&1; echo "ops rc=$?"; grep -E "redg|^FAIL" "$OUT/ops.txt" | head -5; tail -1 "$OUT/ops.txt"
-timeout ${BWD1_S:-240} python3 bench/bench.py --only bwd1 --out "$OUT" >"$OUT/log-bwd1.txt" 2>&1; echo "bench bwd1 rc=$?"
+timeout ${BWD1_S:-240} python3 bench/bench.py --only bwd1 --quick --out "$OUT" >"$OUT/log-bwd1.txt" 2>&1; echo "bench bwd1 rc=$?"
 grep -E "^bwd1|FAIL" "$OUT/log-bwd1.txt" | sed 's/attn bwd one-pass f16 //' | cut -c1-200
 if [ "${PERS_S:-0}" -gt 0 ]; then
   timeout "$PERS_S" python3 bench/bench.py --only pers --quick --out "$OUT/pers" >"$OUT/log-pers.txt" 2>&1; echo "bench pers rc=$?"

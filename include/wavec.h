@@ -364,7 +364,12 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    iteration (attention's p . v, 3 or more stages) issues it in the next
  *    iteration right after that one's first group, so that the work
  *    between them (the softmax) runs while it does. 0 or not given: off
- *    (a remark says where it would apply). */
+ *    (a remark says where it would apply).
+ *  - sum_parts: how write(..., reduce = add) adds a partial sum whose parts
+ *    the waves of a workgroup hold (an mma over a wave-split dim): 1 or not
+ *    given, the waves sum their parts in shared memory first (two
+ *    barriers) and each adds 1/W of the elements; 0, each wave adds its
+ *    own part (W times the atomic adds, no barrier, no shared memory). */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \
@@ -375,7 +380,8 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
   X(WAVEC_HW_GROUP_M, 6, "group_m", 1, 256)                                    \
   X(WAVEC_HW_STORES, 7, "stores", 1, 2)                                        \
   X(WAVEC_HW_PINGPONG, 8, "pingpong", 0, 1)                                    \
-  X(WAVEC_HW_OVERLAP, 9, "overlap", 0, 1)
+  X(WAVEC_HW_OVERLAP, 9, "overlap", 0, 1)                                      \
+  X(WAVEC_HW_SUM_PARTS, 10, "sum_parts", 0, 1)
 
 typedef enum wavec_hw_int {
 #define X(e, v, name, lo, hi) e = v,

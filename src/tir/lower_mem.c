@@ -623,9 +623,21 @@ void lw_write(lw *w, uint32_t id) {
   bool add = n->flags & WV_WRITE_ADD;
   uint32_t owner = add ? add_owner(w, id, v) : 0;
   int pa = add ? part_axis(w, v) : -1;
+  wavec_loc at;
   if (pa >= 0 && !(ctx->test_hooks & WV_HOOK_ADD_EVERY_COPY) &&
+      lw_knob(w->k, WAVEC_HW_SUM_PARTS, &at) != 0 &&
       add_parts(w, id, pa, owner))
     return;
+  if (pa >= 0 && !w->remarked[w->ix->info[id].origin]) {
+    w->remarked[w->ix->info[id].origin] = true;
+    wv_buf rb;
+    wv_remark_start(w->k, n->loc, &rb);
+    wv_buf_printf(&rb, "write of '%s' adds a partial sum held by %lld waves: "
+                  "each adds its own part (hardware(sum_parts = 0), or the "
+                  "parts would not fit in shared memory)",
+                  mem->name, (long long)w->d->waves[pa]);
+    wv_remark_end(w->k, &rb);
+  }
   uint32_t guards = 0, ne = lw_nelem(w, v);
   for (uint32_t e = 0; add && e < ne;)
     e += add_elems(w, n, mem, v, e, w->vals[v] + e, pairs && e + 1 < ne,

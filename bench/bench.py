@@ -818,7 +818,7 @@ def bwd_variants(quick=False, variants=FA3_BWD, tag="fa3", base_row=True):
 # added by write(..., reduce = add), dq_scale) against SDPA-cuDNN's backward
 # in the same process: (BLOCK_K2, BLOCK_M, stages, hardware).
 BWD1 = [(128, 64, 2, {}), (128, 64, 2, dict(specialize=0)), (128, 64, 2, dict(sum_parts=0)),
-        (128, 64, 2, dict(specialize=0, sum_parts=0)), (128, 64, 3, dict(specialize=0)), (64, 64, 2, {})]
+        (128, 64, 2, dict(adds=2)), (128, 64, 2, dict(specialize=0, adds=2)), (128, 64, 3, dict(specialize=0))]
 
 def bwd_one_pass(quick=False, cfgs=BWD1):
     """Times the three kernels together (and the fused one alone), checks

@@ -369,7 +369,12 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    the waves of a workgroup hold (an mma over a wave-split dim): 1 or not
  *    given, the waves sum their parts in shared memory first (two
  *    barriers) and each adds 1/W of the elements; 0, each wave adds its
- *    own part (W times the atomic adds, no barrier, no shared memory). */
+ *    own part (W times the atomic adds, no barrier, no shared memory).
+ *  - adds: 2, write(..., reduce = add) of an f32 output in a kernel whose
+ *    rings are tensor copies adds through a shared buffer by tensor
+ *    reduces (cp.reduce.async.bulk.tensor .add, issued by one thread,
+ *    asynchronous), where the output allows tensor stores; 1 or not
+ *    given: each thread adds its elements (red.global.add). */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \
@@ -381,7 +386,8 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
   X(WAVEC_HW_STORES, 7, "stores", 1, 2)                                        \
   X(WAVEC_HW_PINGPONG, 8, "pingpong", 0, 1)                                    \
   X(WAVEC_HW_OVERLAP, 9, "overlap", 0, 1)                                      \
-  X(WAVEC_HW_SUM_PARTS, 10, "sum_parts", 0, 1)
+  X(WAVEC_HW_SUM_PARTS, 10, "sum_parts", 0, 1)                                  \
+  X(WAVEC_HW_ADDS, 11, "adds", 1, 2)
 
 typedef enum wavec_hw_int {
 #define X(e, v, name, lo, hi) e = v,

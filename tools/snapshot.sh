@@ -65,6 +65,11 @@ test_cases() {
   for k in gemm_split_k gemm_split_k_waves col_sum row_sum store_then_add; do
     echo "tests/kernels/reduce_add.wave $k - -D M=50 -D N=70 -D K=200"
   done
+  echo "tests/kernels/reduce_add.wave gemm_split_k_waves sum_parts=0 -D M=50 -D N=70 -D K=200"
+  for a in 1 2; do
+    echo "tests/kernels/reduce_add.wave gemm_add_wgmma adds=$a -D M=100 -D N=72 -D K=200"
+  done
+  attn examples/attention_bwd_wgmma.wave attention_bwd_fused_wgmma adds=2 1 200 64
   attn examples/attention_bwd.wave attention_bwd_fused - 2 128 64
   attn examples/attention_bwd.wave attention_bwd_fused - 1 100 32 -D BLOCK_M=64 -D BLOCK_K2=64 -D WAVES=4
   attn examples/attention_bwd_wgmma.wave attention_bwd_fused_wgmma - 1 200 64
@@ -235,7 +240,8 @@ bench_cases() {
           attn examples/attention_bwd_wgmma.wave attention_bwd_dkdv_wgmma$c stages=$3 $BH $N $D -D BLOCK_K2=$1 -D BLOCK_M=$2
         done
         # the one-pass backward (bench.py's BWD1)
-        for cfg in "128 64 2 -" "128 64 2 specialize=0" "128 64 3 specialize=0" "64 64 2 -"; do
+        for cfg in "128 64 2 -" "128 64 2 specialize=0" "128 64 3 specialize=0" "64 64 2 -" \
+                   "128 64 2 sum_parts=0" "128 64 2 adds=2" "128 64 2 specialize=0,adds=2"; do
           set -- $cfg
           local h=$4; [ "$h" = - ] && h="" || h=",$h"
           attn examples/attention_bwd_wgmma.wave attention_bwd_fused_wgmma$c stages=$3$h $BH $N $D -D BLOCK_K2=$1 -D BLOCK_M=$2

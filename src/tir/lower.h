@@ -219,8 +219,9 @@ typedef struct lw {
   VEC(tir_tmap) tmaps;  /* the tensor maps of tensor-copy rings */
   /* ---- schedule (schedule.c) */
   sched_plan sched;
-  /* ---- lower_store_plan, at the start of lower */
-  store_plan store;
+  /* ---- lower_store_plan, at the start of lower: the tensor stores of an
+   * output, the tensor reduces of an adding write */
+  store_plan store, add;
   /* ---- walks (walks.c): by ITERATE, the tiles it walks [first, last) */
   ex_t *walk_first, *walk_last;
   const char **walk_remark; /* (NULL: none; lower gives it, see lw_iterate) */
@@ -463,6 +464,14 @@ void lw_store_plan(lw *w);
 void lw_store_remark(lw *w, uint32_t id);
 void lw_store_write(lw *w, uint32_t id);
 void lw_store_finish(lw *w);
+/* An adding write with tensor reduces (w->add) whose waves hold parts
+ * (lower_mem.c's sum_parts): the leader's wait for the buffer before the
+ * parts' first barrier, each wave's summed elements put in the buffer, then
+ * the reduces. */
+void lw_store_add_wait(lw *w);
+void lw_store_add_put(lw *w, uint32_t id, uint32_t e, uint32_t len,
+                      const uint32_t *regs);
+void lw_store_add_issue(lw *w, uint32_t id);
 
 /* lower_sched.c */
 void lw_sched_begin(lw *w);

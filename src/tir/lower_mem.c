@@ -462,6 +462,12 @@ static bool sum_parts(lw *w, add_set *as, int a) {
   int64_t chunk = ne / W;
 #define SLOT(r, g) ((((r) * ne / 2 + (g) / 2) * lanes) * 8)
 #define REG(g) (w->vals[wv_get(w->g, as->ids[as->at[g]])->ops[0]] + as->el[g])
+  /* with tensor reduces (w->add): the sums go to their buffer, which the
+   * last reduces must have read first */
+  bool bulk = w->add.write == as->ids[0];
+  wv_assert(ctx, !bulk || as->nw == 1);
+  if (bulk)
+    lw_store_add_wait(w);
   lw_barrier(w); /* the slots' last readers are done */
   for (int64_t k = 0; k < W; k++) {
     uint32_t region = lw_region_begin(w, is[k]);
@@ -506,11 +512,18 @@ static bool sum_parts(lw *w, add_set *as, int a) {
         for (int j = 0; j < 2; j++)
           lw_emit(w, T_ADD, TY_F32, sum + j, sum + j, part + j, 0, 0);
       }
-      add_pair(w, as, (uint32_t)g, sum);
+      if (bulk) {
+        uint32_t regs[2] = {sum, sum + 1};
+        lw_store_add_put(w, as->ids[0], as->el[g], 2, regs);
+      } else {
+        add_pair(w, as, (uint32_t)g, sum);
+      }
     }
     lw_close_scope(w);
     lw_region_end(w, region);
   }
+  if (bulk)
+    lw_store_add_issue(w, as->ids[0]);
 #undef REG
 #undef SLOT
   return true;
@@ -594,9 +607,11 @@ static bool add_parts(lw *w, uint32_t id, int a, uint32_t owner) {
     wv_buf_printf(&rb,
                   "write of '%s' adds a partial sum held by %lld waves: they "
                   "sum their parts in %lld bytes of shared memory (two "
-                  "barriers), then each adds 1/%lld of the elements",
+                  "barriers), then each %s 1/%lld of the elements",
                   as.mem->name, (long long)w->d->waves[a],
                   (long long)((w->d->waves[a] - 1) * as.ne * w->d->lanes * 4),
+                  w->add.write == id ? "puts in the tensor reduces' buffer"
+                                     : "adds",
                   (long long)w->d->waves[a]);
     wv_remark_end(w->k, &rb);
   }
@@ -606,7 +621,12 @@ static bool add_parts(lw *w, uint32_t id, int a, uint32_t owner) {
 void lw_write(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   lw_store_remark(w, id);
-  if (id == w->store.write) {
+  /* (an adding write whose waves hold parts reaches its tensor reduces
+   * through sum_parts) */
+  if (id == w->store.write ||
+      (id == w->add.write &&
+       !(wv_partial(w->d, wv_get(w->g, wv_get(w->g, id)->ops[0])) &
+         WV_PARTS_WAVES))) {
     lw_store_write(w, id);
     return;
   }

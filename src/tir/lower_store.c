@@ -47,17 +47,33 @@ static int64_t store_box_rows(int64_t rows) {
   return 0;
 }
 
-/* The first coordinate of the workgroup's tile of the output along dim
- * d, and in *ext its extent: the workgroup offset of a dim split among
- * workgroups, else 0 and the whole dim (0: a dim a loop tiles or of a
+/* Does write n lie in the loop that walks dim d? */
+static bool in_walk_of(lw *w, const wv_node *n, wavec_sym d) {
+  for (uint32_t b = n->block; b;) {
+    const wv_node *it = wv_get(w->g, w->g->blocks.v[b].owner);
+    if (it->sym == d)
+      return true;
+    b = it->block;
+  }
+  return false;
+}
+
+/* The first coordinate of write n's tile of the output along dim d, and
+ * in *ext its extent: the workgroup offset of a dim split among
+ * workgroups, the loop's tile of a dim a loop around the write walks,
+ * else 0 and the whole dim (0: a dim a loop tiles elsewhere or of a
  * run-time size, which the tile cannot take). */
-static ex_t tile_start(lw *w, wavec_sym d, int64_t *ext) {
+static ex_t tile_start(lw *w, const wv_node *n, wavec_sym d, int64_t *ext) {
   wavec_ctx *ctx = w->ctx;
   const wv_diminfo *di = &w->d->dim[d];
   if (di->wg_axis >= 0) {
     *ext = di->wg_tile;
     return ex_mul(ctx, ex_sym(ctx, w->d->WG[di->wg_axis]),
                   ex_const(ctx, di->wg_tile));
+  }
+  if (di->tile && in_walk_of(w, n, d)) {
+    *ext = di->tile;
+    return di->base;
   }
   *ext = di->tile || di->dynamic ? 0 : di->size;
   return ex_const(ctx, 0);
@@ -66,14 +82,14 @@ static ex_t tile_start(lw *w, wavec_sym d, int64_t *ext) {
 /* Element e's local coordinate along each dim of the output (its place in
  * the workgroup tile) for every thread of the block: out[i][t] for dim i
  * and thread t; false where they depend on more than the thread ids. */
-static bool local_coords(lw *w, uint32_t v, const wv_node *mem, uint32_t e,
-                         int64_t **out) {
+static bool local_coords(lw *w, const wv_node *n, uint32_t v,
+                         const wv_node *mem, uint32_t e, int64_t **out) {
   wavec_ctx *ctx = w->ctx;
   ex_t coord[WV_MAX_DIMS];
   lw_mem_coords(w, v, 0, mem, e, coord);
   for (uint32_t i = 0; i < mem->type.n; i++) {
     int64_t ext;
-    ex_t start = tile_start(w, mem->type.dims[i], &ext);
+    ex_t start = tile_start(w, n, mem->type.dims[i], &ext);
     ex_t local = ex_simplify(ctx, ex_sub(ctx, coord[i], start), w->ranges,
                              w->nranges);
     if (!lw_eval_threads(w, local, out[i]))
@@ -95,9 +111,12 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
     return "the kernel's rings are not tensor copies";
   if (ctx->test_hooks & WV_HOOK_NO_TMA)
     return "test hook no-tma";
-  if (n->flags & WV_WRITE_ADD)
-    return "the write adds into memory (reduce = add)";
-  if (n->block != 0)
+  bool add = n->flags & WV_WRITE_ADD;
+  if (add && w->d->hw[WAVEC_HW_ADDS] != 2)
+    return "hardware(adds = 2) not given";
+  /* (an adding write may lie in a loop: each iteration's reduces read the
+   * buffer before the next one's writes, as the rounds of a tile do) */
+  if (!add && n->block != 0)
     return "the write lies inside a loop";
   if (n->mapping)
     return "the write goes through a mapping";
@@ -122,7 +141,7 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
   int64_t ext[WV_MAX_DIMS];
   for (uint32_t i = 0; i < nd; i++) {
     const wv_diminfo *di = &w->d->dim[mem->type.dims[i]];
-    tile_start(w, mem->type.dims[i], &ext[i]);
+    tile_start(w, n, mem->type.dims[i], &ext[i]);
     if (!ext[i])
       return "a dim of the output is neither split among workgroups nor "
              "whole in each (a fixed size)";
@@ -137,13 +156,27 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
   /* rows that are not a multiple of 16 bytes (a tensor map's stride):
    * the threads copy the buffer out */
   sp->by_threads = (last->dynamic ? last->multiple : last->size) * es % 16;
+  if (add && sp->by_threads)
+    return "its rows are not a multiple of 16 bytes (a tensor map's stride)";
   int64_t pc = SWZ_ROW_BYTES / es;
   if (cols % pc || !store_box_rows(rows))
     return "the workgroup tile is not rows of 8 by 128-byte column panels";
   if (rows * cols * es > SMEM_OPTIN)
     return "the workgroup tile is larger than shared memory";
-  /* every element of the tile, once */
+  /* every element of the tile, once; an adding write's partial sum once
+   * per wave that holds a part (they sum them first: sum_parts) */
   uint32_t v = n->ops[0], ne = lw_nelem(w, v);
+  int64_t copies = 1;
+  if (wv_partial(w->d, val) & WV_PARTS_WAVES) {
+    int64_t W = w->d->waves[w->d->dim[val->sym].wg_axis];
+    if (w->d->hw[WAVEC_HW_SUM_PARTS] == 0 && w->k->hw.ints[WAVEC_HW_SUM_PARTS])
+      return "its waves hold parts and add them each (hardware(sum_parts = "
+             "0))";
+    if (ne % (2 * W))
+      return "its waves hold parts whose elements do not split in pairs "
+             "among them";
+    copies = W;
+  }
   int64_t threads = lw_block_threads(w);
   int64_t *at[WV_MAX_DIMS];
   for (uint32_t i = 0; i < nd; i++)
@@ -155,7 +188,7 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
   sp->follows = wv_alloc(ctx, ne * sizeof *sp->follows);
   sp->calign = wv_alloc(ctx, ne * sizeof *sp->calign);
   for (uint32_t e = 0; e < ne; e++) {
-    if (!local_coords(w, v, mem, e, at))
+    if (!local_coords(w, n, v, mem, e, at))
       return "its elements' places in the tile depend on more than the "
              "thread";
     int64_t align = 8;
@@ -164,7 +197,7 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
       for (uint32_t i = 0; i + 2 < nd; i++)
         lead &= at[i][t] == 0;
       if (!lead || r[t] < 0 || r[t] >= rows || c[t] < 0 || c[t] >= cols ||
-          hit[r[t] * cols + c[t]]++)
+          hit[r[t] * cols + c[t]]++ >= copies)
         return "the threads do not write each element of the tile once";
       if (c[t] / pc != c[0] / pc)
         return "an element's column panel differs between threads";
@@ -182,7 +215,7 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
       prev[t] = r[t] * cols + c[t];
   }
   for (int64_t i = 0; i < rows * cols; i++)
-    if (!hit[i])
+    if (hit[i] != copies)
       return "the threads do not write each element of the tile once";
   sp->write = id;
   sp->rows = rows;
@@ -209,19 +242,23 @@ static int64_t smem_limit(const lw *w) {
  * where the write is lowered, so that remarks keep program order). */
 static void remark_store(lw *w, uint32_t id, const char *why_not) {
   wv_node *n = wv_get(w->g, id);
-  const store_plan *sp = &w->store;
+  bool add = n->flags & WV_WRITE_ADD;
+  const store_plan *sp = add ? &w->add : &w->store;
   wv_buf b;
   wv_remark_start(w->k, n->loc, &b);
   wv_buf_printf(&b, "write of '%s': ", wv_get(w->g, n->mem)->name);
   if (why_not) {
-    wv_buf_printf(&b, "each thread stores its elements (not tensor stores: "
-                      "%s)", why_not);
+    wv_buf_printf(&b, "each thread %s its elements (not tensor %s: %s)",
+                  add ? "adds" : "stores", add ? "reduces" : "stores",
+                  why_not);
   } else {
     int64_t rounds = sp->panels / sp->per_round;
     wv_buf_printf(&b, "%s a dedicated %lld-byte shared buffer holding %lld "
                       "of the tile's %lld column panels of 128 bytes (%lld "
                       "round%s a tile), written with the 128-byte swizzle",
-                  sp->by_threads ? "through" : "tensor stores (TMA) from",
+                  sp->by_threads ? "through"
+                  : add          ? "tensor reduces (TMA, adding) from"
+                                 : "tensor stores (TMA) from",
                   (long long)(sp->per_round * sp->rows * SWZ_ROW_BYTES),
                   (long long)sp->per_round, (long long)sp->panels,
                   (long long)rounds, rounds == 1 ? "" : "s");
@@ -245,7 +282,9 @@ void lw_store_plan(lw *w) {
       continue;
     store_plan sp = {0};
     const char *why = refusal(w, id, &sp);
-    if (!why && w->store.write)
+    bool add = wv_get(w->g, id)->flags & WV_WRITE_ADD;
+    store_plan *to = add ? &w->add : &w->store;
+    if (!why && to->write)
       why = "another output of the kernel has them";
     if (!why) {
       int64_t base = (w->stage_bytes + SWZ_ALIGN - 1) / SWZ_ALIGN * SWZ_ALIGN;
@@ -255,8 +294,19 @@ void lw_store_plan(lw *w) {
             base + sp.per_round * panel <= lim)
           break;
       int64_t threads = lw_block_threads(w);
+      /* an adding write: the whole tile in one round (its parts summed
+       * first need their shared memory too) */
+      const wv_node *val = wv_get(w->g, wv_get(w->g, id)->ops[0]);
+      int64_t parts = 0;
+      if (add && (wv_partial(w->d, val) & WV_PARTS_WAVES))
+        parts = (w->d->waves[w->d->dim[val->sym].wg_axis] - 1) *
+                lw_nelem(w, wv_get(w->g, id)->ops[0]) * w->d->lanes * 4;
       if (!sp.per_round) {
         why = "no room in shared memory for a column panel of the tile";
+      } else if (add && (sp.per_round != sp.panels ||
+                         base + sp.panels * panel + parts > SMEM_OPTIN)) {
+        why = "no room in shared memory for the whole tile (and the parts' "
+              "sum)";
       } else if (sp.by_threads &&
                  sp.rows * sp.per_round * sp.panel_cols % threads) {
         why = "its rows are not a multiple of 16 bytes (a tensor map's "
@@ -276,7 +326,7 @@ void lw_store_plan(lw *w) {
           sp.tmap = w->tmaps.n - 1;
         }
         sp.why_not = w->store.why_not;
-        w->store = sp;
+        *to = sp;
       }
     }
     w->store.why_not[id] = why;
@@ -378,45 +428,153 @@ static void copy_out(lw *w, uint32_t id, int64_t p0, const ex_t *start,
   }
 }
 
-void lw_store_write(lw *w, uint32_t id) {
+/* A write's tile start along each dim of its output, and each element's
+ * row and column in the tile. */
+typedef struct tile_at {
+  ex_t start[WV_MAX_DIMS];
+  ex_t *lr, *lc;
+} tile_at;
+
+static tile_at tile_of(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
-  const store_plan *sp = &w->store;
   wv_node *n = wv_get(w->g, id);
   wv_node *mem = wv_get(w->g, n->mem);
-  uint32_t v = n->ops[0];
-  tir_ty ty = tir_ty_of(mem->type.dt);
-  int64_t es = tir_ty_bytes(ty), pc = sp->panel_cols;
-  int64_t panel = sp->rows * SWZ_ROW_BYTES;
-  w->p->args.v[mem->index].written = true;
-  uint32_t ne = lw_nelem(w, v), nd = mem->type.n;
-  ex_t start[WV_MAX_DIMS];
+  uint32_t v = n->ops[0], ne = lw_nelem(w, v), nd = mem->type.n;
+  tile_at t;
   for (uint32_t i = 0; i < nd; i++) {
     int64_t ext;
-    start[i] = tile_start(w, mem->type.dims[i], &ext);
+    t.start[i] = tile_start(w, n, mem->type.dims[i], &ext);
   }
-  /* each element's row and column in the tile */
-  ex_t *lr = wv_alloc(ctx, ne * sizeof *lr), *lc = wv_alloc(ctx, ne * sizeof *lc);
+  t.lr = wv_alloc(ctx, ne * sizeof *t.lr);
+  t.lc = wv_alloc(ctx, ne * sizeof *t.lc);
   for (uint32_t e = 0; e < ne; e++) {
     ex_t coord[WV_MAX_DIMS];
     lw_mem_coords(w, v, 0, mem, e, coord);
-    lr[e] = ex_simplify(ctx, ex_sub(ctx, coord[nd - 2], start[nd - 2]),
-                        w->ranges, w->nranges);
-    lc[e] = ex_simplify(ctx, ex_sub(ctx, coord[nd - 1], start[nd - 1]),
-                        w->ranges, w->nranges);
+    t.lr[e] = ex_simplify(ctx, ex_sub(ctx, coord[nd - 2], t.start[nd - 2]),
+                          w->ranges, w->nranges);
+    t.lc[e] = ex_simplify(ctx, ex_sub(ctx, coord[nd - 1], t.start[nd - 1]),
+                          w->ranges, w->nranges);
   }
+  return t;
+}
+
+/* Elements e .. e + len - 1 (a run: run_at) of the round from panel p0
+ * into the buffer, from registers regs, at the 128-byte swizzle's
+ * addresses. */
+static void put_run(lw *w, const store_plan *sp, tir_ty ty, const tile_at *t,
+                    uint32_t e, uint32_t len, const uint32_t *regs,
+                    int64_t p0, swz_memo *memo) {
+  wavec_ctx *ctx = w->ctx;
+  int64_t es = tir_ty_bytes(ty), pc = sp->panel_cols;
+  int64_t panel = sp->rows * SWZ_ROW_BYTES, p = sp->panel_of[e];
+  /* A: the panel in the buffer and the group of 8 rows; B: the row in the
+   * group and the byte in the row */
+  ex_t a = ex_add(ctx, ex_const(ctx, sp->base + (p - p0) * panel),
+                  ex_mul(ctx, ex_floordiv(ctx, t->lr[e], ex_const(ctx, 8)),
+                         ex_const(ctx, SWZ_ALIGN)));
+  ex_t b = ex_add(
+      ctx,
+      ex_mul(ctx, ex_mod(ctx, t->lr[e], ex_const(ctx, 8)),
+             ex_const(ctx, SWZ_ROW_BYTES)),
+      ex_mul(ctx, ex_sub(ctx, t->lc[e], ex_const(ctx, p * pc)),
+             ex_const(ctx, es)));
+  a = ex_simplify(ctx, a, w->ranges, w->nranges);
+  b = ex_simplify(ctx, b, w->ranges, w->nranges);
+  uint32_t addr = swz_addr(w, a, b, memo);
+  if (len == 1) {
+    lw_emit(w, T_STS, ty, 0, addr, regs[0], 0, 0);
+    return;
+  }
+  uint32_t *l = wv_alloc(ctx, len * sizeof *l);
+  memcpy(l, regs, len * sizeof *l);
+  tir_instr *in = lw_emit(w, T_STSV, ty, 0, addr, 0, 0, 0);
+  in->list = l;
+  in->nlist = len;
+}
+
+/* The round from panel p0 out of the buffer: the proxy fence, a barrier,
+ * then thread 0's tensor stores (or reduces) of each panel and run of up
+ * to 256 rows, and the group's commit. */
+/* Thread 0's predicate: it issues the tensor stores. */
+static uint32_t leader_of(lw *w) {
   uint32_t zero = lw_iconst(w, 0);
   uint32_t leader = lw_reg(w, TY_PRED);
-  lw_emit(w, T_SETP, TY_I32, leader, lw_expr(w, lw_linear_tid(w)), zero, 0,
-          TIR_CMP_EQ);
+  uint32_t tid = lw_expr(w, lw_linear_tid(w));
+  lw_emit(w, T_SETP, TY_I32, leader, tid, zero, 0, TIR_CMP_EQ);
+  return leader;
+}
+
+static void issue_round(lw *w, const store_plan *sp, uint32_t id,
+                        const tile_at *t, int64_t p0, uint32_t leader) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  wv_node *mem = wv_get(w->g, n->mem);
+  tir_ty ty = tir_ty_of(mem->type.dt);
+  int64_t pc = sp->panel_cols, panel = sp->rows * SWZ_ROW_BYTES;
+  uint32_t nd = mem->type.n;
+  /* planted bug for the tests: no proxy fence after the writes */
+  if (!(ctx->test_hooks & WV_HOOK_TMA_STORE_NO_FENCE))
+    lw_emit(w, T_FENCEPX, TY_PRED, 0, 0, 0, 0, 0);
+  lw_barrier(w);
+  for (int64_t p = p0; p < p0 + sp->per_round; p++)
+    for (int64_t r = 0; r < sp->rows; r += sp->box_rows) {
+      uint32_t *co = wv_alloc(ctx, nd * sizeof *co);
+      ex_t at[WV_MAX_DIMS];
+      for (uint32_t d = 0; d < nd; d++)
+        at[d] = t->start[d];
+      at[nd - 2] = ex_add(ctx, t->start[nd - 2], ex_const(ctx, r));
+      at[nd - 1] = ex_add(ctx, t->start[nd - 1], ex_const(ctx, p * pc));
+      for (uint32_t d = 0; d < nd; d++) {
+        /* a box past the end of a run-time size may start at 2^31 or
+         * beyond; 2^31-1 lies past the edge too (as in lw_tma_fill) */
+        ex_t x = lw_concrete(w, at[d], 0);
+        int64_t lo, hi;
+        ex_bounds(ctx, x, w->ranges, w->nranges, &lo, &hi);
+        if (hi > INT32_MAX)
+          x = ex_min(ctx, x, ex_const(ctx, INT32_MAX));
+        co[d] = lw_expr(w, x);
+      }
+      uint32_t src =
+          lw_iconst(w, sp->base + (p - p0) * panel + r * SWZ_ROW_BYTES);
+      tir_instr *in = lw_emit(w, T_TMAST, ty, 0, src, 0, leader, sp->tmap);
+      in->list = co;
+      in->nlist = nd;
+      if (n->flags & WV_WRITE_ADD)
+        in->imm2 = TIR_TMAST_ADD;
+    }
+  lw_emit(w, T_BULKCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
+}
+
+/* Thread 0 waits until its earlier tensor stores have read the buffer
+ * (unless planted not to); the barrier after it follows. */
+static void wait_buffer(lw *w, const store_plan *sp) {
+  if (!(w->ctx->test_hooks & WV_HOOK_TMA_STORE_NO_WAIT) && !sp->by_threads)
+    lw_emit(w, T_BULKWAITR, TY_PRED, 0, 0, 0, 0, 0);
+}
+
+void lw_store_write(lw *w, uint32_t id) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  const store_plan *sp = n->flags & WV_WRITE_ADD ? &w->add : &w->store;
+  wv_node *mem = wv_get(w->g, n->mem);
+  uint32_t v = n->ops[0];
+  tir_ty ty = tir_ty_of(mem->type.dt);
+  int64_t es = tir_ty_bytes(ty);
+  w->p->args.v[mem->index].written = true;
+  uint32_t ne = lw_nelem(w, v);
+  tile_at t = tile_of(w, id);
+  uint32_t leader = leader_of(w);
   swz_memo memo = {wv_alloc(ctx, ne * sizeof *memo.b),
                    wv_alloc(ctx, ne * sizeof *memo.s), 0};
+  uint32_t *regs = wv_alloc(ctx, ne * sizeof *regs);
+  for (uint32_t e = 0; e < ne; e++)
+    regs[e] = w->vals[v] + e;
   for (int64_t p0 = 0; p0 < sp->panels; p0 += sp->per_round) {
     /* planted bug for the tests: write the buffer while the stores issued
      * from it may still read it (copied out by the threads: while other
      * threads may still read it) */
     bool no_wait = ctx->test_hooks & WV_HOOK_TMA_STORE_NO_WAIT;
-    if (!no_wait && !sp->by_threads)
-      lw_emit(w, T_BULKWAITR, TY_PRED, 0, 0, 0, 0, 0);
+    wait_buffer(w, sp);
     if (!no_wait || !sp->by_threads)
       lw_barrier(w);
     for (uint32_t e = 0, len; e < ne; e += len) {
@@ -424,72 +582,42 @@ void lw_store_write(lw *w, uint32_t id) {
       len = run_at(sp, e, ne, es);
       if (p < p0 || p >= p0 + sp->per_round)
         continue;
-      /* A: the panel in the buffer and the group of 8 rows; B: the row in
-       * the group and the byte in the row */
-      ex_t a = ex_add(
-          ctx, ex_const(ctx, sp->base + (p - p0) * panel),
-          ex_mul(ctx, ex_floordiv(ctx, lr[e], ex_const(ctx, 8)),
-                 ex_const(ctx, SWZ_ALIGN)));
-      ex_t b = ex_add(
-          ctx,
-          ex_mul(ctx, ex_mod(ctx, lr[e], ex_const(ctx, 8)),
-                 ex_const(ctx, SWZ_ROW_BYTES)),
-          ex_mul(ctx, ex_sub(ctx, lc[e], ex_const(ctx, p * pc)),
-                 ex_const(ctx, es)));
-      a = ex_simplify(ctx, a, w->ranges, w->nranges);
-      b = ex_simplify(ctx, b, w->ranges, w->nranges);
-      uint32_t addr = swz_addr(w, a, b, &memo);
-      if (len == 1) {
-        lw_emit(w, T_STS, ty, 0, addr, w->vals[v] + e, 0, 0);
-        continue;
-      }
-      uint32_t *regs = wv_alloc(ctx, len * sizeof *regs);
-      for (uint32_t j = 0; j < len; j++)
-        regs[j] = w->vals[v] + e + j;
-      tir_instr *in = lw_emit(w, T_STSV, ty, 0, addr, 0, 0, 0);
-      in->list = regs;
-      in->nlist = len;
+      put_run(w, sp, ty, &t, e, len, regs + e, p0, &memo);
     }
     if (sp->by_threads) {
       lw_barrier(w);
-      copy_out(w, id, p0, start, &memo);
+      copy_out(w, id, p0, t.start, &memo);
       continue;
     }
-    /* planted bug for the tests: no proxy fence after the writes */
-    if (!(ctx->test_hooks & WV_HOOK_TMA_STORE_NO_FENCE))
-      lw_emit(w, T_FENCEPX, TY_PRED, 0, 0, 0, 0, 0);
-    lw_barrier(w);
-    for (int64_t p = p0; p < p0 + sp->per_round; p++)
-      for (int64_t r = 0; r < sp->rows; r += sp->box_rows) {
-        uint32_t *co = wv_alloc(ctx, nd * sizeof *co);
-        ex_t at[WV_MAX_DIMS];
-        for (uint32_t d = 0; d < nd; d++)
-          at[d] = start[d];
-        at[nd - 2] = ex_add(ctx, start[nd - 2], ex_const(ctx, r));
-        at[nd - 1] = ex_add(ctx, start[nd - 1], ex_const(ctx, p * pc));
-        for (uint32_t d = 0; d < nd; d++) {
-          /* a box past the end of a run-time size may start at 2^31 or
-           * beyond; 2^31-1 lies past the edge too (as in lw_tma_fill) */
-          ex_t x = lw_concrete(w, at[d], 0);
-          int64_t lo, hi;
-          ex_bounds(ctx, x, w->ranges, w->nranges, &lo, &hi);
-          if (hi > INT32_MAX)
-            x = ex_min(ctx, x, ex_const(ctx, INT32_MAX));
-          co[d] = lw_expr(w, x);
-        }
-        uint32_t src =
-            lw_iconst(w, sp->base + (p - p0) * panel + r * SWZ_ROW_BYTES);
-        tir_instr *in = lw_emit(w, T_TMAST, ty, 0, src, 0, leader, sp->tmap);
-        in->list = co;
-        in->nlist = nd;
-      }
-    lw_emit(w, T_BULKCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
+    issue_round(w, sp, id, &t, p0, leader);
   }
+}
+
+void lw_store_add_wait(lw *w) { wait_buffer(w, &w->add); }
+
+void lw_store_add_put(lw *w, uint32_t id, uint32_t e, uint32_t len,
+                      const uint32_t *regs) {
+  const store_plan *sp = &w->add;
+  wv_node *n = wv_get(w->g, id);
+  tir_ty ty = tir_ty_of(wv_get(w->g, n->mem)->type.dt);
+  uint32_t ne = lw_nelem(w, n->ops[0]);
+  tile_at t = tile_of(w, id);
+  swz_memo memo = {wv_alloc(w->ctx, ne * sizeof *memo.b),
+                   wv_alloc(w->ctx, ne * sizeof *memo.s), 0};
+  for (uint32_t k = 0, run; k < len; k += run) {
+    run = run_at(sp, e + k, e + len, tir_ty_bytes(ty));
+    put_run(w, sp, ty, &t, e + k, run, regs + k, 0, &memo);
+  }
+}
+
+void lw_store_add_issue(lw *w, uint32_t id) {
+  tile_at t = tile_of(w, id);
+  issue_round(w, &w->add, id, &t, 0, leader_of(w));
 }
 
 void lw_store_finish(lw *w) {
   /* planted bug for the tests: end with tensor stores in flight */
-  if (w->store.write && !w->store.by_threads &&
+  if (((w->store.write && !w->store.by_threads) || w->add.write) &&
       !(w->ctx->test_hooks & WV_HOOK_TMA_STORE_NO_DRAIN))
     lw_emit(w, T_BULKWAIT, TY_PRED, 0, 0, 0, 0, 0);
 }

@@ -1012,7 +1012,8 @@ static void emit_tma(px *x, const tir_instr *in) {
 
 /* T_TMAST: cp.async.bulk.tensor from shared memory to the tensor map's
  * tensor (its generic address, %tm) at the coordinates, innermost first,
- * in the thread's bulk group. */
+ * in the thread's bulk group; one that adds, cp.reduce.async.bulk.tensor
+ * with .add. */
 static void emit_tmast(px *x, const tir_instr *in) {
   if (!x->t->has_tma)
     unsupported(x, "tensor stores (cp.async.bulk.tensor: sm_90 and later)");
@@ -1024,10 +1025,12 @@ static void emit_tmast(px *x, const tir_instr *in) {
   for (uint32_t j = in->nlist; j-- > 0;)
     wv_buf_printf(&c, "%s%s", j + 1 < in->nlist ? ", " : "",
                   R(x, in->list[j]).s);
+  bool add = in->imm2 == TIR_TMAST_ADD;
   ins(x,
-      "%scp.async.bulk.tensor.%ud.global.shared::cta.tile.bulk_group "
+      "%scp%s.async.bulk.tensor.%ud.global.shared::cta%s.tile.bulk_group "
       "[%%tm%lld, {%s}], [%s]",
-      guard, in->nlist, (long long)in->imm, wv_buf_str(&c), src.s);
+      guard, add ? ".reduce" : "", in->nlist, add ? ".add" : "",
+      (long long)in->imm, wv_buf_str(&c), src.s);
 }
 
 /* T_FENCE, T_FENCEPX and the tensor stores' groups (T_BULKCOMMIT,

@@ -233,16 +233,21 @@ static double ftz32(double x) {
   return fabs(x) < 0x1p-126 ? copysign(0.0, x) : x;
 }
 
+void sim_add_elem(sim *s, const tir_instr *in, uint32_t w, int l,
+                  int64_t arg, int64_t off, double x) {
+  const tir_arg *a = &s->p->args.v[arg];
+  int32_t me = global_thread(s, w, l);
+  mixed_writes(s, in, w, l, arg, off, s->gwriter[arg][off], me, true);
+  double old = sim_load_elem(a->dt, s->args[arg], off);
+  double sum = (double)(float)(ftz32(old) + ftz32(x));
+  store_elem(a->dt, s->args[arg], off, ftz32(sum));
+  s->gwriter[arg][off] = -me;
+}
+
 static void redg(sim *s, const tir_instr *in, uint32_t w, int l, int64_t off,
                  double x) {
-  const tir_arg *a = &s->p->args.v[in->imm];
   global_bounds(s, in, w, l, off, "add to");
-  int32_t me = global_thread(s, w, l);
-  mixed_writes(s, in, w, l, in->imm, off, s->gwriter[in->imm][off], me, true);
-  double old = sim_load_elem(a->dt, s->args[in->imm], off);
-  double sum = (double)(float)(ftz32(old) + ftz32(x));
-  store_elem(a->dt, s->args[in->imm], off, ftz32(sum));
-  s->gwriter[in->imm][off] = -me;
+  sim_add_elem(s, in, w, l, in->imm, off, x);
 }
 
 void sim_store_elem(sim *s, const tir_instr *in, uint32_t w, int l,
@@ -1283,8 +1288,10 @@ static void simulate(wv_kernel *k, void *const *args) {
     if (p->code.v[i].op == T_LDG || p->code.v[i].op == T_LDGV ||
         p->code.v[i].op == T_CPA || p->code.v[i].op == T_REDG)
       read[p->code.v[i].imm] = true; /* an add reads what it adds to */
-  for (uint32_t i = 0; i < p->code.n; i++) /* tensor copies (not stores) */
-    if (p->code.v[i].op == T_TMA)
+  for (uint32_t i = 0; i < p->code.n; i++) /* tensor copies, and stores
+                                               that add (not plain ones) */
+    if (p->code.v[i].op == T_TMA ||
+        (p->code.v[i].op == T_TMAST && p->code.v[i].imm2 == TIR_TMAST_ADD))
       read[p->tmaps.v[p->code.v[i].imm].arg] = true;
   /* shadows only where they tell something (NULL: none), so that a large
    * input costs nothing beyond its buffer: which elements an output the

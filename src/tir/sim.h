@@ -121,6 +121,11 @@ val sim_rd(sim *s, const tir_instr *in, uint32_t w, uint32_t r, int l);
  * checking that no other thread stored a different value there. */
 void sim_store_elem(sim *s, const tir_instr *in, uint32_t w, int l,
                     int64_t arg, int64_t off, double x);
+/* Adds x to f32 element off of argument arg as thread (w, l) (T_REDG, a
+ * tensor store that adds): subnormals flushed, and a store of another
+ * thread to the element reported. */
+void sim_add_elem(sim *s, const tir_instr *in, uint32_t w, int l,
+                  int64_t arg, int64_t off, double x);
 /* Register r of lane l of wave w becomes v (written). */
 void sim_wr(sim *s, uint32_t w, uint32_t r, int l, val v);
 /* Register r of wave w, which tir.h has the same in every lane; where it

@@ -450,6 +450,10 @@ static void store_issue(sim *s, const tir_instr *in, uint32_t w, int l) {
     if (!inside)
       continue;
     val v = sim_decode(ty, bits);
+    if (in->imm2 == TIR_TMAST_ADD) {
+      sim_add_elem(s, in, w, l, t->arg, off, v.f);
+      continue;
+    }
     sim_store_elem(s, in, w, l, t->arg, off,
                    ty == TY_F32 || ty == TY_F16 || ty == TY_BF16 ||
                            ty == TY_E4M3 || ty == TY_E5M2

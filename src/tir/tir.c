@@ -115,7 +115,8 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
       break;
     case T_TMA:
     case T_TMAST:
-      wv_buf_printf(b, " %s map %lld",
+      wv_buf_printf(b, " %s%s map %lld",
+                    in->op == T_TMAST && in->imm2 == TIR_TMAST_ADD ? "add " : "",
                     p->args.v[p->tmaps.v[in->imm].arg].name,
                     (long long)in->imm);
       break;
@@ -197,6 +198,10 @@ static bool async_ok(const tir_prog *p, const tir_instr *in) {
     const tir_tmap *m = &p->tmaps.v[in->imm];
     if (in->nlist != m->rank ||
         in->ty != tir_ty_of(p->args.v[m->arg].dt))
+      return false;
+    /* (a store that adds: into f32 only) */
+    if (in->op == T_TMAST && in->imm2 &&
+        (in->imm2 != TIR_TMAST_ADD || in->ty != TY_F32))
       return false;
     for (uint32_t j = 0; j < in->nlist; j++)
       if (rt[in->list[j]] != TY_I32)

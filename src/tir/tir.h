@@ -236,7 +236,9 @@ extern const char *const tir_ty_names[TY_COUNT];
     "fence.mbarrier_init.release.cluster; fence.proxy.async.shared::cta", 0)   \
   /* tensor store: the box of tensor map imm at coordinates list (elements,  \
    * the argument's dim order) from shared a (laid out as T_TMA lands it) to \
-   * global memory, elements outside the tensor dropped; if c (0: true) */    \
+   * global memory, elements outside the tensor dropped; if c (0: true);     \
+   * imm2 = TIR_TMAST_ADD: added into global memory instead (f32, as a     \
+   * T_REDG adds: atomically per element, subnormals flushed) */             \
   X(T_TMAST, "tma.store", 3, 0, 0)                                             \
   /* closes the thread's group of tensor stores */                             \
   X(T_BULKCOMMIT, "bulk.commit", 0, "cp.async.bulk.commit_group", 0)           \
@@ -297,6 +299,9 @@ typedef struct tir_instr {
   uint32_t match;     /* T_LOOP: index of its T_ENDLOOP and back */
   uint32_t tag;       /* T_WGMMA, a slot release: TIR_TAG_* below */
 } tir_instr;
+
+/* T_TMAST's imm2: the box is added into global memory (a tensor reduce). */
+enum { TIR_TMAST_ADD = 1 };
 
 /* The slots of tensor-copy rings (lower_tma.c) a T_WGMMA reads, and the
  * slot a release (a T_MBARRIVE of no bytes) gives back: a bit per ring

@@ -330,13 +330,22 @@ static void bwd_case(const cfg *g, int B, int MK, int NK, uint64_t *rng) {
     printf("  %-44s one pass (fused): dq %.1e dk %.1e dv %.1e\n", what,
            e_f[0], e_f[1], e_f[2]);
   }
-  /* the one-pass form on the forward's o (in f16) and lse */
-  if (g->wgmma && o_k && lse_k) {
+  /* the one-pass form on the forward's o (in f16) and lse; its dq parts
+   * added by the threads, and by tensor reduces (hardware(adds = 2)) */
+  for (int adds = 1; adds <= 2 && g->wgmma && o_k && lse_k; adds++) {
     double e_f[3] = {NAN, NAN, NAN};
     double *in_f[6] = {q, k, v, dO, o_k, lse_k};
-    fused(g, defs, scale, in_f, D, dq, dk, dv, what, e_f);
-    printf("  %-44s one pass (prep, fused, dq_scale): dq %.1e dk %.1e dv "
-           "%.1e\n", what, e_f[0], e_f[1], e_f[2]);
+    const char *d2[16];
+    size_t n2 = 0;
+    while (defs[n2] && n2 < 14)
+      d2[n2] = defs[n2], n2++;
+    d2[n2++] = adds == 2 ? "adds=2" : "adds=1";
+    d2[n2] = NULL;
+    fused(g, d2, scale, in_f, D, dq, dk, dv, what, e_f);
+    printf("  %-44s one pass (prep, fused, dq_scale; adds = %d): dq %.1e dk "
+           "%.1e dv %.1e\n", what, adds, e_f[0], e_f[1], e_f[2]);
+    CHECKF(!isnan(e_f[0]) && !isnan(e_f[1]) && !isnan(e_f[2]),
+           "%s one pass, adds = %d: did not run", what, adds);
   }
   fflush(stdout);
   free(q), free(k), free(v), free(dO), free(dq), free(dk), free(dv), free(D);

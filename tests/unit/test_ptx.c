@@ -816,10 +816,45 @@ static void converted_operands(void) {
   }
 }
 
+/* hardware(adds = 2): the one-pass backward's dq parts, summed in shared
+ * memory, go out by tensor reduces (cp.reduce.async.bulk.tensor .add)
+ * issued by thread 0 from a swizzled buffer, with its proxy fence and its
+ * reads waited for before the next iteration writes it; no red.global is
+ * left. Without the knob, reds and no tensor reduce. */
+static void tensor_reduces(void) {
+  for (int adds = 1; adds <= 2; adds++) {
+    kcase c = {"examples/attention_bwd_wgmma.wave", "attention_bwd_fused_wgmma",
+               {"B=1", "M=200", "K2=200", "N=64", "K1=64"}, 0, 1, 0,
+               {"adds", adds == 2 ? "2" : "1"}};
+    wavec_ctx *ctx;
+    wavec_kernel *k = open_kernel(&c, &ctx, 0);
+    const char *ptx = NULL;
+    size_t len = 0;
+    if (k)
+      CHECKF(wavec_emit_ptx(k, "sm_90a", &ptx, &len) == WAVEC_OK, "adds=%d: %s",
+             adds, wavec_errmsg(ctx));
+    if (ptx) {
+      size_t nred = count(ptx, "cp.reduce.async.bulk.tensor.3d.global."
+                               "shared::cta.add.tile.bulk_group");
+      CHECKF(adds == 2 ? nred == 2 : nred == 0, "adds=%d: %zu tensor reduces",
+             adds, nred);
+      CHECKF((count(ptx, "red.global.add") == 0) == (adds == 2),
+             "adds=%d: %zu red.global.add", adds, count(ptx, "red.global.add"));
+      CHECKF(adds == 1 || (strstr(ptx, "cp.async.bulk.wait_group.read 0;") &&
+                           count(ptx, "fence.proxy.async.shared::cta;") >= 2),
+             "adds=%d: no wait for the buffer or no proxy fence", adds);
+      if (ptxas())
+        assemble(ptx, len, "sm_90a", "attention_bwd_fused_wgmma adds=2");
+    }
+    wavec_ctx_free(ctx);
+  }
+}
+
 int main(void) {
   RUN(examples_print_and_assemble);
   RUN(wgmma_modules);
   RUN(converted_operands);
+  RUN(tensor_reduces);
   RUN(tensor_map_info);
   RUN(ragged_modules);
   RUN(eight_bit_modules);

@@ -10,6 +10,8 @@
  *    waves (reduced across them: copies, one adds);
  *  - row_sum: a sum over N across the lanes (every lane of a row holds it:
  *    one adds) and over workgroups.
+ *  - gemm_add_wgmma: warpgroup mmas, the adds by the threads or by tensor
+ *    reduces (hardware(adds = 2));
  * At sizes the tiles divide and at ragged ones. Planted: with the hook
  * add-every-copy every copy adds (col_sum and row_sum come out 2x and 32x
  * too large where they must not); a store and another thread's add to one
@@ -97,6 +99,70 @@ static void split_k(void) {
   }
 }
 
+/* c += a bᵀ on warpgroup mmas with tensor-copy rings: the adds by the
+ * threads (red.global.add) and by tensor reduces (hardware(adds = 2)),
+ * where the tiles divide and where they hang over the edge. */
+static void wgmma_adds(void) {
+  static const int sz[][3] = {{128, 64, 128}, {100, 72, 200}};
+  static const char *const ins[2] = {"a", "b"};
+  static const char *const how[] = {"adds=1", "adds=2"};
+  for (size_t i = 0; i < 4; i++) {
+    double e = run("gemm_add_wgmma", sz[i / 2][0], sz[i / 2][1], sz[i / 2][2],
+                   how[i % 2], ins, "c", gemm_ref);
+    printf("  gemm_add_wgmma %dx%dx%d %s: rel err %.2g\n", sz[i / 2][0],
+           sz[i / 2][1], sz[i / 2][2], how[i % 2], e);
+    CHECKF(e >= 0 && e < 1e-5, "gemm_add_wgmma %dx%dx%d %s: %g", sz[i / 2][0],
+           sz[i / 2][1], sz[i / 2][2], how[i % 2], e);
+  }
+}
+
+/* The tensor reduces' planted bugs fail in the simulator at the adding
+ * write's line: no proxy fence between the buffer's writes and the
+ * reduces that read it (E0603), and a thread that ends with its reduces in
+ * flight (E0608); and in the one-pass backward's loop, whose every
+ * iteration rewrites the buffer, no wait for the last reduces' reads
+ * before it (E0603). */
+static void planted_tensor_reduces(void) {
+  static const char *const hooks[] = {"hook=tma-store-no-fence",
+                                      "hook=tma-store-no-drain"};
+  for (int h = 0; h < 2; h++) {
+    const char *defs[] = {"M=100", "N=72", "K=200", "adds=2", hooks[h], NULL};
+    kcase c;
+    bool ok = kc_open(&c, FILE_, "gemm_add_wgmma", NULL, defs);
+    CHECKF(ok, "%s", c.err);
+    if (ok) {
+      uint64_t rng = 9;
+      free(kc_input(&c, "a", &rng)), free(kc_input(&c, "b", &rng));
+      free(kc_input(&c, "c", &rng));
+      CHECKF(!kc_simulate(&c), "%s: ran", hooks[h]);
+      CHECKF(strstr(c.err, h ? "reduce_add.wave:95:5: error[E0608]"
+                             : "reduce_add.wave:95:5: error[E0603]"),
+             "%s: %s", hooks[h], c.err);
+      printf("  %s: %.160s\n", hooks[h], c.err);
+    }
+    kc_close(&c);
+  }
+  const char *defs[] = {"B=1",    "M=200", "K2=200",
+                        "N=64",   "K1=64", "adds=2",
+                        "hook=tma-store-no-wait", NULL};
+  static const char *const args[] = {"q",  "k", "v",  "do",    "lse",
+                                     "D", "dk", "dv", "dq_acc"};
+  kcase c;
+  bool ok = kc_open(&c, "examples/attention_bwd_wgmma.wave",
+                    "attention_bwd_fused_wgmma", NULL, defs);
+  CHECKF(ok, "%s", c.err);
+  if (ok) {
+    uint64_t rng = 11;
+    for (size_t i = 0; i < sizeof args / sizeof *args; i++)
+      free(kc_input(&c, args[i], &rng));
+    CHECKF(!kc_simulate(&c), "tma-store-no-wait: ran");
+    CHECKF(strstr(c.err, "attention_bwd_wgmma.wave:225:9: error[E0603]"), "%s",
+           c.err);
+    printf("  hook=tma-store-no-wait: %.160s\n", c.err);
+  }
+  kc_close(&c);
+}
+
 /* K split over the two waves of each workgroup as well: the waves' parts
  * meet in shared memory, each wave adds half of the elements. */
 static void split_k_waves(void) {
@@ -180,6 +246,8 @@ static void store_and_add_conflict(void) {
 int main(void) {
   RUN(split_k);
   RUN(split_k_waves);
+  RUN(wgmma_adds);
+  RUN(planted_tensor_reduces);
   RUN(planted_parts_race);
   RUN(sums);
   RUN(planted_every_copy_adds);

@@ -534,7 +534,8 @@ typedef enum wavec_pass {
   WAVEC_PASS_OVERLAP = 14,
   WAVEC_PASS_CONTRACT = 15,
   WAVEC_PASS_RELEASE = 16,
-  WAVEC_PASS_COUNT = 17 /* one more than the largest value */
+  WAVEC_PASS_BARRIERS = 17,
+  WAVEC_PASS_COUNT = 18 /* one more than the largest value */
 } wavec_pass;
 /* The i-th pass of the pipeline, in the order they run; -1 past the last. */
 WAVEC_API int wavec_pass_at(size_t i);

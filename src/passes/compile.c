@@ -46,6 +46,11 @@ static wavec_status verify_waits(wv_kernel *k, const char *pass) {
   return st == WAVEC_OK ? tir_verify_waits(k->ctx, k->tir) : st;
 }
 
+static wavec_status verify_barriers(wv_kernel *k, const char *pass) {
+  wavec_status st = verify_tir(k, pass);
+  return st == WAVEC_OK ? tir_verify_barriers(k->ctx, k->tir) : st;
+}
+
 static wavec_status verify_release(wv_kernel *k, const char *pass) {
   wavec_status st = verify_waits(k, pass);
   return st == WAVEC_OK ? wv_verify_release(k) : st;
@@ -101,6 +106,9 @@ static const struct {
      "where a causal mask splits a walk into whole and masked tiles"},
     {WAVEC_PASS_LOWER, "lower", wv_pass_lower, verify_tir, print_tir,
      "the thread program (TIR); wgmma waits are the next pass's"},
+    {WAVEC_PASS_BARRIERS, "barriers", wv_pass_barriers, verify_barriers,
+     print_tir, "barriers before a scratch region's reuse that another "
+     "barrier already covers, dropped"},
     {WAVEC_PASS_CONTRACT, "contract", wv_pass_contract, verify_tir, print_tir,
      "a float product used once by a sum: one fused multiply-add"},
     {WAVEC_PASS_OVERLAP, "overlap", wv_pass_overlap, verify_tir, print_tir,

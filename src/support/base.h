@@ -285,6 +285,7 @@ void wv_on_free(wavec_ctx *ctx, void (*fn)(void *ud), void *ud);
 #define WV_HOOKS(X)                                                            \
   X(WV_HOOK_BREAK_EXPAND_LOOKUP, "expand-lookup")                              \
   X(WV_HOOK_DROP_BARRIER, "drop-barrier")                                      \
+  X(WV_HOOK_DROP_REUSE_BARRIERS, "drop-reuse-barriers")                        \
   X(WV_HOOK_SHIFT_LANE, "shift-lane")                                          \
   X(WV_HOOK_NO_STAGING, "no-staging")                                          \
   X(WV_HOOK_NO_PIPELINE, "no-pipeline")                                        \

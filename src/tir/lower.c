@@ -68,6 +68,17 @@ tir_instr *lw_barrier(lw *w) {
   return in;
 }
 
+void lw_reuse_barrier(lw *w, uint32_t r) { lw_barrier(w)->tag = r; }
+
+void lw_tag_region(lw *w, uint32_t from, uint32_t r) {
+  for (uint32_t i = from; i < w->p->code.n; i++) {
+    tir_instr *in = &w->p->code.v[i];
+    if (in->op == T_STS || in->op == T_STSV || in->op == T_LDS ||
+        in->op == T_LDSV || in->op == T_LDSM || in->op == T_LDSMT)
+      in->tag = r;
+  }
+}
+
 uint32_t lw_op2(lw *w, tir_op op, tir_ty ty, uint32_t a, uint32_t b) {
   uint32_t d = lw_reg(w, ty);
   lw_emit(w, op, ty, d, a, b, 0, 0);
@@ -285,6 +296,7 @@ wavec_status wv_pass_lower(wv_kernel *k) {
     vec_push(ctx, &p->args, ta);
   }
   lw_store_plan(w);
+  lw_parts_plan(w);
   for (uint32_t i = 0; i < w->tmaps.n; i++) /* the pipeline's, the store's */
     vec_push(ctx, &p->tmaps, w->tmaps.v[i]);
   lw_open_scope(w);

@@ -245,6 +245,8 @@ typedef struct lw {
   uint32_t *loopreg; /* by symbol: the counter register of $ARGD */
   wavec_loc loc;
   int64_t convert_bytes; /* shared memory of the widest conversion */
+  int64_t parts_base, parts_bytes; /* the waves' parts' slots (their own
+                                      region, before the conversions') */
   bool *hoisted;         /* by node: lowered before its loop */
   /* by staged read: the fragments of a staged read are loaded at each use
    * instead of at the read, once per scope; 1 + the scope whose registers
@@ -309,6 +311,11 @@ lw *lw_plan(wv_kernel *k);
 /* lower.c */
 uint32_t lw_reg(lw *w, tir_ty ty);
 tir_instr *lw_barrier(lw *w);
+/* A barrier that waits for region r's last readers (pass barriers), and
+ * the region's tag on the shared-memory accesses emitted since code index
+ * `from`. */
+void lw_reuse_barrier(lw *w, uint32_t r);
+void lw_tag_region(lw *w, uint32_t from, uint32_t r);
 /* A region that only the waves with predicate `on` run (T_IF ... T_ENDIF,
  * `on` uniform across each wave); begin returns the T_IF's index. */
 uint32_t lw_region_begin(lw *w, uint32_t on);
@@ -472,6 +479,10 @@ void lw_store_add_wait(lw *w);
 void lw_store_add_put(lw *w, uint32_t id, uint32_t e, uint32_t len,
                       const uint32_t *regs);
 void lw_store_add_issue(lw *w, uint32_t id);
+/* The slots where the waves of an adding write sum their parts
+ * (sum_parts), the largest such write's, reserved after the staged tiles
+ * and buffers (w->parts_base, parts_bytes). */
+void lw_parts_plan(lw *w);
 
 /* lower_sched.c */
 void lw_sched_begin(lw *w);

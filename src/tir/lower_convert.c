@@ -112,7 +112,8 @@ static void through_smem(lw *w, const uint32_t *ids, uint32_t n) {
                      ex_add(ctx, ex_const(ctx, w->stage_bytes / esize),
                             ex_mul(ctx, lw_wave_id(w), ex_const(ctx, elems))),
                      ex_const(ctx, esize));
-  lw_barrier(w);
+  uint32_t from = w->p->code.n;
+  lw_reuse_barrier(w, TIR_REGION_SCRATCH);
   /* each operand clone once, whichever conversion clones read it */
   uint32_t nops = 0, ndone = 0;
   for (uint32_t c = 0; c < n; c++)
@@ -191,6 +192,7 @@ static void through_smem(lw *w, const uint32_t *ids, uint32_t n) {
     if (!lw_try_ldmatrix(w, ids[c], addr, lr->nelem, ty, 0))
       lw_smem_access(w, T_LDS, ty, addr, regs, NULL, lr->nelem, 0);
   }
+  lw_tag_region(w, from, TIR_REGION_SCRATCH);
 }
 
 /* A conversion. Where every lane holds what it needs: register moves.

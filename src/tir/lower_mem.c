@@ -440,13 +440,12 @@ static bool sum_parts(lw *w, add_set *as, int a) {
   wv_dist *d = w->d;
   int64_t W = d->waves[a], ne = as->ne, lanes = d->lanes;
   int64_t bytes = (W - 1) * ne * lanes * 4;
-  if (ne % (2 * W) || w->stage_bytes + bytes > SMEM_OPTIN)
+  /* (lw_parts_plan reserved the slots where they fit) */
+  if (ne % (2 * W) || bytes > w->parts_bytes)
     return false;
   for (uint32_t i = 0; i < as->nw; i++)
     if (lw_nelem(w, wv_get(w->g, as->ids[i])->ops[0]) % 2)
       return false;
-  if (bytes > w->convert_bytes)
-    w->convert_bytes = bytes;
   ex_t c = a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, lanes))
                   : ex_sym(ctx, d->T[a]);
   c = ex_mod(ctx, c, ex_const(ctx, W));
@@ -458,7 +457,7 @@ static bool sum_parts(lw *w, add_set *as, int a) {
   }
   uint32_t lane = lw_expr(w, d->lane);
   uint32_t lane8 = lw_op2(w, T_MUL, TY_I32, lane, lw_iconst(w, 8));
-  uint32_t at = lw_op2(w, T_ADD, TY_I32, lane8, lw_iconst(w, w->stage_bytes));
+  uint32_t at = lw_op2(w, T_ADD, TY_I32, lane8, lw_iconst(w, w->parts_base));
   int64_t chunk = ne / W;
 #define SLOT(r, g) ((((r) * ne / 2 + (g) / 2) * lanes) * 8)
 #define REG(g) (w->vals[wv_get(w->g, as->ids[as->at[g]])->ops[0]] + as->el[g])
@@ -468,7 +467,7 @@ static bool sum_parts(lw *w, add_set *as, int a) {
   wv_assert(ctx, !bulk || as->nw == 1);
   if (bulk)
     lw_store_add_wait(w);
-  lw_barrier(w); /* the slots' last readers are done */
+  lw_reuse_barrier(w, TIR_REGION_PARTS); /* the slots' last readers are done */
   for (int64_t k = 0; k < W; k++) {
     uint32_t region = lw_region_begin(w, is[k]);
     lw_open_scope(w);
@@ -484,6 +483,7 @@ static bool sum_parts(lw *w, add_set *as, int a) {
       tir_instr *in = lw_emit(w, T_STSV, TY_F32, 0, addr, 0, 0, 0);
       in->list = regs;
       in->nlist = 2;
+      in->tag = TIR_REGION_PARTS;
     }
     lw_close_scope(w);
     lw_region_end(w, region);
@@ -509,6 +509,7 @@ static bool sum_parts(lw *w, add_set *as, int a) {
         tir_instr *in = lw_emit(w, T_LDSV, TY_F32, 0, addr, 0, 0, 0);
         in->list = regs;
         in->nlist = 2;
+        in->tag = TIR_REGION_PARTS;
         for (int j = 0; j < 2; j++)
           lw_emit(w, T_ADD, TY_F32, sum + j, sum + j, part + j, 0, 0);
       }
@@ -567,6 +568,42 @@ static void add_pair(lw *w, add_set *as, uint32_t g, uint32_t regs) {
  * other clones of its write (the same block, the same origin, their
  * values already computed): true when their parts were summed in shared
  * memory and added (or were with an earlier clone). */
+void lw_parts_plan(lw *w) {
+  wv_dist *d = w->d;
+  int64_t most = 0;
+  wavec_loc at;
+  if (lw_knob(w->k, WAVEC_HW_SUM_PARTS, &at) == 0)
+    return;
+  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
+    const wv_node *n = wv_get(w->g, id);
+    if (n->op != WAVEC_OP_WRITE || !(n->flags & WV_WRITE_ADD))
+      continue;
+    int a = part_axis(w, n->ops[0]);
+    if (a < 0)
+      continue;
+    /* the write's clones in its block: their elements end to end */
+    const wv_block *b = &w->g->blocks.v[n->block];
+    int64_t ne = 0;
+    bool even = true;
+    for (uint32_t i = 0; i < b->nodes.n; i++) {
+      const wv_node *x = wv_get(w->g, b->nodes.v[i]);
+      if (x->op == WAVEC_OP_WRITE &&
+          w->ix->info[b->nodes.v[i]].origin == w->ix->info[id].origin) {
+        int64_t k = lw_nelem(w, x->ops[0]);
+        ne += k;
+        even &= k % 2 == 0;
+      }
+    }
+    int64_t W = d->waves[a], bytes = (W - 1) * ne * d->lanes * 4;
+    if (even && ne % (2 * W) == 0 && bytes > most &&
+        w->stage_bytes + bytes <= SMEM_OPTIN)
+      most = bytes;
+  }
+  w->parts_base = w->stage_bytes;
+  w->parts_bytes = most;
+  w->stage_bytes += most;
+}
+
 static bool add_parts(lw *w, uint32_t id, int a, uint32_t owner) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);

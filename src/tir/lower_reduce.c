@@ -226,7 +226,8 @@ static void reduce_across_waves(lw *w, const wv_node *n,
   ex_t others = ex_sub(ctx, wid, ex_mul(ctx, coord, ex_const(ctx, stride)));
   /* slot of (wave, element, lane), in bytes after the staged tiles */
   ex_t lane = d->lane;
-  lw_barrier(w);
+  uint32_t from = w->p->code.n;
+  lw_reuse_barrier(w, TIR_REGION_SCRATCH);
   for (uint32_t e = 0; e < ne; e++) {
     if (sh->rep[e] != e)
       continue;
@@ -254,6 +255,7 @@ static void reduce_across_waves(lw *w, const wv_node *n,
     }
     lw_emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
   }
+  lw_tag_region(w, from, TIR_REGION_SCRATCH);
 }
 
 /* The chain's initial value folded into each row's result, then the

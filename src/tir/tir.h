@@ -303,6 +303,17 @@ typedef struct tir_instr {
 /* T_TMAST's imm2: the box is added into global memory (a tensor reduce). */
 enum { TIR_TMAST_ADD = 1 };
 
+/* Shared scratch regions (tag of the shared-memory accesses that use them,
+ * and of a T_BAR that only waits for a region's last readers before it is
+ * written again: pass `barriers` drops such a barrier where another one
+ * already follows every earlier access of the region). Nothing else
+ * touches their bytes. */
+enum {
+  TIR_REGION_SCRATCH = 1, /* conversions, reductions across waves */
+  TIR_REGION_PARTS = 2,   /* the slots where waves sum their parts */
+  TIR_REGION_COUNT = 3
+};
+
 /* The slots of tensor-copy rings (lower_tma.c) a T_WGMMA reads, and the
  * slot a release (a T_MBARRIVE of no bytes) gives back: a bit per ring
  * stage (TIR_TAG_STAGE, pipeline.c numbers them), and TIR_TAG_PREV where
@@ -480,6 +491,15 @@ static inline bool writes_reg(const tir_instr *in, uint32_t r) {
 
 /* Pass `contract` (contract.c): products into fused multiply-adds. */
 wavec_status wv_pass_contract(wv_kernel *k);
+/* Pass `barriers`. require: lower. Drops each barrier tagged with a
+ * scratch region (its only job: the region's earlier readers are done
+ * before it is written again) where, on every path to it, another barrier
+ * follows the region's last access (a forward dataflow over the loops and
+ * regions of the program). Contract: nothing else changes; every dropped
+ * barrier had such a barrier before it (tir_verify_barriers: the same
+ * dataflow finds no tagged barrier it would keep missing). */
+wavec_status wv_pass_barriers(wv_kernel *k);
+wavec_status tir_verify_barriers(wavec_ctx *ctx, const tir_prog *p);
 /* Pass `overlap` (overlap.c): a carried group issued after the next
  * iteration's first. */
 wavec_status wv_pass_overlap(wv_kernel *k);

@@ -1,0 +1,104 @@
+/* Pass `barriers`: the barriers that only wait for a scratch region's last
+ * readers go where another barrier already covers them, and stay where it
+ * does not.
+ *  - two_reductions (tests/kernels/barriers.wave): a sum and a max across
+ *    two waves back to back; the simulator's results match float64, the
+ *    module keeps the barriers between one round trip's reads and the
+ *    next one's writes (with the planted bug drop-reuse-barriers, which
+ *    drops every such barrier, it has fewer, and the simulator reports the
+ *    race at the sum's line);
+ *  - the one-pass backward (attention_bwd_fused_wgmma): every such barrier
+ *    of its loop (the ds conversion's and the parts' first) is covered,
+ *    so the module has exactly as many barriers as with every one dropped,
+ *    and the simulator passes (test_attention_bwd checks its numbers). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ref/kcase.c"
+#include "../ref/ref.c"
+#include "check.h"
+
+static size_t count(const char *s, const char *needle) {
+  size_t n = 0;
+  for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+    n++;
+  return n;
+}
+
+/* bar.sync in the kernel's sm_90a (or sm_90) PTX, or -1. */
+static long bars(const char *file, const char *kernel, const char *const *defs,
+                 const char *target) {
+  kcase c;
+  long n = -1;
+  if (kc_open(&c, file, kernel, NULL, defs)) {
+    const char *ptx = NULL;
+    if (wavec_emit_ptx(c.k, target, &ptx, NULL) == WAVEC_OK)
+      n = (long)count(ptx, "bar.sync");
+  } else {
+    CHECKF(0, "%s", c.err);
+  }
+  kc_close(&c);
+  return n;
+}
+
+static void two_reductions(void) {
+  const char *file = "tests/kernels/barriers.wave";
+  const char *defs[] = {"M=40", NULL};
+  const char *hooked[] = {"M=40", "hook=drop-reuse-barriers", NULL};
+  long kept = bars(file, "two_reductions", defs, "sm_90"),
+       none = bars(file, "two_reductions", hooked, "sm_90");
+  printf("  two_reductions: %ld barriers (%ld with every reuse barrier "
+         "dropped)\n", kept, none);
+  CHECKF(kept > 0 && none > 0 && none < kept, "%ld vs %ld", kept, none);
+  kcase c;
+  if (kc_open(&c, file, "two_reductions", NULL, defs)) {
+    uint64_t rng = 5;
+    double *x = kc_input(&c, "x", &rng);
+    double y[40], z[40];
+    for (int i = 0; i < 40; i++) {
+      y[i] = 0, z[i] = -INFINITY;
+      for (int j = 0; j < 64; j++) {
+        y[i] += x[i * 64 + j];
+        z[i] = fmax(z[i], x[i * 64 + j]);
+      }
+    }
+    CHECKF(kc_simulate(&c), "%s", c.err);
+    double ey = kc_rel_err(&c, "y", y), ez = kc_rel_err(&c, "z", z);
+    CHECKF(ey < 1e-6 && ez == 0, "rel err y %g z %g", ey, ez);
+    free(x);
+  }
+  kc_close(&c);
+  if (kc_open(&c, file, "two_reductions", NULL, hooked)) {
+    uint64_t rng = 5;
+    free(kc_input(&c, "x", &rng));
+    CHECK(!kc_simulate(&c));
+    CHECKF(strstr(c.err, "barriers.wave:16:11: error[E060"), "%s", c.err);
+    printf("  planted: %.150s\n", c.err);
+  }
+  kc_close(&c);
+}
+
+static void one_pass_backward(void) {
+  const char *file = "examples/attention_bwd_wgmma.wave";
+  const char *defs[] = {"B=1", "M=200", "K2=200", "N=64", "K1=64", NULL};
+  const char *hooked[] = {"B=1",  "M=200", "K2=200",
+                          "N=64", "K1=64", "hook=drop-reuse-barriers", NULL};
+  for (int adds = 1; adds <= 2; adds++) {
+    const char *d[8], *h[8];
+    memcpy(d, defs, 5 * sizeof *d), memcpy(h, hooked, 6 * sizeof *h);
+    d[5] = h[6] = adds == 2 ? "adds=2" : "adds=1";
+    d[6] = h[7] = NULL;
+    long kept = bars(file, "attention_bwd_fused_wgmma", d, "sm_90a"),
+         none = bars(file, "attention_bwd_fused_wgmma", h, "sm_90a");
+    printf("  attention_bwd_fused_wgmma adds=%d: %ld barriers (%ld with every "
+           "reuse barrier dropped)\n", adds, kept, none);
+    CHECKF(kept > 0 && kept == none, "adds=%d: %ld vs %ld", adds, kept, none);
+  }
+}
+
+int main(void) {
+  RUN(two_reductions);
+  RUN(one_pass_backward);
+  CHECK_EXIT();
+}

@@ -199,9 +199,11 @@ static void reduce_across_lanes(lw *w, const wv_node *n,
 
 /* Across waves: when the waves of the workgroup split D, each stores its
  * partials, and every wave combines all of them in wave order (so every
- * wave gets the same bits). */
+ * wave gets the same bits). The clones c of a reduction (sh[c], their
+ * partials in first[c]..) share one round trip: one region, two barriers. */
 static void reduce_across_waves(lw *w, const wv_node *n,
-                                const reduce_shape *sh, uint32_t first) {
+                                const reduce_shape *const *sh,
+                                const uint32_t *first, uint32_t nc) {
   wavec_ctx *ctx = w->ctx;
   wv_dist *d = w->d;
   int axis = d->dim[n->sym].wg_axis;
@@ -209,11 +211,15 @@ static void reduce_across_waves(lw *w, const wv_node *n,
     return;
   tir_ty ty = tir_ty_of(n->type.dt);
   tir_op op = lw_unary_ops[n->op];
-  uint32_t ne = sh->l->nelem;
   int lanes = d->lanes;
   int64_t nw = d->waves[0] * d->waves[1] * d->waves[2];
   int64_t esize = tir_ty_bytes(ty);
-  int64_t bytes = (nw * lanes * ne * esize + 15) / 16 * 16;
+  /* clone c's slots after those of the clones before it */
+  int64_t *at = wv_alloc(ctx, ((size_t)nc + 1) * sizeof *at);
+  at[0] = 0;
+  for (uint32_t c = 0; c < nc; c++)
+    at[c + 1] = at[c] + nw * lanes * sh[c]->l->nelem;
+  int64_t bytes = (at[nc] * esize + 15) / 16 * 16;
   if (bytes > w->convert_bytes)
     w->convert_bytes = bytes;
   int64_t stride = axis == 0   ? 1
@@ -224,36 +230,48 @@ static void reduce_across_waves(lw *w, const wv_node *n,
       axis == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, lanes))
                 : ex_sym(ctx, d->T[axis]);
   ex_t others = ex_sub(ctx, wid, ex_mul(ctx, coord, ex_const(ctx, stride)));
-  /* slot of (wave, element, lane), in bytes after the staged tiles */
+  /* slot of (clone, wave, element, lane), in bytes after the staged
+   * tiles */
   ex_t lane = d->lane;
   uint32_t from = w->p->code.n;
   lw_reuse_barrier(w, TIR_REGION_SCRATCH);
-  for (uint32_t e = 0; e < ne; e++) {
-    if (sh->rep[e] != e)
-      continue;
-    ex_t slot = ex_add(ctx, ex_mul(ctx, wid, ex_const(ctx, lanes * ne)),
-                       ex_add(ctx, ex_const(ctx, e * lanes), lane));
-    ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
-                       ex_mul(ctx, slot, ex_const(ctx, esize)));
-    lw_emit(w, T_STS, ty, 0, lw_expr(w, lw_concrete(w, addr, e)), first + e,
-            0, 0);
-  }
-  lw_barrier(w);
-  for (uint32_t e = 0; e < ne; e++) {
-    if (sh->rep[e] != e)
-      continue;
-    uint32_t acc = 0;
-    for (int64_t j = 0; j < d->waves[axis]; j++) {
-      ex_t wj = ex_add(ctx, others, ex_const(ctx, j * stride));
-      ex_t slot = ex_add(ctx, ex_mul(ctx, wj, ex_const(ctx, lanes * ne)),
-                         ex_add(ctx, ex_const(ctx, e * lanes), lane));
+  for (uint32_t c = 0; c < nc; c++) {
+    uint32_t ne = sh[c]->l->nelem;
+    for (uint32_t e = 0; e < ne; e++) {
+      if (sh[c]->rep[e] != e)
+        continue;
+      ex_t slot = ex_add(
+          ctx, ex_const(ctx, at[c]),
+          ex_add(ctx, ex_mul(ctx, wid, ex_const(ctx, lanes * ne)),
+                 ex_add(ctx, ex_const(ctx, e * lanes), lane)));
       ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
                          ex_mul(ctx, slot, ex_const(ctx, esize)));
-      uint32_t v = lw_reg(w, ty);
-      lw_emit(w, T_LDS, ty, v, lw_expr(w, lw_concrete(w, addr, e)), 0, 0, 0);
-      acc = acc ? lw_op2(w, op, ty, acc, v) : v;
+      lw_emit(w, T_STS, ty, 0, lw_expr(w, lw_concrete(w, addr, e)),
+              first[c] + e, 0, 0);
     }
-    lw_emit(w, T_MOV, ty, first + e, acc, 0, 0, 0);
+  }
+  lw_barrier(w);
+  for (uint32_t c = 0; c < nc; c++) {
+    uint32_t ne = sh[c]->l->nelem;
+    for (uint32_t e = 0; e < ne; e++) {
+      if (sh[c]->rep[e] != e)
+        continue;
+      uint32_t acc = 0;
+      for (int64_t j = 0; j < d->waves[axis]; j++) {
+        ex_t wj = ex_add(ctx, others, ex_const(ctx, j * stride));
+        ex_t slot = ex_add(
+            ctx, ex_const(ctx, at[c]),
+            ex_add(ctx, ex_mul(ctx, wj, ex_const(ctx, lanes * ne)),
+                   ex_add(ctx, ex_const(ctx, e * lanes), lane)));
+        ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
+                           ex_mul(ctx, slot, ex_const(ctx, esize)));
+        uint32_t v = lw_reg(w, ty);
+        lw_emit(w, T_LDS, ty, v, lw_expr(w, lw_concrete(w, addr, e)), 0, 0,
+                0);
+        acc = acc ? lw_op2(w, op, ty, acc, v) : v;
+      }
+      lw_emit(w, T_MOV, ty, first[c] + e, acc, 0, 0, 0);
+    }
   }
   lw_tag_region(w, from, TIR_REGION_SCRATCH);
 }
@@ -278,7 +296,10 @@ static void finish(lw *w, const wv_node *n, const reduce_shape *sh,
 /* A reduction link. A link followed by another one only reduces within
  * the thread; the next link folds in its partials, and the last one goes
  * across lanes and waves and then folds in the chain's initial value. */
-void lw_reduce(lw *w, uint32_t id) {
+/* Reduction link id within the thread (its shape in *shp, its initial
+ * value in *initp): its registers. */
+static uint32_t link_in_thread(lw *w, uint32_t id, const reduce_shape **shp,
+                               uint32_t *initp) {
   wv_node *n = wv_get(w->g, id);
   const wv_layout *lx = w->ix->info[n->ops[0]].layout;
   int di = -1;
@@ -311,11 +332,63 @@ void lw_reduce(lw *w, uint32_t id) {
   if (guarded)
     remark_padding(w, id, n);
   w->vals[id] = first;
+  *shp = sh;
+  *initp = init;
+  return first;
+}
+
+/* Has value v been lowered (or is it a scalar, made where used)? */
+static bool ready(lw *w, uint32_t v) {
+  return !v || w->vals[v] || wv_get(w->g, v)->op == WAVEC_OP_SCALAR;
+}
+
+/* A reduction link. A link followed by another one only reduces within
+ * the thread; the next link folds in its partials, and the last one goes
+ * across lanes and waves and then folds in the chain's initial value.
+ * Where the waves split the reduced dim, the last links of the
+ * reduction's later clones in this block whose operands are computed come
+ * along with the first: one round trip through shared memory for all (a
+ * row tile a clone), not one each; they then find their registers set. */
+void lw_reduce(lw *w, uint32_t id) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  uint32_t tag = lw_group_tag(w);
+  if ((w->grouped[id] & ~3u) == tag)
+    return; /* lowered with the first clone of its group */
+  const reduce_shape *sh;
+  uint32_t init;
+  uint32_t first = link_in_thread(w, id, &sh, &init);
   if (w->red_more[id]) {
     w->red_init[id] = init;
     return;
   }
-  reduce_across_lanes(w, n, sh, first);
-  reduce_across_waves(w, n, sh, first);
-  finish(w, n, sh, init, first);
+  int axis = w->d->dim[n->sym].wg_axis;
+  bool waves = axis >= 0 && w->d->waves[axis] > 1;
+  const wv_block *b = &w->g->blocks.v[n->block];
+  uint32_t *ids = wv_alloc(ctx, b->nodes.n * sizeof *ids), nc = 1;
+  uint32_t nl = waves ? lw_clones_from(w, id, ids) : 1;
+  ids[0] = id;
+  for (uint32_t i = 1; i < nl; i++) {
+    uint32_t x = ids[i];
+    const wv_node *xn = wv_get(w->g, x);
+    uint32_t xi = xn->nops > 1 ? xn->ops[1] : 0;
+    bool ok = !w->red_more[x] && ready(w, xn->ops[0]) && ready(w, xi);
+    if (ok && xi && w->red_more[xi])
+      ok = ready(w, w->red_init[xi]);
+    if (ok)
+      ids[nc++] = x;
+  }
+  const reduce_shape **shs = wv_alloc(ctx, nc * sizeof *shs);
+  uint32_t *firsts = wv_alloc(ctx, nc * sizeof *firsts);
+  uint32_t *inits = wv_alloc(ctx, nc * sizeof *inits);
+  shs[0] = sh, firsts[0] = first, inits[0] = init;
+  for (uint32_t c = 1; c < nc; c++)
+    firsts[c] = link_in_thread(w, ids[c], &shs[c], &inits[c]);
+  for (uint32_t c = 0; c < nc; c++) {
+    w->grouped[ids[c]] = tag | LW_GROUP_DONE;
+    reduce_across_lanes(w, wv_get(w->g, ids[c]), shs[c], firsts[c]);
+  }
+  reduce_across_waves(w, n, shs, firsts, nc);
+  for (uint32_t c = 0; c < nc; c++)
+    finish(w, wv_get(w->g, ids[c]), shs[c], inits[c], firsts[c]);
 }

@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# One device call for the one-pass backward (v0.6.0): build; the GPU cases
-# bwd1 (against the simulator, memcheck, racecheck, synccheck) and the ops
-# table (red.global.add.f32 included); bench.py --only bwd1; with PERS_S=N
-# also bench.py --only pers --quick (N seconds). Everything under $OUT.
+# One device call for the one-pass backward: build; bench.py --only bwd1
+# --quick (its A/B rows: default, specialize=0, sum_parts=0, adds=2, ...,
+# beside SDPA-cuDNN); the GPU cases bwd1 and reduce (against the
+# simulator, memcheck, racecheck, synccheck); the ops table; with PERS_S=N
+# bench.py --only pers --quick; with PROFILE=1 ncu's PC sampling
+# (bench/profile_bwd1.py). Each step's output under $OUT as it ends, so a
+# call cut short still brings back what ran.
 set -u
 export PATH=$PATH:/usr/local/cuda/bin
 OUT=${OUT:-build/out}; mkdir -p "$OUT"
 make -s MODE=release -j16 all lib >"$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-GPU_SKIP="ragged fp8 large" timeout 170 bash tests/gpu/run.sh bwd1 >"$OUT/gpu-bwd1.txt" 2>&1; echo "gpu cases rc=$?" >>"$OUT/gpu-bwd1.txt"
+timeout ${BWD1_S:-240} python3 bench/bench.py --only bwd1 --quick --out "$OUT" >"$OUT/log-bwd1.txt" 2>&1; echo "bench bwd1 rc=$?"
+grep -E "^bwd1|FAIL" "$OUT/log-bwd1.txt" | sed 's/attn bwd one-pass f16 //' | cut -c1-200
+GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-150} bash tests/gpu/run.sh bwd1 >"$OUT/gpu-bwd1.txt" 2>&1; echo "gpu cases rc=$?" >>"$OUT/gpu-bwd1.txt"
 tail -9 "$OUT/gpu-bwd1.txt"
 GPU_SKIP="ragged fp8 large" timeout 60 bash tests/gpu/run.sh reduce >"$OUT/gpu-reduce.txt" 2>&1; echo "gpu reduce cases rc=$?" >>"$OUT/gpu-reduce.txt"
 tail -4 "$OUT/gpu-reduce.txt"
 ./build/release/gpu_ops >"$OUT/ops.txt" 2>&1; echo "ops rc=$?"; grep -E "redg|^FAIL" "$OUT/ops.txt" | head -5; tail -1 "$OUT/ops.txt"
-timeout ${BWD1_S:-240} python3 bench/bench.py --only bwd1 --quick --out "$OUT" >"$OUT/log-bwd1.txt" 2>&1; echo "bench bwd1 rc=$?"
-grep -E "^bwd1|FAIL" "$OUT/log-bwd1.txt" | sed 's/attn bwd one-pass f16 //' | cut -c1-200
 if [ "${PERS_S:-0}" -gt 0 ]; then
   timeout "$PERS_S" python3 bench/bench.py --only pers --quick --out "$OUT/pers" >"$OUT/log-pers.txt" 2>&1; echo "bench pers rc=$?"
   grep -E "^pers" "$OUT/log-pers.txt" | cut -c1-160

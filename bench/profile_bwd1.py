@@ -1,6 +1,6 @@
 """Where the one-pass backward's warps wait, instruction by instruction:
 ncu's PC sampling of one launch at D = 128, N = 4096 (bench.py's sizes) of
-attention_bwd_fused_wgmma (specialized and plain, 128x64 2 stages; and each warpgroup adding its own
+attention_bwd_fused_wgmma (the compiler's choice and specialized, 128x64 2 stages; and each warpgroup adding its own
 part of dq, sum_parts = 0; and dq's adds by tensor reduces, adds = 2) beside
 the split form's dk/dv kernel (attention_bwd_dkdv_wgmma, 4/5 of the work,
 no adds). Runs ncu on itself:  python3 bench/profile_bwd1.py [OUTDIR]"""
@@ -9,10 +9,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from profile_src import drive
 
 W = "examples/attention_bwd_wgmma.wave"
-CFGS = [("fused-spec", "attention_bwd_fused_wgmma", {}),
-        ("fused-plain", "attention_bwd_fused_wgmma", dict(specialize=0)),
-        ("fused-spec-direct", "attention_bwd_fused_wgmma", dict(sum_parts=0)),
-        ("fused-spec-tma-adds", "attention_bwd_fused_wgmma", dict(adds=2)),
+CFGS = [("fused-auto", "attention_bwd_fused_wgmma", {}),
+        ("fused-spec", "attention_bwd_fused_wgmma", dict(specialize=1)),
+        ("fused-direct", "attention_bwd_fused_wgmma", dict(sum_parts=0)),
+        ("fused-tma-adds", "attention_bwd_fused_wgmma", dict(adds=2)),
         ("dkdv-split", "attention_bwd_dkdv_wgmma", {})]
 
 def run_one():

@@ -240,7 +240,7 @@ bench_cases() {
           attn examples/attention_bwd_wgmma.wave attention_bwd_dkdv_wgmma$c stages=$3 $BH $N $D -D BLOCK_K2=$1 -D BLOCK_M=$2
         done
         # the one-pass backward (bench.py's BWD1)
-        for cfg in "128 64 2 -" "128 64 2 specialize=0" "128 64 3 specialize=0" "64 64 2 -" \
+        for cfg in "128 64 2 -" "128 64 2 specialize=0" "128 64 2 specialize=1" "128 64 3 specialize=0" "64 64 2 -" \
                    "128 64 2 sum_parts=0" "128 64 2 adds=2" "128 64 2 specialize=0,adds=2"; do
           set -- $cfg
           local h=$4; [ "$h" = - ] && h="" || h=",$h"

@@ -77,8 +77,9 @@ wavec_status wv_pass_barriers(wv_kernel *k) {
   for (uint32_t i = 0; i < n; i++) {
     const tir_instr *x = &p->code.v[i];
     /* planted bug for the tests: drop every tagged barrier */
-    bool drop = x->op == T_BAR && x->tag && x->tag < R &&
-                (!dirty[(size_t)i * R + x->tag] ||
+    uint32_t r = x->tag & TIR_REGION_MASK;
+    bool drop = x->op == T_BAR && (x->tag & TIR_BAR_REUSE) && r && r < R &&
+                (!dirty[(size_t)i * R + r] ||
                  (ctx->test_hooks & WV_HOOK_DROP_REUSE_BARRIERS));
     if (!drop)
       vec_push(ctx, &code, *x);

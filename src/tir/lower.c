@@ -68,7 +68,11 @@ tir_instr *lw_barrier(lw *w) {
   return in;
 }
 
-void lw_reuse_barrier(lw *w, uint32_t r) { lw_barrier(w)->tag = r; }
+void lw_reuse_barrier(lw *w, uint32_t r) {
+  lw_barrier(w)->tag = r | TIR_BAR_REUSE;
+}
+
+void lw_region_barrier(lw *w, uint32_t r) { lw_barrier(w)->tag = r; }
 
 void lw_tag_region(lw *w, uint32_t from, uint32_t r) {
   for (uint32_t i = from; i < w->p->code.n; i++) {

@@ -246,7 +246,9 @@ typedef struct lw {
   wavec_loc loc;
   int64_t convert_bytes; /* shared memory of the widest conversion */
   int64_t parts_base, parts_bytes; /* the waves' parts' slots (their own
-                                      region, before the conversions') */
+                                      region, before the conversions', or
+                                      the scratch one: parts_region) */
+  uint32_t parts_region;
   bool *hoisted;         /* by node: lowered before its loop */
   /* by staged read: the fragments of a staged read are loaded at each use
    * instead of at the read, once per scope; 1 + the scope whose registers
@@ -315,6 +317,9 @@ tir_instr *lw_barrier(lw *w);
  * the region's tag on the shared-memory accesses emitted since code index
  * `from`. */
 void lw_reuse_barrier(lw *w, uint32_t r);
+/* A barrier that orders only region r's accesses (its writes before its
+ * reads). */
+void lw_region_barrier(lw *w, uint32_t r);
 void lw_tag_region(lw *w, uint32_t from, uint32_t r);
 /* A region that only the waves with predicate `on` run (T_IF ... T_ENDIF,
  * `on` uniform across each wave); begin returns the T_IF's index. */
@@ -431,9 +436,14 @@ void lw_mma(lw *w, uint32_t id);
 
 /* lower_reduce.c */
 void lw_reduce(lw *w, uint32_t id);
+/* The most shared memory a reduction across waves of the kernel takes
+ * (before lowering). */
+int64_t lw_reduce_bound(lw *w);
 
-/* lower_convert.c */
+/* lower_convert.c; lw_convert_bound: the most shared memory a conversion
+ * of the kernel takes (before lowering) */
 void lw_convert(lw *w, uint32_t id);
+int64_t lw_convert_bound(lw *w);
 
 /* lower_tma.c */
 void lw_tma_prologue(lw *w);

@@ -163,7 +163,7 @@ static void through_smem(lw *w, const uint32_t *ids, uint32_t n) {
   }
   /* planted bug for the tests: lanes read what others have not written */
   if (!(w->ctx->test_hooks & WV_HOOK_DROP_BARRIER))
-    lw_barrier(w);
+    lw_region_barrier(w, TIR_REGION_SCRATCH);
   for (uint32_t c = 0; c < n; c++) {
     wv_node *nn = wv_get(w->g, ids[c]);
     wv_nodeinfo *in = &w->ix->info[ids[c]];
@@ -233,4 +233,46 @@ void lw_convert(lw *w, uint32_t id) {
   for (uint32_t i = 0; i < nids; i++)
     w->grouped[ids[i]] = tag | LW_GROUP_DONE;
   through_smem(w, ids, nids);
+}
+
+int64_t lw_convert_bound(lw *w) {
+  int64_t most = 0;
+  int64_t nwaves = w->d->waves[0] * w->d->waves[1] * w->d->waves[2];
+  uint32_t *src = NULL;
+  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
+    const wv_node *n = wv_get(w->g, id);
+    if (n->op != WV_OP_CONVERT)
+      continue;
+    const wv_nodeinfo *in = &w->ix->info[id];
+    const wv_layout *lr = in->layout;
+    src = wv_alloc(w->ctx, (lr->nelem ? lr->nelem : 1) * sizeof *src);
+    if (in_register(w, id, src))
+      continue;
+    /* the box of this conversion's clones in its block (through_smem) */
+    const wv_block *b = &w->g->blocks.v[n->block];
+    int64_t lo[WV_MAX_DIMS], hi[WV_MAX_DIMS];
+    for (uint32_t i = 0; i < n->type.n; i++)
+      lo[i] = INT64_MAX, hi[i] = 0;
+    for (uint32_t j = 0; j < b->nodes.n; j++) {
+      uint32_t x = b->nodes.v[j];
+      if (wv_get(w->g, x)->op != WV_OP_CONVERT ||
+          w->ix->info[x].origin != in->origin)
+        continue;
+      for (uint32_t i = 0; i < n->type.n; i++) {
+        int64_t v = wv_layout_dim(lr, n->type.dims[i])->v;
+        int64_t at = w->ix->info[x].coord[i] * v;
+        lo[i] = at < lo[i] ? at : lo[i];
+        hi[i] = at + v > hi[i] ? at + v : hi[i];
+      }
+    }
+    int64_t esize = tir_ty_bytes(tir_ty_of(n->type.dt)), elems = 1;
+    for (int i = (int)n->type.n - 1; i >= 0; i--) {
+      elems *= hi[i] - lo[i];
+      if (i == (int)n->type.n - 1 && n->type.n > 1 && elems * esize % 128 == 0)
+        elems += 16 / esize;
+    }
+    int64_t bytes = (elems * nwaves * esize + 15) / 16 * 16;
+    most = bytes > most ? bytes : most;
+  }
+  return most;
 }

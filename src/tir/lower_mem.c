@@ -440,12 +440,15 @@ static bool sum_parts(lw *w, add_set *as, int a) {
   wv_dist *d = w->d;
   int64_t W = d->waves[a], ne = as->ne, lanes = d->lanes;
   int64_t bytes = (W - 1) * ne * lanes * 4;
-  /* (lw_parts_plan reserved the slots where they fit) */
+  /* (lw_parts_plan reserved the slots where they fit, in a region of
+   * their own or the scratch one) */
   if (ne % (2 * W) || bytes > w->parts_bytes)
     return false;
   for (uint32_t i = 0; i < as->nw; i++)
     if (lw_nelem(w, wv_get(w->g, as->ids[i])->ops[0]) % 2)
       return false;
+  if (w->parts_region == TIR_REGION_SCRATCH && bytes > w->convert_bytes)
+    w->convert_bytes = bytes;
   ex_t c = a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, lanes))
                   : ex_sym(ctx, d->T[a]);
   c = ex_mod(ctx, c, ex_const(ctx, W));
@@ -467,7 +470,7 @@ static bool sum_parts(lw *w, add_set *as, int a) {
   wv_assert(ctx, !bulk || as->nw == 1);
   if (bulk)
     lw_store_add_wait(w);
-  lw_reuse_barrier(w, TIR_REGION_PARTS); /* the slots' last readers are done */
+  lw_reuse_barrier(w, w->parts_region); /* the slots' last readers are done */
   for (int64_t k = 0; k < W; k++) {
     uint32_t region = lw_region_begin(w, is[k]);
     lw_open_scope(w);
@@ -483,13 +486,13 @@ static bool sum_parts(lw *w, add_set *as, int a) {
       tir_instr *in = lw_emit(w, T_STSV, TY_F32, 0, addr, 0, 0, 0);
       in->list = regs;
       in->nlist = 2;
-      in->tag = TIR_REGION_PARTS;
+      in->tag = w->parts_region;
     }
     lw_close_scope(w);
     lw_region_end(w, region);
   }
   if (!(ctx->test_hooks & WV_HOOK_DROP_BARRIER)) /* planted: reads race */
-    lw_barrier(w); /* every part is written */
+    lw_region_barrier(w, w->parts_region); /* every part is written */
   for (int64_t k = 0; k < W; k++) {
     uint32_t region = lw_region_begin(w, is[k]);
     lw_open_scope(w);
@@ -509,7 +512,7 @@ static bool sum_parts(lw *w, add_set *as, int a) {
         tir_instr *in = lw_emit(w, T_LDSV, TY_F32, 0, addr, 0, 0, 0);
         in->list = regs;
         in->nlist = 2;
-        in->tag = TIR_REGION_PARTS;
+        in->tag = w->parts_region;
         for (int j = 0; j < 2; j++)
           lw_emit(w, T_ADD, TY_F32, sum + j, sum + j, part + j, 0, 0);
       }
@@ -599,9 +602,18 @@ void lw_parts_plan(lw *w) {
         w->stage_bytes + bytes <= SMEM_OPTIN)
       most = bytes;
   }
+  /* a region of their own where the conversions' and reductions' scratch
+   * still fits after it (pass barriers then tells their barriers apart);
+   * else they share the scratch region, as one */
+  int64_t scratch = lw_convert_bound(w), red = lw_reduce_bound(w);
+  scratch = red > scratch ? red : scratch;
   w->parts_base = w->stage_bytes;
   w->parts_bytes = most;
-  w->stage_bytes += most;
+  w->parts_region = TIR_REGION_PARTS;
+  if (w->stage_bytes + most + scratch <= SMEM_OPTIN)
+    w->stage_bytes += most;
+  else
+    w->parts_region = TIR_REGION_SCRATCH;
 }
 
 static bool add_parts(lw *w, uint32_t id, int a, uint32_t owner) {

@@ -250,7 +250,7 @@ static void reduce_across_waves(lw *w, const wv_node *n,
               first[c] + e, 0, 0);
     }
   }
-  lw_barrier(w);
+  lw_region_barrier(w, TIR_REGION_SCRATCH);
   for (uint32_t c = 0; c < nc; c++) {
     uint32_t ne = sh[c]->l->nelem;
     for (uint32_t e = 0; e < ne; e++) {
@@ -391,4 +391,31 @@ void lw_reduce(lw *w, uint32_t id) {
   reduce_across_waves(w, n, shs, firsts, nc);
   for (uint32_t c = 0; c < nc; c++)
     finish(w, wv_get(w->g, ids[c]), shs[c], inits[c], firsts[c]);
+}
+
+int64_t lw_reduce_bound(lw *w) {
+  wv_dist *d = w->d;
+  int64_t most = 0, nw = d->waves[0] * d->waves[1] * d->waves[2];
+  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
+    const wv_node *n = wv_get(w->g, id);
+    if (n->op != WAVEC_OP_SUM && n->op != WAVEC_OP_MAX)
+      continue;
+    int axis = d->dim[n->sym].wg_axis;
+    if (axis < 0 || d->waves[axis] <= 1)
+      continue;
+    /* every clone of it in its block in one round trip (lw_reduce) */
+    const wv_block *b = &w->g->blocks.v[n->block];
+    int64_t ne = 0;
+    for (uint32_t j = 0; j < b->nodes.n; j++) {
+      uint32_t x = b->nodes.v[j];
+      if (wv_get(w->g, x)->op == n->op &&
+          w->ix->info[x].origin == w->ix->info[id].origin)
+        ne += w->ix->info[wv_get(w->g, x)->ops[0]].layout->nelem;
+    }
+    int64_t bytes =
+        (nw * d->lanes * ne * tir_ty_bytes(tir_ty_of(n->type.dt)) + 15) / 16 *
+        16;
+    most = bytes > most ? bytes : most;
+  }
+  return most;
 }

@@ -303,15 +303,19 @@ typedef struct tir_instr {
 /* T_TMAST's imm2: the box is added into global memory (a tensor reduce). */
 enum { TIR_TMAST_ADD = 1 };
 
-/* Shared scratch regions (tag of the shared-memory accesses that use them,
- * and of a T_BAR that only waits for a region's last readers before it is
- * written again: pass `barriers` drops such a barrier where another one
+/* Shared scratch regions: the tag of the shared-memory accesses that use
+ * them, and of a T_BAR that orders only their accesses (no wgmma reads
+ * them, so wgmmas may stay in flight across it: pass waits); with
+ * TIR_BAR_REUSE, a barrier that only waits for the region's last readers
+ * before it is written again (pass `barriers` drops it where another one
  * already follows every earlier access of the region). Nothing else
  * touches their bytes. */
 enum {
   TIR_REGION_SCRATCH = 1, /* conversions, reductions across waves */
   TIR_REGION_PARTS = 2,   /* the slots where waves sum their parts */
-  TIR_REGION_COUNT = 3
+  TIR_REGION_COUNT = 3,
+  TIR_REGION_MASK = 0xff,
+  TIR_BAR_REUSE = 0x100
 };
 
 /* The slots of tensor-copy rings (lower_tma.c) a T_WGMMA reads, and the

@@ -1,6 +1,7 @@
 /* Pass `waits`. require: lower. Inserts the full wgmma waits (T_WGWAIT 0):
  * while wgmmas are in flight, before the first other instruction that
- * touches their registers and before any barrier, loop or region boundary,
+ * touches their registers and before any barrier (but one that orders only
+ * a scratch region, tir.h), loop or region boundary,
  * setmaxnreg or mbarrier arrival (the tiles they read must stay put; an arrival may
  * release a slot they read) — except, after a partial wait (T_WGWAIT n > 0,
  * which the lowering puts at the end of a loop that carries its last group
@@ -18,6 +19,7 @@
  * wgmma. */
 typedef struct inflight {
   wavec_ctx *ctx;
+  const tir_prog *p; /* the program the instructions are of */
   VEC(uint32_t) reg; /* by register: 1 + its newest group's number, or 0 */
   uint32_t n;       /* registers in flight */
   uint32_t closed;
@@ -52,6 +54,30 @@ static bool touches(const inflight *f, const tir_instr *in) {
 
 enum { NO_WAIT = -1 };
 
+/* The wait a region (T_IF at `in`, uniform across each wave) needs before
+ * it: the strongest its instructions' touches of registers in flight need,
+ * so that no wait inside it retires a group on one path only; a full one
+ * if it issues wgmmas, or holds a barrier (but a scratch region's), loop,
+ * region, exit, setmaxnreg or arrival. */
+static int64_t region_wait(const inflight *f, const tir_instr *in) {
+  const tir_prog *p = f->p;
+  uint32_t i = (uint32_t)(in - p->code.v);
+  int64_t need = NO_WAIT;
+  for (uint32_t j = i + 1; j < in->match; j++) {
+    const tir_instr *x = &p->code.v[j];
+    if (x->op == T_WGMMA || x->op == T_WGWAIT || x->op == T_WGCOMMIT ||
+        (x->op == T_BAR && !(x->tag & TIR_REGION_MASK)) ||
+        x->op == T_LOOP || x->op == T_IF || x->op == T_EXIT ||
+        x->op == T_REGINC || x->op == T_REGDEC || x->op == T_MBARRIVE)
+      return 0;
+    uint32_t g = newest_touched(f, x);
+    int64_t keep = g ? (int64_t)(f->closed + f->open) - g : NO_WAIT;
+    if (keep != NO_WAIT && (need == NO_WAIT || keep < need))
+      need = keep;
+  }
+  return need;
+}
+
 /* The wait instruction `in` needs first: NO_WAIT, or how many of the
  * newest groups may stay in flight (0: a full wait). Touching a register
  * of a group needs that group retired, and no more; everything else that
@@ -60,9 +86,24 @@ static int64_t wait_before(const inflight *f, const tir_instr *in) {
   if (!f->n || in->op == T_WGMMA || in->op == T_WGWAIT ||
       in->op == T_WGCOMMIT)
     return NO_WAIT;
+  /* a region of a wave-uniform branch waits before it for what it touches
+   * (region_wait), so nothing in flight is retired inside it; its end
+   * waits only for what it issued (a path that skipped it has fewer
+   * groups: a partial wait after it would count wrong) */
+  if (f->p && in->op == T_IF)
+    return region_wait(f, in);
+  if (f->p && in->op == T_ENDIF) {
+    for (uint32_t j = in->match + 1; j < (uint32_t)(in - f->p->code.v); j++)
+      if (f->p->code.v[j].op == T_WGMMA)
+        return 0;
+    return NO_WAIT;
+  }
   /* after a loop nested in another that carries a group out, at once:
    * anything between them makes ptxas serialize every wgmma (C7514) */
-  if (f->carried_out || in->op == T_BAR || in->op == T_LOOP ||
+  /* (a barrier that orders only a scratch region, which no wgmma reads,
+   * lets them run on) */
+  if (f->carried_out ||
+      (in->op == T_BAR && !(in->tag & TIR_REGION_MASK)) || in->op == T_LOOP ||
       in->op == T_IF || in->op == T_ENDIF || in->op == T_EXIT ||
       in->op == T_REGINC || in->op == T_REGDEC ||
       ((in->op == T_ENDLOOP || in->op == T_MBARRIVE) && !f->partial))
@@ -134,7 +175,7 @@ const tir_instr *tir_carry_blocker(wavec_ctx *ctx, const tir_prog *p,
   /* the program up to its end as this pass would leave it: where the
    * first full wait at or after `from` goes, and what is in flight at the
    * end (the tags of the newest group's wgmmas) */
-  inflight f = {.ctx = ctx};
+  inflight f = {.ctx = ctx, .p = p};
   uint32_t first_wait = p->code.n, newest = 0;
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
@@ -192,7 +233,8 @@ wavec_status wv_pass_waits(wv_kernel *k) {
   /* planted bug for the tests: never wait */
   if ((ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT) || !has_wgmma(p))
     return WAVEC_OK;
-  inflight f = {.ctx = ctx};
+  tir_match_loops(ctx, p); /* (region_wait reads the matches) */
+  inflight f = {.ctx = ctx, .p = p};
   VEC(tir_instr) code = {0};
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
@@ -222,7 +264,7 @@ wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p) {
   if ((ctx->test_hooks & WV_HOOK_WGMMA_NO_WAIT) || !has_wgmma(p))
     return WAVEC_OK;
   /* no instruction needs a wait it lacks */
-  inflight f = {.ctx = ctx};
+  inflight f = {.ctx = ctx, .p = p};
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
     if (wait_before(&f, in) != NO_WAIT)
@@ -242,7 +284,7 @@ wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p) {
     if (end->op != T_ENDLOOP || !i || p->code.v[i - 1].op != T_WGWAIT ||
         p->code.v[i - 1].imm2 != TIR_WAIT_CARRY)
       continue;
-    inflight g = {.ctx = ctx};
+    inflight g = {.ctx = ctx, .p = p};
     for (uint32_t j = end->match; j < i; j++)
       step(&g, &p->code.v[j], NO_WAIT);
     for (uint32_t j = end->match + 1; j < i; j++) {

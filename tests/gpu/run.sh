@@ -166,6 +166,7 @@ cases=(
   "bwd1 wgmma fused B2 256/128|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128|sm_90a"
   "bwd1 wgmma fused_causal B1 384/64 st3|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma_causal -D B=1 -D M=384 -D K2=384 -D N=64 -D K1=64 --hardware stages=3|sm_90a"
   "bwd1 wgmma fused B1 200/64 ragged spec=0|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=1 -D M=200 -D K2=200 -D N=64 -D K1=64 --hardware specialize=0|sm_90a"
+  "bwd1 wgmma fused B2 256/128 spec=1|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware specialize=1|sm_90a"
   "bwd1 fused (mma.sync) B2 128/64|examples/attention_bwd.wave --kernel attention_bwd_fused -D B=2 -D M=128 -D K2=128 -D N=64 -D K1=64"
   "bwd1 fused (mma.sync) B1 100/32 ragged 4 waves|examples/attention_bwd.wave --kernel attention_bwd_fused -D B=1 -D M=100 -D K2=100 -D N=32 -D K1=32 -D BLOCK_M=64 -D BLOCK_K2=64 -D WAVES=4"
   "split-k gemm 200x136x320|tests/kernels/reduce_add.wave --kernel gemm_split_k -D M=200 -D N=136 -D K=320"

@@ -848,6 +848,23 @@ static void tensor_reduces(void) {
     }
     wavec_ctx_free(ctx);
   }
+  /* at the benchmark's D = 128 the buffer, the rings, k and v, the store
+   * buffer and the parts' slots fill shared memory: the slots share the
+   * conversions' region there (they had a region of their own, and the
+   * module asked for more than a block can have) */
+  kcase big = {"examples/attention_bwd_wgmma.wave", "attention_bwd_fused_wgmma",
+               {"B=4", "M=4096", "K2=4096", "N=128", "K1=128"}, 0, 1, 0,
+               {"adds", "2"}};
+  wavec_ctx *ctx;
+  wavec_kernel *k = open_kernel(&big, &ctx, 0);
+  const char *ptx = NULL;
+  size_t len = 0;
+  if (k)
+    CHECKF(wavec_emit_ptx(k, "sm_90a", &ptx, &len) == WAVEC_OK,
+           "adds=2 at D = 128: %s", wavec_errmsg(ctx));
+  if (ptx && ptxas())
+    assemble(ptx, len, "sm_90a", "attention_bwd_fused_wgmma adds=2 D=128");
+  wavec_ctx_free(ctx);
 }
 
 int main(void) {

@@ -39,10 +39,12 @@
  * (workgroups_per_sm unset, the rings past half its shared memory): the
  * producer warpgroup then costs no occupancy, and a grid of one workgroup
  * a multiprocessor is the machine full. Warp specialization is chosen
- * there wherever it applies and the accumulators of one loop body's mmas
- * fit the consumers' registers with 16 to spare (the one-pass backward at
+ * there wherever it applies, unless the accumulators of one loop body's
+ * mmas do not fit the consumers' registers with 16 to spare while the
+ * plain schedule has 12 or more than them (the one-pass backward at
  * D = 128 holds 256 a thread: with 240, ptxas serializes its wgmmas,
- * C7512; the plain schedule's 255 fit them). Persistent tiles are chosen there where one
+ * C7512; plain, with 255, it neither spills nor serializes; one consumer
+ * warpgroup gets 248 and spills less than plain). Persistent tiles are chosen there where one
  * loop streams by tensor copies and every grid axis of more than one tile
  * has an input that does not vary along it (neighbouring tiles along the
  * axis read the same operand, which the grouped order keeps in L2: both
@@ -206,10 +208,11 @@ static bool specialize(lw *w, sched_plan *s, wv_buf *why) {
             (long long)entry, (long long)acc);
   /* chosen, not asked: the accumulators of one block's mmas (a chain's,
    * once) live together; past the consumers' registers ptxas serializes
-   * the wgmmas (C7512), where the plain schedule's 255 fit them */
+   * the wgmmas (C7512). The plain schedule has 255: where that is at
+   * least 12 more (two or more consumer warpgroups), it is kept */
   if (!asked(w, WAVEC_HW_SPECIALIZE)) {
     int64_t live = live_accumulators(w);
-    if (live + 16 > cons)
+    if (live + 16 > cons && 255 - cons >= 12)
       return refuse(w, WAVEC_HW_SPECIALIZE, at, why,
                     "the accumulators of one loop body's mmas take %lld "
                     "registers a thread, and the consumers would have %lld "

@@ -825,7 +825,8 @@ def bwd_one_pass(quick=False, cfgs=BWD1):
     dq, dk, dv against cuDNN's gradients of the same inputs."""
     from torch.nn.attention import sdpa_kernel, SDPBackend
     W = "examples/attention_bwd_wgmma.wave"
-    for D in (128, 64):
+    # WV_BWD1_D: the head dims to run (a short device call: "128")
+    for D in tuple(int(x) for x in os.environ.get("WV_BWD1_D", "128,64").split(",")):
         for N in ((4096,) if quick else (4096, 8192, 3072)):
             B = max(1, 16384 // N); H = 2048 // D; BH = B * H
             q = torch.randn(B, H, N, D, dtype=torch.float16, device=dev, requires_grad=True)

@@ -13,9 +13,9 @@ make -s MODE=release -j16 all lib >"$OUT/build.txt" 2>&1 || { tail -30 "$OUT/bui
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 timeout ${BWD1_S:-240} python3 bench/bench.py --only bwd1 --quick --out "$OUT" >"$OUT/log-bwd1.txt" 2>&1; echo "bench bwd1 rc=$?"
 grep -E "^bwd1|FAIL" "$OUT/log-bwd1.txt" | sed 's/attn bwd one-pass f16 //' | cut -c1-200
-GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-150} bash tests/gpu/run.sh bwd1 >"$OUT/gpu-bwd1.txt" 2>&1; echo "gpu cases rc=$?" >>"$OUT/gpu-bwd1.txt"
+GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-150} bash tests/gpu/run.sh ${GPU_PAT:-bwd1} >"$OUT/gpu-bwd1.txt" 2>&1; echo "gpu cases rc=$?" >>"$OUT/gpu-bwd1.txt"
 tail -9 "$OUT/gpu-bwd1.txt"
-GPU_SKIP="ragged fp8 large" timeout 60 bash tests/gpu/run.sh reduce >"$OUT/gpu-reduce.txt" 2>&1; echo "gpu reduce cases rc=$?" >>"$OUT/gpu-reduce.txt"
+[ "${REDUCE:-1}" = 1 ] && GPU_SKIP="ragged fp8 large" timeout 60 bash tests/gpu/run.sh reduce >"$OUT/gpu-reduce.txt" 2>&1; echo "gpu reduce cases rc=$?" >>"$OUT/gpu-reduce.txt"
 tail -4 "$OUT/gpu-reduce.txt"
 ./build/release/gpu_ops >"$OUT/ops.txt" 2>&1; echo "ops rc=$?"; grep -E "redg|^FAIL" "$OUT/ops.txt" | head -5; tail -1 "$OUT/ops.txt"
 if [ "${PERS_S:-0}" -gt 0 ]; then

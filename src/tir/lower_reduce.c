@@ -342,6 +342,27 @@ static bool ready(lw *w, uint32_t v) {
   return !v || w->vals[v] || wv_get(w->g, v)->op == WAVEC_OP_SCALAR;
 }
 
+/* Link x of a chain (not its last) lowered now, within the thread, if its
+ * operands are (and the links before it, likewise); false if not. It is
+ * then marked as lowered in this scope's group `tag`. */
+static bool link_ready(lw *w, uint32_t x, uint32_t tag) {
+  if (w->vals[x])
+    return true;
+  const wv_node *n = wv_get(w->g, x);
+  if (!w->red_more[x] || !ready(w, n->ops[0]))
+    return false;
+  uint32_t init = n->nops > 1 ? n->ops[1] : 0;
+  if (init && !ready(w, init) &&
+      !(w->red_more[init] && link_ready(w, init, tag)))
+    return false;
+  const reduce_shape *sh;
+  uint32_t i0;
+  link_in_thread(w, x, &sh, &i0);
+  w->red_init[x] = i0;
+  w->grouped[x] = tag | LW_GROUP_DONE;
+  return true;
+}
+
 /* A reduction link. A link followed by another one only reduces within
  * the thread; the next link folds in its partials, and the last one goes
  * across lanes and waves and then folds in the chain's initial value.
@@ -372,7 +393,9 @@ void lw_reduce(lw *w, uint32_t id) {
     uint32_t x = ids[i];
     const wv_node *xn = wv_get(w->g, x);
     uint32_t xi = xn->nops > 1 ? xn->ops[1] : 0;
-    bool ok = !w->red_more[x] && ready(w, xn->ops[0]) && ready(w, xi);
+    /* (a chain's earlier links come along: within the thread) */
+    bool ok = !w->red_more[x] && ready(w, xn->ops[0]) &&
+              (ready(w, xi) || (w->red_more[xi] && link_ready(w, xi, tag)));
     if (ok && xi && w->red_more[xi])
       ok = ready(w, w->red_init[xi]);
     if (ok)

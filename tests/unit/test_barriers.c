@@ -81,6 +81,36 @@ static void two_reductions(void) {
   kc_close(&c);
 }
 
+/* A softmax over rows that the waves split: the max and the sum each one
+ * round trip for all rows (3 barriers), and the right numbers. */
+static void softmax_rows(void) {
+  const char *file = "tests/kernels/barriers.wave";
+  const char *defs[] = {"M=10", NULL};
+  long n = bars(file, "softmax_rows", defs, "sm_90");
+  printf("  softmax_rows: %ld barriers\n", n);
+  CHECKF(n == 3, "%ld barriers", n);
+  kcase c;
+  if (kc_open(&c, file, "softmax_rows", NULL, defs)) {
+    uint64_t rng = 3;
+    double *x = kc_input(&c, "x", &rng);
+    double *y = malloc(10 * 256 * sizeof *y);
+    for (int i = 0; i < 10; i++) {
+      double m = -INFINITY, s = 0;
+      for (int j = 0; j < 256; j++)
+        m = fmax(m, x[i * 256 + j]);
+      for (int j = 0; j < 256; j++)
+        s += y[i * 256 + j] = exp(x[i * 256 + j] - m);
+      for (int j = 0; j < 256; j++)
+        y[i * 256 + j] /= s;
+    }
+    CHECKF(kc_simulate(&c), "%s", c.err);
+    double e = kc_rel_err(&c, "y", y);
+    CHECKF(e < 1e-6, "rel err %g", e);
+    free(x), free(y);
+  }
+  kc_close(&c);
+}
+
 static void one_pass_backward(void) {
   const char *file = "examples/attention_bwd_wgmma.wave";
   const char *defs[] = {"B=1", "M=200", "K2=200", "N=64", "K1=64", NULL};
@@ -101,6 +131,7 @@ static void one_pass_backward(void) {
 
 int main(void) {
   RUN(two_reductions);
+  RUN(softmax_rows);
   RUN(one_pass_backward);
   CHECK_EXIT();
 }

@@ -112,8 +112,8 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
   if (ctx->test_hooks & WV_HOOK_NO_TMA)
     return "test hook no-tma";
   bool add = n->flags & WV_WRITE_ADD;
-  if (add && w->d->hw[WAVEC_HW_ADDS] != 2)
-    return "hardware(adds = 2) not given";
+  if (add && w->d->hw[WAVEC_HW_ADDS] == 1)
+    return "hardware(adds = 1)";
   /* (an adding write may lie in a loop: each iteration's reduces read the
    * buffer before the next one's writes, as the rounds of a tile do) */
   if (!add && n->block != 0)

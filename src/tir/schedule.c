@@ -39,12 +39,10 @@
  * (workgroups_per_sm unset, the rings past half its shared memory): the
  * producer warpgroup then costs no occupancy, and a grid of one workgroup
  * a multiprocessor is the machine full. Warp specialization is chosen
- * there wherever it applies, unless the accumulators of one loop body's
- * mmas do not fit the consumers' registers with 16 to spare while the
- * plain schedule has 12 or more than them (the one-pass backward at
- * D = 128 holds 256 a thread: with 240, ptxas serializes its wgmmas,
- * C7512; plain, with 255, it neither spills nor serializes; one consumer
- * warpgroup gets 248 and spills less than plain). Persistent tiles are chosen there where one
+ * there wherever it applies. (The one-pass backward at D = 128 holds 256
+ * accumulator registers a thread, more than the consumers' 240, and ptxas
+ * serializes its wgmmas, C7512; measured, it is still the faster schedule
+ * with its dq added by tensor reduces: bench/NOTES.md v0.6.2.) Persistent tiles are chosen there where one
  * loop streams by tensor copies and every grid axis of more than one tile
  * has an input that does not vary along it (neighbouring tiles along the
  * axis read the same operand, which the grouped order keeps in L2: both
@@ -118,34 +116,6 @@ static void remark_declined(lw *w, int hw, const char *what, const char *why) {
   wv_remark_end(w->k, &b);
 }
 
-/* The accumulator registers a thread holds at once, at most: per block,
- * those of its mmas that end a chain (an mma whose result is no other
- * mma's accumulator: the k-steps of one chain share their registers). */
-static int64_t live_accumulators(const lw *w) {
-  uint32_t nn = w->g->nodes.n;
-  bool *acc_of_mma = wv_alloc(w->ctx, nn * sizeof *acc_of_mma);
-  for (uint32_t id = 1; id < nn; id++) {
-    const wv_node *n = wv_get(w->g, id);
-    if (n->op == WAVEC_OP_MMA)
-      acc_of_mma[n->ops[2]] = true;
-  }
-  int64_t most = 0;
-  for (uint32_t b = 0; b < w->g->blocks.n; b++) {
-    int64_t sum = 0;
-    const wv_block *bl = &w->g->blocks.v[b];
-    for (uint32_t i = 0; i < bl->nodes.n; i++) {
-      uint32_t id = bl->nodes.v[i];
-      const wv_node *n = wv_get(w->g, id);
-      const wv_layout *l = n->op == WAVEC_OP_MMA ? w->ix->info[id].layout
-                                                 : NULL;
-      if (l && !acc_of_mma[id])
-        sum += l->nelem;
-    }
-    most = sum > most ? sum : most;
-  }
-  return most;
-}
-
 /* Warp specialization: true where it applies (then in *s); where it does
  * not, an error if it was asked for, else false and the reason in *why. */
 static bool specialize(lw *w, sched_plan *s, wv_buf *why) {
@@ -206,20 +176,6 @@ static bool specialize(lw *w, sched_plan *s, wv_buf *why) {
             "workgroups per multiprocessor, or narrower wgmmas)",
             (long long)all, (long long)wps, wps == 1 ? "" : "s",
             (long long)entry, (long long)acc);
-  /* chosen, not asked: the accumulators of one block's mmas (a chain's,
-   * once) live together; past the consumers' registers ptxas serializes
-   * the wgmmas (C7512). The plain schedule has 255: where that is at
-   * least 12 more (two or more consumer warpgroups), it is kept */
-  if (!asked(w, WAVEC_HW_SPECIALIZE)) {
-    int64_t live = live_accumulators(w);
-    if (live + 16 > cons && 255 - cons >= 12)
-      return refuse(w, WAVEC_HW_SPECIALIZE, at, why,
-                    "the accumulators of one loop body's mmas take %lld "
-                    "registers a thread, and the consumers would have %lld "
-                    "(ptxas would serialize the wgmmas); the plain schedule "
-                    "has up to 255",
-                    (long long)live, (long long)cons);
-  }
   s->specialize = true;
   s->consumers = threads / 128;
   s->entry_regs = entry;

@@ -851,7 +851,10 @@ static void tensor_reduces(void) {
   /* at the benchmark's D = 128 the buffer, the rings, k and v, the store
    * buffer and the parts' slots fill shared memory: the slots share the
    * conversions' region there (they had a region of their own, and the
-   * module asked for more than a block can have) */
+   * module asked for more than a block can have). Specialized, its loop
+   * body's 256 accumulator registers exceed the consumers' 240: ptxas
+   * spills 48 bytes and serializes the wgmmas (C7512) — measured, still the
+   * fastest form (bench/NOTES.md v0.6.2), so its spill is let through */
   kcase big = {"examples/attention_bwd_wgmma.wave", "attention_bwd_fused_wgmma",
                {"B=4", "M=4096", "K2=4096", "N=128", "K1=128"}, 0, 1, 0,
                {"adds", "2"}};
@@ -862,8 +865,11 @@ static void tensor_reduces(void) {
   if (k)
     CHECKF(wavec_emit_ptx(k, "sm_90a", &ptx, &len) == WAVEC_OK,
            "adds=2 at D = 128: %s", wavec_errmsg(ctx));
-  if (ptx && ptxas())
+  if (ptx && ptxas()) {
+    spills_known = 1;
     assemble(ptx, len, "sm_90a", "attention_bwd_fused_wgmma adds=2 D=128");
+    spills_known = 0;
+  }
   wavec_ctx_free(ctx);
 }
 

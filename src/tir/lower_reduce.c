@@ -197,6 +197,22 @@ static void reduce_across_lanes(lw *w, const wv_node *n,
     }
 }
 
+/* The shared byte address of element e of clone c's partials of wave
+ * `wave` (clone c's slots from `at`, ne elements a lane): (clone, wave,
+ * element, lane) after the staged tiles. */
+static uint32_t slot_addr(lw *w, int64_t at, ex_t wave, uint32_t ne,
+                          uint32_t e, int64_t esize) {
+  wavec_ctx *ctx = w->ctx;
+  int lanes = w->d->lanes;
+  ex_t slot = ex_add(
+      ctx, ex_const(ctx, at),
+      ex_add(ctx, ex_mul(ctx, wave, ex_const(ctx, lanes * ne)),
+             ex_add(ctx, ex_const(ctx, e * lanes), w->d->lane)));
+  ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
+                     ex_mul(ctx, slot, ex_const(ctx, esize)));
+  return lw_expr(w, lw_concrete(w, addr, e));
+}
+
 /* Across waves: when the waves of the workgroup split D, each stores its
  * partials, and every wave combines all of them in wave order (so every
  * wave gets the same bits). The clones c of a reduction (sh[c], their
@@ -230,25 +246,14 @@ static void reduce_across_waves(lw *w, const wv_node *n,
       axis == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, lanes))
                 : ex_sym(ctx, d->T[axis]);
   ex_t others = ex_sub(ctx, wid, ex_mul(ctx, coord, ex_const(ctx, stride)));
-  /* slot of (clone, wave, element, lane), in bytes after the staged
-   * tiles */
-  ex_t lane = d->lane;
   uint32_t from = w->p->code.n;
   lw_reuse_barrier(w, TIR_REGION_SCRATCH);
   for (uint32_t c = 0; c < nc; c++) {
     uint32_t ne = sh[c]->l->nelem;
-    for (uint32_t e = 0; e < ne; e++) {
-      if (sh[c]->rep[e] != e)
-        continue;
-      ex_t slot = ex_add(
-          ctx, ex_const(ctx, at[c]),
-          ex_add(ctx, ex_mul(ctx, wid, ex_const(ctx, lanes * ne)),
-                 ex_add(ctx, ex_const(ctx, e * lanes), lane)));
-      ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
-                         ex_mul(ctx, slot, ex_const(ctx, esize)));
-      lw_emit(w, T_STS, ty, 0, lw_expr(w, lw_concrete(w, addr, e)),
-              first[c] + e, 0, 0);
-    }
+    for (uint32_t e = 0; e < ne; e++)
+      if (sh[c]->rep[e] == e)
+        lw_emit(w, T_STS, ty, 0, slot_addr(w, at[c], wid, ne, e, esize),
+                first[c] + e, 0, 0);
   }
   lw_region_barrier(w, TIR_REGION_SCRATCH);
   for (uint32_t c = 0; c < nc; c++) {
@@ -259,15 +264,9 @@ static void reduce_across_waves(lw *w, const wv_node *n,
       uint32_t acc = 0;
       for (int64_t j = 0; j < d->waves[axis]; j++) {
         ex_t wj = ex_add(ctx, others, ex_const(ctx, j * stride));
-        ex_t slot = ex_add(
-            ctx, ex_const(ctx, at[c]),
-            ex_add(ctx, ex_mul(ctx, wj, ex_const(ctx, lanes * ne)),
-                   ex_add(ctx, ex_const(ctx, e * lanes), lane)));
-        ex_t addr = ex_add(ctx, ex_const(ctx, w->stage_bytes),
-                           ex_mul(ctx, slot, ex_const(ctx, esize)));
         uint32_t v = lw_reg(w, ty);
-        lw_emit(w, T_LDS, ty, v, lw_expr(w, lw_concrete(w, addr, e)), 0, 0,
-                0);
+        uint32_t a = slot_addr(w, at[c], wj, ne, e, esize);
+        lw_emit(w, T_LDS, ty, v, a, 0, 0, 0);
         acc = acc ? lw_op2(w, op, ty, acc, v) : v;
       }
       lw_emit(w, T_MOV, ty, first[c] + e, acc, 0, 0, 0);

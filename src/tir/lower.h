@@ -222,6 +222,7 @@ typedef struct lw {
   /* ---- lower_store_plan, at the start of lower: the tensor stores of an
    * output, the tensor reduces of an adding write */
   store_plan store, add;
+  void *add_tile; /* (lower_store.c: the adding write's tile, computed once) */
   /* ---- walks (walks.c): by ITERATE, the tiles it walks [first, last) */
   ex_t *walk_first, *walk_last;
   const char **walk_remark; /* (NULL: none; lower gives it, see lw_iterate) */

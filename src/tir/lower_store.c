@@ -595,24 +595,35 @@ void lw_store_write(lw *w, uint32_t id) {
 
 void lw_store_add_wait(lw *w) { wait_buffer(w, &w->add); }
 
+/* The adding write's tile (its elements' places), worked out once: the
+ * parts' sum puts its elements a pair at a time. */
+static const tile_at *add_tile(lw *w, uint32_t id) {
+  if (!w->add_tile) {
+    tile_at *t = wv_alloc(w->ctx, sizeof *t);
+    *t = tile_of(w, id);
+    w->add_tile = t;
+  }
+  return w->add_tile;
+}
+
 void lw_store_add_put(lw *w, uint32_t id, uint32_t e, uint32_t len,
                       const uint32_t *regs) {
   const store_plan *sp = &w->add;
   wv_node *n = wv_get(w->g, id);
   tir_ty ty = tir_ty_of(wv_get(w->g, n->mem)->type.dt);
   uint32_t ne = lw_nelem(w, n->ops[0]);
-  tile_at t = tile_of(w, id);
+  const tile_at *t = add_tile(w, id);
+  /* (a memo of this call's: its registers are defined in this region) */
   swz_memo memo = {wv_alloc(w->ctx, ne * sizeof *memo.b),
                    wv_alloc(w->ctx, ne * sizeof *memo.s), 0};
   for (uint32_t k = 0, run; k < len; k += run) {
     run = run_at(sp, e + k, e + len, tir_ty_bytes(ty));
-    put_run(w, sp, ty, &t, e + k, run, regs + k, 0, &memo);
+    put_run(w, sp, ty, t, e + k, run, regs + k, 0, &memo);
   }
 }
 
 void lw_store_add_issue(lw *w, uint32_t id) {
-  tile_at t = tile_of(w, id);
-  issue_round(w, &w->add, id, &t, 0, leader_of(w));
+  issue_round(w, &w->add, id, add_tile(w, id), 0, leader_of(w));
 }
 
 void lw_store_finish(lw *w) {

@@ -66,6 +66,8 @@ test_cases() {
     echo "tests/kernels/reduce_add.wave $k - -D M=50 -D N=70 -D K=200"
   done
   echo "tests/kernels/reduce_add.wave gemm_split_k_waves sum_parts=0 -D M=50 -D N=70 -D K=200"
+  echo "tests/kernels/reduce_add.wave gemm_split_k_acc - -D M=50 -D N=70 -D K=200"
+  echo "tests/kernels/reduce_add.wave col_sum_init - -D M=50 -D N=70 -D K=200"
   # tests/unit/test_barriers.c
   echo "tests/kernels/barriers.wave two_reductions - -D M=40"
   echo "tests/kernels/barriers.wave softmax_rows - -D M=10"

@@ -54,15 +54,6 @@ unsigned wv_partial(const wv_dist *d, const wv_node *n) {
          (d->grid[a] != 1 ? WV_PARTS_GROUPS : 0);
 }
 
-/* Is node id a Register[...] of the constant 0? */
-static bool zero_register(wv_graph *g, uint32_t id) {
-  const wv_node *n = wv_get(g, id);
-  if (n->op != WAVEC_OP_REGISTER)
-    return false;
-  const wv_node *v = wv_get(g, n->ops[0]);
-  return v->op == WAVEC_OP_SCALAR && v->fval == 0.0;
-}
-
 static void partial_sums(wv_kernel *k, const wv_dist *d) {
   wavec_ctx *ctx = k->ctx;
   for (uint32_t id = 1; id < k->g->nodes.n; id++) {
@@ -72,17 +63,6 @@ static void partial_sums(wv_kernel *k, const wv_dist *d) {
       continue;
     bool mma = n->op == WAVEC_OP_MMA, waves = parts & WV_PARTS_WAVES;
     const char *dn = wavec_symbol_name(ctx, n->sym);
-    /* every part holder starts from the accumulator: a sum of parts would
-     * hold it once per part */
-    if (mma && !zero_register(k->g, n->ops[2]))
-      wv_fail(ctx, D_PARTIAL, wv_get(k->g, n->ops[2])->loc,
-              "the mma at line %u reduces over '%s', which is split over %s "
-              "(%s(%s, ...)): each %s would add this accumulator into its "
-              "part, and their sum would hold it once per part; start the "
-              "mma from Register[...](0.0) and add the accumulator with a "
-              "write(..., reduce = add) of its own",
-              n->loc.line, dn, waves ? "waves" : "workgroups",
-              waves ? "wave" : "workgroup", dn, waves ? "wave" : "workgroup");
     for (uint32_t u = 1; u < k->g->nodes.n; u++) {
       wv_node *x = wv_get(k->g, u);
       for (uint32_t i = 0; i < x->nops; i++) {

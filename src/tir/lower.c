@@ -68,6 +68,37 @@ tir_instr *lw_barrier(lw *w) {
   return in;
 }
 
+uint32_t lw_first_part(lw *w, const wv_node *n) {
+  wavec_ctx *ctx = w->ctx;
+  wv_dist *d = w->d;
+  unsigned parts = wv_partial(d, n);
+  if (!parts)
+    return 0;
+  int a = d->dim[n->sym].wg_axis;
+  ex_t at = ex_const(ctx, 0);
+  if (parts & WV_PARTS_GROUPS)
+    at = ex_add(ctx, at, ex_sym(ctx, d->WG[a]));
+  if (parts & WV_PARTS_WAVES)
+    at = ex_add(ctx, at,
+                a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]),
+                                     ex_const(ctx, d->lanes))
+                       : ex_sym(ctx, d->T[a]));
+  at = ex_simplify(ctx, at, w->ranges, w->nranges);
+  uint32_t zero = lw_iconst(w, 0), p = lw_reg(w, TY_PRED);
+  uint32_t r = lw_expr(w, at);
+  lw_emit(w, T_SETP, TY_PRED, p, r, zero, 0, TIR_CMP_EQ);
+  return p;
+}
+
+uint32_t lw_from_first_part(lw *w, uint32_t first, uint32_t v, tir_ty ty) {
+  if (!first)
+    return v;
+  uint32_t z = lw_reg(w, ty), d = lw_reg(w, ty);
+  lw_const_into(w, ty, z, 0.0);
+  lw_emit(w, T_SELP, ty, d, first, v, z, 0);
+  return d;
+}
+
 void lw_reuse_barrier(lw *w, uint32_t r) {
   lw_barrier(w)->tag = r | TIR_BAR_REUSE;
 }

@@ -318,6 +318,13 @@ tir_instr *lw_barrier(lw *w);
  * the region's tag on the shared-memory accesses emitted since code index
  * `from`. */
 void lw_reuse_barrier(lw *w, uint32_t r);
+/* For a reduction (mma, sum) n that leaves parts (wv_partial): the
+ * predicate of the first part's holders (workgroup 0 and wave 0 along the
+ * split axis), who alone start from its accumulator or initial value; 0
+ * when n leaves none. lw_from_first_part: v there, 0 elsewhere (v itself
+ * when first is 0). */
+uint32_t lw_first_part(lw *w, const wv_node *n);
+uint32_t lw_from_first_part(lw *w, uint32_t first, uint32_t v, tir_ty ty);
 /* A barrier that orders only region r's accesses (its writes before its
  * reads). */
 void lw_region_barrier(lw *w, uint32_t r);

@@ -78,6 +78,27 @@ static stage *wgmma_tile(lw *w, wv_node *n, int r, bool *mn) {
   return st;
 }
 
+/* Is node id a Register[...] of the constant 0? */
+static bool zero_register(lw *w, uint32_t id) {
+  const wv_node *n = wv_get(w->g, id);
+  if (n->op != WAVEC_OP_REGISTER)
+    return false;
+  const wv_node *v = wv_get(w->g, n->ops[0]);
+  return v->op == WAVEC_OP_SCALAR && v->fval == 0.0;
+}
+
+/* The first part's predicate (lw_first_part) where mma n leaves parts and
+ * starts from an accumulator that is not zero (the head of its k-chain:
+ * the links after it accumulate the part itself), else 0. */
+static uint32_t starts_from(lw *w, const wv_node *n) {
+  uint32_t acc = n->ops[2];
+  const wv_node *a = wv_get(w->g, acc);
+  if (!wv_partial(w->d, n) || zero_register(w, acc) ||
+      (a->op == WAVEC_OP_MMA && a->sym == n->sym))
+    return 0;
+  return lw_first_part(w, n);
+}
+
 /* A warpgroup mma (T_WGMMA): the rhs, and the lhs when it is a read, are
  * read by the wgmma itself from their staged, swizzled tiles (their first
  * element's address is all it needs); an lhs computed in registers (p in
@@ -118,12 +139,21 @@ void lw_wgmma(lw *w, uint32_t id) {
   uint32_t acc = n->ops[2], nc = lw_nelem(w, acc);
   tir_ty aty = tir_ty_of(mi->acc);
   uint32_t *list = wv_alloc(ctx, (nc + na) * sizeof *list);
-  bool own = w->nuses[acc] == 1 && wv_get(w->g, acc)->op != WAVEC_OP_SCALAR;
+  /* (an mma that leaves parts starts from its accumulator in the first
+   * part only: a copy, zero elsewhere) */
+  uint32_t part = starts_from(w, n);
+  bool own = w->nuses[acc] == 1 && wv_get(w->g, acc)->op != WAVEC_OP_SCALAR &&
+             !part;
   uint32_t first = own ? 0 : lw_new_regs(w, aty, nc);
   for (uint32_t e = 0; e < nc; e++) {
     uint32_t r = lw_elem(w, acc, e, aty);
-    if (!own)
+    if (part) {
+      uint32_t z = lw_reg(w, aty);
+      lw_const_into(w, aty, z, 0.0);
+      lw_emit(w, T_SELP, aty, first + e, part, r, z, 0);
+    } else if (!own) {
       lw_emit(w, T_MOV, aty, first + e, r, 0, 0, 0);
+    }
     list[e] = own ? r : first + e;
   }
   bool guarded = false;
@@ -162,8 +192,10 @@ void lw_mma(lw *w, uint32_t id) {
   for (uint32_t e = 0; e < nb; e++)
     list[t++] = operand(w, n, 1, e, tir_ty_of(mi->in), &guarded);
   remark_operands(w, id, guarded);
+  uint32_t part = starts_from(w, n);
   for (uint32_t e = 0; e < nc; e++)
-    list[t++] = lw_elem(w, n->ops[2], e, aty);
+    list[t++] =
+        lw_from_first_part(w, part, lw_elem(w, n->ops[2], e, aty), aty);
   tir_instr *in = lw_emit(w, T_MMA, aty, 0, 0, 0, 0, w->d->mma);
   in->list = list;
   in->nlist = t;

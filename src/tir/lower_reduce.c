@@ -282,10 +282,13 @@ static void finish(lw *w, const wv_node *n, const reduce_shape *sh,
   tir_ty ty = tir_ty_of(n->type.dt);
   tir_op op = lw_unary_ops[n->op];
   uint32_t ne = sh->l->nelem;
+  /* (a sum that leaves parts adds its initial value in the first part) */
+  uint32_t part = init ? lw_first_part(w, n) : 0;
   if (init)
     for (uint32_t e = 0; e < ne; e++)
       if (sh->rep[e] == e)
-        lw_emit(w, op, ty, first + e, first + e, lw_elem(w, init, e, ty), 0,
+        lw_emit(w, op, ty, first + e, first + e,
+                lw_from_first_part(w, part, lw_elem(w, init, e, ty), ty), 0,
                 0);
   for (uint32_t e = 0; e < ne; e++)
     if (sh->rep[e] != e)
@@ -313,18 +316,15 @@ static uint32_t link_in_thread(lw *w, uint32_t id, const reduce_shape **shp,
     init = w->red_init[prev];
   }
   /* a sum over a dim split over workgroups leaves each its part, which
-   * only write(..., reduce = add) takes (pass constraints); a max of
-   * parts, or a sum that starts from a value of its own, has none */
-  if ((wv_partial(w->d, n) & WV_PARTS_GROUPS) &&
-      (n->op != WAVEC_OP_SUM || init))
+   * only write(..., reduce = add) takes (pass constraints; the first
+   * workgroup adds its initial value, finish); a max of parts has no such
+   * write */
+  if ((wv_partial(w->d, n) & WV_PARTS_GROUPS) && n->op != WAVEC_OP_SUM)
     wv_fail(w->ctx, D_HARDWARE, n->loc,
-            "%s over '%s', which is split over workgroups, is not supported "
-            "(%s); keep it in one workgroup's tile",
-            n->op == WAVEC_OP_SUM ? "a sum from an initial value" : "a max",
-            wavec_symbol_name(w->ctx, n->sym),
-            n->op == WAVEC_OP_SUM
-                ? "each workgroup would add the initial value"
-                : "the workgroups' parts cannot be combined in memory");
+            "a max over '%s', which is split over workgroups, is not "
+            "supported (the workgroups' parts cannot be combined in memory); "
+            "keep it in one workgroup's tile",
+            wavec_symbol_name(w->ctx, n->sym));
   uint32_t first = lw_new_regs(w, tir_ty_of(n->type.dt), lx->nelem);
   bool guarded = false;
   reduce_in_thread(w, n, sh, prev, first, &guarded);

@@ -163,6 +163,55 @@ static void planted_tensor_reduces(void) {
   kc_close(&c);
 }
 
+/* A reduction that leaves parts and starts from a value of its own (c0 in
+ * c += c0 + a bᵀ, y0 in y += y0 + column sums): only the first part holds
+ * it, so the adds leave it there once. */
+static void from_a_value(void) {
+  static const int sz[][3] = {{64, 96, 256}, {50, 70, 200}};
+  for (size_t i = 0; i < 2; i++) {
+    int M = sz[i][0], N = sz[i][1], K = sz[i][2];
+    for (int k = 0; k < 2; k++) {
+      char dm[32], dn[32], dk[32];
+      snprintf(dm, sizeof dm, "M=%d", M);
+      snprintf(dn, sizeof dn, "N=%d", N);
+      snprintf(dk, sizeof dk, "K=%d", K);
+      const char *defs[] = {dm, dn, dk, NULL};
+      const char *kn = k ? "col_sum_init" : "gemm_split_k_acc";
+      kcase c;
+      if (!kc_open(&c, FILE_, kn, NULL, defs)) {
+        CHECKF(0, "%s", c.err);
+        continue;
+      }
+      uint64_t rng = 13 + (uint64_t)M;
+      double *a = kc_input(&c, k ? "x" : "a", &rng);
+      double *b = k ? NULL : kc_input(&c, "b", &rng);
+      double *v0 = kc_input(&c, k ? "y0" : "c0", &rng);
+      double *y = kc_input(&c, k ? "y" : "c", &rng);
+      if (k) {
+        for (int j = 0; j < N; j++) {
+          y[j] += v0[j];
+          for (int r = 0; r < M; r++)
+            y[j] += a[r * N + j];
+        }
+      } else {
+        double *in[2] = {a, b};
+        for (int r = 0; r < M * N; r++)
+          y[r] += v0[r];
+        gemm_ref(M, N, K, in, y);
+      }
+      double e = -1;
+      if (kc_simulate(&c))
+        e = kc_rel_err(&c, k ? "y" : "c", y);
+      else
+        CHECKF(0, "%s", c.err);
+      printf("  %s %dx%dx%d: rel err %.2g\n", kn, M, N, K, e);
+      CHECKF(e >= 0 && e < 1e-5, "%s %dx%dx%d: %g", kn, M, N, K, e);
+      free(a), free(b), free(v0), free(y);
+      kc_close(&c);
+    }
+  }
+}
+
 /* K split over the two waves of each workgroup as well: the waves' parts
  * meet in shared memory, each wave adds half of the elements. */
 static void split_k_waves(void) {
@@ -246,6 +295,7 @@ static void store_and_add_conflict(void) {
 int main(void) {
   RUN(split_k);
   RUN(split_k_waves);
+  RUN(from_a_value);
   RUN(wgmma_adds);
   RUN(planted_tensor_reduces);
   RUN(planted_parts_race);

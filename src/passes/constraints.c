@@ -43,6 +43,12 @@ static void split_tiles(wv_diminfo *di, int64_t tile) {
  * workgroups, and an mma's parts across neither. The parts are right only
  * where they are added up, by write(..., reduce = add) of the value
  * itself; any other use fails here, at that use. */
+ex_t wv_wave_coord(wavec_ctx *ctx, const wv_dist *d, int a) {
+  return a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]),
+                              ex_const(ctx, d->lanes))
+                : ex_sym(ctx, d->T[a]);
+}
+
 unsigned wv_partial(const wv_dist *d, const wv_node *n) {
   bool mma = n->op == WAVEC_OP_MMA;
   if (!mma && n->op != WAVEC_OP_SUM && n->op != WAVEC_OP_MAX)
@@ -179,10 +185,7 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
       d->grid[a] = di->tiles;
       d->grid_dim[a] = s;
       d->waves[a] = di->wg_tile / di->wave_tile;
-      /* wave coordinate along axis a: floor($T0/lanes), $T1 or $T2 */
-      ex_t wave = a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]),
-                                       ex_const(ctx, d->lanes))
-                         : ex_sym(ctx, d->T[a]);
+      ex_t wave = wv_wave_coord(ctx, d, a);
       ex_t base = ex_mul(ctx, ex_sym(ctx, d->WG[a]), ex_const(ctx, di->wg_tile));
       if (d->waves[a] > 1)
         base = ex_add(ctx, base,

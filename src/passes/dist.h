@@ -96,6 +96,9 @@ wv_index *wv_index_new(wv_kernel *k, uint32_t nnodes);
  * WV_PARTS_GROUPS where workgroups do (its dim split over workgroups). */
 enum { WV_PARTS_WAVES = 1, WV_PARTS_GROUPS = 2 };
 unsigned wv_partial(const wv_dist *d, const wv_node *n);
+/* A thread's wave coordinate along grid axis a: floor($T0/lanes), $T1 or
+ * $T2. */
+ex_t wv_wave_coord(wavec_ctx *ctx, const wv_dist *d, int a);
 
 /* The layout role r of mma node `mma_id` requires (its result: WV_ACC). */
 const wv_layout *wv_mma_role_layout(wv_kernel *k, uint32_t mma_id, wv_role r);

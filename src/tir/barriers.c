@@ -18,11 +18,8 @@
 /* The region an instruction reads (or writes) in shared memory: its tag
  * on a shared-memory access, else 0. */
 static uint32_t region_of(const tir_instr *in) {
-  switch (in->op) {
-  case T_STS: case T_STSV: case T_LDS: case T_LDSV: case T_LDSM: case T_LDSMT:
-    return in->tag < TIR_REGION_COUNT ? in->tag : 0;
-  default: return 0;
-  }
+  return tir_shared_access(in->op) && in->tag < TIR_REGION_COUNT ? in->tag
+                                                                  : 0;
 }
 
 static bool is_write(const tir_instr *in) {

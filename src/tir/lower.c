@@ -40,9 +40,6 @@ tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
   return &w->p->code.v[w->p->code.n - 1];
 }
 
-/* A barrier among the threads of the role being lowered: the workgroup's,
- * or in the consumers' region of a specialized kernel their named one
- * (the producer never reaches it). */
 uint32_t lw_group_tag(lw *w) {
   return (w->scopes.v[w->scopes.n - 1] + 1) << 2;
 }
@@ -62,6 +59,9 @@ uint32_t lw_clones_from(lw *w, uint32_t id, uint32_t *out) {
   return cnt;
 }
 
+/* A barrier among the threads of the role being lowered: the workgroup's,
+ * or in the consumers' region of a specialized kernel their named one
+ * (the producer never reaches it). */
 tir_instr *lw_barrier(lw *w) {
   tir_instr *in = lw_emit(w, T_BAR, TY_PRED, 0, 0, 0, 0, w->bar_id);
   in->imm2 = w->bar_threads;
@@ -79,10 +79,7 @@ uint32_t lw_first_part(lw *w, const wv_node *n) {
   if (parts & WV_PARTS_GROUPS)
     at = ex_add(ctx, at, ex_sym(ctx, d->WG[a]));
   if (parts & WV_PARTS_WAVES)
-    at = ex_add(ctx, at,
-                a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]),
-                                     ex_const(ctx, d->lanes))
-                       : ex_sym(ctx, d->T[a]));
+    at = ex_add(ctx, at, wv_wave_coord(ctx, d, a));
   at = ex_simplify(ctx, at, w->ranges, w->nranges);
   uint32_t zero = lw_iconst(w, 0), p = lw_reg(w, TY_PRED);
   uint32_t r = lw_expr(w, at);
@@ -108,8 +105,7 @@ void lw_region_barrier(lw *w, uint32_t r) { lw_barrier(w)->tag = r; }
 void lw_tag_region(lw *w, uint32_t from, uint32_t r) {
   for (uint32_t i = from; i < w->p->code.n; i++) {
     tir_instr *in = &w->p->code.v[i];
-    if (in->op == T_STS || in->op == T_STSV || in->op == T_LDS ||
-        in->op == T_LDSV || in->op == T_LDSM || in->op == T_LDSMT)
+    if (tir_shared_access(in->op))
       in->tag = r;
   }
 }

@@ -314,10 +314,13 @@ lw *lw_plan(wv_kernel *k);
 /* lower.c */
 uint32_t lw_reg(lw *w, tir_ty ty);
 tir_instr *lw_barrier(lw *w);
-/* A barrier that waits for region r's last readers (pass barriers), and
+/* A barrier that waits for region r's last readers (pass barriers); one
+ * that orders only region r's accesses (its writes before its reads); and
  * the region's tag on the shared-memory accesses emitted since code index
  * `from`. */
 void lw_reuse_barrier(lw *w, uint32_t r);
+void lw_region_barrier(lw *w, uint32_t r);
+void lw_tag_region(lw *w, uint32_t from, uint32_t r);
 /* For a reduction (mma, sum) n that leaves parts (wv_partial): the
  * predicate of the first part's holders (workgroup 0 and wave 0 along the
  * split axis), who alone start from its accumulator or initial value; 0
@@ -325,13 +328,10 @@ void lw_reuse_barrier(lw *w, uint32_t r);
  * when first is 0). */
 uint32_t lw_first_part(lw *w, const wv_node *n);
 uint32_t lw_from_first_part(lw *w, uint32_t first, uint32_t v, tir_ty ty);
-/* A barrier that orders only region r's accesses (its writes before its
- * reads). */
-void lw_region_barrier(lw *w, uint32_t r);
-void lw_tag_region(lw *w, uint32_t from, uint32_t r);
 /* A region that only the waves with predicate `on` run (T_IF ... T_ENDIF,
  * `on` uniform across each wave); begin returns the T_IF's index. */
 uint32_t lw_region_begin(lw *w, uint32_t on);
+void lw_region_end(lw *w, uint32_t start);
 /* Clones lowered as a group (conversions through shared memory, adding
  * writes of partial sums): the first one lowers them all and marks them
  * grouped[id] = lw_group_tag(w) | way; the others then find their mark. */
@@ -340,7 +340,6 @@ uint32_t lw_group_tag(lw *w);
 /* The nodes of id's block from id on with id's op and origin (its later
  * clones, id first) into out (room for the block's nodes); their count. */
 uint32_t lw_clones_from(lw *w, uint32_t id, uint32_t *out);
-void lw_region_end(lw *w, uint32_t start);
 tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
                    uint32_t b, uint32_t c, int64_t imm);
 uint32_t lw_op2(lw *w, tir_op op, tir_ty ty, uint32_t a, uint32_t b);
@@ -501,6 +500,9 @@ void lw_store_add_issue(lw *w, uint32_t id);
  * (sum_parts), the largest such write's, reserved after the staged tiles
  * and buffers (w->parts_base, parts_bytes). */
 void lw_parts_plan(lw *w);
+/* The slots' shared memory where W waves sum parts of ne f32 elements a
+ * lane (sum_parts). */
+int64_t lw_parts_slot_bytes(const lw *w, int64_t W, int64_t ne);
 
 /* lower_sched.c */
 void lw_sched_begin(lw *w);

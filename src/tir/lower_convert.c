@@ -72,14 +72,16 @@ static void remark_convert(lw *w, uint32_t id, const char *how) {
  * an element outside it is not stored), one barrier, every clone's
  * elements loaded in its layout. Accesses go in vector runs where the
  * elements lie side by side. */
-static void through_smem(lw *w, const uint32_t *ids, uint32_t n) {
-  wavec_ctx *ctx = w->ctx;
-  wv_node *n0 = wv_get(w->g, ids[0]);
+/* The box clones ids[0..n) of a conversion (one layout) span in a wave's
+ * region: per dim, from the least clone coordinate (lo) over ext, with
+ * strides; rows of a multiple of 128 bytes get 16 more (the 8 rows a
+ * warp's pairs, or an ldmatrix's rows, span then fall in different
+ * banks). Its elements, padding included. */
+static int64_t clone_box(lw *w, const uint32_t *ids, uint32_t n, int64_t *lo,
+                         int64_t *ext, int64_t *stride) {
+  const wv_node *n0 = wv_get(w->g, ids[0]);
   const wv_layout *lr = w->ix->info[ids[0]].layout;
-  tir_ty ty = tir_ty_of(n0->type.dt);
   uint32_t nd = n0->type.n;
-  /* the box: per dim, from the least clone coordinate to past the most */
-  int64_t lo[WV_MAX_DIMS], ext[WV_MAX_DIMS], stride[WV_MAX_DIMS], elems = 1;
   for (uint32_t i = 0; i < nd; i++) {
     int64_t v = wv_layout_dim(lr, n0->type.dims[i])->v, hi = 0;
     lo[i] = INT64_MAX;
@@ -90,22 +92,38 @@ static void through_smem(lw *w, const uint32_t *ids, uint32_t n) {
     }
     ext[i] = hi - lo[i];
   }
-  /* rows of a multiple of 128 bytes get 16 more: the 8 rows a warp's
-   * pairs (or an ldmatrix's rows) span then fall in different banks */
-  int64_t esize = tir_ty_bytes(ty);
+  int64_t esize = tir_ty_bytes(tir_ty_of(n0->type.dt)), elems = 1;
   for (int i = (int)nd - 1; i >= 0; i--) {
     stride[i] = elems;
     elems *= ext[i];
     if (i == (int)nd - 1 && nd > 1 && elems * esize % 128 == 0)
       elems += 16 / esize;
   }
+  return elems;
+}
+
+/* The shared memory of a region per wave holding `elems` elements of
+ * `esize` bytes each. */
+static int64_t region_bytes(const lw *w, int64_t elems, int64_t esize) {
+  int64_t nwaves = w->d->waves[0] * w->d->waves[1] * w->d->waves[2];
+  return (elems * nwaves * esize + 15) / 16 * 16;
+}
+
+static void through_smem(lw *w, const uint32_t *ids, uint32_t n) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n0 = wv_get(w->g, ids[0]);
+  const wv_layout *lr = w->ix->info[ids[0]].layout;
+  tir_ty ty = tir_ty_of(n0->type.dt);
+  uint32_t nd = n0->type.n;
+  int64_t lo[WV_MAX_DIMS], ext[WV_MAX_DIMS], stride[WV_MAX_DIMS];
+  int64_t elems = clone_box(w, ids, n, lo, ext, stride);
+  int64_t esize = tir_ty_bytes(ty);
   remark_convert(w, ids[0], "through shared memory (a round trip with two "
                             "barriers)");
-  int64_t nwaves = w->d->waves[0] * w->d->waves[1] * w->d->waves[2];
   /* a region per wave at the start of shared memory (conversions are
    * separated by barriers, so they share it); it follows the staged
    * operands */
-  int64_t bytes = (elems * nwaves * esize + 15) / 16 * 16;
+  int64_t bytes = region_bytes(w, elems, esize);
   if (bytes > w->convert_bytes)
     w->convert_bytes = bytes;
   ex_t base = ex_mul(ctx,
@@ -237,41 +255,23 @@ void lw_convert(lw *w, uint32_t id) {
 
 int64_t lw_convert_bound(lw *w) {
   int64_t most = 0;
-  int64_t nwaves = w->d->waves[0] * w->d->waves[1] * w->d->waves[2];
-  uint32_t *src = NULL;
   for (uint32_t id = 1; id < w->g->nodes.n; id++) {
     const wv_node *n = wv_get(w->g, id);
     if (n->op != WV_OP_CONVERT)
       continue;
-    const wv_nodeinfo *in = &w->ix->info[id];
-    const wv_layout *lr = in->layout;
-    src = wv_alloc(w->ctx, (lr->nelem ? lr->nelem : 1) * sizeof *src);
+    const wv_layout *lr = w->ix->info[id].layout;
+    uint32_t *src = wv_alloc(w->ctx, (lr->nelem ? lr->nelem : 1) * sizeof *src);
     if (in_register(w, id, src))
       continue;
-    /* the box of this conversion's clones in its block (through_smem) */
+    /* the box of its clones from it on (the first clone's: all of them,
+     * the most through_smem takes together) */
     const wv_block *b = &w->g->blocks.v[n->block];
-    int64_t lo[WV_MAX_DIMS], hi[WV_MAX_DIMS];
-    for (uint32_t i = 0; i < n->type.n; i++)
-      lo[i] = INT64_MAX, hi[i] = 0;
-    for (uint32_t j = 0; j < b->nodes.n; j++) {
-      uint32_t x = b->nodes.v[j];
-      if (wv_get(w->g, x)->op != WV_OP_CONVERT ||
-          w->ix->info[x].origin != in->origin)
-        continue;
-      for (uint32_t i = 0; i < n->type.n; i++) {
-        int64_t v = wv_layout_dim(lr, n->type.dims[i])->v;
-        int64_t at = w->ix->info[x].coord[i] * v;
-        lo[i] = at < lo[i] ? at : lo[i];
-        hi[i] = at + v > hi[i] ? at + v : hi[i];
-      }
-    }
-    int64_t esize = tir_ty_bytes(tir_ty_of(n->type.dt)), elems = 1;
-    for (int i = (int)n->type.n - 1; i >= 0; i--) {
-      elems *= hi[i] - lo[i];
-      if (i == (int)n->type.n - 1 && n->type.n > 1 && elems * esize % 128 == 0)
-        elems += 16 / esize;
-    }
-    int64_t bytes = (elems * nwaves * esize + 15) / 16 * 16;
+    uint32_t *ids = wv_alloc(w->ctx, b->nodes.n * sizeof *ids);
+    uint32_t nc = lw_clones_from(w, id, ids);
+    int64_t lo[WV_MAX_DIMS], ext[WV_MAX_DIMS], stride[WV_MAX_DIMS];
+    int64_t bytes =
+        region_bytes(w, clone_box(w, ids, nc, lo, ext, stride),
+                     tir_ty_bytes(tir_ty_of(n->type.dt)));
     most = bytes > most ? bytes : most;
   }
   return most;

@@ -371,7 +371,7 @@ ex_t lw_linear_tid(lw *w) {
 ex_t lw_wave_id(lw *w) {
   wavec_ctx *ctx = w->ctx;
   wv_dist *d = w->d;
-  ex_t t0 = ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, d->lanes));
+  ex_t t0 = wv_wave_coord(ctx, d, 0);
   ex_t t1 = ex_mul(ctx, ex_sym(ctx, d->T[1]), ex_const(ctx, d->waves[0]));
   ex_t t2 = ex_mul(ctx, ex_sym(ctx, d->T[2]),
                    ex_const(ctx, d->waves[0] * d->waves[1]));

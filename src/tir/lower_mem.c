@@ -389,10 +389,7 @@ static uint32_t add_owner(lw *w, uint32_t id, uint32_t v) {
     if (d->grid[a] != 1 && !(held & WV_PARTS_GROUPS))
       at = ex_add(ctx, at, ex_sym(ctx, d->WG[a]));
     if (d->waves[a] > 1 && !(held & WV_PARTS_WAVES))
-      at = ex_add(ctx, at,
-                  a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]),
-                                       ex_const(ctx, d->lanes))
-                         : ex_sym(ctx, d->T[a]));
+      at = ex_add(ctx, at, wv_wave_coord(ctx, d, a));
   }
   at = ex_simplify(ctx, at, w->ranges, w->nranges);
   int64_t zero;
@@ -435,11 +432,15 @@ typedef struct add_set {
  * or the elements do not split in pairs. */
 static void add_pair(lw *w, add_set *as, uint32_t g, uint32_t regs);
 
+int64_t lw_parts_slot_bytes(const lw *w, int64_t W, int64_t ne) {
+  return (W - 1) * ne * w->d->lanes * 4;
+}
+
 static bool sum_parts(lw *w, add_set *as, int a) {
   wavec_ctx *ctx = w->ctx;
   wv_dist *d = w->d;
   int64_t W = d->waves[a], ne = as->ne, lanes = d->lanes;
-  int64_t bytes = (W - 1) * ne * lanes * 4;
+  int64_t bytes = lw_parts_slot_bytes(w, W, ne);
   /* (lw_parts_plan reserved the slots where they fit, in a region of
    * their own or the scratch one) */
   if (ne % (2 * W) || bytes > w->parts_bytes)
@@ -449,9 +450,7 @@ static bool sum_parts(lw *w, add_set *as, int a) {
       return false;
   if (w->parts_region == TIR_REGION_SCRATCH && bytes > w->convert_bytes)
     w->convert_bytes = bytes;
-  ex_t c = a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, lanes))
-                  : ex_sym(ctx, d->T[a]);
-  c = ex_mod(ctx, c, ex_const(ctx, W));
+  ex_t c = ex_mod(ctx, wv_wave_coord(ctx, d, a), ex_const(ctx, W));
   uint32_t creg = lw_expr(w, ex_simplify(ctx, c, w->ranges, w->nranges));
   uint32_t *is = wv_alloc(ctx, (size_t)W * sizeof *is);
   for (int64_t k = 0; k < W; k++) {
@@ -567,10 +566,6 @@ static void add_pair(lw *w, add_set *as, uint32_t g, uint32_t regs) {
               &as->guards);
 }
 
-/* Write `id` (reduce = add) of a partial sum the waves hold, with the
- * other clones of its write (the same block, the same origin, their
- * values already computed): true when their parts were summed in shared
- * memory and added (or were with an earlier clone). */
 void lw_parts_plan(lw *w) {
   wv_dist *d = w->d;
   int64_t most = 0;
@@ -584,20 +579,19 @@ void lw_parts_plan(lw *w) {
     int a = part_axis(w, n->ops[0]);
     if (a < 0)
       continue;
-    /* the write's clones in its block: their elements end to end */
+    /* the write's clones from it on (the first's: all of them, summed
+     * together by add_parts): their elements end to end */
     const wv_block *b = &w->g->blocks.v[n->block];
+    uint32_t *ids = wv_alloc(w->ctx, b->nodes.n * sizeof *ids);
+    uint32_t nc = lw_clones_from(w, id, ids);
     int64_t ne = 0;
     bool even = true;
-    for (uint32_t i = 0; i < b->nodes.n; i++) {
-      const wv_node *x = wv_get(w->g, b->nodes.v[i]);
-      if (x->op == WAVEC_OP_WRITE &&
-          w->ix->info[b->nodes.v[i]].origin == w->ix->info[id].origin) {
-        int64_t k = lw_nelem(w, x->ops[0]);
-        ne += k;
-        even &= k % 2 == 0;
-      }
+    for (uint32_t i = 0; i < nc; i++) {
+      int64_t k = lw_nelem(w, wv_get(w->g, ids[i])->ops[0]);
+      ne += k;
+      even &= k % 2 == 0;
     }
-    int64_t W = d->waves[a], bytes = (W - 1) * ne * d->lanes * 4;
+    int64_t W = d->waves[a], bytes = lw_parts_slot_bytes(w, W, ne);
     if (even && ne % (2 * W) == 0 && bytes > most &&
         w->stage_bytes + bytes <= SMEM_OPTIN)
       most = bytes;
@@ -616,6 +610,10 @@ void lw_parts_plan(lw *w) {
     w->parts_region = TIR_REGION_SCRATCH;
 }
 
+/* Write `id` (reduce = add) of a partial sum the waves hold, with the
+ * other clones of its write (the same block, the same origin, their
+ * values already computed): true when their parts were summed in shared
+ * memory and added (or were with an earlier clone). */
 static bool add_parts(lw *w, uint32_t id, int a, uint32_t owner) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
@@ -658,7 +656,7 @@ static bool add_parts(lw *w, uint32_t id, int a, uint32_t owner) {
                   "sum their parts in %lld bytes of shared memory (two "
                   "barriers), then each %s 1/%lld of the elements",
                   as.mem->name, (long long)w->d->waves[a],
-                  (long long)((w->d->waves[a] - 1) * as.ne * w->d->lanes * 4),
+                  (long long)lw_parts_slot_bytes(w, w->d->waves[a], as.ne),
                   w->add.write == id ? "puts in the tensor reduces' buffer"
                                      : "adds",
                   (long long)w->d->waves[a]);

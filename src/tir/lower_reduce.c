@@ -242,9 +242,7 @@ static void reduce_across_waves(lw *w, const wv_node *n,
                    : axis == 1 ? d->waves[0]
                                : d->waves[0] * d->waves[1];
   ex_t wid = lw_wave_id(w);
-  ex_t coord =
-      axis == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, lanes))
-                : ex_sym(ctx, d->T[axis]);
+  ex_t coord = wv_wave_coord(ctx, d, axis);
   ex_t others = ex_sub(ctx, wid, ex_mul(ctx, coord, ex_const(ctx, stride)));
   uint32_t from = w->p->code.n;
   lw_reuse_barrier(w, TIR_REGION_SCRATCH);
@@ -425,15 +423,14 @@ int64_t lw_reduce_bound(lw *w) {
     int axis = d->dim[n->sym].wg_axis;
     if (axis < 0 || d->waves[axis] <= 1)
       continue;
-    /* every clone of it in its block in one round trip (lw_reduce) */
+    /* its clones from it on in one round trip (lw_reduce; the first's:
+     * all of them) */
     const wv_block *b = &w->g->blocks.v[n->block];
+    uint32_t *ids = wv_alloc(w->ctx, b->nodes.n * sizeof *ids);
+    uint32_t nc = lw_clones_from(w, id, ids);
     int64_t ne = 0;
-    for (uint32_t j = 0; j < b->nodes.n; j++) {
-      uint32_t x = b->nodes.v[j];
-      if (wv_get(w->g, x)->op == n->op &&
-          w->ix->info[x].origin == w->ix->info[id].origin)
-        ne += w->ix->info[wv_get(w->g, x)->ops[0]].layout->nelem;
-    }
+    for (uint32_t j = 0; j < nc; j++)
+      ne += w->ix->info[wv_get(w->g, ids[j])->ops[0]].layout->nelem;
     int64_t bytes =
         (nw * d->lanes * ne * tir_ty_bytes(tir_ty_of(n->type.dt)) + 15) / 16 *
         16;

@@ -299,8 +299,8 @@ void lw_store_plan(lw *w) {
       const wv_node *val = wv_get(w->g, wv_get(w->g, id)->ops[0]);
       int64_t parts = 0;
       if (add && (wv_partial(w->d, val) & WV_PARTS_WAVES))
-        parts = (w->d->waves[w->d->dim[val->sym].wg_axis] - 1) *
-                lw_nelem(w, wv_get(w->g, id)->ops[0]) * w->d->lanes * 4;
+        parts = lw_parts_slot_bytes(w, w->d->waves[w->d->dim[val->sym].wg_axis],
+                                    lw_nelem(w, wv_get(w->g, id)->ops[0]));
       if (!sp.per_round) {
         why = "no room in shared memory for a column panel of the tile";
       } else if (add && (sp.per_round != sp.panels ||

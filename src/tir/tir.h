@@ -300,6 +300,13 @@ typedef struct tir_instr {
   uint32_t tag;       /* T_WGMMA, a slot release: TIR_TAG_* below */
 } tir_instr;
 
+/* Does op read or write shared memory as an ordinary access (not a copy,
+ * a tensor copy or a wgmma)? */
+static inline bool tir_shared_access(tir_op op) {
+  return op == T_STS || op == T_STSV || op == T_LDS || op == T_LDSV ||
+         op == T_LDSM || op == T_LDSMT;
+}
+
 /* T_TMAST's imm2: the box is added into global memory (a tensor reduce). */
 enum { TIR_TMAST_ADD = 1 };
 

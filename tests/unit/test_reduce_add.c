@@ -26,12 +26,13 @@
 
 static const char *const FILE_ = "tests/kernels/reduce_add.wave";
 
-/* Runs kernel `kn` at sizes M, N, K (hook: a planted bug or NULL) and
- * returns the relative error of `out` against y0 + the sum ref_fn gives;
- * -1 when it did not run. */
-typedef void (*ref_fn)(int M, int N, int K, double *const in[2], double *r);
+/* Runs kernel `kn` at sizes M, N, K (hook: a planted bug or NULL) on
+ * random inputs ins (up to 3, NULL after the last) and returns the
+ * relative error of `out` against y0 + the sum ref_fn gives; -1 when it
+ * did not run. */
+typedef void (*ref_fn)(int M, int N, int K, double *const in[3], double *r);
 
-static void gemm_ref(int M, int N, int K, double *const in[2], double *r) {
+static void gemm_ref(int M, int N, int K, double *const in[3], double *r) {
   for (int i = 0; i < M; i++)
     for (int j = 0; j < N; j++) {
       double s = 0;
@@ -41,14 +42,29 @@ static void gemm_ref(int M, int N, int K, double *const in[2], double *r) {
     }
 }
 
-static void col_ref(int M, int N, int K, double *const in[2], double *r) {
+static void col_ref(int M, int N, int K, double *const in[3], double *r) {
   (void)K;
   for (int j = 0; j < N; j++)
     for (int i = 0; i < M; i++)
       r[j] += in[0][i * N + j];
 }
 
-static void row_ref(int M, int N, int K, double *const in[2], double *r) {
+/* c0 + a bᵀ (in: a, b, c0) and y0 + column sums (in: x, y0) */
+static void gemm_acc_ref(int M, int N, int K, double *const in[3],
+                         double *r) {
+  for (int i = 0; i < M * N; i++)
+    r[i] += in[2][i];
+  gemm_ref(M, N, K, in, r);
+}
+
+static void col_init_ref(int M, int N, int K, double *const in[3],
+                         double *r) {
+  for (int j = 0; j < N; j++)
+    r[j] += in[1][j];
+  col_ref(M, N, K, in, r);
+}
+
+static void row_ref(int M, int N, int K, double *const in[3], double *r) {
   (void)K;
   for (int i = 0; i < M; i++)
     for (int j = 0; j < N; j++)
@@ -56,7 +72,7 @@ static void row_ref(int M, int N, int K, double *const in[2], double *r) {
 }
 
 static double run(const char *kn, int M, int N, int K, const char *hook,
-                  const char *const ins[2], const char *out, ref_fn f) {
+                  const char *const ins[3], const char *out, ref_fn f) {
   char dm[32], dn[32], dk[32], dh[64];
   snprintf(dm, sizeof dm, "M=%d", M);
   snprintf(dn, sizeof dn, "N=%d", N);
@@ -72,8 +88,8 @@ static double run(const char *kn, int M, int N, int K, const char *hook,
     return err;
   }
   uint64_t rng = 7 + (uint64_t)M;
-  double *in[2] = {NULL, NULL};
-  for (int i = 0; i < 2 && ins[i]; i++)
+  double *in[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < 3 && ins[i]; i++)
     in[i] = kc_input(&c, ins[i], &rng);
   double *y = kc_input(&c, out, &rng); /* y0: what the adds start from */
   f(M, N, K, in, y);
@@ -81,14 +97,14 @@ static double run(const char *kn, int M, int N, int K, const char *hook,
     err = kc_rel_err(&c, out, y);
   else
     CHECKF(0, "%s", c.err);
-  free(in[0]), free(in[1]), free(y);
+  free(in[0]), free(in[1]), free(in[2]), free(y);
   kc_close(&c);
   return err;
 }
 
 static void split_k(void) {
   static const int sz[][3] = {{64, 96, 128}, {50, 70, 100}, {1, 33, 17}};
-  static const char *const ins[2] = {"a", "b"};
+  static const char *const ins[3] = {"a", "b", NULL};
   for (size_t i = 0; i < 3; i++) {
     double e = run("gemm_split_k", sz[i][0], sz[i][1], sz[i][2], NULL, ins,
                    "c", gemm_ref);
@@ -104,7 +120,7 @@ static void split_k(void) {
  * where the tiles divide and where they hang over the edge. */
 static void wgmma_adds(void) {
   static const int sz[][3] = {{128, 64, 128}, {100, 72, 200}};
-  static const char *const ins[2] = {"a", "b"};
+  static const char *const ins[3] = {"a", "b", NULL};
   static const char *const how[] = {"adds=1", "adds=2"};
   for (size_t i = 0; i < 4; i++) {
     double e = run("gemm_add_wgmma", sz[i / 2][0], sz[i / 2][1], sz[i / 2][2],
@@ -168,47 +184,16 @@ static void planted_tensor_reduces(void) {
  * it, so the adds leave it there once. */
 static void from_a_value(void) {
   static const int sz[][3] = {{64, 96, 256}, {50, 70, 200}};
-  for (size_t i = 0; i < 2; i++) {
-    int M = sz[i][0], N = sz[i][1], K = sz[i][2];
-    for (int k = 0; k < 2; k++) {
-      char dm[32], dn[32], dk[32];
-      snprintf(dm, sizeof dm, "M=%d", M);
-      snprintf(dn, sizeof dn, "N=%d", N);
-      snprintf(dk, sizeof dk, "K=%d", K);
-      const char *defs[] = {dm, dn, dk, NULL};
-      const char *kn = k ? "col_sum_init" : "gemm_split_k_acc";
-      kcase c;
-      if (!kc_open(&c, FILE_, kn, NULL, defs)) {
-        CHECKF(0, "%s", c.err);
-        continue;
-      }
-      uint64_t rng = 13 + (uint64_t)M;
-      double *a = kc_input(&c, k ? "x" : "a", &rng);
-      double *b = k ? NULL : kc_input(&c, "b", &rng);
-      double *v0 = kc_input(&c, k ? "y0" : "c0", &rng);
-      double *y = kc_input(&c, k ? "y" : "c", &rng);
-      if (k) {
-        for (int j = 0; j < N; j++) {
-          y[j] += v0[j];
-          for (int r = 0; r < M; r++)
-            y[j] += a[r * N + j];
-        }
-      } else {
-        double *in[2] = {a, b};
-        for (int r = 0; r < M * N; r++)
-          y[r] += v0[r];
-        gemm_ref(M, N, K, in, y);
-      }
-      double e = -1;
-      if (kc_simulate(&c))
-        e = kc_rel_err(&c, k ? "y" : "c", y);
-      else
-        CHECKF(0, "%s", c.err);
-      printf("  %s %dx%dx%d: rel err %.2g\n", kn, M, N, K, e);
-      CHECKF(e >= 0 && e < 1e-5, "%s %dx%dx%d: %g", kn, M, N, K, e);
-      free(a), free(b), free(v0), free(y);
-      kc_close(&c);
-    }
+  static const char *const gemm_in[3] = {"a", "b", "c0"};
+  static const char *const col_in[3] = {"x", "y0", NULL};
+  for (size_t i = 0; i < 4; i++) {
+    const int *z = sz[i / 2];
+    bool col = i % 2;
+    const char *kn = col ? "col_sum_init" : "gemm_split_k_acc";
+    double e = run(kn, z[0], z[1], z[2], NULL, col ? col_in : gemm_in,
+                   col ? "y" : "c", col ? col_init_ref : gemm_acc_ref);
+    printf("  %s %dx%dx%d: rel err %.2g\n", kn, z[0], z[1], z[2], e);
+    CHECKF(e >= 0 && e < 1e-5, "%s %dx%dx%d: %g", kn, z[0], z[1], z[2], e);
   }
 }
 
@@ -216,7 +201,7 @@ static void from_a_value(void) {
  * meet in shared memory, each wave adds half of the elements. */
 static void split_k_waves(void) {
   static const int sz[][3] = {{64, 96, 256}, {50, 70, 200}};
-  static const char *const ins[2] = {"a", "b"};
+  static const char *const ins[3] = {"a", "b", NULL};
   /* the parts summed in shared memory (default), or each wave's added */
   static const char *const how[] = {NULL, "sum_parts=0"};
   for (size_t i = 0; i < 4; i++) {
@@ -252,7 +237,7 @@ static void planted_parts_race(void) {
 
 static void sums(void) {
   static const int sz[][2] = {{96, 200}, {64, 64}, {7, 5}};
-  static const char *const ins[2] = {"x", NULL};
+  static const char *const ins[3] = {"x", NULL, NULL};
   for (size_t i = 0; i < 3; i++) {
     double ec = run("col_sum", sz[i][0], sz[i][1], 1, NULL, ins, "y", col_ref);
     double er = run("row_sum", sz[i][0], sz[i][1], 1, NULL, ins, "z", row_ref);
@@ -266,7 +251,7 @@ static void sums(void) {
 /* Every copy adding counts a sum over the two waves (col_sum) or the 32
  * lanes of a row (row_sum) that many times: far off. */
 static void planted_every_copy_adds(void) {
-  static const char *const ins[2] = {"x", NULL};
+  static const char *const ins[3] = {"x", NULL, NULL};
   double ec = run("col_sum", 96, 200, 1, "add-every-copy", ins, "y", col_ref);
   double er = run("row_sum", 96, 200, 1, "add-every-copy", ins, "z", row_ref);
   printf("  planted add-every-copy: col_sum rel err %.2g, row_sum %.2g\n", ec,

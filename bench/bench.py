@@ -817,8 +817,8 @@ def bwd_variants(quick=False, variants=FA3_BWD, tag="fa3", base_row=True):
 # The one-pass backward (attention_bwd_wgmma.wave: prep, fused dk/dv with dq
 # added by write(..., reduce = add), dq_scale) against SDPA-cuDNN's backward
 # in the same process: (BLOCK_K2, BLOCK_M, stages, hardware).
-BWD1 = [(128, 64, 2, {}), (128, 64, 2, dict(specialize=1)), (128, 64, 2, dict(sum_parts=0)),
-        (128, 64, 2, dict(adds=2)), (128, 64, 2, dict(specialize=1, adds=2)), (128, 64, 3, {})]
+BWD1 = [(128, 64, 2, {}), (128, 64, 2, dict(exchange=0)), (128, 64, 2, dict(specialize=0)),
+        (128, 64, 2, dict(specialize=1)), (128, 64, 2, dict(adds=1)), (128, 64, 3, {})]
 
 def bwd_one_pass(quick=False, cfgs=BWD1):
     """Times the three kernels together (and the fused one alone), checks

@@ -375,7 +375,13 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    tensor reduces (cp.reduce.async.bulk.tensor .add, issued by one
  *    thread, asynchronous), where the output allows tensor stores (the
  *    one-pass backward: measured 1.1-1.15x over 1 with the producer
- *    warpgroup); 1: each thread adds its elements (red.global.add). */
+ *    warpgroup); 1: each thread adds its elements (red.global.add).
+ *  - exchange: 1 or not given, a warpgroup mma over a dim the waves split
+ *    whose result is only added to memory (write(..., reduce = add)) has
+ *    wave c compute columns [c N/W, (c + 1) N/W) of it over the whole
+ *    dim, its lhs (a conversion through shared memory, or a staged read)
+ *    read from every wave's shared memory: no parts to sum, 1/W of the
+ *    accumulator registers; 0: the waves leave parts (sum_parts). */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \
@@ -388,7 +394,8 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
   X(WAVEC_HW_PINGPONG, 8, "pingpong", 0, 1)                                    \
   X(WAVEC_HW_OVERLAP, 9, "overlap", 0, 1)                                      \
   X(WAVEC_HW_SUM_PARTS, 10, "sum_parts", 0, 1)                                  \
-  X(WAVEC_HW_ADDS, 11, "adds", 1, 2)
+  X(WAVEC_HW_ADDS, 11, "adds", 1, 2)                                          \
+  X(WAVEC_HW_EXCHANGE, 12, "exchange", 0, 1)
 
 typedef enum wavec_hw_int {
 #define X(e, v, name, lo, hi) e = v,

@@ -326,6 +326,7 @@ wavec_status wv_pass_lower(wv_kernel *k) {
     }
     vec_push(ctx, &p->args, ta);
   }
+  lw_exchange_plan(w);
   lw_store_plan(w);
   lw_parts_plan(w);
   for (uint32_t i = 0; i < w->tmaps.n; i++) /* the pipeline's, the store's */

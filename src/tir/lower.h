@@ -250,6 +250,11 @@ typedef struct lw {
                                       region, before the conversions', or
                                       the scratch one: parts_region) */
   uint32_t parts_region;
+  /* by node, lw_exchange_plan's: 1 + the grid axis whose waves split the
+   * reduction dim of an mma link that exchanges its operand instead of
+   * leaving parts (and of the conversion clone that is its lhs: it loads
+   * every wave's fragments), else 0 */
+  uint8_t *xchg;
   bool *hoisted;         /* by node: lowered before its loop */
   /* by staged read: the fragments of a staged read are loaded at each use
    * instead of at the read, once per scope; 1 + the scope whose registers
@@ -411,6 +416,9 @@ void lw_read(lw *w, uint32_t id);
 void lw_remark_wide(lw *w, uint32_t id, const wv_node *mem, uint32_t off);
 void lw_write(lw *w, uint32_t id);
 ex_t lw_staged_addr(lw *w, uint32_t id, const stage *st, uint32_t e);
+/* The same with the coordinates along dims[0..n) moved by by[0..n). */
+ex_t lw_staged_addr_moved(lw *w, uint32_t id, const stage *st, uint32_t e,
+                          uint32_t n, const wavec_sym *dims, const ex_t *by);
 void lw_staged_read(lw *w, uint32_t id, stage *st);
 void lw_smem_access(lw *w, tir_op op, tir_ty ty, const ex_t *addr,
                     const uint32_t *regs, const uint32_t *masks, uint32_t ne,
@@ -438,7 +446,14 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra);
 void lw_stage_copy(lw *w, stage *const *sts, uint32_t n);
 ex_t lw_slot_at(lw *w, const stage *st, int64_t S, ex_t tile);
 
-/* lower_mma.c */
+/* lower_mma.c. lw_exchange_plan (before the program, before
+ * lw_parts_plan): the mmas whose waves exchange an operand instead of
+ * leaving parts (w->xchg). An mma over a dim that W waves split leaves
+ * each wave a part of the whole result; where the result is only added
+ * to memory, each wave can instead compute 1/W of its columns over the
+ * whole dim (wave c: columns [c N/W, (c + 1) N/W)), its lhs from every
+ * wave's shared memory: no parts, no sum, 1/W of the accumulators. */
+void lw_exchange_plan(lw *w);
 void lw_mma(lw *w, uint32_t id);
 
 /* lower_reduce.c */
@@ -451,6 +466,8 @@ int64_t lw_reduce_bound(lw *w);
  * of the kernel takes (before lowering) */
 void lw_convert(lw *w, uint32_t id);
 int64_t lw_convert_bound(lw *w);
+/* Does conversion `id` go through shared memory (not register moves)? */
+bool lw_convert_via_smem(lw *w, uint32_t id);
 
 /* lower_tma.c */
 void lw_tma_prologue(lw *w);
@@ -473,6 +490,11 @@ void lw_remark_guards(lw *w, uint32_t id, const char *before,
                       const wavec_sym *dims, uint32_t n, const char *after);
 uint32_t lw_elem_unpadded(lw *w, uint32_t op, uint32_t e, tir_ty ty,
                           wavec_sym d, double identity, bool *guarded);
+/* The same for the element whose coordinate along d lies `move` further
+ * (0: none): another wave's fragment of the same layout. */
+uint32_t lw_elem_unpadded_moved(lw *w, uint32_t op, uint32_t e, tir_ty ty,
+                                wavec_sym d, double identity, ex_t move,
+                                bool *guarded);
 bool lw_fills_with(lw *w, uint32_t op, double identity);
 
 /* lower_loop.c */

@@ -109,6 +109,40 @@ static int64_t region_bytes(const lw *w, int64_t elems, int64_t esize) {
   return (elems * nwaves * esize + 15) / 16 * 16;
 }
 
+/* The lhs of an mma whose waves exchange it (lw_exchange_plan): clone
+ * id's elements from the region of every wave along the split axis
+ * (addr: from this wave's, whose regions lie wave_bytes apart), wave k's
+ * set at w->vals[id] + k ne. */
+static void exchange_loads(lw *w, uint32_t id, const ex_t *addr,
+                           int64_t wave_bytes) {
+  wavec_ctx *ctx = w->ctx;
+  wv_dist *d = w->d;
+  const wv_node *n = wv_get(w->g, id);
+  tir_ty ty = tir_ty_of(n->type.dt);
+  uint32_t ne = w->ix->info[id].layout->nelem;
+  int a = w->xchg[id] - 1;
+  int64_t W = d->waves[a], astride = a == 0 ? 1
+                                   : a == 1 ? d->waves[0]
+                                            : d->waves[0] * d->waves[1];
+  uint32_t first = lw_new_regs(w, ty, (uint32_t)W * ne);
+  ex_t *at = wv_alloc(ctx, ne * sizeof *at);
+  uint32_t *regs = wv_alloc(ctx, ne * sizeof *regs);
+  for (int64_t k = 0; k < W; k++) {
+    ex_t move = ex_mul(ctx, ex_sub(ctx, ex_const(ctx, k),
+                                   wv_wave_coord(ctx, d, a)),
+                       ex_const(ctx, astride * wave_bytes));
+    for (uint32_t e = 0; e < ne; e++) {
+      at[e] = ex_simplify(ctx, ex_add(ctx, addr[e], move), w->ranges,
+                          w->nranges);
+      regs[e] = first + (uint32_t)k * ne + e;
+    }
+    w->vals[id] = first + (uint32_t)k * ne;
+    if (!lw_try_ldmatrix(w, id, at, ne, ty, 0))
+      lw_smem_access(w, T_LDS, ty, at, regs, NULL, ne, 0);
+  }
+  w->vals[id] = first;
+}
+
 static void through_smem(lw *w, const uint32_t *ids, uint32_t n) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n0 = wv_get(w->g, ids[0]);
@@ -207,6 +241,10 @@ static void through_smem(lw *w, const uint32_t *ids, uint32_t n) {
       regs[e] = first + e;
     }
     w->vals[ids[c]] = first;
+    if (w->xchg[ids[c]]) {
+      exchange_loads(w, ids[c], addr, elems * esize);
+      continue;
+    }
     if (!lw_try_ldmatrix(w, ids[c], addr, lr->nelem, ty, 0))
       lw_smem_access(w, T_LDS, ty, addr, regs, NULL, lr->nelem, 0);
   }
@@ -251,6 +289,12 @@ void lw_convert(lw *w, uint32_t id) {
   for (uint32_t i = 0; i < nids; i++)
     w->grouped[ids[i]] = tag | LW_GROUP_DONE;
   through_smem(w, ids, nids);
+}
+
+bool lw_convert_via_smem(lw *w, uint32_t id) {
+  const wv_layout *lr = w->ix->info[id].layout;
+  uint32_t *src = wv_alloc(w->ctx, (lr->nelem ? lr->nelem : 1) * sizeof *src);
+  return !in_register(w, id, src);
 }
 
 int64_t lw_convert_bound(lw *w) {

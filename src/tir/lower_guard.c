@@ -98,12 +98,21 @@ void lw_remark_guards(lw *w, uint32_t id, const char *before,
  * *guarded is set when a guard is emitted. */
 uint32_t lw_elem_unpadded(lw *w, uint32_t op, uint32_t e, tir_ty ty,
                           wavec_sym d, double identity, bool *guarded) {
+  return lw_elem_unpadded_moved(w, op, e, ty, d, identity, 0, guarded);
+}
+
+uint32_t lw_elem_unpadded_moved(lw *w, uint32_t op, uint32_t e, tir_ty ty,
+                                wavec_sym d, double identity, ex_t move,
+                                bool *guarded) {
   uint32_t v = lw_elem(w, op, e, ty);
   wv_diminfo *di = &w->d->dim[d];
   if (!di->ragged || wv_get(w->g, op)->op == WAVEC_OP_SCALAR)
     return v;
   uint32_t mask = 0;
-  ex_t c = lw_concrete(w, lw_index_of(w, op, d), e);
+  ex_t c = lw_index_of(w, op, d);
+  if (move)
+    c = ex_add(w->ctx, c, move);
+  c = lw_concrete(w, c, e);
   if (!lw_bound_check(w, c, lw_dim_size(w, d), &mask))
     return v;
   *guarded = true;

@@ -158,13 +158,23 @@ static uint32_t loaded(lw *w, int64_t arg, uint32_t off, uint32_t mask,
 /* The shared byte address (before any swizzle, without the ring slot's
  * offset) of element e of clone `id` in its staged tile st. */
 ex_t lw_staged_addr(lw *w, uint32_t id, const stage *st, uint32_t e) {
+  return lw_staged_addr_moved(w, id, st, e, 0, NULL, NULL);
+}
+
+ex_t lw_staged_addr_moved(lw *w, uint32_t id, const stage *st, uint32_t e,
+                          uint32_t nmove, const wavec_sym *dims,
+                          const ex_t *by) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
   wv_node *mem = wv_get(w->g, n->mem);
   ex_t coord[WV_MAX_DIMS];
   lw_mem_coords(w, id, n->mapping, mem, e, coord);
-  for (uint32_t i = 0; i < mem->type.n; i++)
+  for (uint32_t i = 0; i < mem->type.n; i++) {
     coord[i] = ex_sub(ctx, coord[i], lw_concrete(w, st->start[i], 0));
+    for (uint32_t j = 0; j < nmove; j++)
+      if (mem->type.dims[i] == dims[j])
+        coord[i] = ex_add(ctx, coord[i], by[j]);
+  }
   ex_t off = lw_stage_elem_off(ctx, st, mem->type.n, coord);
   off = ex_add(ctx, ex_const(ctx, st->base),
                ex_mul(ctx, off, ex_const(ctx, st->es)));
@@ -577,7 +587,7 @@ void lw_parts_plan(lw *w) {
     if (n->op != WAVEC_OP_WRITE || !(n->flags & WV_WRITE_ADD))
       continue;
     int a = part_axis(w, n->ops[0]);
-    if (a < 0)
+    if (a < 0 || w->xchg[n->ops[0]])
       continue;
     /* the write's clones from it on (the first's: all of them, summed
      * together by add_parts): their elements end to end */
@@ -608,6 +618,52 @@ void lw_parts_plan(lw *w) {
     w->stage_bytes += most;
   else
     w->parts_region = TIR_REGION_SCRATCH;
+}
+
+/* Write `id` (reduce = add) of an mma whose waves exchanged its lhs
+ * (lw_exchange_plan): wave c holds elements [c ne/W, (c + 1) ne/W) of the
+ * whole sum and adds them (or puts them in the tensor reduces' buffer). */
+static void add_exchanged(lw *w, uint32_t id, int a, uint32_t owner) {
+  wavec_ctx *ctx = w->ctx;
+  wv_dist *d = w->d;
+  wv_node *n = wv_get(w->g, id);
+  uint32_t v = n->ops[0], ne = lw_nelem(w, v);
+  int64_t W = d->waves[a];
+  uint32_t chunk = ne / (uint32_t)W;
+  add_set as = {.ids = &id, .nw = 1, .ne = ne, .mem = wv_get(w->g, n->mem),
+                .owner = owner};
+  as.at = wv_alloc(ctx, ne * sizeof *as.at);
+  as.el = wv_alloc(ctx, ne * sizeof *as.el);
+  for (uint32_t e = 0; e < ne; e++)
+    as.el[e] = e;
+  bool bulk = w->add.write == id;
+  if (bulk) {
+    lw_store_add_wait(w);
+    lw_barrier(w); /* the buffer's last reduces have read it */
+  }
+  ex_t c = ex_mod(ctx, wv_wave_coord(ctx, d, a), ex_const(ctx, W));
+  uint32_t creg = lw_expr(w, ex_simplify(ctx, c, w->ranges, w->nranges));
+  for (int64_t k = 0; k < W; k++) {
+    uint32_t is = lw_reg(w, TY_PRED);
+    lw_emit(w, T_SETP, TY_PRED, is, creg, lw_iconst(w, k), 0, TIR_CMP_EQ);
+    uint32_t region = lw_region_begin(w, is);
+    lw_open_scope(w);
+    uint32_t from = (uint32_t)k * chunk;
+    if (bulk) {
+      uint32_t *regs = wv_alloc(ctx, chunk * sizeof *regs);
+      for (uint32_t i = 0; i < chunk; i++)
+        regs[i] = w->vals[v] + i;
+      lw_store_add_put(w, id, from, chunk, regs);
+    } else {
+      for (uint32_t g = from; g < from + chunk; g += 2)
+        add_pair(w, &as, g, w->vals[v] + (g - from));
+    }
+    lw_close_scope(w);
+    lw_region_end(w, region);
+  }
+  if (bulk)
+    lw_store_add_issue(w, id);
+  remark_access(w, id, as.mem, as.guards);
 }
 
 /* Write `id` (reduce = add) of a partial sum the waves hold, with the
@@ -670,10 +726,10 @@ void lw_write(lw *w, uint32_t id) {
   lw_store_remark(w, id);
   /* (an adding write whose waves hold parts reaches its tensor reduces
    * through sum_parts) */
+  uint32_t wv = wv_get(w->g, id)->ops[0];
   if (id == w->store.write ||
-      (id == w->add.write &&
-       !(wv_partial(w->d, wv_get(w->g, wv_get(w->g, id)->ops[0])) &
-         WV_PARTS_WAVES))) {
+      (id == w->add.write && !w->xchg[wv] &&
+       !(wv_partial(w->d, wv_get(w->g, wv)) & WV_PARTS_WAVES))) {
     lw_store_write(w, id);
     return;
   }
@@ -690,6 +746,10 @@ void lw_write(lw *w, uint32_t id) {
   bool add = n->flags & WV_WRITE_ADD;
   uint32_t owner = add ? add_owner(w, id, v) : 0;
   int pa = add ? part_axis(w, v) : -1;
+  if (pa >= 0 && w->xchg[v]) {
+    add_exchanged(w, id, pa, owner);
+    return;
+  }
   wavec_loc at;
   if (pa >= 0 && !(ctx->test_hooks & WV_HOOK_ADD_EVERY_COPY) &&
       lw_knob(w->k, WAVEC_HW_SUM_PARTS, &at) != 0 &&

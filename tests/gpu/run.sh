@@ -174,7 +174,13 @@ cases=(
   "reduce-add row_sum 96x200|tests/kernels/reduce_add.wave --kernel row_sum -D M=96 -D N=200"
   "bwd1 wgmma fused B1 200/64 ragged adds=2|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=1 -D M=200 -D K2=200 -D N=64 -D K1=64 --hardware adds=2|sm_90a"
   "bwd1 wgmma fused_causal B2 256/128 adds=2|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware adds=2|sm_90a"
-  "bwd1 wgmma fused B2 256/128 sum_parts=0|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware sum_parts=0|sm_90a"
+  "bwd1 wgmma fused B2 256/128 sum_parts=0|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware exchange=0,sum_parts=0|sm_90a"
+  # D = 128: the warpgroups exchange ds for dq's mma (hardware(exchange),
+  # the default there), against leaving parts; ragged keys: guards moved
+  "bwd1 wgmma fused B2 256/128 exchange=0|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware exchange=0|sm_90a"
+  "bwd1 wgmma fused_causal B1 200/128 ragged|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma_causal -D B=1 -D M=200 -D K2=200 -D N=128 -D K1=128|sm_90a"
+  "tensor-reduce split-k wgmma 100x72x200|tests/kernels/reduce_add.wave --kernel gemm_split_k_wgmma -D M=100 -D N=72 -D K=200|sm_90a"
+  "tensor-reduce split-k wgmma 100x72x200 exchange=0 adds=1|tests/kernels/reduce_add.wave --kernel gemm_split_k_wgmma -D M=100 -D N=72 -D K=200 --hardware exchange=0,adds=1|sm_90a"
   "tensor-reduce gemm 100x72x200 adds=2|tests/kernels/reduce_add.wave --kernel gemm_add_wgmma -D M=100 -D N=72 -D K=200 --hardware adds=2|sm_90a"
   "bwd1 dq_scale B2 200/128|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_scale -D B=2 -D M=200 -D K1=128"
   "fa3 wgmma dq B1 256/128 spec st3|examples/attention_bwd_wgmma.wave --kernel attention_bwd_dq_wgmma -D B=1 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware specialize=1,stages=3,overlap=1,pingpong=1|sm_90a"

@@ -105,6 +105,7 @@ static const pin pins[] = {
     PIN(WAVEC_HW_OVERLAP, 9),
     PIN(WAVEC_HW_SUM_PARTS, 10),
     PIN(WAVEC_HW_ADDS, 11),
+    PIN(WAVEC_HW_EXCHANGE, 12),
     /* wavec_expr_op */
     PIN(WAVEC_EXPR_ADD, 0),
     PIN(WAVEC_EXPR_SUB, 1),
@@ -207,14 +208,15 @@ static void names_are_pinned(void) {
                                    "persistent", "sms",
                                    "group_m",    "stores",
                                    "pingpong",   "overlap",
-                                   "sum_parts",  "adds"};
+                                   "sum_parts",  "adds",
+                                   "exchange"};
   static const char *const hw_names[] = {
 #define X(e, v, name, lo, hi) [e] = name,
       WAVEC_HW_INTS(X)
 #undef X
   };
   for (int i = 0; i < WAVEC_HW_INT_COUNT; i++)
-    CHECKF(i < 12 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
+    CHECKF(i < 13 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
            hw_names[i]);
 }
 

@@ -30,7 +30,7 @@ typedef struct kcase {
   int nvidia_hw; /* --hardware threads_per_wave=32,mma=F32_16x8x16_F16 */
   int has_mma;
   int optional;  /* skip when the file is absent */
-  const char *hw[2]; /* more --hardware overrides: KEY, VALUE */
+  const char *hw[4]; /* more --hardware overrides: KEY, VALUE, ... */
 } kcase;
 
 static const kcase cases[] = {
@@ -96,8 +96,8 @@ static wavec_kernel *open_kernel(const kcase *c, wavec_ctx **ctxp, int nvidia) {
     wavec_hardware_override(ctx, "threads_per_wave", "32");
     wavec_hardware_override(ctx, "mma", "F32_16x8x16_F16");
   }
-  if (c->hw[0])
-    CHECK(wavec_hardware_override(ctx, c->hw[0], c->hw[1]) == WAVEC_OK);
+  for (int h = 0; h < 4 && c->hw[h]; h += 2)
+    CHECK(wavec_hardware_override(ctx, c->hw[h], c->hw[h + 1]) == WAVEC_OK);
   size_t len;
   char *src = slurp(c->file, &len);
   wavec_status st = src ? wavec_parse(ctx, c->file, src, len)
@@ -851,26 +851,44 @@ static void tensor_reduces(void) {
   /* at the benchmark's D = 128 the buffer, the rings, k and v, the store
    * buffer and the parts' slots fill shared memory: the slots share the
    * conversions' region there (they had a region of their own, and the
-   * module asked for more than a block can have). Specialized, its loop
-   * body's 256 accumulator registers exceed the consumers' 240: ptxas
-   * spills 48 bytes and serializes the wgmmas (C7512) — measured, still the
-   * fastest form (bench/NOTES.md v0.6.2), so its spill is let through */
-  kcase big = {"examples/attention_bwd_wgmma.wave", "attention_bwd_fused_wgmma",
-               {"B=4", "M=4096", "K2=4096", "N=128", "K1=128"}, 0, 1, 0,
-               {"adds", "2"}};
-  wavec_ctx *ctx;
-  wavec_kernel *k = open_kernel(&big, &ctx, 0);
-  const char *ptx = NULL;
-  size_t len = 0;
-  if (k)
-    CHECKF(wavec_emit_ptx(k, "sm_90a", &ptx, &len) == WAVEC_OK,
-           "adds=2 at D = 128: %s", wavec_errmsg(ctx));
-  if (ptx && ptxas()) {
-    spills_known = 1;
-    assemble(ptx, len, "sm_90a", "attention_bwd_fused_wgmma adds=2 D=128");
-    spills_known = 0;
+   * module asked for more than a block can have). Specialized, with the
+   * dq mma leaving parts (exchange = 0) its loop body's 256 accumulator
+   * registers exceed the consumers' 240: ptxas spills 48 bytes and
+   * serializes the wgmmas (C7512), its spill let through. By default the
+   * warpgroups exchange ds (hardware(exchange)): each computes 64 of dq's
+   * 128 columns over all 128 keys (m64n64k16, twice as many), 224
+   * accumulator registers, and ptxas neither spills nor serializes. */
+  size_t n64 = 0;
+  for (int x = 0; x < 2; x++) {
+    kcase big = {"examples/attention_bwd_wgmma.wave",
+                 "attention_bwd_fused_wgmma",
+                 {"B=4", "M=4096", "K2=4096", "N=128", "K1=128"}, 0, 1, 0,
+                 {"adds", "2", "exchange", x ? "0" : "1"}};
+    wavec_ctx *ctx;
+    wavec_kernel *k = open_kernel(&big, &ctx, 0);
+    const char *ptx = NULL;
+    size_t len = 0;
+    if (k)
+      CHECKF(wavec_emit_ptx(k, "sm_90a", &ptx, &len) == WAVEC_OK,
+             "adds=2 at D = 128: %s", wavec_errmsg(ctx));
+    /* (s and dp are 64 columns either way) */
+    if (ptx && !x)
+      n64 = count(ptx, "m64n64k16");
+    if (ptx && x)
+      CHECKF(n64 == count(ptx, "m64n64k16") + 8,
+             "wgmmas of 64 columns: %zu exchanging, %zu not", n64,
+             count(ptx, "m64n64k16"));
+    if (ptx && ptxas()) {
+      spills_known = x;
+      assemble(ptx, len, "sm_90a",
+               x ? "attention_bwd_fused_wgmma adds=2 exchange=0 D=128"
+                 : "attention_bwd_fused_wgmma adds=2 D=128");
+      spills_known = 0;
+      CHECKF(x || !strstr(ptxas_out, "C7512"),
+             "exchange=1 at D = 128: wgmmas serialized: %s", ptxas_out);
+    }
+    wavec_ctx_free(ctx);
   }
-  wavec_ctx_free(ctx);
 }
 
 int main(void) {

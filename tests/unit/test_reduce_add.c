@@ -215,6 +215,42 @@ static void split_k_waves(void) {
   }
 }
 
+/* The same on warpgroup mmas: by default the waves exchange their
+ * operand instead of leaving parts (each computes half the columns over
+ * the whole K tile); exchange = 0 leaves parts, summed; with the adds by
+ * tensor reduces (adds = 2, the default) and by the threads. The remark
+ * says which was done. */
+static void split_k_wgmma(void) {
+  static const int sz[][3] = {{64, 128, 256}, {100, 72, 200}, {1, 130, 40}};
+  static const char *const ins[3] = {"a", "b", NULL};
+  static const char *const how[] = {NULL, "exchange=0", "adds=1"};
+  for (size_t i = 0; i < 3 * 3; i++) {
+    const char *h = how[i % 3];
+    double e = run("gemm_split_k_wgmma", sz[i / 3][0], sz[i / 3][1],
+                   sz[i / 3][2], h, ins, "c", gemm_ref);
+    printf("  gemm_split_k_wgmma %dx%dx%d %s: rel err %.2g\n", sz[i / 3][0],
+           sz[i / 3][1], sz[i / 3][2], h ? h : "", e);
+    CHECKF(e >= 0 && e < 1e-5, "gemm_split_k_wgmma %dx%dx%d %s: %g",
+           sz[i / 3][0], sz[i / 3][1], sz[i / 3][2], h ? h : "", e);
+  }
+  /* the remark of each way */
+  for (int x = 0; x < 2; x++) {
+    const char *defs[] = {"M=64", "N=128", "K=256", x ? "exchange=0" : NULL,
+                          NULL};
+    kcase c;
+    bool ok = kc_open(&c, FILE_, "gemm_split_k_wgmma", NULL, defs);
+    CHECKF(ok, "%s", c.err);
+    if (ok) {
+      bool ex = kc_has_remark(c.k, "each wave computes 64 of its 128 "
+                                   "columns over the whole tile of 'K'");
+      CHECKF(ex == !x, "exchange=%d: no remark of it", !x);
+      CHECKF(!x || kc_has_remark(c.k, "adds a partial sum held by 2 waves"),
+             "exchange=0: no remark of the parts");
+    }
+    kc_close(&c);
+  }
+}
+
 /* Without the barrier between the parts' writes and their reads (hook
  * drop-barrier), the simulator fails at the adding write's line. */
 static void planted_parts_race(void) {
@@ -280,6 +316,7 @@ static void store_and_add_conflict(void) {
 int main(void) {
   RUN(split_k);
   RUN(split_k_waves);
+  RUN(split_k_wgmma);
   RUN(from_a_value);
   RUN(wgmma_adds);
   RUN(planted_tensor_reduces);

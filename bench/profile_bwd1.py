@@ -1,7 +1,8 @@
 """Where the one-pass backward's warps wait, instruction by instruction:
 ncu's PC sampling of one launch at D = 128, N = 4096 (bench.py's sizes) of
-attention_bwd_fused_wgmma (the compiler's choice and specialized, 128x64 2 stages; and each warpgroup adding its own
-part of dq, sum_parts = 0; and dq's adds by tensor reduces, adds = 2) beside
+attention_bwd_fused_wgmma (the compiler's choice: specialized, the
+warpgroups exchanging ds, tensor reduces; leaving parts, exchange = 0;
+plain, specialize = 0; the threads' adds, adds = 1; 128x64 2 stages) beside
 the split form's dk/dv kernel (attention_bwd_dkdv_wgmma, 4/5 of the work,
 no adds). Runs ncu on itself:  python3 bench/profile_bwd1.py [OUTDIR]"""
 import os, sys
@@ -10,9 +11,9 @@ from profile_src import drive
 
 W = "examples/attention_bwd_wgmma.wave"
 CFGS = [("fused-auto", "attention_bwd_fused_wgmma", {}),
-        ("fused-spec", "attention_bwd_fused_wgmma", dict(specialize=1)),
-        ("fused-direct", "attention_bwd_fused_wgmma", dict(sum_parts=0)),
-        ("fused-tma-adds", "attention_bwd_fused_wgmma", dict(adds=2)),
+        ("fused-parts", "attention_bwd_fused_wgmma", dict(exchange=0)),
+        ("fused-plain", "attention_bwd_fused_wgmma", dict(specialize=0)),
+        ("fused-reds", "attention_bwd_fused_wgmma", dict(adds=1)),
         ("dkdv-split", "attention_bwd_dkdv_wgmma", {})]
 
 def run_one():

@@ -86,7 +86,11 @@ static void remark_ring(lw *w, uint32_t loop, int64_t S, int64_t slot,
                   (long long)S, (long long)slot,
                   w->d->hw[WAVEC_HW_SPECIALIZE]
                       ? "a producer warpgroup (hardware(specialize = 1))"
-                      : "thread 0",
+                  : w->k->hw.ints[WAVEC_HW_SPECIALIZE]
+                      ? "thread 0"
+                      /* (pass schedule decides after this one) */
+                      : "thread 0, or a producer warpgroup where the "
+                        "schedule specializes,",
                   (long long)ahead, ahead == 1 ? "" : "s");
   else if (S > 1)
     wv_buf_printf(&b, " through shared memory in %lld stages of %lld bytes "

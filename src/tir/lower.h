@@ -401,6 +401,8 @@ uint32_t lw_mem_offset_at(lw *w, uint32_t id, uint32_t mapping,
                           const wv_node *mem, const ex_t *coord,
                           uint32_t *mask, uint32_t *guards);
 ex_t lw_wave_id(lw *w);
+int64_t lw_wave_stride(const lw *w, int a);
+uint32_t *lw_wave_preds(lw *w, int a, int64_t W);
 uint32_t lw_smem_addr(lw *w, ex_t e, ex_t at);
 bool lw_eval_threads(lw *w, ex_t e, int64_t *out);
 ex_t lw_split_const(lw *w, ex_t e, int64_t *c);

@@ -121,9 +121,7 @@ static void exchange_loads(lw *w, uint32_t id, const ex_t *addr,
   tir_ty ty = tir_ty_of(n->type.dt);
   uint32_t ne = w->ix->info[id].layout->nelem;
   int a = w->xchg[id] - 1;
-  int64_t W = d->waves[a], astride = a == 0 ? 1
-                                   : a == 1 ? d->waves[0]
-                                            : d->waves[0] * d->waves[1];
+  int64_t W = d->waves[a], astride = lw_wave_stride(w, a);
   uint32_t first = lw_new_regs(w, ty, (uint32_t)W * ne);
   ex_t *at = wv_alloc(ctx, ne * sizeof *at);
   uint32_t *regs = wv_alloc(ctx, ne * sizeof *regs);

@@ -367,15 +367,37 @@ ex_t lw_linear_tid(lw *w) {
                 ex_sym(ctx, d->T[0]));
 }
 
+/* The step of the linear wave id (lw_wave_id) along axis a: 1, the waves
+ * along x, or those along x and y. */
+int64_t lw_wave_stride(const lw *w, int a) {
+  const wv_dist *d = w->d;
+  return a == 0 ? 1 : a == 1 ? d->waves[0] : d->waves[0] * d->waves[1];
+}
+
 /* The linear id of this thread's wave in its workgroup. */
 ex_t lw_wave_id(lw *w) {
   wavec_ctx *ctx = w->ctx;
   wv_dist *d = w->d;
   ex_t t0 = wv_wave_coord(ctx, d, 0);
-  ex_t t1 = ex_mul(ctx, ex_sym(ctx, d->T[1]), ex_const(ctx, d->waves[0]));
+  ex_t t1 = ex_mul(ctx, ex_sym(ctx, d->T[1]),
+                   ex_const(ctx, lw_wave_stride(w, 1)));
   ex_t t2 = ex_mul(ctx, ex_sym(ctx, d->T[2]),
-                   ex_const(ctx, d->waves[0] * d->waves[1]));
+                   ex_const(ctx, lw_wave_stride(w, 2)));
   return ex_add(ctx, ex_add(ctx, t0, t1), t2);
+}
+
+/* W predicates, the k-th true in the waves whose coordinate along axis a
+ * is k mod W (one setp each). */
+uint32_t *lw_wave_preds(lw *w, int a, int64_t W) {
+  wavec_ctx *ctx = w->ctx;
+  ex_t c = ex_mod(ctx, wv_wave_coord(ctx, w->d, a), ex_const(ctx, W));
+  uint32_t creg = lw_expr(w, ex_simplify(ctx, c, w->ranges, w->nranges));
+  uint32_t *is = wv_alloc(ctx, (size_t)W * sizeof *is);
+  for (int64_t k = 0; k < W; k++) {
+    is[k] = lw_reg(w, TY_PRED);
+    lw_emit(w, T_SETP, TY_PRED, is[k], creg, lw_iconst(w, k), 0, TIR_CMP_EQ);
+  }
+  return is;
 }
 
 /* e as its variable part (returned) plus a constant (*c). */

@@ -460,13 +460,7 @@ static bool sum_parts(lw *w, add_set *as, int a) {
       return false;
   if (w->parts_region == TIR_REGION_SCRATCH && bytes > w->convert_bytes)
     w->convert_bytes = bytes;
-  ex_t c = ex_mod(ctx, wv_wave_coord(ctx, d, a), ex_const(ctx, W));
-  uint32_t creg = lw_expr(w, ex_simplify(ctx, c, w->ranges, w->nranges));
-  uint32_t *is = wv_alloc(ctx, (size_t)W * sizeof *is);
-  for (int64_t k = 0; k < W; k++) {
-    is[k] = lw_reg(w, TY_PRED);
-    lw_emit(w, T_SETP, TY_PRED, is[k], creg, lw_iconst(w, k), 0, TIR_CMP_EQ);
-  }
+  uint32_t *is = lw_wave_preds(w, a, W);
   uint32_t lane = lw_expr(w, d->lane);
   uint32_t lane8 = lw_op2(w, T_MUL, TY_I32, lane, lw_iconst(w, 8));
   uint32_t at = lw_op2(w, T_ADD, TY_I32, lane8, lw_iconst(w, w->parts_base));
@@ -641,12 +635,9 @@ static void add_exchanged(lw *w, uint32_t id, int a, uint32_t owner) {
     lw_store_add_wait(w);
     lw_barrier(w); /* the buffer's last reduces have read it */
   }
-  ex_t c = ex_mod(ctx, wv_wave_coord(ctx, d, a), ex_const(ctx, W));
-  uint32_t creg = lw_expr(w, ex_simplify(ctx, c, w->ranges, w->nranges));
+  uint32_t *is = lw_wave_preds(w, a, W);
   for (int64_t k = 0; k < W; k++) {
-    uint32_t is = lw_reg(w, TY_PRED);
-    lw_emit(w, T_SETP, TY_PRED, is, creg, lw_iconst(w, k), 0, TIR_CMP_EQ);
-    uint32_t region = lw_region_begin(w, is);
+    uint32_t region = lw_region_begin(w, is[k]);
     lw_open_scope(w);
     uint32_t from = (uint32_t)k * chunk;
     if (bulk) {

@@ -132,6 +132,27 @@ static void wgmma_adds(void) {
   }
 }
 
+/* Opens kernel kn of `file` at defs (a planted bug among them), feeds it
+ * the random inputs args (NULL after the last) and checks the simulator
+ * fails with an error containing want (or want2, where not NULL). */
+static void planted(const char *file, const char *kn, const char *const *defs,
+                    const char *const *args, const char *want,
+                    const char *want2) {
+  kcase c;
+  bool ok = kc_open(&c, file, kn, NULL, defs);
+  CHECKF(ok, "%s", c.err);
+  if (ok) {
+    uint64_t rng = 9;
+    for (size_t i = 0; args[i]; i++)
+      free(kc_input(&c, args[i], &rng));
+    CHECKF(!kc_simulate(&c), "%s: ran", kn);
+    CHECKF(strstr(c.err, want) || (want2 && strstr(c.err, want2)), "%s",
+           c.err);
+    printf("  %s: %.160s\n", kn, c.err);
+  }
+  kc_close(&c);
+}
+
 /* The tensor reduces' planted bugs fail in the simulator at the adding
  * write's line: no proxy fence between the buffer's writes and the
  * reduces that read it (E0603), and a thread that ends with its reduces in
@@ -139,44 +160,22 @@ static void wgmma_adds(void) {
  * iteration rewrites the buffer, no wait for the last reduces' reads
  * before it (E0603). */
 static void planted_tensor_reduces(void) {
-  static const char *const hooks[] = {"hook=tma-store-no-fence",
-                                      "hook=tma-store-no-drain"};
-  for (int h = 0; h < 2; h++) {
-    const char *defs[] = {"M=100", "N=72", "K=200", "adds=2", hooks[h], NULL};
-    kcase c;
-    bool ok = kc_open(&c, FILE_, "gemm_add_wgmma", NULL, defs);
-    CHECKF(ok, "%s", c.err);
-    if (ok) {
-      uint64_t rng = 9;
-      free(kc_input(&c, "a", &rng)), free(kc_input(&c, "b", &rng));
-      free(kc_input(&c, "c", &rng));
-      CHECKF(!kc_simulate(&c), "%s: ran", hooks[h]);
-      CHECKF(strstr(c.err, h ? "reduce_add.wave:95:5: error[E0608]"
-                             : "reduce_add.wave:95:5: error[E0603]"),
-             "%s: %s", hooks[h], c.err);
-      printf("  %s: %.160s\n", hooks[h], c.err);
-    }
-    kc_close(&c);
-  }
-  const char *defs[] = {"B=1",    "M=200", "K2=200",
+  static const char *const abc[] = {"a", "b", "c", NULL};
+  const char *fence[] = {"M=100",  "N=72", "K=200",
+                         "adds=2", "hook=tma-store-no-fence", NULL};
+  planted(FILE_, "gemm_add_wgmma", fence, abc,
+          "reduce_add.wave:95:5: error[E0603]", NULL);
+  const char *drain[] = {"M=100",  "N=72", "K=200",
+                         "adds=2", "hook=tma-store-no-drain", NULL};
+  planted(FILE_, "gemm_add_wgmma", drain, abc,
+          "reduce_add.wave:95:5: error[E0608]", NULL);
+  const char *wait[] = {"B=1",    "M=200", "K2=200",
                         "N=64",   "K1=64", "adds=2",
                         "hook=tma-store-no-wait", NULL};
-  static const char *const args[] = {"q",  "k", "v",  "do",    "lse",
-                                     "D", "dk", "dv", "dq_acc"};
-  kcase c;
-  bool ok = kc_open(&c, "examples/attention_bwd_wgmma.wave",
-                    "attention_bwd_fused_wgmma", NULL, defs);
-  CHECKF(ok, "%s", c.err);
-  if (ok) {
-    uint64_t rng = 11;
-    for (size_t i = 0; i < sizeof args / sizeof *args; i++)
-      free(kc_input(&c, args[i], &rng));
-    CHECKF(!kc_simulate(&c), "tma-store-no-wait: ran");
-    CHECKF(strstr(c.err, "attention_bwd_wgmma.wave:225:9: error[E0603]"), "%s",
-           c.err);
-    printf("  hook=tma-store-no-wait: %.160s\n", c.err);
-  }
-  kc_close(&c);
+  static const char *const bwd[] = {"q",  "k",  "v",  "do",     "lse",
+                                    "D",  "dk", "dv", "dq_acc", NULL};
+  planted("examples/attention_bwd_wgmma.wave", "attention_bwd_fused_wgmma",
+          wait, bwd, "attention_bwd_wgmma.wave:225:9: error[E0603]", NULL);
 }
 
 /* A reduction that leaves parts and starts from a value of its own (c0 in
@@ -252,23 +251,14 @@ static void split_k_wgmma(void) {
 }
 
 /* Without the barrier between the parts' writes and their reads (hook
- * drop-barrier), the simulator fails at the adding write's line. */
+ * drop-barrier), the simulator fails at the adding write's line: a read
+ * before the other wave's write (E0602) or beside it (E0603). */
 static void planted_parts_race(void) {
+  static const char *const abc[] = {"a", "b", "c", NULL};
   const char *defs[] = {"M=64", "N=96", "K=256", "hook=drop-barrier", NULL};
-  kcase c;
-  bool ok = kc_open(&c, FILE_, "gemm_split_k_waves", NULL, defs);
-  CHECKF(ok, "%s", c.err);
-  if (ok) {
-    uint64_t rng = 9;
-    free(kc_input(&c, "a", &rng)), free(kc_input(&c, "b", &rng));
-    free(kc_input(&c, "c", &rng));
-    CHECK(!kc_simulate(&c));
-    /* a read before the other wave's write (E0602) or beside it (E0603) */
-    CHECKF(strstr(c.err, "reduce_add.wave:76:5: error[E0602]") ||
-               strstr(c.err, "reduce_add.wave:76:5: error[E0603]"),
-           "%s", c.err);
-  }
-  kc_close(&c);
+  planted(FILE_, "gemm_split_k_waves", defs, abc,
+          "reduce_add.wave:76:5: error[E0602]",
+          "reduce_add.wave:76:5: error[E0603]");
 }
 
 static void sums(void) {

@@ -1294,8 +1294,17 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
   x.in = NULL;
   if (threads > t->max_threads)
     unsupported(&x, "more threads per block than the target allows");
-  if (p->smem_bytes > t->smem_optin_bytes)
-    unsupported(&x, "more shared memory than a block can have");
+  if (p->smem_bytes > t->smem_optin_bytes) {
+    wv_buf m;
+    wv_buf_init(&m, ctx);
+    wv_buf_printf(&m,
+                  "more shared memory than a block can have: %lld bytes, "
+                  "where %s allows %lld (fewer stages, hardware(stages), "
+                  "or smaller tiles)",
+                  (long long)p->smem_bytes, t->name,
+                  (long long)t->smem_optin_bytes);
+    unsupported(&x, wv_buf_str(&m));
+  }
   /* the launch limits of every NVIDIA GPU since sm_30 */
   static const int64_t max_grid[3] = {INT32_MAX, 65535, 65535};
   for (int a = 0; a < 3; a++)

@@ -763,6 +763,14 @@ FA3_BWD = [dict(specialize=1), TURNS, dict(specialize=1, overlap=1), dict(TURNS,
 # ring; against the plain kernels the sweep picks and turns alone.
 PERS_FWD = [(128, 64, 2, {}), (128, 128, 2, {}), (128, 128, 3, TURNS), (128, 128, 3, dict(TURNS, persistent=1))]
 
+# Wider tiles at two stages (v0.6.4): K2 tiles of 176 and 192 keys (FA3's
+# hdim-128 shape; 8192 and 4096 are not multiples of 176, so the last tile
+# is masked) and three warpgroups of query rows (192), against the best
+# plain configuration and turns; overlap and turns need a third stage,
+# which these tiles do not leave room for.
+WIDE_FWD = [(128, 64, 2, {}), (128, 128, 3, TURNS), (128, 176, 2, {}), (128, 176, 2, dict(specialize=1)),
+            (128, 192, 2, {}), (128, 192, 2, dict(specialize=1)), (192, 128, 2, {}), (192, 64, 3, {})]
+
 def fwd_sched(quick=False, cfgs=FS_FWD, Ds=(128,), tag="fwd_sched"):
     """The forward in specialized and persistent schedules (`cfgs`), cuDNN in the same process."""
     for D in Ds:
@@ -882,7 +890,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
     ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "bwd_wg", "tma", "fp8", "ragged", "schedule", "launch",
-                                       "pingpong", "overlap", "softmax", "fwd_sched", "fa3", "pers", "bwd1"),
+                                       "pingpong", "overlap", "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
@@ -917,11 +925,13 @@ def main():
         fwd_sched(a.quick, PERS_FWD, (128, 64), "pers")
     if a.only in (None, "bwd1"):
         bwd_one_pass(a.quick)
+    if a.only in (None, "wide"):
+        fwd_sched(a.quick, WIDE_FWD, (128,), "wide")
     if a.only in (None, "fa3"):
         fwd_sched(a.quick, FA3_FWD, (128, 64), "fa3")
         bwd_variants(a.quick)
     if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "softmax", "fwd_sched", "bwd_wg",
-                      "fa3", "pers", "bwd1"):
+                      "fa3", "pers", "bwd1", "wide"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -933,7 +943,7 @@ def main():
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap",
-                                         "softmax", "fwd_sched", "fa3", "pers", "bwd1") else ():
+                                         "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg"),
                  "bwd_wg": ("dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))

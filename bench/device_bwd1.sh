@@ -3,7 +3,8 @@
 # --quick (its A/B rows: default, specialize=0, sum_parts=0, adds=2, ...,
 # beside SDPA-cuDNN); the GPU cases bwd1 and reduce (against the
 # simulator, memcheck, racecheck, synccheck); the ops table; with PERS_S=N
-# bench.py --only pers --quick; with PROFILE=1 ncu's PC sampling
+# bench.py --only pers --quick; with WIDE_S=N bench.py --only wide (the
+# forward's wider tiles, N = 8192 and 4096); with PROFILE=1 ncu's PC sampling
 # (bench/profile_bwd1.py). Each step's output under $OUT as it ends, so a
 # call cut short still brings back what ran.
 set -u
@@ -21,6 +22,10 @@ tail -4 "$OUT/gpu-reduce.txt"
 if [ "${PERS_S:-0}" -gt 0 ]; then
   timeout "$PERS_S" python3 bench/bench.py --only pers --quick --out "$OUT/pers" >"$OUT/log-pers.txt" 2>&1; echo "bench pers rc=$?"
   grep -E "^pers" "$OUT/log-pers.txt" | cut -c1-160
+fi
+if [ "${WIDE_S:-0}" -gt 0 ]; then
+  timeout "$WIDE_S" python3 bench/bench.py --only wide --out "$OUT/wide" >"$OUT/log-wide.txt" 2>&1; echo "bench wide rc=$?"
+  grep -E "^wide|FAIL" "$OUT/log-wide.txt" | sed 's/attn fwd f16 //' | cut -c1-160
 fi
 if [ "${PROFILE:-0}" = 1 ]; then
   timeout ${PROFILE_S:-150} python3 bench/profile_bwd1.py "$OUT/src" >"$OUT/profile-bwd1.txt" 2>&1; echo "profile rc=$?"

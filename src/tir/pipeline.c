@@ -17,17 +17,29 @@ static int64_t box_rows(int64_t rows) {
   return 0;
 }
 
+/* Is a producer warpgroup asked for (hardware(specialize = 1))? Its
+ * refills wait for each slot's release, not for a count of tiles ahead. */
+static bool producer_asked(const lw *w) {
+  return w->d->hw[WAVEC_HW_SPECIALIZE] == 1;
+}
+
 /* Does a loop streaming through a ring of S slots carry its last wgmma
- * group into the next iteration when it can (see tir_carry_blocker)? */
+ * group into the next iteration when it can (see tir_carry_blocker)? With
+ * 3 or more slots; with 2 where a producer warpgroup refills them: the
+ * carried group's slot goes back once it retires, early in the next
+ * iteration, and the producer refills it then, a tile ahead (the
+ * consumers that issue the group never wait for a refill of their own). */
 static bool ring_carries(const lw *w, int64_t S) {
-  return w->wgmma && S >= 3 && !(w->ctx->test_hooks & WV_HOOK_WGMMA_NO_CARRY);
+  return w->wgmma && (S >= 3 || (S == 2 && producer_asked(w))) &&
+         !(w->ctx->test_hooks & WV_HOOK_WGMMA_NO_CARRY);
 }
 
 /* How many tiles a ring of S slots keeps in flight ahead of the one being
  * computed on: S-1, or S-2 when the loop carries a wgmma group (which may
- * still read the previous tile's slot). */
+ * still read the previous tile's slot); 1 with 2 slots and a producer,
+ * which refills the carried group's slot once it retires. */
 static int64_t ring_ahead(const lw *w, int64_t S) {
-  return ring_carries(w, S) ? S - 2 : S - 1;
+  return !ring_carries(w, S) ? S - 1 : S > 2 ? S - 2 : 1;
 }
 
 /* Why the ring of loop `loop` cannot be filled by tensor copies, or NULL
@@ -237,7 +249,8 @@ void wv_print_pipeline(wv_kernel *k, wv_buf *b) {
 }
 
 /* What pipeline promises: each ring runs 1 to S-1 tiles ahead (none with
- * one slot); a carried group only in a warpgroup loop of 3 or more slots;
+ * one slot); a carried group only in a warpgroup loop of 3 or more slots,
+ * or of 2 refilled by a producer warpgroup;
  * tensor copies only for swizzled tiles of a ring of 2 or more slots, with
  * a tensor map each and their 8-byte barriers within the staged bytes. */
 wavec_status wv_verify_pipeline(wv_kernel *k) {
@@ -246,7 +259,7 @@ wavec_status wv_verify_pipeline(wv_kernel *k) {
   for (uint32_t i = 0; i < w->rings.n; i++) {
     const ring_plan *r = &w->rings.v[i];
     bool bad = S > 1 ? r->ahead < 1 || r->ahead > S - 1 : false;
-    bad |= r->carry && (!w->wgmma || S < 3);
+    bad |= r->carry && (!w->wgmma || S < 2 || (S == 2 && !producer_asked(w)));
     for (uint32_t j = 0; j < w->stages_all.n && !bad; j++) {
       const stage *st = w->stages_all.v[j];
       if (st->loop != r->loop || !st->tmap)

@@ -1,7 +1,8 @@
 /* Ping-pong (src/tir/turns.c): the consumer warpgroups of a specialized
  * kernel take turns issuing their wgmmas, in the simulator.
  *  - the attention forward, plain and causal, square and ragged, one tile
- *    a workgroup and persistent, D = 64 and 128, with hardware(pingpong =
+ *    a workgroup and persistent, D = 64 and 128, three ring stages and
+ *    two (K2 tiles of 128, 176 and 192), with hardware(pingpong =
  *    1) and without (then no turns, and a remark that they would apply):
  *    both against float64 (o within 1e-2,
  *    lse within 1e-3), and the turns where the pass says: before the loop
@@ -132,25 +133,32 @@ static void attention(void) {
     const char *kernel;
     int n, d, block_k2;
     const char *extra;
+    int stages;
   } rows[] = {
-      {"attention_fwd_wgmma", 256, 128, 128, NULL},
-      {"attention_fwd_wgmma_causal", 256, 128, 64, NULL},
-      {"attention_fwd_wgmma", 200, 64, 64, NULL},
-      {"attention_fwd_wgmma_causal", 200, 64, 128, "persistent=1"},
-      {"attention_fwd_wgmma", 328, 64, 64, "persistent=1"},
-      {"attention_fwd_wgmma", 256, 128, 128, "overlap=1"},
-      {"attention_fwd_wgmma_causal", 200, 64, 64, "overlap=1"},
-      {"attention_fwd_wgmma", 200, 128, 64, "overlap=1"},
-      {"attention_fwd_wgmma_causal", 328, 64, 128, "persistent=1,overlap=1"},
+      {"attention_fwd_wgmma", 256, 128, 128, NULL, 3},
+      {"attention_fwd_wgmma_causal", 256, 128, 64, NULL, 3},
+      {"attention_fwd_wgmma", 200, 64, 64, NULL, 3},
+      {"attention_fwd_wgmma_causal", 200, 64, 128, "persistent=1", 3},
+      {"attention_fwd_wgmma", 328, 64, 64, "persistent=1", 3},
+      {"attention_fwd_wgmma", 256, 128, 128, "overlap=1", 3},
+      {"attention_fwd_wgmma_causal", 200, 64, 64, "overlap=1", 3},
+      {"attention_fwd_wgmma", 200, 128, 64, "overlap=1", 3},
+      {"attention_fwd_wgmma_causal", 328, 64, 128, "persistent=1,overlap=1", 3},
+      /* two stages: the producer refills the carried group's slot once
+       * it retires (K2 tiles of 176 and 192 keys, the last one masked) */
+      {"attention_fwd_wgmma", 456, 128, 176, NULL, 2},
+      {"attention_fwd_wgmma_causal", 200, 128, 192, "overlap=1", 2},
+      {"attention_fwd_wgmma", 328, 64, 128, "persistent=1,overlap=1", 2},
   };
   for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
     for (int pp = 1; pp >= 0; pp--) {
-      char m[32], k2[32], d1[32], d2[32], bk[32];
+      char m[32], k2[32], d1[32], d2[32], bk[32], st[32];
       snprintf(m, sizeof m, "M=%d", rows[i].n);
       snprintf(k2, sizeof k2, "K2=%d", rows[i].n);
       snprintf(d1, sizeof d1, "K1=%d", rows[i].d);
       snprintf(d2, sizeof d2, "N=%d", rows[i].d);
       snprintf(bk, sizeof bk, "BLOCK_K2=%d", rows[i].block_k2);
+      snprintf(st, sizeof st, "stages=%d", rows[i].stages);
       /* (an extra of two knobs: a comma between them) */
       char extra[64] = "", *more = NULL;
       if (rows[i].extra) {
@@ -161,7 +169,7 @@ static void attention(void) {
       }
       bool rot = rows[i].extra && strstr(rows[i].extra, "overlap=1");
       const char *defs[] = {"B=2", m, k2, d1, d2, bk, "specialize=1",
-                            "stages=3", "sms=3",
+                            st, "sms=3",
                             pp ? "pingpong=1" : "sms=3",
                             rows[i].extra ? extra : NULL, more, NULL};
       kcase c;

@@ -766,10 +766,11 @@ PERS_FWD = [(128, 64, 2, {}), (128, 128, 2, {}), (128, 128, 3, TURNS), (128, 128
 # Wider tiles at two stages (v0.6.4): K2 tiles of 176 and 192 keys (FA3's
 # hdim-128 shape; 8192 and 4096 are not multiples of 176, so the last tile
 # is masked) and three warpgroups of query rows (192), against the best
-# plain configuration and turns; overlap and turns need a third stage,
-# which these tiles do not leave room for.
-WIDE_FWD = [(128, 64, 2, {}), (128, 128, 3, TURNS), (128, 176, 2, {}), (128, 176, 2, dict(specialize=1)),
-            (128, 192, 2, {}), (128, 192, 2, dict(specialize=1)), (192, 128, 2, {}), (192, 64, 3, {})]
+# plain configuration and turns at 3 stages; turns and overlap at 2 stages
+# (a producer refills the carried group's slot once it retires).
+WIDE_FWD = [(128, 64, 2, {}), (128, 128, 3, TURNS), (128, 128, 2, TURNS), (128, 176, 2, {}),
+            (128, 176, 2, dict(specialize=1)), (128, 176, 2, TURNS), (128, 176, 2, dict(TURNS, overlap=1)),
+            (128, 192, 2, TURNS), (192, 128, 2, {})]
 
 def fwd_sched(quick=False, cfgs=FS_FWD, Ds=(128,), tag="fwd_sched"):
     """The forward in specialized and persistent schedules (`cfgs`), cuDNN in the same process."""

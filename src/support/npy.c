@@ -26,9 +26,10 @@ static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 static const struct {
   const char *descr;
   size_t size;
-} dtypes[] = {{"<f2", 2}, {"<f4", 4}, {"<u2", 2}, {"<i4", 4}, {"|b1", 1}};
+} dtypes[] = {{"<f2", 2}, {"<f4", 4}, {"<u2", 2}, {"<i4", 4},
+               {"|b1", 1}, {"|u1", 1}, {"|i1", 1}};
 
-#define SUPPORTED "<f2 <f4 <u2 <i4 |b1"
+#define SUPPORTED "<f2 <f4 <u2 <i4 |b1 |u1 |i1"
 
 __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen,
                                                       const char *fmt, ...) {

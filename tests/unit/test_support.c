@@ -376,7 +376,9 @@ static unsigned char *get_file(const char *path, size_t *n) {
 }
 
 static void npy_round_trip(void) {
-  static const char *descrs[] = {"<f2", "<f4", "<u2", "<i4", "|b1"};
+  /* (|u1: fp8's raw bytes, |i1: i8; every byte value round-trips) */
+  static const char *descrs[] = {"<f2", "<f4", "<u2", "<i4",
+                                 "|b1", "|u1", "|i1"};
   static const struct {
     int ndim;
     int64_t shape[8];
@@ -397,8 +399,9 @@ static void npy_round_trip(void) {
         n *= (size_t)shapes[s].shape[i];
       unsigned char *data = malloc(n + 1);
       for (size_t i = 0; i < n; i++)
-        data[i] = item == 1 ? ref_rand_u64(&st) & 1
-                            : (unsigned char)ref_rand_u64(&st);
+        data[i] = strcmp(descrs[d], "|b1") == 0
+                      ? ref_rand_u64(&st) & 1
+                      : (unsigned char)ref_rand_u64(&st);
       char err[256] = "";
       int rc = wv_npy_write(path, descrs[d], shapes[s].ndim, shapes[s].shape,
                             data, err, sizeof err);

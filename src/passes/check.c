@@ -18,6 +18,43 @@ static const wv_constraint *find_cons(wv_kernel *k, wv_cons_kind kind,
   return NULL;
 }
 
+/* Does node id lie in the body of an iterate over d (at any depth)? */
+static bool inside_loop_over(wv_kernel *k, uint32_t id, wavec_sym d) {
+  for (uint32_t b = wv_get(k->g, id)->block; b;) {
+    const wv_node *it = wv_get(k->g, k->g->blocks.v[b].owner);
+    if (it->sym == d)
+      return true;
+    b = it->block;
+  }
+  return false;
+}
+
+/* A value over a dim that a loop tiles exists a tile at a time, in that
+ * loop's body: outside it no tile of the dim is chosen. (Constants hold
+ * the same everywhere and are exempt; so are the tensors themselves.) */
+static void check_tiled_outside(wv_kernel *k) {
+  wavec_ctx *ctx = k->ctx;
+  for (uint32_t i = 0; i < k->constraints.n; i++) {
+    const wv_constraint *c = &k->constraints.v[i];
+    if (c->kind != WV_TILING)
+      continue;
+    for (uint32_t id = 1; id < k->g->nodes.n; id++) {
+      const wv_node *n = wv_get(k->g, id);
+      if (n->op == WAVEC_OP_ARG || n->op == WAVEC_OP_REGISTER ||
+          n->op == WAVEC_OP_SCALAR || n->op == WAVEC_OP_WRITE ||
+          !wv_type_has(&n->type, c->dim) || inside_loop_over(k, id, c->dim))
+        continue;
+      const char *dn = wavec_symbol_name(ctx, c->dim);
+      wv_fail(ctx, D_LOOP, n->loc,
+              "this %s is over '%s', which tiling(%s, ...) walks a tile at "
+              "a time in an iterate over '%s'; outside that loop no tile of "
+              "'%s' is chosen: compute it in the loop, or walk '%s' again "
+              "in an iterate of its own",
+              wv_ops[n->op].name, dn, dn, dn, dn, dn);
+    }
+  }
+}
+
 wavec_status wv_pass_check(wv_kernel *k) {
   wavec_ctx *ctx = k->ctx;
   static const char *const kinds[] = {"workgroup", "wave", "tiling"};
@@ -75,5 +112,6 @@ wavec_status wv_pass_check(wv_kernel *k) {
               "tiling(%s, ...) but no iterate walks '%s'",
               wavec_symbol_name(ctx, c->dim), wavec_symbol_name(ctx, c->dim));
   }
+  check_tiled_outside(k);
   return WAVEC_OK;
 }

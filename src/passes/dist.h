@@ -37,6 +37,8 @@ typedef struct wv_diminfo {
   bool dynamic;     /* known only at launch (wv_dynamic): size and tiles
                        are -1; ragged unless its tile divides multiple */
   int64_t multiple; /* every size is a multiple of it (1: none stated) */
+  int64_t most;     /* dynamic: the largest size a launch may give
+                       (lw_plan: no tensor past 2^62 elements) */
   int64_t span;     /* the extent one wave covers at once */
   int64_t vshape;   /* hardware vector_shapes entry; -1 unset */
   ex_t base;        /* first coordinate of the wave's tile */

@@ -206,10 +206,11 @@ static void header(wv_buf *h, const wavec_module *m, const char *fn,
   if (m->nsizes) {
     wv_buf_puts(h, " * and the run-time sizes (dynamic dims) follow them:");
     for (uint32_t i = 0; i < m->nsizes; i++) {
-      wv_buf_printf(h, " %s", m->sizes[i].name);
+      wv_buf_printf(h, " %s (at most %lld", m->sizes[i].name,
+                    (long long)m->sizes[i].most);
       if (m->sizes[i].multiple > 1)
-        wv_buf_printf(h, " (a multiple of %lld)", (long long)m->sizes[i].multiple);
-      wv_buf_puts(h, i + 1 < m->nsizes ? "," : ";\n * WAVEC_ERR_INVALID for a size of 0, past 2^31-1 or not such a multiple.\n");
+        wv_buf_printf(h, ", a multiple of %lld", (long long)m->sizes[i].multiple);
+      wv_buf_puts(h, i + 1 < m->nsizes ? ")," : ");\n * WAVEC_ERR_INVALID for a size of 0, past its most or not such a multiple.\n");
     }
     wv_buf_puts(h, m->persistent
                        ? " * WAVEC_ERR_UNSUPPORTED for sizes giving more than 2^31-1 tiles.\n"
@@ -397,14 +398,15 @@ static void source(wv_buf *c, const wavec_module *m, const char *fn,
                 ") {\n  CUfunction f;\n  wavec_status st = %s_function(&f);\n"
                 "  if (st != WAVEC_OK)\n    return st;\n",
                 fn);
-  /* the run-time sizes as the kernel states them, each below 2^31 (the
-   * index analysis assumes it: docs/LANGUAGE-additions.md) */
+  /* the run-time sizes as the kernel states them, each at most its
+   * largest value (the index analysis assumes it: below 2^31, less where
+   * a tensor has several: docs/LANGUAGE-additions.md) */
   for (uint32_t i = 0; i < m->nsizes; i++) {
     wv_buf_puts(c, "  if (");
     c_name(c, m->sizes[i].name);
     wv_buf_puts(c, " == 0 || ");
     c_name(c, m->sizes[i].name);
-    wv_buf_puts(c, " > 2147483647u");
+    wv_buf_printf(c, " > %lldu", (long long)m->sizes[i].most);
     if (m->sizes[i].multiple > 1) {
       wv_buf_puts(c, " || ");
       c_name(c, m->sizes[i].name);

@@ -101,6 +101,7 @@ void wv_module_write(const wavec_module *b, wv_buf *out) {
   for (uint32_t i = 0; i < b->nsizes; i++) {
     put_str(out, b->sizes[i].name);
     put_u64(out, (uint64_t)b->sizes[i].multiple);
+    put_u64(out, (uint64_t)b->sizes[i].most);
   }
   for (uint32_t i = 0; i < b->nargs; i++)
     for (size_t d = 0; d < b->args[i].ndims; d++)
@@ -232,7 +233,9 @@ wavec_module *wv_module_read(wavec_ctx *ctx, const void *data, size_t len,
   for (uint32_t i = 0; i < b->nsizes && !r.bad; i++) {
     b->sizes[i].name = get_str(&r);
     b->sizes[i].multiple = (int64_t)get_u64(&r);
-    if (b->sizes[i].multiple < 1)
+    b->sizes[i].most = (int64_t)get_u64(&r);
+    if (b->sizes[i].multiple < 1 || b->sizes[i].most < 1 ||
+        b->sizes[i].most > INT32_MAX)
       return NULL;
   }
   b->dyn = wv_alloc(ctx, (b->nargs + 1) * sizeof *b->dyn);

@@ -411,6 +411,7 @@ wavec_module *wv_module_of(wavec_ctx *ctx, wv_kernel *k, const char *target) {
   for (uint32_t i = 0; i < b->nsizes; i++) {
     b->sizes[i].name = p->sizes.v[i].name;
     b->sizes[i].multiple = p->sizes.v[i].multiple;
+    b->sizes[i].most = p->sizes.v[i].most;
     b->sizes[i].now = k->run_size[i];
   }
   b->dyn = wv_alloc(ctx, (b->nargs + 1) * sizeof *b->dyn);
@@ -645,11 +646,14 @@ wavec_status wavec_module_arg_shape(wavec_module *b, size_t i, size_t ndims,
   uint64_t me = i < 64 ? (uint64_t)1 << i : 0; /* (more cannot launch) */
   for (size_t j = 0; j < ndims; j++) {
     uint32_t z = b->dyn[i][j];
-    if (shape[j] <= 0 || (z && shape[j] > INT32_MAX)) /* (see tir.c) */
+    if (shape[j] <= 0 || (z && shape[j] > b->sizes[z - 1].most))
       return wv_error(ctx, D_INVALID, none,
                       "argument '%s' of '%s': size %lld of dimension %zu is "
-                      "out of range",
-                      a->name, b->kernel, (long long)shape[j], j);
+                      "out of range (%s)",
+                      a->name, b->kernel, (long long)shape[j], j,
+                      z ? "a run-time size: at least 1 and at most what the "
+                          "kernel is compiled for (tir.c)"
+                        : "at least 1");
     if (!z && shape[j] != a->shape[j])
       return wv_error(ctx, D_INVALID, none,
                       "argument '%s' of '%s': dimension %zu is %lld, compiled "

@@ -50,6 +50,7 @@ wavec_status wv_cuda_tensor_map(wv_cuda *cu, wavec_loc loc,
 typedef struct wv_module_size {
   const char *name; /* the dimension's */
   int64_t multiple; /* its stated multiple (1: none) */
+  int64_t most;     /* its largest value (tir_size) */
   int64_t now;      /* its value for the next launch; 0 until given */
   uint64_t from;    /* the arguments (bit i: argument i) whose shapes gave
                        it since the last launch */

@@ -295,7 +295,8 @@ wavec_status wv_pass_lower(wv_kernel *k) {
     wavec_sym s = k->dynamics.v[i].dim;
     if (!w->d->dim[s].used)
       continue;
-    tir_size z = {wavec_symbol_name(ctx, s), s, w->d->dim[s].multiple};
+    tir_size z = {wavec_symbol_name(ctx, s), s, w->d->dim[s].multiple,
+                  w->d->dim[s].most};
     k->run_size[p->sizes.n] = k->bind.ival[s]; /* a definition, or 0 */
     vec_push(ctx, &p->sizes, z);
     w->size_index[s] = p->sizes.n;

@@ -74,6 +74,51 @@ static uint32_t origins(const lw *w) {
   return norigin;
 }
 
+/* The largest x with x^n <= v (n >= 1, v >= 0). */
+static int64_t root_floor(int64_t v, int n) {
+  int64_t lo = 0, hi = INT32_MAX;
+  while (lo < hi) {
+    int64_t x = lo + (hi - lo + 1) / 2, p = 1;
+    bool over = false;
+    for (int i = 0; i < n && !over; i++)
+      over = __builtin_mul_overflow(p, x, &p) || p > v;
+    if (over)
+      hi = x - 1;
+    else
+      lo = x;
+  }
+  return lo;
+}
+
+/* The largest size each dynamic dim may take: 2^31-1, less where a
+ * tensor's element count could otherwise pass 2^62 (the index analysis
+ * bounds offsets within 64 bits from these ranges): with d run-time dims,
+ * each at most the d-th root of 2^62 over its static dims' product (three
+ * run-time dims and no static one: 1664510 each; two: 2^31-1, unchanged).
+ * A launch checks each tensor's bytes besides (at most 2^62). */
+static void dynamic_bounds(wv_kernel *k, wv_dist *d) {
+  for (wavec_sym s = 1; s < d->nsyms; s++)
+    d->dim[s].most = INT32_MAX;
+  for (uint32_t i = 0; i < k->args.n; i++) {
+    const wv_node *a = wv_get(k->g, k->args.v[i]);
+    int64_t room = (int64_t)1 << 62;
+    int n = 0;
+    for (uint32_t j = 0; j < a->type.n; j++) {
+      const wv_diminfo *di = &d->dim[a->type.dims[j]];
+      if (di->dynamic)
+        n++;
+      else
+        room /= di->size > 0 ? di->size : 1;
+    }
+    int64_t cap = n ? root_floor(room, n) : INT32_MAX;
+    for (uint32_t j = 0; j < a->type.n; j++) {
+      wv_diminfo *di = &d->dim[a->type.dims[j]];
+      if (di->dynamic && cap < di->most)
+        di->most = cap;
+    }
+  }
+}
+
 lw *lw_plan(wv_kernel *k) {
   wavec_ctx *ctx = k->ctx;
   lw *w = wv_alloc(ctx, sizeof *w);
@@ -91,13 +136,14 @@ lw *lw_plan(wv_kernel *k) {
   }
   w->nranges = ctx->sym_names.n;
   w->ranges = wv_alloc(ctx, w->nranges * sizeof *w->ranges);
-  /* (a dynamic dim's tiles: as many as 32-bit indices reach) */
+  dynamic_bounds(k, w->d);
+  /* (a dynamic dim's tiles: as many as its largest size has) */
   for (int a = 0; a < 3; a++) {
     wavec_sym g = w->d->grid_dim[a];
     bool dyn = g && w->d->dim[g].dynamic && w->d->dim[g].used;
     w->ranges[w->d->T[a]] = (ex_range){0, w->d->block[a] - 1, true};
     w->ranges[w->d->WG[a]] =
-        (ex_range){0, dyn ? INT32_MAX / w->d->dim[g].wg_tile
+        (ex_range){0, dyn ? w->d->dim[g].most / w->d->dim[g].wg_tile
                           : w->d->grid[a] - 1,
                    true};
   }
@@ -105,13 +151,13 @@ lw *lw_plan(wv_kernel *k) {
     wv_diminfo *di = &w->d->dim[s];
     if (di->used && di->tile)
       w->ranges[di->loopvar] =
-          (ex_range){0, di->dynamic ? INT32_MAX / di->tile : di->tiles - 1,
+          (ex_range){0, di->dynamic ? di->most / di->tile : di->tiles - 1,
                      true};
     /* a run-time size: a positive multiple of its multiple_of, at most
-     * 2^31-1 (wavec_arg_shape refuses more) */
-    if (di->used && di->dynamic && di->multiple <= INT32_MAX)
-      w->ranges[s] = (ex_range){di->multiple,
-                                INT32_MAX - INT32_MAX % di->multiple, true};
+     * its `most` (wavec_arg_shape refuses more) */
+    if (di->used && di->dynamic && di->multiple <= di->most)
+      w->ranges[s] =
+          (ex_range){di->multiple, di->most - di->most % di->multiple, true};
   }
   w->norigin = origins(w);
   w->mma_only = mma_operands_only(w);

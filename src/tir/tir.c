@@ -524,11 +524,22 @@ wavec_status wavec_arg_shape(wavec_kernel *pk, size_t i, size_t ndims,
                     "argument '%s' has %u dimensions, the shape %zu", a->name,
                     a->ndims, ndims);
   for (uint32_t j = 0; j < a->ndims; j++) {
-    /* a run-time size is at most 2^31-1 (the index analysis assumes it) */
-    if (shape[j] <= 0 || (a->dyn[j] && shape[j] > INT32_MAX))
+    /* a run-time size is at most its `most` (the index analysis assumes
+     * it: 2^31-1, or less where a tensor has several run-time dims) */
+    if (shape[j] <= 0)
       return wv_error(k->ctx, D_INVALID, k->loc,
                       "argument '%s': size %lld of dimension %u is out of "
                       "range", a->name, (long long)shape[j], j);
+    if (a->dyn[j] && shape[j] > p->sizes.v[a->dyn[j] - 1].most)
+      return wv_error(k->ctx, D_INVALID, k->loc,
+                      "argument '%s': size %lld of dimension %u ('%s') is "
+                      "out of range: more than the %lld the kernel is "
+                      "compiled for "
+                      "(a tensor with several run-time dims keeps each "
+                      "to the root of 2^62 elements over its other dims)",
+                      a->name, (long long)shape[j], j,
+                      p->sizes.v[a->dyn[j] - 1].name,
+                      (long long)p->sizes.v[a->dyn[j] - 1].most);
     if (!a->dyn[j] && shape[j] != a->shape[j])
       return wv_error(k->ctx, D_INVALID, k->loc,
                       "argument '%s': dimension %u is %lld, compiled in; "

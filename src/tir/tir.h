@@ -368,6 +368,7 @@ typedef struct tir_size {
   const char *name;
   wavec_sym dim;
   int64_t multiple; /* every value is a multiple of it */
+  int64_t most;     /* the largest value (the index analysis assumes it) */
 } tir_size;
 
 typedef struct tir_prog {

@@ -122,7 +122,7 @@ static wavec_module *sample(wavec_ctx *ctx, size_t code_len) {
   /* one run-time size, M: dim 0 of both arguments, grid x in tiles of 16 */
   m->nsizes = 1;
   m->sizes = wv_alloc(ctx, sizeof *m->sizes);
-  m->sizes[0] = (wv_module_size){.name = "M", .multiple = 8};
+  m->sizes[0] = (wv_module_size){.name = "M", .multiple = 8, .most = 1 << 20};
   m->dyn = wv_alloc(ctx, 2 * sizeof *m->dyn);
   m->dyn[0][0] = m->dyn[1][0] = 1;
   m->grid_size[0] = 1;
@@ -158,7 +158,8 @@ static void entry_round_trip(void) {
     CHECK(r->tmaps[0].box[0] == 64 && r->tmaps[0].box[1] == 32);
     CHECK(r->tmaps[0].swizzle_128b == 1);
     CHECK(r->nsizes == 1 && strcmp(r->sizes[0].name, "M") == 0 &&
-          r->sizes[0].multiple == 8 && r->sizes[0].now == 0);
+          r->sizes[0].multiple == 8 && r->sizes[0].most == 1 << 20 &&
+          r->sizes[0].now == 0);
     CHECK(r->dyn[0][0] == 1 && r->dyn[0][1] == 0 && r->dyn[1][0] == 1);
     CHECK(r->grid_size[0] == 1 && r->grid_tile[0] == 16 && !r->grid_size[1]);
     CHECK(!r->cached);

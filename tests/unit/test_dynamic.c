@@ -7,7 +7,10 @@
  *  - gemm_dyn (mma.sync) and gemm_dyn_wgmma at (M, N, K) in {(1, 64, 64),
  *    (17, 33, 104), (200, 72, 96), (129, 250, 40), (64, 64, 32)} (K a
  *    multiple of 8, of 64 for the warpgroup one, as they state);
- *  - attention_fwd_dyn, plain and causal, at M = K2 in {1, 77, 100, 128}.
+ *  - attention_fwd_dyn, plain and causal, at M = K2 in {1, 77, 100, 128};
+ *  - gemm_batched_dyn (B, M, N and K at run time, three in each tensor)
+ *    at (B, M, N, K) in {(3, 77, 50, 40), (1, 64, 64, 64), (2, 33, 130,
+ *    24)}, and the largest size it takes (no tensor past 2^62 elements).
  * Also: a size not given, one that breaks a stated multiple, and a static
  * dim given another size are errors at run time, not crashes; sizes whose
  * grid no launch can take (more than 65535 workgroups along y, more than
@@ -176,6 +179,52 @@ static void attention(void) {
   }
 }
 
+/* gemm_batched_dyn: every size at run time, three in each tensor; one
+ * compile run at three shapes, each batch against float64; a size past
+ * what the kernel is compiled for is refused, with the bound in the
+ * message, and the largest size taken. */
+static void batched(void) {
+  static const int sizes[][4] = {{3, 77, 50, 40}, {1, 64, 64, 64},
+                                 {2, 33, 130, 24}};
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  char *ptx = NULL;
+  wavec_kernel *k = compile(ctx, "gemm_batched_dyn", "sm_90", &ptx);
+  uint64_t rng = 73;
+  for (size_t s = 0; k && s < 3; s++) {
+    int B = sizes[s][0], M = sizes[s][1], N = sizes[s][2], K = sizes[s][3];
+    const int64_t shapes[3][4] = {{B, M, K}, {B, N, K}, {B, M, N}};
+    void **bufs = shaped(k, 3, shapes);
+    size_t na = (size_t)M * K, nb = (size_t)N * K, nc = (size_t)M * N;
+    double *a = rand_in(bufs[0], B * na, &rng),
+           *b = rand_in(bufs[1], B * nb, &rng);
+    double *ref = malloc(B * nc * sizeof *ref);
+    for (int i = 0; i < B; i++)
+      ref_gemm((size_t)M, (size_t)N, (size_t)K, a + i * na, b + i * nb,
+               ref + i * nc);
+    bool ok = wavec_simulate(k, bufs) == WAVEC_OK;
+    CHECKF(ok, "%dx%dx%dx%d: %s", B, M, N, K, wavec_errmsg(ctx));
+    if (ok)
+      CHECKF(rel_err_f32(bufs[2], B * nc, ref) < 1e-5,
+             "%dx%dx%dx%d: rel err %g", B, M, N, K,
+             rel_err_f32(bufs[2], B * nc, ref));
+    free(a), free(b), free(ref);
+    free_bufs(bufs, 3);
+  }
+  if (k) {
+    same_ptx(k, "sm_90", ptx);
+    /* 1664510^3 <= 2^62 < 1664511^3 elements */
+    CHECK(wavec_arg_shape(k, 0, 3, (const int64_t[]){1, 1664510, 8}) ==
+          WAVEC_OK);
+    CHECK(wavec_arg_shape(k, 0, 3, (const int64_t[]){1, 1664511, 8}) ==
+          WAVEC_ERR_INVALID);
+    CHECKF(strstr(wavec_errmsg(ctx), "('M') is out of range: more than the "
+                                     "1664510 the kernel is compiled for"),
+           "%s", wavec_errmsg(ctx));
+  }
+  free(ptx);
+  wavec_ctx_free(ctx);
+}
+
 /* Sizes at run time that cannot be: errors with a message, no crash. */
 static void bad_sizes(void) {
   /* not given */
@@ -313,6 +362,7 @@ int main(void) {
   RUN(gemm_mma_sync);
   RUN(gemm_wgmma);
   RUN(attention);
+  RUN(batched);
   RUN(bad_sizes);
   RUN(launch_limits);
   CHECK_EXIT();

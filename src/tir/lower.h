@@ -209,6 +209,7 @@ typedef struct lw {
   bool wgmma;       /* the kernel's mma is a warpgroup one */
   /* ---- promote (promote.c) */
   struct stage **stage_of; /* by origin: its staging */
+  const char **unstaged;   /* by origin: why a read is not staged, or NULL */
   VEC(struct stage *) stages_all; /* every staged tile, once */
   uint32_t ntagged; /* tensor-copy ring stages tagged so far (pipeline.c) */
   int64_t stages;      /* slots of each loop's ring of staged tiles */

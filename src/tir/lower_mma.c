@@ -67,14 +67,20 @@ static stage *wgmma_tile(lw *w, wv_node *n, int r, bool *mn) {
             "must be '%s', not '%s'; store it transposed",
             wv_get(w->g, st->mem)->name, wavec_symbol_name(ctx, n->sym),
             wavec_symbol_name(ctx, last));
-  if (!st || !st->swz || (*mn && (r == 0 || last != n->type.dims[n->type.n - 1])))
+  const char *why = st ? NULL : w->unstaged[w->ix->info[op].origin];
+  if (!st || !st->swz)
     wv_fail(ctx, D_UNSUPPORTED, n->loc,
-            "wgmma reads its %s from shared memory: it must be a read of "
-            "a %d-bit memory tensor whose last dimension is %s, in tiles of "
-            "a multiple of %lld elements (128-byte rows) and of 8 rows, "
-            "without a mapping",
-            r ? "rhs" : "lhs", (int)(8 * es),
-            r && es == 2 ? "K or N" : "K", (long long)(SWZ_ROW_BYTES / es));
+            "wgmma reads its %s from shared memory, where this one cannot "
+            "be staged: %s",
+            r ? "rhs" : "lhs", why ? why : "it is not a read of memory");
+  if (*mn && (r == 0 || last != n->type.dims[n->type.n - 1]))
+    wv_fail(ctx, D_UNSUPPORTED, n->loc,
+            "wgmma reads its %s K-major%s: the last dimension of '%s' is "
+            "'%s', where it must be '%s'%s; store it transposed",
+            r ? "rhs" : "lhs", r ? " or N-major" : "",
+            wv_get(w->g, st->mem)->name, wavec_symbol_name(ctx, last),
+            wavec_symbol_name(ctx, n->sym),
+            r ? "" : " (a transposed lhs is not supported yet)");
   return st;
 }
 

@@ -43,24 +43,40 @@ static ex_t wg_start(lw *w, wavec_sym d, int64_t *ext) {
   return ex_const(ctx, 0);
 }
 
-/* Can read clone `id` be staged? Fills *st (without base) when it can. */
-static bool stageable(lw *w, uint32_t id, stage *st) {
+/* Why read clone `id` cannot be staged (a message in the context's arena),
+ * or NULL, with *st filled (without base), when it can. */
+static const char *unstageable(lw *w, uint32_t id, stage *st) {
+  wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
+  if (n->op != WAVEC_OP_READ)
+    return "it is computed, not read from memory";
+  wv_node *mem = wv_get(w->g, n->mem);
+  wv_buf b;
+  wv_buf_init(&b, ctx);
+  if (!w->mma_only[id])
+    return "the read is also used other than as an mma operand";
   /* the copies zero-fill past an edge: a read filled otherwise is not
    * staged */
-  if (n->op != WAVEC_OP_READ || !w->mma_only[id] || lw_read_fill(w, n) != 0 ||
-      (w->ctx->test_hooks & WV_HOOK_NO_STAGING))
-    return false;
-  wv_node *mem = wv_get(w->g, n->mem);
+  if (lw_read_fill(w, n) != 0)
+    return "the read fills past the edge with a value other than 0 (the "
+           "copies fill with 0)";
+  if (w->ctx->test_hooks & WV_HOOK_NO_STAGING)
+    return "test hook no-staging";
   st->es = tir_ty_bytes(tir_ty_of(mem->type.dt));
-  if (st->es != 2 && st->es != 1)
-    return false;
+  if (st->es != 2 && st->es != 1) {
+    wv_buf_printf(&b, "'%s' is %s: staged operands are 16 or 8 bits",
+                  mem->name, wv_dtypes[mem->type.dt].name);
+    return wv_buf_str(&b);
+  }
+  if (n->mapping && w->wgmma)
+    return "the read has a mapping (a wgmma reads a tile as it lies in "
+           "memory: state the layout in the tensor's Memory type instead)";
   if (n->mapping) {
     /* a pure permutation: every input an iterator */
     wv_mapping *m = &w->k->mappings.v[n->mapping - 1];
     for (uint32_t j = 0; j < m->inputs.n; j++)
       if (!ex_sym_of(w->ctx, m->inputs.v[j].e))
-        return false;
+        return "the read's mapping is not a permutation of the dims";
   }
   uint32_t nd = mem->type.n;
   st->mem = n->mem;
@@ -71,30 +87,61 @@ static bool stageable(lw *w, uint32_t id, stage *st) {
       st->loopvar = di->loopvar;
   }
   /* every size of a dynamic last dim is a multiple of this */
-  wv_diminfo *ld = &w->d->dim[mem->type.dims[nd - 1]];
+  wavec_sym ls = mem->type.dims[nd - 1];
+  wv_diminfo *ld = &w->d->dim[ls];
   int64_t last = ld->dynamic ? ld->multiple : ld->size;
   int64_t vec = lw_stage_vec(st);
-  if (st->ext[nd - 1] % vec || last % vec)
-    return false;
+  if (st->ext[nd - 1] % vec || last % vec) {
+    wv_buf_printf(&b, "rows of '%s' along '%s' are not a multiple of 16 "
+                      "bytes (copies move 16 at a time)",
+                  mem->name, wavec_symbol_name(ctx, ls));
+    return wv_buf_str(&b);
+  }
   if (w->wgmma) {
     /* [.., rows, cols] in panels of 128-byte swizzled rows */
-    if (nd < 2 || n->mapping || st->ext[nd - 1] % lw_swz_row(st) ||
-        st->ext[nd - 2] % 8)
-      return false;
+    if (nd < 2)
+      return "a wgmma tile has two dims at least";
+    if (st->ext[nd - 1] % lw_swz_row(st)) {
+      wv_buf_printf(&b, "the workgroup's tile of '%s' along '%s' is %lld "
+                        "elements, not a multiple of %lld (the 128-byte rows "
+                        "of a swizzled wgmma tile)",
+                    mem->name, wavec_symbol_name(ctx, ls),
+                    (long long)st->ext[nd - 1], (long long)lw_swz_row(st));
+      return wv_buf_str(&b);
+    }
+    if (st->ext[nd - 2] % 8) {
+      wv_buf_printf(&b, "the workgroup's tile of '%s' has %lld rows along "
+                        "'%s', not a multiple of 8",
+                    mem->name, (long long)st->ext[nd - 2],
+                    wavec_symbol_name(ctx, mem->type.dims[nd - 2]));
+      return wv_buf_str(&b);
+    }
     for (uint32_t i = 0; i + 2 < nd; i++)
-      if (st->ext[i] != 1)
-        return false;
+      if (st->ext[i] != 1) {
+        wv_buf_printf(&b, "the workgroup's tile of '%s' is %lld along '%s'; "
+                          "a wgmma tile is one along every dim but the last "
+                          "two",
+                      mem->name, (long long)st->ext[i],
+                      wavec_symbol_name(ctx, mem->type.dims[i]));
+        return wv_buf_str(&b);
+      }
     st->swz = true;
     st->bytes = st->ext[nd - 2] * st->ext[nd - 1] * st->es; /* 1024 | bytes */
-    return st->bytes <= 96 * 1024;
   }
   int64_t s = 1;
-  for (int i = (int)nd - 1; i >= 0; i--) {
+  for (int i = (int)nd - 1; i >= 0 && !st->swz; i--) {
     st->sstride[i] = s;
     s *= st->ext[i] + (i == (int)nd - 1 ? STAGE_PAD_BYTES / st->es : 0);
   }
-  st->bytes = (s * st->es + 15) / 16 * 16;
-  return s * st->es <= 96 * 1024;
+  if (!st->swz)
+    st->bytes = (s * st->es + 15) / 16 * 16;
+  if ((st->swz ? st->bytes : s * st->es) > 96 * 1024) {
+    wv_buf_printf(&b, "the workgroup's tile of '%s' is %lld bytes, more "
+                      "than the 96 KB a staged tile may have",
+                  mem->name, (long long)st->bytes);
+    return wv_buf_str(&b);
+  }
+  return NULL;
 }
 
 /* Does read r give the same values in every iteration of loop `it` (the
@@ -128,8 +175,13 @@ static void place_stages(lw *w) {
   for (uint32_t id = 1; id < nn; id++) {
     uint32_t o = w->ix->info[id].origin;
     stage st = {0};
-    if (w->stage_of[o] || !stageable(w, id, &st))
+    if (w->stage_of[o])
       continue;
+    const char *why = unstageable(w, id, &st);
+    if (why) {
+      w->unstaged[o] = why;
+      continue;
+    }
     st.loop = ring_loop(w, id, &st);
     st.loc = wv_get(w->g, id)->loc;
     /* reads of the same tile of one memory share its copy, whatever
@@ -187,6 +239,7 @@ static void place_stages(lw *w) {
 wavec_status wv_pass_promote(wv_kernel *k) {
   lw *w = lw_plan(k);
   w->stage_of = wv_alloc(k->ctx, w->norigin * sizeof *w->stage_of);
+  w->unstaged = wv_alloc(k->ctx, w->norigin * sizeof *w->unstaged);
   place_stages(w);
   return WAVEC_OK;
 }

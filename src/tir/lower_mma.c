@@ -73,14 +73,15 @@ static stage *wgmma_tile(lw *w, wv_node *n, int r, bool *mn) {
             "wgmma reads its %s from shared memory, where this one cannot "
             "be staged: %s",
             r ? "rhs" : "lhs", why ? why : "it is not a read of memory");
-  if (*mn && (r == 0 || last != n->type.dims[n->type.n - 1]))
+  /* M-contiguous lhs, N-contiguous rhs: the result's dim of the operand */
+  wavec_sym own = n->type.dims[n->type.n - (r ? 1 : 2)];
+  if (*mn && last != own)
     wv_fail(ctx, D_UNSUPPORTED, n->loc,
-            "wgmma reads its %s K-major%s: the last dimension of '%s' is "
-            "'%s', where it must be '%s'%s; store it transposed",
-            r ? "rhs" : "lhs", r ? " or N-major" : "",
-            wv_get(w->g, st->mem)->name, wavec_symbol_name(ctx, last),
-            wavec_symbol_name(ctx, n->sym),
-            r ? "" : " (a transposed lhs is not supported yet)");
+            "wgmma reads its %s with '%s' or '%s' last: the last dimension "
+            "of '%s' is '%s'",
+            r ? "rhs" : "lhs", wavec_symbol_name(ctx, n->sym),
+            wavec_symbol_name(ctx, own), wv_get(w->g, st->mem)->name,
+            wavec_symbol_name(ctx, last));
   return st;
 }
 
@@ -128,7 +129,11 @@ static int64_t wgmma_tiles(lw *w, wv_node *n, int64_t N, ex_t kmove,
     }
     bool mn;
     stage *st = wgmma_tile(w, n, r, &mn);
-    if (mn) { /* 16-bit elements (wgmma_tile refuses 8-bit ones) */
+    if (mn && r == 0) {
+      /* M-contiguous: a wave's 64 rows are one 128-byte panel (16-bit
+       * elements: wgmma_tile refuses 8-bit ones) */
+      flags |= TIR_WG_A_MN;
+    } else if (mn) {
       uint32_t nd = wv_get(w->g, st->mem)->type.n;
       int64_t row = lw_swz_row(st);
       if (N > row ? N % row : row % N)
@@ -345,6 +350,11 @@ static const char *exchange_refusal(lw *w, uint32_t wid, uint32_t v,
           lw_convert_via_smem(w, lhs)))
       return "its lhs is neither a staged read nor converted through shared "
              "memory";
+    if (st) {
+      const wv_type *lt = &wv_get(w->g, st->mem)->type;
+      if (lt->dims[lt->n - 1] != m->sym)
+        return "its lhs is M-contiguous";
+    }
     const wv_node *ro = wv_get(w->g, m->ops[1]);
     st = ro->op == WAVEC_OP_READ
              ? w->stage_of[w->ix->info[m->ops[1]].origin] : NULL;

@@ -219,8 +219,8 @@ void ptx_emit_mma(px *x, const tir_instr *in) {
  * that stay untouched until the wait; then wgmma.mma_async with the
  * accumulator in place, scale-d true (accumulate; false where every
  * accumulator holds a constant zero, ptx_zero_rule), and by operand type:
- * 16-bit, no negation (imm-scale-a, imm-scale-b 1) and the rhs transposed
- * when N-contiguous; 8-bit floats, no negation and no transpose immediates
+ * 16-bit, no negation (imm-scale-a, imm-scale-b 1), the lhs transposed
+ * when M-contiguous and the rhs when N-contiguous; 8-bit floats, no negation and no transpose immediates
  * (they are K-major only); integers, neither. A wgmma.fence first when
  * anything else touched its registers since the last one. */
 /* A wgmma with its lhs in registers reads it packed into .b32 registers
@@ -315,7 +315,8 @@ void ptx_emit_wgmma(px *x, const tir_instr *in) {
   if (!mi || !wv_target_has_mma(x->t, kind))
     unsupported(x, "wgmma (a warpgroup mma) needs --target sm_90a");
   tir_ty ity = tir_ty_of(mi->in);
-  bool areg = in->imm & TIR_WG_A_REGS, bmn = in->imm & TIR_WG_B_MN;
+  bool areg = in->imm & TIR_WG_A_REGS, bmn = in->imm & TIR_WG_B_MN,
+       amn = in->imm & TIR_WG_A_MN;
   uint32_t na = areg ? (uint32_t)wv_mma_elems(kind, WV_LHS, 8) : 0,
            nc = in->nlist - na, per = 4 / (uint32_t)tir_ty_bytes(ity);
   nm d[2];
@@ -360,8 +361,12 @@ void ptx_emit_wgmma(px *x, const tir_instr *in) {
                 p.s);
   if (mi->acc == WAVEC_F32) /* no negation of a or b */
     wv_buf_puts(&m, ", 1, 1");
-  if (tir_ty_bytes(ity) == 2) /* transposes: a never, b when N-contiguous */
-    wv_buf_printf(&m, areg ? ", %d" : ", 0, %d", bmn);
+  /* transposes: a when M-contiguous (none from registers), b when
+   * N-contiguous */
+  if (tir_ty_bytes(ity) == 2 && areg)
+    wv_buf_printf(&m, ", %d", bmn);
+  else if (tir_ty_bytes(ity) == 2)
+    wv_buf_printf(&m, ", %d, %d", amn, bmn);
   ins(x, "%s", wv_buf_str(&m));
 }
 

@@ -111,7 +111,8 @@ void sim_wgmma(sim *s, const tir_instr *in, uint32_t w) {
   const wv_mma_info *mi = wv_mma_info_get(kind);
   tir_ty ity = tir_ty_of(mi->in), aty = tir_ty_of(mi->acc);
   int64_t es = tir_ty_bytes(ity); /* a row of K is es * K bytes */
-  bool areg = in->imm & TIR_WG_A_REGS, bmn = in->imm & TIR_WG_B_MN;
+  bool areg = in->imm & TIR_WG_A_REGS, bmn = in->imm & TIR_WG_B_MN,
+       amn = in->imm & TIR_WG_A_MN;
   int na = areg ? wv_mma_elems(kind, WV_LHS, 8) : 0, ne = (int)in->nlist - na;
   int M = mi->m, K = mi->k, N = 2 * ne;
   sim_mma_maps(s, kind, N);
@@ -127,8 +128,10 @@ void sim_wgmma(sim *s, const tir_instr *in, uint32_t w) {
     int64_t a = sim_uniform(s, in, w, in->a, WGMMA_ADDR);
     for (int m = 0; m < M; m++)
       for (int k = 0; k < K; k++)
-        A[m * K + k] = num(ity, wgmma_read(s, in, w, 32 * (m / 16), ity,
-                                           tir_swz128(a + 128 * m + es * k)));
+        A[m * K + k] = num(
+            ity, wgmma_read(s, in, w, 32 * (m / 16), ity,
+                            tir_swz128(amn ? a + 128 * k + es * m
+                                           : a + 128 * m + es * k)));
   }
   for (int n = 0; n < N; n++)
     for (int k = 0; k < K; k++) {

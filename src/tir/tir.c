@@ -434,7 +434,8 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
       bad |= !mi || !wv_mma_is_warpgroup(kind) || in->nlist < na ||
              (!areg && !in->a) || !in->b || in->dst ||
              (in->imm & ~(int64_t)(TIR_WG_KIND | TIR_WG_A_REGS |
-                                   TIR_WG_B_MN)) ||
+                                   TIR_WG_B_MN | TIR_WG_A_MN)) ||
+             (areg && (in->imm & TIR_WG_A_MN)) ||
              (in->a && p->regs.v[in->a] != TY_I32) ||
              p->regs.v[in->b] != TY_I32 ||
              !wv_mma_n_valid(kind, 2 * (int)nc) ||

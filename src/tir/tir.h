@@ -265,11 +265,18 @@ extern const char *const tir_ty_names[TY_COUNT];
  * kind plus the flags below; list is the N/2 accumulator registers (read
  * and written in place), then, with TIR_WG_A_REGS, the lhs's 8 fragment
  * registers. Shared tiles are 128-byte rows swizzled as T_SWZ says:
- *  - lhs (without TIR_WG_A_REGS): 64 x 16, row m at a + 128 m;
+ *  - lhs (without TIR_WG_A_REGS): 64 x 16, row m at a + 128 m; with
+ *    TIR_WG_A_MN stored M-contiguous instead: element (m, k) at a + 128 k
+ *    + 2 m (one 64-column panel: a wave's 64 rows);
  *  - rhs: N x 16, row n at b + 128 n; with TIR_WG_B_MN the rhs is stored
  *    N-contiguous instead: element (n, k) at b + 128 k + 2 (n mod 64) +
  *    imm2 (n div 64), imm2 the stride of its 64-column panels. */
-enum { TIR_WG_KIND = 0xff, TIR_WG_A_REGS = 0x100, TIR_WG_B_MN = 0x200 };
+enum {
+  TIR_WG_KIND = 0xff,
+  TIR_WG_A_REGS = 0x100,
+  TIR_WG_B_MN = 0x200,
+  TIR_WG_A_MN = 0x400
+};
 enum { TIR_WAIT_CARRY = 1 }; /* T_WGWAIT imm2 */
 
 typedef enum tir_op {

@@ -75,6 +75,8 @@ cases=(
   "gemm 128x128x256 stages=4|examples/gemm.wave -D M=128 -D N=128 -D K=256 --hardware stages=4"
   "fwd B1 256/64 128x32 8 waves|examples/attention_fwd.wave --kernel attention_fwd -D B=1 -D M=256 -D K2=256 -D N=64 -D K1=64 -D BLOCK_M=128 -D WAVES=8"
   "wgmma gemm 128x128x64|examples/gemm_wgmma.wave -D M=128 -D N=128 -D K=64|sm_90a"
+  "wgmma gemm_tn 200x136x192 (lhs M-contiguous)|tests/kernels/layouts.wave --kernel gemm_tn -D M=200 -D N=136 -D K=192|sm_90a"
+  "wgmma gemm_tt 256x128x192 spec (both transposed)|tests/kernels/layouts.wave --kernel gemm_tt -D M=256 -D N=128 -D K=192 --hardware stages=3,specialize=1|sm_90a"
   "wgmma gemm 256x256x320|examples/gemm_wgmma.wave -D M=256 -D N=256 -D K=320|sm_90a"
   "wgmma gemm 128x256x256 N=64|examples/gemm_wgmma.wave -D M=128 -D N=256 -D K=256 -D BLOCK_N=64|sm_90a"
   "wgmma gemm 256x256x128 64x256|examples/gemm_wgmma.wave -D M=256 -D N=256 -D K=128 -D BLOCK_M=64 -D BLOCK_N=256|sm_90a"

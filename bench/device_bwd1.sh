@@ -16,6 +16,10 @@ timeout ${BWD1_S:-240} python3 bench/bench.py --only bwd1 --quick --out "$OUT" >
 grep -E "^bwd1|FAIL" "$OUT/log-bwd1.txt" | sed 's/attn bwd one-pass f16 //' | cut -c1-200
 GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-150} bash tests/gpu/run.sh ${GPU_PAT:-bwd1} >"$OUT/gpu-bwd1.txt" 2>&1; echo "gpu cases rc=$?" >>"$OUT/gpu-bwd1.txt"
 tail -9 "$OUT/gpu-bwd1.txt"
+if [ -n "${GPU_PAT2:-}" ]; then
+  GPU_SKIP="ragged fp8 large" timeout 90 bash tests/gpu/run.sh "$GPU_PAT2" >"$OUT/gpu-pat2.txt" 2>&1; echo "gpu $GPU_PAT2 cases rc=$?" >>"$OUT/gpu-pat2.txt"
+  tail -4 "$OUT/gpu-pat2.txt"
+fi
 [ "${REDUCE:-1}" = 1 ] && GPU_SKIP="ragged fp8 large" timeout 60 bash tests/gpu/run.sh reduce >"$OUT/gpu-reduce.txt" 2>&1; echo "gpu reduce cases rc=$?" >>"$OUT/gpu-reduce.txt"
 tail -4 "$OUT/gpu-reduce.txt"
 ./build/release/gpu_ops >"$OUT/ops.txt" 2>&1; echo "ops rc=$?"; grep -E "redg|^FAIL" "$OUT/ops.txt" | head -5; tail -1 "$OUT/ops.txt"

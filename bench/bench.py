@@ -199,6 +199,35 @@ def gemm(n, dt, fam):
            "cuBLAS", ms_w, ms_p, 2 * n**3,
            max(err, err32), (ms_ptx, ms_cubin))
 
+# The other operand layouts (bench/gemm.wave gemm_wgmma_bf16_tn, _nn, _tt:
+# the lhs stored K x M, the rhs K x N, both) against cuBLAS on the same
+# transposed views (torch.matmul takes them as they lie, no copy), and the
+# K-major pair (nt) in the same process; the tiles of the wgmma sweep's
+# default (128x256, two warpgroups, 4 stages), the compiler's schedule.
+LAYOUTS = {"nt": ("gemm_wgmma_bf16", (0, 0)), "tn": ("gemm_wgmma_bf16_tn", (1, 0)),
+           "nn": ("gemm_wgmma_bf16_nn", (0, 1)), "tt": ("gemm_wgmma_bf16_tt", (1, 1))}
+
+def layouts(quick=False):
+    dt = torch.bfloat16
+    for (M, N, K) in ((4096, 4096, 4096),) + (() if quick else ((8192, 8192, 8192), (2048, 14336, 4096))):
+        for lay, (kname, (ta, tb)) in LAYOUTS.items():
+            try:
+                a = torch.randn(K, M, dtype=dt, device=dev) if ta else torch.randn(M, K, dtype=dt, device=dev)
+                b = torch.randn(K, N, dtype=dt, device=dev) if tb else torch.randn(N, K, dtype=dt, device=dev)
+                A = a.T if ta else a              # [M, K] views
+                B = b if tb else b.T              # [K, N] views
+                c = torch.empty(M, N, dtype=dt, device=dev)
+                k, t1, t2, info = wavec_compile("bench/gemm.wave", kname, dict(M=M, N=N, K=K, BLOCK_M=128,
+                                                BLOCK_N=256, WAVES_M=2), dict(stages=4), target="sm_90a")
+                c.fill_(float("nan")); k(a, b, c); torch.cuda.synchronize()
+                ref = A @ B
+                err = max(rel_err(c, ref), rel_err(c, A.float() @ B.float()))
+                ms_w = bench(lambda: k(a, b, c)); ms_p = bench(lambda: A @ B)
+                report(f"layouts gemm wgmma bf16 {lay} {M}x{N}x{K} 128x256 st4 ({info['regs']} regs, "
+                       f"{info['spill']} B spill)", "cuBLAS", ms_w, ms_p, 2 * M * N * K, err, (t1, t2))
+            except Exception as e:
+                print(f"layouts {lay} {M}x{N}x{K}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+
 # Tile configurations the attention kernels are swept over (at N = 4096,
 # once per D), as an autotuner would; the best one is used for every N.
 FWD_CONFIGS = [  # BLOCK_M, BLOCK_K2, WAVES, STAGES
@@ -891,7 +920,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
     ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "bwd_wg", "tma", "fp8", "ragged", "schedule", "launch",
-                                       "pingpong", "overlap", "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide"),
+                                       "pingpong", "overlap", "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide",
+                                       "layouts"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
@@ -926,13 +956,15 @@ def main():
         fwd_sched(a.quick, PERS_FWD, (128, 64), "pers")
     if a.only in (None, "bwd1"):
         bwd_one_pass(a.quick)
+    if a.only in (None, "layouts"):
+        layouts(a.quick)
     if a.only in (None, "wide"):
         fwd_sched(a.quick, WIDE_FWD, (128,), "wide")
     if a.only in (None, "fa3"):
         fwd_sched(a.quick, FA3_FWD, (128, 64), "fa3")
         bwd_variants(a.quick)
     if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "softmax", "fwd_sched", "bwd_wg",
-                      "fa3", "pers", "bwd1", "wide"):
+                      "fa3", "pers", "bwd1", "wide", "layouts"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -944,7 +976,7 @@ def main():
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap",
-                                         "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide") else ():
+                                         "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide", "layouts") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg"),
                  "bwd_wg": ("dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))

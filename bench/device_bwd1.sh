@@ -4,7 +4,8 @@
 # beside SDPA-cuDNN); the GPU cases bwd1 and reduce (against the
 # simulator, memcheck, racecheck, synccheck); the ops table; with PERS_S=N
 # bench.py --only pers --quick; with WIDE_S=N bench.py --only wide (the
-# forward's wider tiles, N = 8192 and 4096); with PROFILE=1 ncu's PC sampling
+# forward's wider tiles, N = 8192 and 4096); with LAYOUTS_S=N bench.py
+# --only layouts --quick (transposed GEMM operands); with PROFILE=1 ncu's PC sampling
 # (bench/profile_bwd1.py). Each step's output under $OUT as it ends, so a
 # call cut short still brings back what ran.
 set -u
@@ -30,6 +31,10 @@ fi
 if [ "${WIDE_S:-0}" -gt 0 ]; then
   timeout "$WIDE_S" python3 bench/bench.py --only wide --out "$OUT/wide" >"$OUT/log-wide.txt" 2>&1; echo "bench wide rc=$?"
   grep -E "^wide|FAIL" "$OUT/log-wide.txt" | sed 's/attn fwd f16 //' | cut -c1-160
+fi
+if [ "${LAYOUTS_S:-0}" -gt 0 ]; then
+  timeout "$LAYOUTS_S" python3 bench/bench.py --only layouts --quick --out "$OUT/layouts" >"$OUT/log-layouts.txt" 2>&1; echo "bench layouts rc=$?"
+  grep -E "^layouts|FAIL" "$OUT/log-layouts.txt" | cut -c1-160
 fi
 if [ "${PROFILE:-0}" = 1 ]; then
   timeout ${PROFILE_S:-150} python3 bench/profile_bwd1.py "$OUT/src" >"$OUT/profile-bwd1.txt" 2>&1; echo "profile rc=$?"

@@ -203,12 +203,11 @@ void lw_close_scope(lw *w) {
   w->scope_open[w->scopes.v[--w->scopes.n]] = 0;
 }
 
-/* The registers of node n's elements have this type (f32 for a node
- * without dims other than a Register). */
-tir_ty lw_node_ty(const wv_node *n) {
-  return n->type.n || n->op == WAVEC_OP_REGISTER ? tir_ty_of(n->type.dt)
-                                                 : TY_F32;
-}
+/* The registers of node n's elements have this type: its dtype's (a
+ * node without dims too: a cast of a hyperparameter expression to i32 is
+ * an i32; it was taken for f32, and the add that used it read an f32
+ * register as an integer). */
+tir_ty lw_node_ty(const wv_node *n) { return tir_ty_of(n->type.dt); }
 
 /* Args and scalars need no code (a scalar is made at each use); a carried
  * value is made by its loop. */

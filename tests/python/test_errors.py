@@ -97,7 +97,7 @@ class Compile(unittest.TestCase):
 
     def test_kernel_choice(self):
         from common import BENCH_GEMM
-        with self.assertRaisesRegex(ValueError, "has 4 kernels .*gemm_f16.*choose one with kernel="):
+        with self.assertRaisesRegex(ValueError, "has 7 kernels .*gemm_f16.*gemm_wgmma_bf16_tt.*choose one with kernel="):
             wavec.compile(BENCH_GEMM, target="sim", M=64, N=64, K=64)
         with self.assertRaisesRegex(ValueError, "no kernel 'gemm_f8'"):
             wavec.compile(BENCH_GEMM, kernel="gemm_f8", target="sim", M=64, N=64, K=64)

@@ -218,11 +218,46 @@ static void integer_division(void) {
   kc_close(&c);
 }
 
+/* int_hyper: a hyperparameter expression cast to i32 (y = x + 7), and
+ * nan_copies: copies of a row's NaN stored by several lanes (no race). */
+static void scalar_values(void) {
+  const char *defs[] = {"N=64", NULL};
+  kcase c;
+  bool ok = kc_open(&c, "tests/kernels/regress.wave", "int_hyper", NULL, defs);
+  CHECKF(ok, "%s", c.err);
+  if (ok) {
+    int32_t *x = c.buf[kc_arg(&c, "x")];
+    for (int i = 0; i < 64; i++)
+      x[i] = i * 3 - 50;
+    ok = kc_simulate(&c);
+    CHECKF(ok, "%s", c.err);
+    const int32_t *y = c.buf[kc_arg(&c, "y")];
+    for (int i = 0; ok && i < 64; i++)
+      CHECKF(y[i] == x[i] + 7, "y[%d] = %d for x = %d", i, y[i], x[i]);
+  }
+  kc_close(&c);
+  const char *defs2[] = {"M=8", "N=32", NULL};
+  ok = kc_open(&c, "tests/kernels/regress.wave", "nan_copies", NULL, defs2);
+  CHECKF(ok, "%s", c.err);
+  if (ok) {
+    float *x = c.buf[kc_arg(&c, "x")];
+    for (int i = 0; i < 8 * 32; i++)
+      x[i] = i < 4 * 32 ? -INFINITY : (float)i; /* rows 0-3: NaN */
+    ok = kc_simulate(&c);
+    CHECKF(ok, "%s", c.err);
+    const float *y = c.buf[kc_arg(&c, "y")];
+    for (int i = 0; ok && i < 8; i++)
+      CHECKF(i < 4 ? isnan(y[i]) : y[i] == 0, "y[%d] = %g", i, y[i]);
+  }
+  kc_close(&c);
+}
+
 int main(void) {
   RUN(carried_sum_keeps_rows);
   RUN(integer_constants);
   RUN(decayed_accumulator);
   RUN(loop_results_as_mma_operands);
   RUN(integer_division);
+  RUN(scalar_values);
   CHECK_EXIT();
 }

@@ -68,15 +68,18 @@ static const char *unstageable(lw *w, uint32_t id, stage *st) {
                   mem->name, wv_dtypes[mem->type.dt].name);
     return wv_buf_str(&b);
   }
-  if (n->mapping && w->wgmma)
-    return "the read has a mapping (a wgmma reads a tile as it lies in "
-           "memory: state the layout in the tensor's Memory type instead)";
   if (n->mapping) {
     /* a pure permutation: every input an iterator */
     wv_mapping *m = &w->k->mappings.v[n->mapping - 1];
     for (uint32_t j = 0; j < m->inputs.n; j++)
       if (!ex_sym_of(w->ctx, m->inputs.v[j].e))
-        return "the read's mapping is not a permutation of the dims";
+        return "the read's mapping computes coordinates (it is not a "
+               "permutation of the dims), and staged tiles are copied as "
+               "they lie in memory";
+    if (w->wgmma)
+      return "the read has a mapping (a wgmma reads a tile as it lies in "
+             "memory: state the layout in the tensor's Memory type "
+             "instead)";
   }
   uint32_t nd = mem->type.n;
   st->mem = n->mem;

@@ -843,12 +843,40 @@ static wv_type unify(wv_kernel *k, const wv_node *a, const wv_node *b,
           what, type_str(k, &a->type), type_str(k, &b->type));
 }
 
+/* Is n an expression of literals and hyperparameters alone (no dims,
+ * every leaf a scalar, only elementwise ops between)? */
+static bool scalar_expr(wv_kernel *k, const wv_node *n) {
+  if (is_scalar(n))
+    return true;
+  if (n->type.n || (n->op < WAVEC_OP_COUNT && wv_ops[n->op].cls != 'U' &&
+                    wv_ops[n->op].cls != 'B'))
+    return false;
+  for (uint32_t i = 0; i < n->nops; i++)
+    if (!scalar_expr(k, wv_get(k->g, n->ops[i])))
+      return false;
+  return n->nops > 0;
+}
+
+static wavec_value cast(wv_kernel *k, wavec_value v, wavec_dtype dt,
+                        wavec_loc loc);
+
 static wavec_value binary(wv_kernel *k, wavec_op op, wavec_value a,
                           wavec_value b, wavec_loc loc) {
   if ((unsigned)op >= WAVEC_OP_COUNT ||
       (wv_ops[op].cls != 'B' && wv_ops[op].cls != 'C'))
     wv_fail(k->ctx, D_INVALID, loc, "op %d is not a binary op", (int)op);
   wv_node *x = reg_operand(k, a, loc), *y = reg_operand(k, b, loc);
+  /* an expression of hyperparameters (A + 1, -WIN: computed in f32) takes
+   * the other operand's dtype as cast() gives it, as a lone one does */
+  if (!is_scalar(x) && scalar_expr(k, x) && !scalar_expr(k, y) &&
+      x->type.dt != y->type.dt) {
+    a = cast(k, a, y->type.dt, loc);
+    x = reg_operand(k, a, loc);
+  } else if (!is_scalar(y) && scalar_expr(k, y) && !scalar_expr(k, x) &&
+             x->type.dt != y->type.dt) {
+    b = cast(k, b, x->type.dt, loc);
+    y = reg_operand(k, b, loc);
+  }
   uint32_t ops[2] = {a, b};
   wv_node n = {.op = op, .loc = loc, .nops = 2, .ops = ops};
   n.type = unify(k, x, y, wv_ops[op].name, loc);

@@ -218,7 +218,8 @@ static void integer_division(void) {
   kc_close(&c);
 }
 
-/* int_hyper: a hyperparameter expression cast to i32 (y = x + 7), and
+/* int_hyper: a hyperparameter expression cast to i32 (y = x + 7) and
+ * taking an i32 operand's type (u = 4 x - 6, w = x >= -20), and
  * nan_copies: copies of a row's NaN stored by several lanes (no race). */
 static void scalar_values(void) {
   const char *defs[] = {"N=64", NULL};
@@ -231,9 +232,13 @@ static void scalar_values(void) {
       x[i] = i * 3 - 50;
     ok = kc_simulate(&c);
     CHECKF(ok, "%s", c.err);
-    const int32_t *y = c.buf[kc_arg(&c, "y")];
-    for (int i = 0; ok && i < 64; i++)
+    const int32_t *y = c.buf[kc_arg(&c, "y")], *u = c.buf[kc_arg(&c, "u")];
+    const bool *wv = c.buf[kc_arg(&c, "w")];
+    for (int i = 0; ok && i < 64; i++) {
       CHECKF(y[i] == x[i] + 7, "y[%d] = %d for x = %d", i, y[i], x[i]);
+      CHECKF(u[i] == x[i] * 4 - 6, "u[%d] = %d for x = %d", i, u[i], x[i]);
+      CHECKF(wv[i] == (x[i] >= -20), "w[%d] = %d for x = %d", i, wv[i], x[i]);
+    }
   }
   kc_close(&c);
   const char *defs2[] = {"M=8", "N=32", NULL};

@@ -245,7 +245,8 @@ TURNS = dict(specialize=1, pingpong=1)
 FWD_WG_CONFIGS = [  # BLOCK_M, BLOCK_K2, STAGES (warpgroups of 64 rows, sm_90a; 3 or more
     # stages carry a group of wgmmas across iterations)
     (128, 64, 2), (128, 64, 3), (128, 64, 4), (128, 128, 2), (128, 128, 3), (64, 128, 3), (64, 64, 3),
-    (128, 128, 3, TURNS)]
+    (128, 128, 3, TURNS), (192, 128, 2)]  # (192x128: three warpgroups of rows, run mm: 0.94-1.02 of
+# cuDNN at D = 128 where the others reach 0.89-0.96)
 DKDV_WG_CONFIGS = [  # BLOCK_K2, BLOCK_M, STAGES (warpgroups of 64 keys, sm_90a)
     (128, 64, 2), (128, 64, 3), (128, 32, 3), (128, 32, 4), (64, 64, 2), (64, 64, 3), (64, 64, 4), (64, 128, 3),
     (128, 64, 3, TURNS), (128, 32, 4, TURNS)]
@@ -797,14 +798,18 @@ PERS_FWD = [(128, 64, 2, {}), (128, 128, 2, {}), (128, 128, 3, TURNS), (128, 128
 # is masked) and three warpgroups of query rows (192), against the best
 # plain configuration and turns at 3 stages; turns and overlap at 2 stages
 # (a producer refills the carried group's slot once it retires).
-WIDE_FWD = [(128, 64, 2, {}), (128, 128, 3, TURNS), (128, 128, 2, TURNS), (128, 176, 2, {}),
-            (128, 176, 2, dict(specialize=1)), (128, 176, 2, TURNS), (128, 176, 2, dict(TURNS, overlap=1)),
-            (128, 192, 2, TURNS), (192, 128, 2, {})]
+WIDE_FWD = {128: [(128, 64, 2, {}), (192, 128, 2, {}), (192, 128, 2, dict(specialize=1)), (192, 64, 2, {}),
+                  (192, 64, 3, {}), (128, 128, 3, TURNS)],
+            "128b": [(192, 128, 2, {}), (192, 128, 2, TURNS), (256, 64, 2, {}), (192, 96, 2, {}), (256, 128, 2, {})],
+            64: [(128, 128, 2, {}), (192, 128, 2, {}), (192, 128, 2, dict(specialize=1)), (256, 128, 2, {}),
+                 (192, 64, 3, {})]}
 
 def fwd_sched(quick=False, cfgs=FS_FWD, Ds=(128,), tag="fwd_sched"):
     """The forward in specialized and persistent schedules (`cfgs`), cuDNN in the same process."""
     for D in Ds:
-      for N in ((4096,) if quick else (8192, 4096)):
+      # WV_FWD_N: the sequence lengths (a short device call), else as quick says
+      Ns = tuple(int(x) for x in os.environ.get("WV_FWD_N", "").split(",") if x)
+      for N in Ns or ((4096,) if quick else (8192, 4096)):
         BH, q, kk, vv, o, lse, cudnn = attn_fwd_inputs(D, N)
         for causal in (False, True):
             peer = cudnn(causal)
@@ -856,7 +861,7 @@ def bwd_variants(quick=False, variants=FA3_BWD, tag="fa3", base_row=True):
 # added by write(..., reduce = add), dq_scale) against SDPA-cuDNN's backward
 # in the same process: (BLOCK_K2, BLOCK_M, stages, hardware).
 BWD1 = [(128, 64, 2, {}), (128, 64, 2, dict(exchange=0)), (128, 64, 2, dict(specialize=0)),
-        (128, 64, 2, dict(specialize=1)), (128, 64, 2, dict(adds=1)), (128, 64, 3, {})]
+        (128, 64, 2, dict(specialize=1)), (128, 64, 2, dict(adds=1))]  # (3 stages: 243 KB, run mm)
 
 def bwd_one_pass(quick=False, cfgs=BWD1):
     """Times the three kernels together (and the fused one alone), checks
@@ -959,7 +964,8 @@ def main():
     if a.only in (None, "layouts"):
         layouts(a.quick)
     if a.only in (None, "wide"):
-        fwd_sched(a.quick, WIDE_FWD, (128,), "wide")
+        for D in os.environ.get("WIDE_D", "128").split(","):  # 128b: a second list at D = 128
+            fwd_sched(a.quick, WIDE_FWD[int(D) if D.isdigit() else D], (int(D.rstrip("b")),), "wide")
     if a.only in (None, "fa3"):
         fwd_sched(a.quick, FA3_FWD, (128, 64), "fa3")
         bwd_variants(a.quick)

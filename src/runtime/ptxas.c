@@ -235,7 +235,13 @@ void wv_ptxas(wavec_ctx *ctx, wavec_loc loc, const char *ptxas,
   size_t n = 0;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const char *log = slurp_file(ctx, t->log, 16384, &n);
-    wv_fail(ctx, D_GPU, loc, "ptxas (%s %s) failed%s%s", ptxas, arch,
+    /* its register allocation failing is the one a kernel's tiles cause */
+    bool regs = log && strstr(log, "C7600");
+    wv_fail(ctx, D_GPU, loc, "ptxas (%s %s) failed%s%s%s", ptxas, arch,
+            regs ? " to fit the kernel's registers (its tiles hold more "
+                   "values a thread than the registers a thread gets: fewer "
+                   "waves, narrower tiles, or hardware(specialize = 0))"
+                 : "",
             log && n ? ":\n" : "", log && n ? log : "");
   }
   const char *code = slurp_file(ctx, t->cubin, (size_t)1 << 30, &n);

@@ -22,11 +22,13 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "runtime/runtime.h"
+#include "support/base.h"
 #include "wavec.h"
 
 typedef struct kcase {
   const char *file, *kernel;
-  const char *defs[6];
+  const char *defs[8];
   int nvidia_hw; /* --hardware threads_per_wave=32,mma=F32_16x8x16_F16 */
   int has_mma;
   int optional;  /* skip when the file is absent */
@@ -891,6 +893,50 @@ static void tensor_reduces(void) {
   }
 }
 
+/* A kernel whose tiles hold more values a thread than its registers
+ * (the forward at D = 128 on 256x128 tiles: 512 threads, 128 registers
+ * each, two 64x128 f32 accumulators a warpgroup): where ptxas fails its
+ * register allocation (C7600), the library's error says what to change. */
+static void register_allocation_message(void) {
+  if (!ptxas())
+    return;
+  kcase c = {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
+             {"B=1", "M=512", "K2=512", "N=128", "K1=128", "BLOCK_M=256",
+              "BLOCK_K2=128"},
+             0, 1, 0, {"stages", "2"}};
+  wavec_ctx *ctx;
+  wavec_kernel *k = open_kernel(&c, &ctx, 0);
+  const char *ptx = NULL;
+  size_t len = 0;
+  if (k)
+    CHECKF(wavec_emit_ptx(k, "sm_90a", &ptx, &len) == WAVEC_OK, "%s",
+           wavec_errmsg(ctx));
+  if (ptx) {
+    char *text = strndup(ptx, len);
+    const void *cubin = NULL;
+    size_t n = 0;
+    bool failed = false;
+    wv_guard g;
+    g.prev = ctx->guard;
+    ctx->guard = &g;
+    if (setjmp(g.jb))
+      failed = true;
+    else
+      wv_ptxas(ctx, (wavec_loc){0}, wv_ptxas_path(ctx), "sm_90a", text, len,
+               &cubin, &n);
+    ctx->guard = g.prev;
+    const char *msg = wavec_errmsg(ctx);
+    if (failed && strstr(msg, "C7600"))
+      CHECKF(strstr(msg, "failed to fit the kernel's registers"), "%.300s",
+             msg);
+    else
+      printf("  (ptxas %s this kernel: no C7600 to explain: %.200s)\n",
+             failed ? "failed otherwise on" : "assembled", msg);
+    free(text);
+  }
+  wavec_ctx_free(ctx);
+}
+
 int main(void) {
   RUN(examples_print_and_assemble);
   RUN(wgmma_modules);
@@ -903,5 +949,6 @@ int main(void) {
   RUN(mfma_is_unsupported);
   RUN(bad_target_and_uncompiled);
   RUN(gpu_run_without_driver);
+  RUN(register_allocation_message);
   CHECK_EXIT();
 }

@@ -323,9 +323,12 @@ static bool pair_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
  * = add): the lane bits that do not change what a lane holds (flip one
  * and the lane holds the same elements, as after a reduction across lanes
  * or in a broadcast) are replicas, and the lane with those bits 0 adds.
- * Returns the sum of those bits of the lane (0 for the adding lane); fails
- * where lanes hold the same elements otherwise. */
-static ex_t lane_owner(lw *w, uint32_t id, uint32_t v) {
+ * An element a lane holds twice (a row sum of an mma's accumulator: the
+ * row's two column pairs) is added once: dup[e] marks the repeats (the
+ * same elements in every lane). Returns the sum of the replica bits of
+ * the lane (0 for the adding lane); fails where lanes hold the same
+ * elements otherwise. */
+static ex_t lane_owner(lw *w, uint32_t id, uint32_t v, bool *dup) {
   wavec_ctx *ctx = w->ctx;
   const wv_layout *l = w->ix->info[v].layout;
   size_t lanes = (size_t)w->d->lanes, ne = l->nelem, n = lanes * ne;
@@ -356,9 +359,20 @@ static ex_t lane_owner(lw *w, uint32_t id, uint32_t v) {
       rep = key[j] == key[((j / ne) ^ b) * ne + j % ne];
     same |= rep ? b : 0;
   }
+  /* repeats within a lane (lane 0's), the same in every lane */
+  for (size_t j = 0; j < n && ok; j++) {
+    size_t el = j % ne, l0 = j - el;
+    bool rep = false;
+    for (size_t f = 0; f < el && !rep; f++)
+      rep = key[j] == key[l0 + f];
+    if (j < ne)
+      dup[el] = rep;
+    else
+      ok = rep == dup[el];
+  }
   uint8_t *seen = ok ? wv_alloc(ctx, (size_t)cells) : NULL;
   for (size_t j = 0; j < n && ok; j++)
-    ok = (j / ne) & same || !seen[key[j]]++;
+    ok = (j / ne) & same || dup[j % ne] || !seen[key[j]]++;
   const wv_node *vn = wv_get(w->g, v);
   wv_buf what;
   wv_buf_init(&what, ctx);
@@ -392,12 +406,13 @@ static ex_t lane_owner(lw *w, uint32_t id, uint32_t v) {
  * reduction dim is split over waves or workgroups, a sum over a dim split
  * over workgroups (a sum is reduced across the waves of a workgroup, so
  * its waves hold copies). */
-static uint32_t add_owner(lw *w, uint32_t id, uint32_t v) {
+static uint32_t add_owner(lw *w, uint32_t id, uint32_t v, bool *dup) {
   wavec_ctx *ctx = w->ctx;
   wv_dist *d = w->d;
   const wv_node *val = wv_get(w->g, v);
   unsigned parts = wv_partial(d, val);
-  ex_t at = lane_owner(w, id, v); /* a sum of coordinates, 0 for the first */
+  /* (a sum of coordinates, 0 for the first) */
+  ex_t at = lane_owner(w, id, v, dup);
   for (int a = 0; a < 3; a++) {
     wavec_sym dim = d->grid_dim[a];
     if (!dim || wv_type_has(&val->type, dim))
@@ -743,8 +758,17 @@ void lw_write(lw *w, uint32_t id) {
                (tir_ty_bytes(vt) == 2 || tir_ty_bytes(vt) == 4) &&
                mem->type.n > 0 && !(ctx->test_hooks & WV_HOOK_SHIFT_LANE);
   bool add = n->flags & WV_WRITE_ADD;
-  uint32_t owner = add ? add_owner(w, id, v) : 0;
+  uint32_t ne = lw_nelem(w, v);
+  bool *dup = wv_alloc(ctx, ne ? ne : 1), dups = false;
+  uint32_t owner = add ? add_owner(w, id, v, dup) : 0;
+  for (uint32_t e = 0; e < ne; e++)
+    dups |= dup[e];
   int pa = add ? part_axis(w, v) : -1;
+  /* (the parts' and the exchange's sums take every element once) */
+  if (pa >= 0 && dups)
+    wv_fail(ctx, D_UNSUPPORTED, n->loc,
+            "write(..., reduce = add): its lanes hold elements of the "
+            "partial sum twice; sum it over another layout first");
   if (pa >= 0 && w->xchg[v]) {
     add_exchanged(w, id, pa, owner);
     return;
@@ -764,10 +788,12 @@ void lw_write(lw *w, uint32_t id) {
                   mem->name, (long long)w->d->waves[pa]);
     wv_remark_end(w->k, &rb);
   }
-  uint32_t guards = 0, ne = lw_nelem(w, v);
+  uint32_t guards = 0;
   for (uint32_t e = 0; add && e < ne;)
-    e += add_elems(w, n, mem, v, e, w->vals[v] + e, pairs && e + 1 < ne,
-                   owner, &guards);
+    e += dup[e] ? 1
+                : add_elems(w, n, mem, v, e, w->vals[v] + e,
+                            pairs && e + 1 < ne && !dup[e + 1], owner,
+                            &guards);
   for (uint32_t e = 0; !add && e < ne; e++) {
     uint32_t mask;
     uint32_t off = mem_offset(w, v, n->mapping, mem, e, &mask, &guards);

@@ -12,6 +12,8 @@
  *    one adds) and over workgroups.
  *  - gemm_add_wgmma: warpgroup mmas, the adds by the threads or by tensor
  *    reduces (hardware(adds = 2));
+ *  - gemm_row_sum(_wgmma): row sums of a GEMM's result, N split over
+ *    workgroups (a lane holds its row's sum twice and adds it once);
  * At sizes the tiles divide and at ragged ones. Planted: with the hook
  * add-every-copy every copy adds (col_sum and row_sum come out 2x and 32x
  * too large where they must not); a store and another thread's add to one
@@ -69,6 +71,14 @@ static void row_ref(int M, int N, int K, double *const in[3], double *r) {
   for (int i = 0; i < M; i++)
     for (int j = 0; j < N; j++)
       r[i] += in[0][i * N + j];
+}
+
+/* y0 + the row sums of a bᵀ (in: a, b) */
+static void row_sum_ref(int M, int N, int K, double *const in[3], double *r) {
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++)
+      for (int k = 0; k < K; k++)
+        r[i] += in[0][i * K + k] * in[1][j * K + k];
 }
 
 static double run(const char *kn, int M, int N, int K, const char *hook,
@@ -303,6 +313,22 @@ static void store_and_add_conflict(void) {
   kc_close(&c);
 }
 
+/* Row sums of a GEMM's result added in memory (N split over workgroups),
+ * on mma.sync and warpgroup mmas: each lane holds its row's sum in more
+ * than one element and adds it once. */
+static void row_sums_of_mma(void) {
+  static const int sz[][3] = {{64, 128, 64}, {100, 200, 96}};
+  static const char *const ins[3] = {"a", "b", NULL};
+  static const char *const kn[] = {"gemm_row_sum", "gemm_row_sum_wgmma"};
+  for (size_t i = 0; i < 4; i++) {
+    const int *z = sz[i % 2];
+    double e = run(kn[i / 2], z[0], z[1], z[2], NULL, ins, "rs", row_sum_ref);
+    printf("  %s %dx%dx%d: rel err %.2g\n", kn[i / 2], z[0], z[1], z[2], e);
+    CHECKF(e >= 0 && e < 1e-5, "%s %dx%dx%d: %g", kn[i / 2], z[0], z[1], z[2],
+           e);
+  }
+}
+
 int main(void) {
   RUN(split_k);
   RUN(split_k_waves);
@@ -314,5 +340,6 @@ int main(void) {
   RUN(sums);
   RUN(planted_every_copy_adds);
   RUN(store_and_add_conflict);
+  RUN(row_sums_of_mma);
   CHECK_EXIT();
 }

@@ -239,11 +239,33 @@ static void place_stages(lw *w) {
   }
 }
 
+/* A remark per read that feeds an mma.sync but stays in global memory
+ * (a wgmma's is an error at the mma): why it is not staged. */
+static void remark_unstaged(lw *w) {
+  for (uint32_t id = 1; id < w->g->nodes.n && !w->wgmma; id++) {
+    const wv_node *n = wv_get(w->g, id);
+    uint32_t o = w->ix->info[id].origin;
+    const char *why = w->unstaged[o];
+    if (n->op != WAVEC_OP_READ || !w->mma_only[id] || !why ||
+        (w->ctx->test_hooks & WV_HOOK_NO_STAGING))
+      continue;
+    w->unstaged[o] = NULL; /* once an origin */
+    wv_buf b;
+    wv_remark_start(w->k, n->loc, &b);
+    wv_buf_printf(&b, "read of '%s' feeds an mma but is not staged in "
+                      "shared memory (each lane loads its elements from "
+                      "global memory): %s",
+                  wv_get(w->g, n->mem)->name, why);
+    wv_remark_end(w->k, &b);
+  }
+}
+
 wavec_status wv_pass_promote(wv_kernel *k) {
   lw *w = lw_plan(k);
   w->stage_of = wv_alloc(k->ctx, w->norigin * sizeof *w->stage_of);
   w->unstaged = wv_alloc(k->ctx, w->norigin * sizeof *w->unstaged);
   place_stages(w);
+  remark_unstaged(w);
   return WAVEC_OK;
 }
 

@@ -798,10 +798,10 @@ PERS_FWD = [(128, 64, 2, {}), (128, 128, 2, {}), (128, 128, 3, TURNS), (128, 128
 # is masked) and three warpgroups of query rows (192), against the best
 # plain configuration and turns at 3 stages; turns and overlap at 2 stages
 # (a producer refills the carried group's slot once it retires).
-WIDE_FWD = {128: [(128, 64, 2, {}), (192, 128, 2, {}), (192, 128, 2, dict(specialize=1)), (192, 64, 2, {}),
+WIDE_FWD = {"128": [(128, 64, 2, {}), (192, 128, 2, {}), (192, 128, 2, dict(specialize=1)), (192, 64, 2, {}),
                   (192, 64, 3, {}), (128, 128, 3, TURNS)],
             "128b": [(192, 128, 2, {}), (192, 128, 2, TURNS), (256, 64, 2, {}), (192, 96, 2, {}), (256, 128, 2, {})],
-            64: [(128, 128, 2, {}), (192, 128, 2, {}), (192, 128, 2, dict(specialize=1)), (256, 128, 2, {}),
+            "64": [(128, 128, 2, {}), (192, 128, 2, {}), (192, 128, 2, dict(specialize=1)), (256, 128, 2, {}),
                  (192, 64, 3, {})]}
 
 def fwd_sched(quick=False, cfgs=FS_FWD, Ds=(128,), tag="fwd_sched"):
@@ -964,8 +964,9 @@ def main():
     if a.only in (None, "layouts"):
         layouts(a.quick)
     if a.only in (None, "wide"):
-        for D in os.environ.get("WIDE_D", "128").split(","):  # 128b: a second list at D = 128
-            fwd_sched(a.quick, WIDE_FWD[int(D) if D.isdigit() else D], (int(D.rstrip("b")),), "wide")
+        # WIDE_D: the lists to run, each a head dim ("128b": a second list at 128)
+        for name in os.environ.get("WIDE_D", "128").split(","):
+            fwd_sched(a.quick, WIDE_FWD[name], (int(name.rstrip("b")),), "wide")
     if a.only in (None, "fa3"):
         fwd_sched(a.quick, FA3_FWD, (128, 64), "fa3")
         bwd_variants(a.quick)

@@ -860,23 +860,26 @@ static bool scalar_expr(wv_kernel *k, const wv_node *n) {
 static wavec_value cast(wv_kernel *k, wavec_value v, wavec_dtype dt,
                         wavec_loc loc);
 
+/* An expression of hyperparameters *v (*x; A + 1, -WIN: computed in f32)
+ * takes the dtype of the other operand y as cast() gives it, as a lone
+ * one does. */
+static void take_dtype(wv_kernel *k, wavec_value *v, wv_node **x,
+                       const wv_node *y, wavec_loc loc) {
+  if (!is_scalar(*x) && scalar_expr(k, *x) && !scalar_expr(k, y) &&
+      (*x)->type.dt != y->type.dt) {
+    *v = cast(k, *v, y->type.dt, loc);
+    *x = reg_operand(k, *v, loc);
+  }
+}
+
 static wavec_value binary(wv_kernel *k, wavec_op op, wavec_value a,
                           wavec_value b, wavec_loc loc) {
   if ((unsigned)op >= WAVEC_OP_COUNT ||
       (wv_ops[op].cls != 'B' && wv_ops[op].cls != 'C'))
     wv_fail(k->ctx, D_INVALID, loc, "op %d is not a binary op", (int)op);
   wv_node *x = reg_operand(k, a, loc), *y = reg_operand(k, b, loc);
-  /* an expression of hyperparameters (A + 1, -WIN: computed in f32) takes
-   * the other operand's dtype as cast() gives it, as a lone one does */
-  if (!is_scalar(x) && scalar_expr(k, x) && !scalar_expr(k, y) &&
-      x->type.dt != y->type.dt) {
-    a = cast(k, a, y->type.dt, loc);
-    x = reg_operand(k, a, loc);
-  } else if (!is_scalar(y) && scalar_expr(k, y) && !scalar_expr(k, x) &&
-             x->type.dt != y->type.dt) {
-    b = cast(k, b, x->type.dt, loc);
-    y = reg_operand(k, b, loc);
-  }
+  take_dtype(k, &a, &x, y, loc);
+  take_dtype(k, &b, &y, x, loc);
   uint32_t ops[2] = {a, b};
   wv_node n = {.op = op, .loc = loc, .nops = 2, .ops = ops};
   n.type = unify(k, x, y, wv_ops[op].name, loc);

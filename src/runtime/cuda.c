@@ -646,14 +646,18 @@ wavec_status wavec_module_arg_shape(wavec_module *b, size_t i, size_t ndims,
   uint64_t me = i < 64 ? (uint64_t)1 << i : 0; /* (more cannot launch) */
   for (size_t j = 0; j < ndims; j++) {
     uint32_t z = b->dyn[i][j];
-    if (shape[j] <= 0 || (z && shape[j] > b->sizes[z - 1].most))
+    if (shape[j] <= 0)
       return wv_error(ctx, D_INVALID, none,
                       "argument '%s' of '%s': size %lld of dimension %zu is "
-                      "out of range (%s)",
+                      "out of range",
+                      a->name, b->kernel, (long long)shape[j], j);
+    if (z && shape[j] > b->sizes[z - 1].most)
+      return wv_error(ctx, D_INVALID, none,
+                      "argument '%s' of '%s': size %lld of dimension %zu is "
+                      "out of range: more than the %lld the kernel is "
+                      "compiled for",
                       a->name, b->kernel, (long long)shape[j], j,
-                      z ? "a run-time size: at least 1 and at most what the "
-                          "kernel is compiled for (tir.c)"
-                        : "at least 1");
+                      (long long)b->sizes[z - 1].most);
     if (!z && shape[j] != a->shape[j])
       return wv_error(ctx, D_INVALID, none,
                       "argument '%s' of '%s': dimension %zu is %lld, compiled "

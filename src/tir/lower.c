@@ -16,6 +16,11 @@ int tir_ty_bytes(tir_ty ty) {
   return bytes[ty];
 }
 
+bool tir_ty_is_float(tir_ty ty) {
+  return ty == TY_F16 || ty == TY_BF16 || ty == TY_F32 || ty == TY_E4M3 ||
+         ty == TY_E5M2;
+}
+
 tir_ty tir_ty_of(wavec_dtype dt) {
   static const tir_ty map[WAVEC_DTYPE_COUNT] = {
       [WAVEC_F16] = TY_F16,       [WAVEC_BF16] = TY_BF16,
@@ -122,17 +127,12 @@ uint32_t lw_iconst(lw *w, int64_t v) {
   return d;
 }
 
-static bool is_float_ty(tir_ty ty) {
-  return ty == TY_F16 || ty == TY_BF16 || ty == TY_F32 || ty == TY_E4M3 ||
-         ty == TY_E5M2;
-}
-
 /* A constant of any type into register d: floats keep v, integers and
  * predicates take it as cast() converts it (tir_int_of). */
 void lw_const_into(lw *w, tir_ty ty, uint32_t d, double v) {
-  int64_t i = is_float_ty(ty) ? 0 : tir_int_of(ty, v);
+  int64_t i = tir_ty_is_float(ty) ? 0 : tir_int_of(ty, v);
   lw_emit(w, T_CONST, ty, d, 0, 0, 0, i)->fimm =
-      is_float_ty(ty) ? v : (double)i;
+      tir_ty_is_float(ty) ? v : (double)i;
 }
 
 static uint32_t fconst(lw *w, tir_ty ty, double v) {
@@ -179,7 +179,7 @@ double lw_scalar_value(lw *w, const wv_node *s) {
 double lw_read_fill(lw *w, const wv_node *read) {
   double v = read->nops > 1 ? lw_scalar_value(w, wv_get(w->g, read->ops[1])) : 0;
   tir_ty ty = lw_node_ty(read);
-  return is_float_ty(ty) ? v : (double)tir_int_of(ty, v);
+  return tir_ty_is_float(ty) ? v : (double)tir_int_of(ty, v);
 }
 
 uint32_t lw_new_regs(lw *w, tir_ty ty, uint32_t n) {

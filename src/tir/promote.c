@@ -131,14 +131,17 @@ static const char *unstageable(lw *w, uint32_t id, stage *st) {
     st->swz = true;
     st->bytes = st->ext[nd - 2] * st->ext[nd - 1] * st->es; /* 1024 | bytes */
   }
-  int64_t s = 1;
-  for (int i = (int)nd - 1; i >= 0 && !st->swz; i--) {
-    st->sstride[i] = s;
-    s *= st->ext[i] + (i == (int)nd - 1 ? STAGE_PAD_BYTES / st->es : 0);
+  int64_t raw = st->bytes; /* before the rounding to 16 bytes */
+  if (!st->swz) {
+    int64_t s = 1;
+    for (int i = (int)nd - 1; i >= 0; i--) {
+      st->sstride[i] = s;
+      s *= st->ext[i] + (i == (int)nd - 1 ? STAGE_PAD_BYTES / st->es : 0);
+    }
+    raw = s * st->es;
+    st->bytes = (raw + 15) / 16 * 16;
   }
-  if (!st->swz)
-    st->bytes = (s * st->es + 15) / 16 * 16;
-  if ((st->swz ? st->bytes : s * st->es) > 96 * 1024) {
+  if (raw > 96 * 1024) {
     wv_buf_printf(&b, "the workgroup's tile of '%s' is %lld bytes, more "
                       "than the 96 KB a staged tile may have",
                   mem->name, (long long)st->bytes);

@@ -96,10 +96,6 @@ static nm F32(float f) {
 }
 
 
-static bool is_float(tir_ty t) {
-  return t == TY_F16 || t == TY_BF16 || t == TY_F32 || t == TY_E4M3 ||
-         t == TY_E5M2;
-}
 
 /* The PTX name of an 8-bit float type in cvt's pairs. */
 static const char *fp8_pair(px *x, tir_ty t) {
@@ -536,7 +532,7 @@ static const char *const icmp[] = {"gt", "lt", "ge", "le", "eq", "ne"};
 static void emit_setp(px *x, const tir_instr *in) {
   tir_ty ta = ty(x, in->a), tb = ty(x, in->b);
   nm d = R(x, in->dst);
-  if (is_float(ta) || is_float(tb)) {
+  if (tir_ty_is_float(ta) || tir_ty_is_float(tb)) {
     nm a = as_f32(x, in->a), b = as_f32(x, in->b);
     ins(x, "setp.%s.f32 %s, %s, %s", fcmp[in->imm], d.s, a.s, b.s);
   } else if (ta == TY_I64) { /* (and tb: the verifier) */
@@ -581,7 +577,7 @@ static void emit_cvt(px *x, const tir_instr *in) {
         R(x, in->a).s);
     return;
   }
-  if (is_float(to)) {
+  if (tir_ty_is_float(to)) {
     if (from == TY_I32 && (to == TY_F16 || to == TY_F32)) /* rounded once */
       ins(x, "cvt.rn.%s.s32 %s, %s", to == TY_F16 ? "f16" : "f32", d.s,
           R(x, in->a).s);
@@ -592,12 +588,12 @@ static void emit_cvt(px *x, const tir_instr *in) {
   nm i;
   if (from == TY_PRED) {
     i = pred_as_i32(x, in->a);
-  } else if (is_float(from) && to == TY_PRED) {
+  } else if (tir_ty_is_float(from) && to == TY_PRED) {
     /* a float is true when it is not zero; NaN is true (as in C, NumPy and
      * PyTorch): an unordered compare */
     ins(x, "setp.neu.f32 %s, %s, 0f00000000", d.s, as_f32(x, in->a).s);
     return;
-  } else if (is_float(from)) {
+  } else if (tir_ty_is_float(from)) {
     nm v = as_f32(x, in->a);
     if (to == TY_I8) { /* nearest even, saturated, NaN 0 */
       ins(x, "cvt.rni.sat.s8.f32 %s, %s", d.s, v.s);
@@ -677,7 +673,7 @@ static void convert_into(px *x, uint32_t d, tir_ty from, nm v) {
   nm dn = R(x, d);
   if (from == to) {
     ins(x, "mov.%s %s, %s", move_type[to], dn.s, v.s);
-  } else if (is_float(to)) {
+  } else if (tir_ty_is_float(to)) {
     nm f = v;
     if (from == TY_F16) {
       f = T(x, C_F32);
@@ -728,7 +724,7 @@ static void emit_stg(px *x, const tir_instr *in) {
       ins(x, "selp.u32 %s, 1, 0, %s", t.s, v.s);
     else {
       nm p = T(x, C_PRED);
-      if (is_float(vt))
+      if (tir_ty_is_float(vt))
         ins(x, "setp.neu.f32 %s, %s, 0f00000000", p.s, as_f32(x, in->b).s);
       else
         ins(x, "setp.ne.s32 %s, %s, 0", p.s, v.s);
@@ -739,7 +735,7 @@ static void emit_stg(px *x, const tir_instr *in) {
     /* the simulator stores the value rounded to the element type, and an
      * i32 element from a float truncates */
     nm t = T(x, ty_class[mt]);
-    if (is_float(mt)) {
+    if (tir_ty_is_float(mt)) {
       nm f = as_f32(x, in->b);
       if (mt == TY_F32)
         ins(x, "mov.f32 %s, %s", t.s, f.s);
@@ -1213,7 +1209,7 @@ static void emit_instr(px *x, const tir_instr *in) {
     emit_code[in->op](x, in);
   else if (!arithmetic(in->op))
     put_form(x, in, forms[in->op].ptx, NULL);
-  else if (is_float(in->ty))
+  else if (tir_ty_is_float(in->ty))
     emit_float_op(x, in);
   else if (in->ty == TY_I32 || in->ty == TY_I64)
     emit_int_op(x, in);

@@ -388,14 +388,11 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
     static const bool arith[T__COUNT] = {[T_ADD] = 1, [T_SUB] = 1,
                                          [T_MUL] = 1, [T_DIV] = 1,
                                          [T_MIN] = 1, [T_MAX] = 1};
-    if (arith[in->op] && !bad)
-      for (int j = 0; j < 2; j++) {
-        tir_ty t = ops[j] ? p->regs.v[ops[j]] : in->ty;
-        bool flt = t == TY_F32 || t == TY_F16 || t == TY_BF16;
-        bool want_flt =
-            in->ty == TY_F32 || in->ty == TY_F16 || in->ty == TY_BF16;
-        bad |= want_flt ? t != in->ty : flt || t == TY_PRED;
-      }
+    for (int j = 0; arith[in->op] && !bad && j < 2; j++) {
+      tir_ty t = ops[j] ? p->regs.v[ops[j]] : in->ty;
+      bad |= tir_ty_is_float(in->ty) ? t != in->ty
+                                     : tir_ty_is_float(t) || t == TY_PRED;
+    }
     /* fma: f32 registers only (the PTX form rounds once to f32) */
     if (in->op == T_FMA &&
         (in->ty != TY_F32 || !in->a || !in->b || !in->c ||

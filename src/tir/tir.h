@@ -572,6 +572,7 @@ const tir_prog *tir_instance(wavec_ctx *ctx, const tir_prog *p,
 
 tir_ty tir_ty_of(wavec_dtype dt);
 int tir_ty_bytes(tir_ty ty); /* 2 for f16/bf16, 4 for f32/i32, 8 i64, 1 pred */
+bool tir_ty_is_float(tir_ty ty); /* f16, bf16, f32 and the 8-bit floats */
 
 /* The PTX printer (ptx.c): appends to `out` one PTX module holding the
  * program as the `.entry` `name` for target t (sm_80, sm_89, sm_90,

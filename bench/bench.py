@@ -798,11 +798,17 @@ PERS_FWD = [(128, 64, 2, {}), (128, 128, 2, {}), (128, 128, 3, TURNS), (128, 128
 # is masked) and three warpgroups of query rows (192), against the best
 # plain configuration and turns at 3 stages; turns and overlap at 2 stages
 # (a producer refills the carried group's slot once it retires).
-WIDE_FWD = {"128": [(128, 64, 2, {}), (192, 128, 2, {}), (192, 128, 2, dict(specialize=1)), (192, 64, 2, {}),
-                  (192, 64, 3, {}), (128, 128, 3, TURNS)],
-            "128b": [(192, 128, 2, {}), (192, 128, 2, TURNS), (256, 64, 2, {}), (192, 96, 2, {}), (256, 128, 2, {})],
-            "64": [(128, 128, 2, {}), (192, 128, 2, {}), (192, 128, 2, dict(specialize=1)), (256, 128, 2, {}),
-                 (192, 64, 3, {})]}
+WIDE_FWD = {"128": (128, [(128, 64, 2, {}), (192, 128, 2, {}), (192, 128, 2, dict(specialize=1)), (192, 64, 2, {}),
+                          (192, 64, 3, {}), (128, 128, 3, TURNS)]),
+            "128b": (128, [(192, 128, 2, {}), (192, 128, 2, TURNS), (256, 64, 2, {}), (192, 96, 2, {}),
+                           (256, 128, 2, {})]),
+            "64": (64, [(128, 128, 2, {}), (192, 128, 2, {}), (192, 128, 2, dict(specialize=1)), (256, 128, 2, {}),
+                        (192, 64, 3, {})]),
+            # longest walks first (v0.6.5): the causal forward's query tiles
+            # in reverse against block i on tile i (non-causal rows: the
+            # same kernel twice, the noise)
+            "order128": (128, [(192, 128, 2, {}), (192, 128, 2, dict(longest_first=0))]),
+            "order64": (64, [(128, 128, 2, {}), (128, 128, 2, dict(longest_first=0))])}
 
 def fwd_sched(quick=False, cfgs=FS_FWD, Ds=(128,), tag="fwd_sched"):
     """The forward in specialized and persistent schedules (`cfgs`), cuDNN in the same process."""
@@ -964,9 +970,10 @@ def main():
     if a.only in (None, "layouts"):
         layouts(a.quick)
     if a.only in (None, "wide"):
-        # WIDE_D: the lists to run, each a head dim ("128b": a second list at 128)
+        # WIDE_D: the lists to run (WIDE_FWD's names)
         for name in os.environ.get("WIDE_D", "128").split(","):
-            fwd_sched(a.quick, WIDE_FWD[name], (int(name.rstrip("b")),), "wide")
+            D, cfgs = WIDE_FWD[name]
+            fwd_sched(a.quick, cfgs, (D,), "wide")
     if a.only in (None, "fa3"):
         fwd_sched(a.quick, FA3_FWD, (128, 64), "fa3")
         bwd_variants(a.quick)

@@ -48,7 +48,10 @@ def drive(cfgs, script, out):
     run by `script` under WV_UNDER_NCU=<index>."""
     if out:
         os.makedirs(out, exist_ok=True)
+    only = [n for n in os.environ.get("WV_PROFILE_ONLY", "").split(",") if n]
     for i, (name, *_rest) in enumerate(cfgs):
+        if only and name not in only:  # WV_PROFILE_ONLY: these configurations' names
+            continue
         rep = f"/tmp/wv-src-{i}"
         r = subprocess.run(["ncu", "--profile-from-start", "off", "--launch-count", "1", "--section", "SourceCounters",
                             "--section", "WarpStateStats", "--import-source", "no", "-f", "-o", rep,

@@ -381,7 +381,13 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    wave c compute columns [c N/W, (c + 1) N/W) of it over the whole
  *    dim, its lhs (a conversion through shared memory, or a staged read)
  *    read from every wave's shared memory: no parts to sum, 1/W of the
- *    accumulator registers; 0: the waves leave parts (sum_parts). */
+ *    accumulator registers; 0: the waves leave parts (sum_parts).
+ *  - longest_first: 1 or not given, a grid axis along which a bounded
+ *    iterate's walk grows with the workgroup's tile (iterate(D <= E), E
+ *    split over workgroups: a causal forward's keys) runs its tiles in
+ *    reverse, block i on tile n - 1 - i, so that the longest walks are
+ *    dispatched first; an axis where another walk shrinks keeps its
+ *    order. 0: block i on tile i. */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \
@@ -395,7 +401,8 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
   X(WAVEC_HW_OVERLAP, 9, "overlap", 0, 1)                                      \
   X(WAVEC_HW_SUM_PARTS, 10, "sum_parts", 0, 1)                                  \
   X(WAVEC_HW_ADDS, 11, "adds", 1, 2)                                          \
-  X(WAVEC_HW_EXCHANGE, 12, "exchange", 0, 1)
+  X(WAVEC_HW_EXCHANGE, 12, "exchange", 0, 1)                                  \
+  X(WAVEC_HW_LONGEST_FIRST, 13, "longest_first", 0, 1)
 
 typedef enum wavec_hw_int {
 #define X(e, v, name, lo, hi) e = v,

@@ -157,6 +157,9 @@ typedef struct sched_plan {
   int64_t group_m; /* rows of tiles in a group of the raster */
   wavec_sym ring;  /* $RING: a tensor-copy ring's fills before the tile, or
                       0 (none) */
+  /* by grid axis: its workgroups take its tiles in reverse (longest walks
+   * first): workgroup id i is tile n - 1 - i */
+  bool reverse[3];
 } sched_plan;
 
 /* The output written through shared memory by tensor stores
@@ -486,6 +489,9 @@ void lw_tma_release(lw *w, const stage *st, int64_t S, ex_t first, ex_t tile,
 /* lower_expr.c: the size of dim d, a constant or (dynamic) its symbol,
  * which lowers to T_PARAM */
 ex_t lw_dim_size(lw *w, wavec_sym d);
+/* lower_expr.c: a register with the tiles along grid axis a (a dynamic
+ * dim's from its size) */
+uint32_t lw_tiles_along(lw *w, int a);
 
 /* lower_guard.c */
 bool lw_bound_check(lw *w, ex_t c, ex_t size, uint32_t *mask);

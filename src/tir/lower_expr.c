@@ -283,9 +283,15 @@ static uint32_t lower(lw *w, ex_t e) {
         lw_emit(w, T_SREG, TY_I32, r, 0, 0, 0, TIR_SREG_TID_X + a);
       else if (s == w->d->WG[a] && w->wgreg[a]) /* a persistent tile's */
         r = w->wgreg[a];
-      else if (s == w->d->WG[a])
-        r = lw_reg(w, TY_I32),
+      else if (s == w->d->WG[a]) {
+        r = lw_reg(w, TY_I32);
         lw_emit(w, T_SREG, TY_I32, r, 0, 0, 0, TIR_SREG_CTAID_X + a);
+        if (w->sched.reverse[a]) /* longest walks first (schedule.c) */
+          r = lw_op2(w, T_SUB, TY_I32,
+                     lw_op2(w, T_SUB, TY_I32, lw_tiles_along(w, a),
+                            lw_iconst(w, 1)),
+                     r);
+      }
     }
     if (!r && s < w->nloopreg && w->loopreg[s])
       r = w->loopreg[s];
@@ -454,6 +460,16 @@ bool lw_eval_threads(lw *w, ex_t e, int64_t *out) {
   }
   return ex_eval_batch(ctx, e, w->tid_cols, NULL, NULL, w->tid_ncols,
                        (size_t)n, out);
+}
+
+uint32_t lw_tiles_along(lw *w, int a) {
+  wavec_ctx *ctx = w->ctx;
+  const wv_dist *d = w->d;
+  if (d->grid[a] >= 0)
+    return lw_expr(w, ex_const(ctx, d->grid[a]));
+  wavec_sym g = d->grid_dim[a];
+  return lw_expr(w, ex_ceildiv(ctx, lw_dim_size(w, g),
+                               ex_const(ctx, d->dim[g].wg_tile)));
 }
 
 ex_t lw_dim_size(lw *w, wavec_sym d) {

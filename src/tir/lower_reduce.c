@@ -30,6 +30,12 @@ typedef struct reduce_shape {
   /* the lane bits that change only D: shuffled across, in order */
   int bits[8];
   int nbits;
+  /* by element, for a sum: the lanes that count it (bit l % 32 of word
+   * l / 32: lane l), where not every lane does; NULL where every lane
+   * does. Lanes of a shuffle's orbit may hold the same coordinate (a tile
+   * of 7 over 32 lanes holds element i in lanes i, i + 7, ...): only the
+   * first counts it, or the shuffles would add it once per copy. */
+  uint32_t **own;
 } reduce_shape;
 
 /* Coordinates of element e in lane l (along dim i of the layout). */
@@ -79,18 +85,70 @@ static void thread_terms(lw *w, reduce_shape *sh, const int64_t *co,
     for (uint32_t f = 0; f < ne; f++) {
       if (f == e || rep[f] != e)
         continue;
-      bool newd_all = true;
+      bool newd_any = false;
       for (int l = 0; l < lanes; l++) {
         bool dup = CO(l, f)[di] == CO(l, e)[di];
         for (uint32_t g = 0; g < f && !dup; g++)
           dup = g != e && rep[g] == e && CO(l, g)[di] == CO(l, f)[di];
-        newd_all &= !dup;
+        newd_any |= !dup;
       }
-      if (newd_all)
+      if (newd_any) /* (lanes where it repeats: owners, below) */
         sh->terms[t++] = f;
     }
   }
   sh->at[ne] = t;
+}
+
+/* Does lane l hold, in an element of row `e` before element f of that
+ * row (e first, then its terms), the D coordinate v? */
+static bool holds_before(const reduce_shape *sh, const int64_t *co,
+                         uint32_t ne, uint32_t nd, int l, uint32_t e,
+                         uint32_t f, int64_t v) {
+  int di = sh->di;
+  if (f == e)
+    return false;
+  if (CO(l, e)[di] == v)
+    return true;
+  for (uint32_t t = sh->at[e]; t < sh->at[e + 1] && sh->terms[t] != f; t++)
+    if (CO(l, sh->terms[t])[di] == v)
+      return true;
+  return false;
+}
+
+/* The lanes that count each element of a sum (reduce_shape.own): those
+ * where no element of its row before it holds its D coordinate, and no
+ * lane of its shuffle orbit below it (l ^ m for m a sum of the shuffled
+ * bits) holds it in the row at all. */
+static void lane_owners(lw *w, reduce_shape *sh, const int64_t *co,
+                        uint32_t ne, uint32_t nd) {
+  int lanes = w->d->lanes, di = sh->di;
+  int span = 1 << sh->nbits;
+  sh->own = wv_alloc(w->ctx, (ne ? ne : 1) * sizeof *sh->own);
+  for (uint32_t e = 0; e < ne; e++) {
+    if (sh->rep[e] != e)
+      continue;
+    for (uint32_t t = sh->at[e]; t <= sh->at[e + 1]; t++) {
+      uint32_t f = t == sh->at[e + 1] ? e : sh->terms[t];
+      uint32_t *own = wv_alloc(w->ctx, ((size_t)lanes + 31) / 32 * 4);
+      bool every = true;
+      for (int l = 0; l < lanes; l++) {
+        int64_t v = CO(l, f)[di];
+        bool counts = !holds_before(sh, co, ne, nd, l, e, f, v);
+        for (int k = 1; k < span && counts; k++) {
+          int m = 0;
+          for (int b = 0; b < sh->nbits; b++)
+            m |= k >> b & 1 ? sh->bits[b] : 0;
+          int o = l ^ m;
+          counts = o > l || CO(o, e)[di] != v;
+          for (uint32_t u = sh->at[e]; u < sh->at[e + 1] && counts; u++)
+            counts = o > l || CO(o, sh->terms[u])[di] != v;
+        }
+        own[l / 32] |= (uint32_t)counts << l % 32;
+        every &= counts;
+      }
+      sh->own[f] = every ? NULL : own;
+    }
+  }
 }
 
 /* The lane bits across which the reduction shuffles: those that change
@@ -133,6 +191,7 @@ static const reduce_shape *shape_of(lw *w, const wv_node *n,
   sh.rep = row_reps(w, n, co, l->nelem, l->n, di);
   thread_terms(w, &sh, co, l->nelem, l->n);
   lane_bits(w, n, &sh, co, l->nelem, l->n);
+  lane_owners(w, &sh, co, l->nelem, l->n);
   vec_push(w->ctx, &w->reduce_shapes, sh);
   return &w->reduce_shapes.v[w->reduce_shapes.n - 1];
 }
@@ -144,9 +203,44 @@ static const reduce_shape *shape_of(lw *w, const wv_node *n,
  * chain, that link's partial, into registers first.. . The order of the
  * sums is this one, the same in the simulator as on the GPU (the thread
  * program fixes it). */
+/* Element f of x where the lanes in sh->own[f] count it (a sum's copies,
+ * reduce_shape.own), else the sum's identity, 0. */
+static uint32_t owned_x(lw *w, const wv_node *n, const reduce_shape *sh,
+                        uint32_t f, tir_ty ty, bool *guarded) {
+  uint32_t v = elem_x(w, n->ops[0], f, ty, n, guarded);
+  const uint32_t *own = n->op == WAVEC_OP_SUM ? sh->own[f] : NULL;
+  if (!own) /* (every lane counts it; a max takes copies alike) */
+    return v;
+  /* the lane's word of the mask (by lane / 32), then its bit: (word >>
+   * lane % 32) mod 2 */
+  wavec_ctx *ctx = w->ctx;
+  int words = (w->d->lanes + 31) / 32;
+  uint32_t word = lw_iconst(w, (int32_t)own[words - 1]);
+  if (words > 1) {
+    uint32_t q = lw_expr(w, ex_floordiv(ctx, w->d->lane, ex_const(ctx, 32)));
+    for (int k = words - 2; k >= 0; k--) {
+      uint32_t is = lw_reg(w, TY_PRED), sel = lw_reg(w, TY_I32);
+      lw_emit(w, T_SETP, TY_PRED, is, q, lw_iconst(w, k), 0, TIR_CMP_EQ);
+      lw_emit(w, T_SELP, TY_I32, sel, is, lw_iconst(w, (int32_t)own[k]),
+              word, 0);
+      word = sel;
+    }
+  }
+  uint32_t at = lw_expr(w, ex_mod(ctx, w->d->lane, ex_const(ctx, 32)));
+  uint32_t bit = lw_op2(w, T_MOD, TY_I32, lw_op2(w, T_SHR, TY_I32, word, at),
+                        lw_iconst(w, 2));
+  uint32_t p = lw_reg(w, TY_PRED);
+  lw_emit(w, T_SETP, TY_PRED, p, bit, lw_iconst(w, 1), 0, TIR_CMP_EQ);
+  uint32_t zero = lw_reg(w, ty);
+  lw_emit(w, T_CONST, ty, zero, 0, 0, 0, 0);
+  uint32_t r = lw_reg(w, ty);
+  lw_emit(w, T_SELP, ty, r, p, v, zero, 0);
+  return r;
+}
+
 static void reduce_in_thread(lw *w, const wv_node *n, const reduce_shape *sh,
                              uint32_t prev, uint32_t first, bool *guarded) {
-  uint32_t x = n->ops[0], ne = sh->l->nelem;
+  uint32_t ne = sh->l->nelem;
   tir_ty ty = tir_ty_of(n->type.dt);
   tir_op op = lw_unary_ops[n->op];
   uint32_t *v = wv_alloc(w->ctx, (ne ? ne : 1) * sizeof *v);
@@ -154,9 +248,9 @@ static void reduce_in_thread(lw *w, const wv_node *n, const reduce_shape *sh,
     if (sh->rep[e] != e)
       continue;
     uint32_t k = 0;
-    v[k++] = elem_x(w, x, e, ty, n, guarded);
+    v[k++] = owned_x(w, n, sh, e, ty, guarded);
     for (uint32_t t = sh->at[e]; t < sh->at[e + 1]; t++)
-      v[k++] = elem_x(w, x, sh->terms[t], ty, n, guarded);
+      v[k++] = owned_x(w, n, sh, sh->terms[t], ty, guarded);
     while (k > 1) {
       uint32_t m = 0;
       for (uint32_t i = 0; i + 1 < k; i += 2)

@@ -20,17 +20,6 @@
  * the tile before left, lw_ring_advance). */
 #include "tir/lower.h"
 
-/* Register: the tiles along grid axis a (a dynamic dim's from its size). */
-static uint32_t tiles_along(lw *w, int a) {
-  wavec_ctx *ctx = w->ctx;
-  const wv_dist *d = w->d;
-  if (d->grid[a] >= 0)
-    return lw_expr(w, ex_const(ctx, d->grid[a]));
-  wavec_sym g = d->grid_dim[a];
-  return lw_expr(w, ex_ceildiv(ctx, lw_dim_size(w, g),
-                               ex_const(ctx, d->dim[g].wg_tile)));
-}
-
 /* The workgroup ids of tile t (a register) in the grouped order: axis 2
  * outermost; within it groups of group_m tiles of axis 0, each swept
  * along axis 1 a column of the group at a time (the last group may be
@@ -51,6 +40,14 @@ static void raster(lw *w, uint32_t t, uint32_t n0, uint32_t n1) {
   uint32_t row = lw_op2(w, T_MOD, TY_I32, in, size);
   w->wgreg[0] = lw_op2(w, T_ADD, TY_I32, first_m, row);
   w->wgreg[1] = lw_op2(w, T_DIV, TY_I32, in, size);
+  uint32_t n[3] = {n0, n1, 0};
+  for (int a = 0; a < 3; a++) /* longest walks first (schedule.c) */
+    if (w->sched.reverse[a])
+      w->wgreg[a] = lw_op2(
+          w, T_SUB, TY_I32,
+          lw_op2(w, T_SUB, TY_I32, n[a] ? n[a] : lw_tiles_along(w, a),
+                 lw_iconst(w, 1)),
+          w->wgreg[a]);
 }
 
 /* Opens the loop over the workgroup's tiles and the scope of its body;
@@ -61,8 +58,8 @@ static void tile_loop_begin(lw *w, tile_loop *tl) {
     w->ring_next = lw_reg(w, TY_I32); /* reassigned after each tile */
     lw_emit(w, T_CONST, TY_I32, w->ring_next, 0, 0, 0, 0);
   }
-  uint32_t n0 = tiles_along(w, 0), n1 = tiles_along(w, 1);
-  uint32_t n2 = tiles_along(w, 2);
+  uint32_t n0 = lw_tiles_along(w, 0), n1 = lw_tiles_along(w, 1);
+  uint32_t n2 = lw_tiles_along(w, 2);
   uint32_t tiles = lw_op2(w, T_MUL, TY_I32, lw_op2(w, T_MUL, TY_I32, n0, n1),
                           n2);
   uint32_t most = lw_iconst(w, s->ctas);

@@ -46,7 +46,8 @@ typedef struct overlap_site {
 static bool int_arith(const tir_prog *p, const tir_instr *in) {
   switch (in->op) {
   case T_CONST: case T_MOV: case T_ADD: case T_SUB: case T_MUL: case T_DIV:
-  case T_MOD: case T_TDIV: case T_TREM: case T_MIN: case T_MAX: case T_SWZ:
+  case T_MOD: case T_TDIV: case T_TREM: case T_SHR: case T_MIN: case T_MAX:
+  case T_SWZ:
     return in->dst && (p->regs.v[in->dst] == TY_I32 ||
                        p->regs.v[in->dst] == TY_I64) && !in->nlist;
   default: return false;

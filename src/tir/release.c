@@ -27,7 +27,7 @@
 static bool movable(const tir_prog *p, const tir_instr *in) {
   static const bool ops[T__COUNT] = {
       [T_CONST] = 1, [T_MOV] = 1,  [T_ADD] = 1,  [T_SUB] = 1,  [T_MUL] = 1,
-      [T_DIV] = 1,   [T_MOD] = 1,  [T_TDIV] = 1, [T_TREM] = 1, [T_MIN] = 1,
+      [T_DIV] = 1,   [T_MOD] = 1,  [T_TDIV] = 1, [T_TREM] = 1, [T_SHR] = 1, [T_MIN] = 1,
       [T_MAX] = 1,   [T_SETP] = 1, [T_AND] = 1,  [T_SELP] = 1};
   if (!ops[in->op] || !in->dst || in->nlist)
     return false;

@@ -308,6 +308,64 @@ static bool persistent(lw *w, sched_plan *s, wv_buf *why) {
   return true;
 }
 
+/* Longest walks first (hardware(longest_first), the compiler's choice
+ * unless 0): where a bounded iterate's walk grows with the workgroup id
+ * along grid axis a (`iterate(D <= E)`, E split along a: a causal
+ * forward's keys), the workgroups of axis a take its tiles in reverse, so
+ * that the longest walks are dispatched first and the short ones fill the
+ * last wave instead of a long one running alone at the end. An axis
+ * where another bounded walk shrinks with the id (D >= E) keeps its
+ * order. Nothing but the map from the hardware's block id to the tile
+ * changes ($WG reads tile n - 1 - id; lower_expr.c, lower_sched.c). */
+static void longest_first(lw *w, sched_plan *s) {
+  wavec_loc at;
+  int64_t knob = lw_knob(w->k, WAVEC_HW_LONGEST_FIRST, &at);
+  if (knob == 0)
+    return;
+  const wv_dist *d = w->d;
+  int grows[3] = {0}, shrinks[3] = {0};
+  uint32_t first[3] = {0};
+  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
+    const wv_node *n = wv_get(w->g, id);
+    if (n->op != WAVEC_OP_ITERATE || !n->rel)
+      continue;
+    int a = d->dim[n->rel_dim].wg_axis;
+    if (a < 0 || (d->grid[a] >= 0 && d->grid[a] <= 1))
+      continue;
+    bool up = n->rel == WAVEC_REL_LE || n->rel == WAVEC_REL_LT;
+    (up ? grows : shrinks)[a]++;
+    if (up && !first[a])
+      first[a] = id;
+  }
+  bool any = false;
+  for (int a = 0; a < 3; a++) {
+    if (!grows[a] || shrinks[a])
+      continue;
+    s->reverse[a] = any = true;
+    const wv_node *n = wv_get(w->g, first[a]);
+    wv_buf b;
+    wv_remark_start(w->k, n->loc, &b);
+    wv_buf_printf(&b, "longest walks first: the walk of the iterate over "
+                      "'%s' grows with the workgroup's tile along grid axis "
+                      "%d ('%s'), so its workgroups take those tiles in "
+                      "reverse (block i runs tile n - 1 - i): the longest "
+                      "walks start first and the short ones fill the last "
+                      "wave",
+                  wavec_symbol_name(w->ctx, n->sym), a,
+                  wavec_symbol_name(w->ctx, d->grid_dim[a]));
+    if (knob < 0)
+      wv_buf_puts(&b, " (the compiler's choice; hardware(longest_first = 0) "
+                      "turns it off)");
+    wv_remark_end(w->k, &b);
+  }
+  if (!any && knob == 1)
+    wv_fail(w->ctx, D_SCHEDULE, at,
+            "hardware(longest_first = 1): no bounded iterate's walk grows "
+            "with the workgroup's tile along a grid axis of more than one "
+            "tile (an iterate(D <= E) or (D < E) with E split over "
+            "workgroups), unless another walk along that axis shrinks");
+}
+
 /* Each schedule where asked for; where not given, the compiler's choice
  * for kernels whose rings are tensor copies (see the top). */
 wavec_status wv_pass_schedule(wv_kernel *k) {
@@ -331,6 +389,7 @@ wavec_status wv_pass_schedule(wv_kernel *k) {
     else if (!rows[i].apply(w, &w->sched, &why))
       remark_declined(w, hw, rows[i].what, wv_buf_str(&why));
   }
+  longest_first(w, &w->sched);
   return WAVEC_OK;
 }
 
@@ -353,6 +412,10 @@ void wv_print_schedule(wv_kernel *k, wv_buf *b) {
                   s->ring ? ", ring phases carried across tiles" : "");
   else
     wv_buf_puts(b, "  tiles: one a workgroup\n");
+  for (int a = 0; a < 3; a++)
+    if (s->reverse[a])
+      wv_buf_printf(b, "  order: grid axis %d in reverse (longest walks "
+                       "first)\n", a);
 }
 
 /* What schedule promises: register counts the ISA takes (multiples of 8,

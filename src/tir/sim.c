@@ -601,6 +601,10 @@ static int64_t int_op(sim *s, const tir_instr *in, uint32_t w, int l,
     return in->op == T_TDIV ? a / b : a % b; /* C truncates */
   case T_MIN: return a < b ? a : b;
   case T_MAX: return a > b ? a : b;
+  case T_SHR:
+    if (b < 0 || b > 31)
+      sim_report(s, in, w, l, D_SIM_OOB, "a shift by %lld", (long long)b);
+    return (int64_t)((uint32_t)ua >> (b & 31));
   case T_NEG: return (int64_t)(0 - ua);
   case T_ABS: return a < 0 ? (int64_t)(0 - ua) : a;
   case T_SWZ: return tir_swz128(a);
@@ -634,7 +638,7 @@ static lane_fn *const lane_value[T__COUNT] = {
     [T_ADD] = lane_arith,   [T_SUB] = lane_arith,   [T_MUL] = lane_arith,
     [T_FMA] = lane_fma,
     [T_DIV] = lane_arith,   [T_MOD] = lane_arith,   [T_TDIV] = lane_arith,
-    [T_TREM] = lane_arith,  [T_MIN] = lane_arith,   [T_MAX] = lane_arith,
+    [T_TREM] = lane_arith,  [T_SHR] = lane_arith,   [T_MIN] = lane_arith,   [T_MAX] = lane_arith,
     [T_NEG] = lane_arith,   [T_ABS] = lane_arith,   [T_EXP2] = lane_arith,
     [T_EXP] = lane_arith,   [T_LOG2] = lane_arith,  [T_RCP] = lane_arith,
     [T_SQRT] = lane_arith,  [T_RSQRT] = lane_arith, [T_TANH] = lane_arith,
@@ -947,6 +951,7 @@ static exec_fn *const exec[T__COUNT] = {
     [T_FMA] = exec_value,
     [T_DIV] = exec_value,       [T_MOD] = exec_value,
     [T_TDIV] = exec_value,      [T_TREM] = exec_value,
+    [T_SHR] = exec_value,
     [T_MIN] = exec_value,       [T_MAX] = exec_value,
     [T_NEG] = exec_value,       [T_ABS] = exec_value,
     [T_EXP2] = exec_value,      [T_EXP] = exec_value,

@@ -124,6 +124,8 @@ extern const char *const tir_ty_names[TY_COUNT];
    * a - b * tdiv(a, b): the kernel's own / and % */                         \
   X(T_TDIV, "tdiv", 2, "div.s32 %=, %0, %1", 0)                                \
   X(T_TREM, "trem", 2, "rem.s32 %=, %0, %1", 0)                                \
+  /* i32: a's 32 bits shifted right by b in [0, 31], zeros shifted in */      \
+  X(T_SHR, "shr", 2, "shr.b32 %=, %0, %1", 0)                                  \
   /* NaN if either is */                                                       \
   X(T_MIN, "min", 2, "min.s32 %=, %0, %1", "min.NaN.f32 %=, %0, %1")           \
   X(T_MAX, "max", 2, "max.s32 %=, %0, %1", "max.NaN.f32 %=, %0, %1")           \

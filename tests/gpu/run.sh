@@ -70,6 +70,14 @@ cases=(
   "fwd B2 128/64|examples/attention_fwd.wave --kernel attention_fwd -D B=2 -D M=128 -D K2=128 -D N=64 -D K1=64"
   "fwd_causal B1 64/32|examples/attention_fwd.wave --kernel attention_fwd_causal -D B=1 -D M=64 -D K2=64 -D N=32 -D K1=32"
   "fwd_causal B2 128/64|examples/attention_fwd.wave --kernel attention_fwd_causal -D B=2 -D M=128 -D K2=128 -D N=64 -D K1=64"
+  # sums whose lanes hold copies (tiles of 7, 20 and waves of 10 over 32
+  # lanes): each copy counted once (the lane masks' shr.b32)
+  "copies sum_copies 8/17|tests/kernels/regress.wave --kernel sum_copies -D M=8 -D N=17"
+  "copies sum_copies_tiled 8/100 T=20|tests/kernels/regress.wave --kernel sum_copies_tiled -D M=8 -D N=100 -D T=20"
+  "copies softmax_copies 4/30 WN=10|tests/kernels/regress.wave --kernel softmax_copies -D M=4 -D N=30"
+  # longest walks first: the causal forward's query tiles in reverse, and
+  # in order (longest_first=0)
+  "fwd_causal B2 300/64 in order|examples/attention_fwd.wave --kernel attention_fwd_causal -D B=2 -D M=300 -D K2=300 -D N=64 -D K1=64 --hardware longest_first=0"
   "gemm 128x128x256 stages=1|examples/gemm.wave -D M=128 -D N=128 -D K=256 --hardware stages=1"
   "gemm 128x128x256 stages=2|examples/gemm.wave -D M=128 -D N=128 -D K=256 --hardware stages=2"
   "gemm 128x128x256 stages=4|examples/gemm.wave -D M=128 -D N=128 -D K=256 --hardware stages=4"

@@ -106,6 +106,7 @@ static const pin pins[] = {
     PIN(WAVEC_HW_SUM_PARTS, 10),
     PIN(WAVEC_HW_ADDS, 11),
     PIN(WAVEC_HW_EXCHANGE, 12),
+    PIN(WAVEC_HW_LONGEST_FIRST, 13),
     /* wavec_expr_op */
     PIN(WAVEC_EXPR_ADD, 0),
     PIN(WAVEC_EXPR_SUB, 1),
@@ -209,14 +210,14 @@ static void names_are_pinned(void) {
                                    "group_m",    "stores",
                                    "pingpong",   "overlap",
                                    "sum_parts",  "adds",
-                                   "exchange"};
+                                   "exchange",   "longest_first"};
   static const char *const hw_names[] = {
 #define X(e, v, name, lo, hi) [e] = name,
       WAVEC_HW_INTS(X)
 #undef X
   };
   for (int i = 0; i < WAVEC_HW_INT_COUNT; i++)
-    CHECKF(i < 13 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
+    CHECKF(i < 14 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
            hw_names[i]);
 }
 

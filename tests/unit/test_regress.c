@@ -4,7 +4,8 @@
  *  - ints: integer constants (literals, i32 Register fills) became 0;
  * and a reduction whose dimension the waves split (partials meet in shared
  * memory); a warpgroup loop that touches its carried accumulator before
- * any wait (its wgmmas must not run on into the next iteration). */
+ * any wait (its wgmmas must not run on into the next iteration); sums
+ * whose lanes hold copies of the summed elements (sum_of_copies). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +258,57 @@ static void scalar_values(void) {
   kc_close(&c);
 }
 
+/* Sums whose lanes hold copies of the summed elements (a tile that is
+ * not a power of 2, over fewer lanes than the wave's): against float64 at
+ * tiles of 3 to 24, the whole row, a loop's tiles and waves' parts. */
+static void sum_of_copies(void) {
+  static const struct {
+    const char *kernel;
+    int m, n;
+    const char *tile;
+  } rows[] = {{"sum_copies", 4, 7, NULL},         {"sum_copies", 8, 17, NULL},
+              {"sum_copies", 4, 5, NULL},         {"sum_copies_tiled", 4, 24, "T=12"},
+              {"sum_copies_tiled", 4, 21, "T=7"}, {"sum_copies_tiled", 4, 100, "T=20"},
+              {"sum_copies_tiled", 4, 33, "T=3"}, {"softmax_copies", 2, 30, "WN=10"},
+              {"softmax_copies", 4, 48, "WN=24"}, {"softmax_copies", 2, 42, "WN=14"},
+              {"sum_copies_wg", 4, 100, NULL},    {"sum_copies_wg", 4, 7, NULL}};
+  for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+    char dm[16], dn[16];
+    snprintf(dm, sizeof dm, "M=%d", rows[r].m);
+    snprintf(dn, sizeof dn, "N=%d", rows[r].n);
+    const char *defs[] = {dm, dn, rows[r].tile, NULL};
+    kcase c;
+    bool ok = kc_open(&c, "tests/kernels/regress.wave", rows[r].kernel, NULL,
+                      defs);
+    CHECKF(ok, "%s: %s", rows[r].kernel, c.err);
+    uint64_t rng = 11 + r;
+    if (ok) {
+      int m = rows[r].m, n = rows[r].n;
+      double *x = kc_input(&c, "x", &rng);
+      bool softmax = rows[r].kernel[1] == 'o';
+      double *ref = malloc((size_t)m * n * sizeof *ref);
+      for (int i = 0; i < m; i++) {
+        double s = 0, mx = -INFINITY;
+        for (int j = 0; j < n; j++)
+          mx = fmax(mx, x[i * n + j]);
+        for (int j = 0; j < n; j++)
+          s += softmax ? exp(x[i * n + j] - mx) : x[i * n + j];
+        if (!softmax)
+          ref[i] = s;
+        for (int j = 0; softmax && j < n; j++)
+          ref[i * n + j] = exp(x[i * n + j] - mx) / s;
+      }
+      ok = kc_simulate(&c);
+      CHECKF(ok, "%s: %s", rows[r].kernel, c.err);
+      double err = ok ? kc_rel_err(&c, softmax ? "y" : "s", ref) : 0;
+      CHECKF(err < 1e-5, "%s M=%d N=%d %s: rel err %g", rows[r].kernel, m, n,
+             rows[r].tile ? rows[r].tile : "", err);
+      free(x), free(ref);
+    }
+    kc_close(&c);
+  }
+}
+
 int main(void) {
   RUN(carried_sum_keeps_rows);
   RUN(integer_constants);
@@ -264,5 +316,6 @@ int main(void) {
   RUN(loop_results_as_mma_operands);
   RUN(integer_division);
   RUN(scalar_values);
+  RUN(sum_of_copies);
   CHECK_EXIT();
 }

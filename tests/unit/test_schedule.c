@@ -17,7 +17,9 @@
  *    as refilling a stage a consumer still reads; consumers that ask the
  *    register pool for more than it holds never get it (deadlock);
  *  - specialize where it cannot apply is E0408 at the entry;
- *  - the compiler's choice where neither knob is given (compiler_choice). */
+ *  - the compiler's choice where neither knob is given (compiler_choice);
+ *  - longest walks first: the causal forward's query tiles in reverse,
+ *    plain and persistent, the same bits as in order (longest_first). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -431,6 +433,100 @@ static void compiler_choice(void) {
   }
 }
 
+/* Longest walks first: where a causal walk grows with the query tile,
+ * block i runs tile n - 1 - i (the id read as tiles - 1 - ctaid, or after
+ * the persistent raster); the results are those of block i on tile i,
+ * bit for bit, against float64; a kernel with no growing walk gets no
+ * remark; longest_first = 1 there is E0408. */
+static bool reversed_ctaid(const tir_prog *p) {
+  for (uint32_t i = 0; i < p->code.n; i++) {
+    const tir_instr *in = &p->code.v[i];
+    if (in->op != T_SREG || in->imm != TIR_SREG_CTAID_X)
+      continue;
+    for (uint32_t j = i + 1; j < p->code.n && j < i + 8; j++)
+      if (p->code.v[j].op == T_SUB && p->code.v[j].b == in->dst)
+        return true;
+  }
+  return false;
+}
+
+static void longest_first(void) {
+  static const struct {
+    const char *file, *kernel, *defs[10];
+    bool grows, persistent;
+  } rows[] = {
+      {"examples/attention_fwd.wave", "attention_fwd_causal",
+       {"B=2", "M=200", "K2=200", "N=32", "K1=32", NULL}, true, false},
+      {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
+       {"B=2", "M=200", "K2=200", "N=64", "K1=64", "specialize=1",
+        "persistent=1", "sms=3", NULL},
+       true, true},
+      {"examples/attention_fwd.wave", "attention_fwd",
+       {"B=1", "M=200", "K2=200", "N=32", "K1=32", NULL}, false, false},
+  };
+  for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+    double *out[2][2] = {{0}};
+    size_t n = 0;
+    for (int off = 0; off < 2; off++) {
+      const char *defs[12];
+      size_t d = 0;
+      for (; rows[r].defs[d]; d++)
+        defs[d] = rows[r].defs[d];
+      defs[d++] = off ? "longest_first=0" : NULL;
+      defs[d] = NULL;
+      kcase c;
+      bool ok = kc_open(&c, rows[r].file, rows[r].kernel, NULL, defs);
+      CHECKF(ok, "%s: %s", rows[r].kernel, c.err);
+      if (!ok) {
+        kc_close(&c);
+        continue;
+      }
+      bool said = kc_has_remark(c.k, "longest walks first");
+      CHECKF(said == (rows[r].grows && !off), "%s off=%d: remark %d",
+             rows[r].kernel, off, said);
+      if (!rows[r].persistent)
+        CHECKF(reversed_ctaid(prog(c.k)) == said,
+               "%s off=%d: the block id is%s read in reverse", rows[r].kernel,
+               off, said ? " not" : "");
+      uint64_t rng = 77;
+      double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng),
+             *v = kc_input(&c, "v", &rng);
+      int B = rows[r].defs[0][2] - '0', D = atoi(rows[r].defs[3] + 2);
+      n = (size_t)B * 200 * D;
+      double *o = malloc(n * sizeof *o), *lse = malloc(B * 200 * sizeof *lse);
+      ref_attn_fwd(B, 200, 200, D, D, 0.125,
+                   rows[r].grows ? REF_CAUSAL : 0, q, k, v, o, lse);
+      bool ran = kc_simulate(&c);
+      CHECKF(ran, "%s off=%d: %s", rows[r].kernel, off, c.err);
+      if (ran) {
+        double eo = kc_rel_err(&c, "o", o);
+        CHECKF(eo < 1e-2, "%s off=%d: o %.3g", rows[r].kernel, off, eo);
+        out[off][0] = kc_output(&c, "o");
+        out[off][1] = kc_output(&c, "lse");
+        cases_run++;
+      }
+      free(q), free(k), free(v), free(o), free(lse);
+      kc_close(&c);
+    }
+    if (out[0][0] && out[1][0])
+      CHECKF(!memcmp(out[0][0], out[1][0], n * sizeof(double)) &&
+                 !memcmp(out[0][1], out[1][1], n / atoi(rows[r].defs[3] + 2) *
+                                                   sizeof(double)),
+             "%s: the reversed order computes other bits", rows[r].kernel);
+    for (int i = 0; i < 2; i++)
+      free(out[i][0]), free(out[i][1]);
+  }
+  const char *defs[] = {"M=256", "N=256", "K=128", "longest_first=1", NULL};
+  wavec_kernel *pk;
+  wavec_status st;
+  wavec_ctx *ctx = build("examples/gemm.wave", "gemm", defs, NULL, &pk, &st);
+  const char *msg = wavec_errmsg(ctx);
+  CHECKF(st != WAVEC_OK && strstr(msg, "E0408") &&
+             strstr(msg, "hardware(longest_first = 1): no bounded iterate"),
+         "gemm with longest_first=1: %s", msg);
+  wavec_ctx_free(ctx);
+}
+
 int main(void) {
   RUN(compiler_choice);
   RUN(gemm_specialized);
@@ -439,6 +535,7 @@ int main(void) {
   RUN(specialized_shape);
   RUN(specialized_bugs_are_caught);
   RUN(specialize_refused);
+  RUN(longest_first);
   printf("  %d cases simulated against float64\n", cases_run);
   CHECK_EXIT();
 }

@@ -182,6 +182,14 @@ static void int_ops(pb *b, uint32_t x, uint32_t y) {
   }
   out(b, op(b, T_TDIV, TY_I32, x, y), "i32 tdiv by register", TY_I32, 0);
   out(b, op(b, T_TREM, TY_I32, x, y), "i32 trem by register", TY_I32, 0);
+  /* logical shifts (a sum's lane masks), by constants and a register in
+   * [0, 31] */
+  static const int64_t shifts[] = {0, 1, 5, 31};
+  for (size_t i = 0; i < sizeof shifts / sizeof *shifts; i++)
+    out(b, op(b, T_SHR, TY_I32, x, icst(b, shifts[i])), "i32 shr by constant",
+        TY_I32, 0);
+  out(b, op(b, T_SHR, TY_I32, x, op(b, T_MOD, TY_I32, y, icst(b, 32))),
+      "i32 shr by register", TY_I32, 0);
   static const tir_op iops[] = {T_ADD, T_SUB, T_MUL, T_MIN, T_MAX};
   for (size_t i = 0; i < 5; i++)
     out(b, op(b, iops[i], TY_I32, x, y), "i32 binary", TY_I32, 0);

@@ -128,6 +128,8 @@ WAVEC_API const char *wavec_unused_define(wavec_ctx *ctx, size_t i);
  * unknown key or a bad value. */
 WAVEC_API wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
                                                const char *value);
+/* The i-th key wavec_hardware_override takes, or NULL past the last. */
+WAVEC_API const char *wavec_hardware_key(size_t i);
 
 /* ---- element types ------------------------------------------------------- */
 #define WAVEC_DTYPES(X)                                                        \

@@ -16,6 +16,7 @@ the command line). GPU binaries go through wavec's disk cache
 kernel, in any process, reads one file.
 """
 import ctypes
+import numbers
 import os
 import sys
 import threading
@@ -173,15 +174,23 @@ class Kernel:
         hardware overrides."""
         ctx = _Ctx()
         for name, v in sorted(self.defines.items()):
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
+            # (NumPy's integers and floats are numbers too; bool is not)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
                 raise TypeError(f"wavec: {name}={v!r}: sizes and hyperparameters are numbers")
-            st = (lib.wavec_define_float(ctx.p, name.encode(), float(v)) if isinstance(v, float)
-                  else lib.wavec_define_int(ctx.p, name.encode(), int(v)))
+            if isinstance(v, numbers.Integral):
+                if not -2**63 <= int(v) < 2**63:
+                    raise ValueError(f"wavec: {name}={v!r}: out of range (a 64-bit integer)")
+                st = lib.wavec_define_int(ctx.p, name.encode(), int(v))
+            else:
+                st = lib.wavec_define_float(ctx.p, name.encode(), float(v))
             ctx.ok(st, f"wavec: {name}={v!r}")
         for key, v in sorted(self.hardware.items()):
             if lib.wavec_hardware_override(ctx.p, key.encode(), str(v).encode()) != 0:
-                raise ValueError(f"wavec: invalid hardware entry {key}={v!r} (keys: threads_per_wave, mma, "
-                                 "stages, workgroups_per_sm)")
+                keys = []
+                while lib.wavec_hardware_key(len(keys)):
+                    keys.append(lib.wavec_hardware_key(len(keys)).decode())
+                raise ValueError(f"wavec: invalid hardware entry {key}={v!r} (keys: {', '.join(keys)}; "
+                                 "`wavec --help` gives their values)")
         ctx.ok(lib.wavec_parse(ctx.p, self.file.encode(), self._text, len(self._text)))
         unused = []
         while lib.wavec_unused_define(ctx.p, len(unused)):

@@ -111,6 +111,9 @@ def from_torch(kernel, info, t):
 
 
 def from_numpy(kernel, info, a):
+    if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and sys.byteorder == "big"):
+        raise ArgumentError(kernel, info.name, f"big-endian {a.dtype.name} ({a.dtype.str}); the kernel reads "
+                            "little-endian values (convert with a.astype(a.dtype.newbyteorder('<')))")
     check(kernel, info, dtype_ok=a.dtype.name in DTYPES[info.dtype][0], dtype_name=a.dtype.name,
           shape=a.shape, contiguous=a.flags.c_contiguous, writable=a.flags.writeable)
     return Adapted(a.ctypes.data, "cpu", keep=a, shape=tuple(a.shape))

@@ -219,8 +219,12 @@ static int run(wavec_ctx *ctx, cli *c) {
     nsel += !c->kernel ||
             !strcmp(wavec_kernel_name(wavec_kernel_get(ctx, i)), c->kernel);
   if (c->emit && nsel > 1) {
-    fprintf(stderr, "wavec: %s has %zu kernels; --emit=ptx prints one: "
-            "choose it with --kernel\n", c->file, nsel);
+    fprintf(stderr, "wavec: %s has %zu kernels; --emit=%s writes one: "
+            "choose it with --kernel (", c->file, nsel, c->emit);
+    for (size_t i = 0; i < wavec_kernel_count(ctx); i++)
+      fprintf(stderr, "%s%s", i ? ", " : "",
+              wavec_kernel_name(wavec_kernel_get(ctx, i)));
+    fputs(")\n", stderr);
     return CLI_USAGE;
   }
   for (size_t i = 0; st == WAVEC_OK && i < wavec_kernel_count(ctx); i++) {
@@ -337,9 +341,11 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--seed")) {
       char *end = NULL;
       const char *v = i + 1 < argc ? argv[++i] : "";
+      errno = 0;
       c.run.seed = strtoull(v, &end, 10);
-      if (!*v || *end)
-        rc = usage_error("--seed wants a number, not '%s'", v);
+      if (*v < '0' || *v > '9' || *end || errno == ERANGE)
+        rc = usage_error("--seed wants a number from 0 to 2^64 - 1, not '%s'",
+                         v);
     } else if (!strcmp(a, "--max-steps")) {
       char *end = NULL;
       const char *v = i + 1 < argc ? argv[++i] : "";
@@ -402,6 +408,10 @@ int main(int argc, char **argv) {
                        c.cmd);
     else if (c.run.tolerance > 0 && !c.run.compare_sim)
       rc = usage_error("%s", "--tolerance is for run --compare sim");
+    else if (c.emit && c.run.target && !strcmp(c.run.target, "sim"))
+      rc = usage_error("--emit=%s makes code for a GPU: --target sm_80, "
+                       "sm_89, sm_90 or sm_90a, not sim (run --target sim "
+                       "runs in the simulator)", c.emit);
     else if (c.out && !c.emit)
       rc = usage_error("-o %s: -o writes what --emit=ptx|cubin|c makes; give "
                        "--emit (without it compile prints the thread program "

@@ -394,9 +394,13 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
         fits &= arr.shape[d] == a.shape[d] || wavec_arg_dim_is_dynamic(k, i, d);
       }
       if (fits && wavec_arg_shape(k, i, a.ndims, shape) != WAVEC_OK) {
-        fprintf(stderr, "wavec: %s: %s\n", file,
-                wavec_errmsg(wavec_kernel_ctx(k)));
-        rc = 1;
+        /* (a .npy that does not fit its argument: the exit status of one
+         * whose static dims differ) */
+        const char *msg = wavec_errmsg(wavec_kernel_ctx(k));
+        size_t len = strlen(msg);
+        fprintf(stderr, "wavec: %s: %s%s", file, msg,
+                len && msg[len - 1] == '\n' ? "" : "\n");
+        rc = CLI_FILE;
       }
     }
     wv_npy_free(&arr);

@@ -622,6 +622,18 @@ static void wide(wv_kernel *k, wavec_dtype dt, const char *what,
             what, wv_dtypes[dt].name, dt == WAVEC_I8 ? "i32" : "f16 or f32");
 }
 
+/* i1 values (comparisons' results) are compared, selected with and cast;
+ * arithmetic and reductions take numbers. */
+static void numeric(wv_kernel *k, wavec_dtype dt, const char *what,
+                    wavec_loc loc) {
+  if (dt == WAVEC_I1)
+    wv_fail(k->ctx, D_DTYPE_MISMATCH, loc,
+            "%s of i1: i1 values (comparisons' results) go to select(), "
+            "comparisons and cast(); cast() to i32 or f32 first (to count "
+            "the true values: sum(cast(c, i32), dim = ...))",
+            what);
+}
+
 static wavec_value reg(wv_kernel *k, size_t ndims, const wavec_sym *dims,
                        wavec_dtype dt, wavec_value init, wavec_loc loc) {
   wv_node *in = operand(k, init, loc);
@@ -809,6 +821,7 @@ static wavec_value unary(wv_kernel *k, wavec_op op, wavec_value v,
     wv_fail(k->ctx, D_INVALID, loc, "op %d is not a unary op", (int)op);
   wv_node *x = reg_operand(k, v, loc);
   wide(k, x->type.dt, wv_ops[op].name, loc);
+  numeric(k, x->type.dt, wv_ops[op].name, loc);
   if (op != WAVEC_OP_NEG && op != WAVEC_OP_ABS && !wv_dtypes[x->type.dt].is_float)
     wv_fail(k->ctx, D_DTYPE_MISMATCH, loc, "%s needs a float operand, not %s",
             wv_ops[op].name, wv_dtypes[x->type.dt].name);
@@ -884,6 +897,8 @@ static wavec_value binary(wv_kernel *k, wavec_op op, wavec_value a,
   wv_node n = {.op = op, .loc = loc, .nops = 2, .ops = ops};
   n.type = unify(k, x, y, wv_ops[op].name, loc);
   wide(k, n.type.dt, wv_ops[op].name, loc);
+  if (wv_ops[op].cls == 'B')
+    numeric(k, n.type.dt, wv_ops[op].name, loc);
   if (op == WAVEC_OP_REM && n.type.dt != WAVEC_I32)
     wv_fail(k->ctx, D_DTYPE_MISMATCH, loc,
             "%% (rem) takes i32 operands, not %s", wv_dtypes[n.type.dt].name);
@@ -992,6 +1007,7 @@ static wavec_value reduce(wv_kernel *k, wavec_op op, wavec_value v,
     wv_fail(k->ctx, D_INVALID, loc, "op %d is not a reduction", (int)op);
   wv_node *x = reg_operand(k, v, loc);
   wide(k, x->type.dt, wv_ops[op].name, loc);
+  numeric(k, x->type.dt, wv_ops[op].name, loc);
   if (!wv_type_has(&x->type, dim))
     wv_fail(k->ctx, D_REDUCE_DIM, loc, "%s over '%s', which %s lacks",
             wv_ops[op].name, sym_name(k, dim), type_str(k, &x->type));

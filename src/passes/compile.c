@@ -281,6 +281,14 @@ wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
   return WAVEC_ERR_INVALID;
 }
 
+const char *wavec_hardware_key(size_t i) {
+  static const char *const named[] = {"threads_per_wave", "mma"};
+  if (i < WV_ARRAY_LEN(named))
+    return named[i];
+  i -= WV_ARRAY_LEN(named);
+  return i < WAVEC_HW_INT_COUNT ? wv_hwints[i].name : NULL;
+}
+
 size_t wavec_remark_count(wavec_kernel *pk) { return pk->k.remarks.n; }
 
 const char *wavec_remark(wavec_kernel *pk, size_t i) {

@@ -55,3 +55,23 @@ fi
 # tiles past a thread's registers: a remark below the refusal's estimate
 run 0 compile "${gemm[@]}" -D M=256 -D BLOCK_M=256 -D BLOCK_N=64 --remarks
 has "$T/err" "gemm.wave:7:9: remark: these tiles need about 256 32-bit registers per thread, more than the 255 a thread has"
+
+# --emit on a file of several kernels names the --emit given and lists
+# the kernels; --emit for the simulator, and --seed out of range, are
+# command-line errors (status 2)
+run 2 compile examples/attention_bwd.wave -D B=1 -D M=64 -D K2=64 -D K1=32 -D N=32 --emit=c -o $T/x.c
+has "$T/err" "has 6 kernels; --emit=c writes one: choose it with --kernel (attention_bwd_D, attention_bwd_dkdv,"
+[ ! -e $T/x.c ] || fail "--emit=c of 6 kernels wrote $T/x.c"
+run 2 compile "${gemm[@]}" -D M=64 --emit=ptx --target sim -o $T/x.ptx
+has "$T/err" "--emit=ptx makes code for a GPU"
+for s in -1 18446744073709551616 x; do
+  run 2 run "${gemm[@]}" -D M=64 --seed "$s"
+  has "$T/err" "--seed wants a number from 0 to 2^64 - 1, not '$s'"
+done
+# a .npy whose run-time dim disagrees with another argument's: status 3,
+# as for one whose static dims differ
+python3 -c "
+import numpy as np
+np.save('$T/da.npy', np.zeros((64, 96), np.float16)); np.save('$T/db.npy', np.zeros((32, 80), np.float16))"
+run 3 run tests/kernels/dynamic.wave --kernel gemm_dyn --arg a=$T/da.npy --arg b=$T/db.npy
+has "$T/err" "argument 'b': dimension 1 ('K') is 80, the shape of 'a' gave 96"

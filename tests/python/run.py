@@ -4,8 +4,10 @@ or "SKIP NAME: why"; exit status 0 when none failed.
 
 The package is imported from the checkout (python/), the library from
 $WAVEC_LIB (tests/run.sh sets it to the release build's libwavec.so), the
-cache folder is a fresh temporary one ($WAVEC_CACHE_DIR)."""
+cache folder is a fresh temporary one ($WAVEC_CACHE_DIR), removed at exit."""
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 import traceback
@@ -18,7 +20,9 @@ sys.path.insert(0, here)
 os.chdir(root)
 if os.environ.get("WAVEC_LIB"):
     os.environ["WAVEC_LIB"] = os.path.abspath(os.environ["WAVEC_LIB"])
-os.environ.setdefault("WAVEC_CACHE_DIR", tempfile.mkdtemp(prefix="wavec-py-cache-"))
+if "WAVEC_CACHE_DIR" not in os.environ:  # a fresh one, removed at exit
+    os.environ["WAVEC_CACHE_DIR"] = tempfile.mkdtemp(prefix="wavec-py-cache-")
+    atexit.register(shutil.rmtree, os.environ["WAVEC_CACHE_DIR"], ignore_errors=True)
 
 
 class Lines(unittest.TestResult):

@@ -53,6 +53,13 @@ class Arguments(unittest.TestCase):
         a.setflags(write=False)
         self.k(a, self.b, self.c)  # an input may be read-only
 
+    def test_big_endian(self):
+        e = self.call_error(self.a.astype(">f2"), self.b, self.c)
+        self.assertEqual(e.arg, "a")
+        self.assertIn("big-endian float16", str(e))
+        e = self.call_error(self.a, self.b, self.c.astype(">f4"))
+        self.assertEqual(e.arg, "c")
+
     def test_count(self):
         with self.assertRaisesRegex(TypeError, r"gemm: takes 3 arguments \(a, b, c\), got 2"):
             self.k(self.a, self.b)
@@ -90,6 +97,24 @@ class Compile(unittest.TestCase):
     def test_define_not_a_number(self):
         with self.assertRaisesRegex(TypeError, "M='64': sizes and hyperparameters are numbers"):
             wavec.compile(GEMM, target="sim", M="64", N=64, K=32)
+
+    def test_define_out_of_range(self):
+        # (they wrapped modulo 2^64: M = 2^64 + 64 compiled as M = 64)
+        for big in (2**64 + 64, 2**70, -2**63 - 1):
+            with self.assertRaisesRegex(ValueError, r"out of range \(a 64-bit integer\)"):
+                wavec.compile(GEMM, target="sim", M=big, N=64, K=32)
+
+    def test_numpy_numbers(self):
+        k = wavec.compile(GEMM, target="sim", M=np.int64(64), N=np.int32(64), K=32)
+        a = np.ones((64, 32), np.float16)
+        c = np.zeros((64, 64), np.float32)
+        k(a, a, c)
+        self.assertTrue((c == 32).all())
+
+    def test_hardware_keys(self):
+        with self.assertRaisesRegex(ValueError, r"invalid hardware entry stagez=2 \(keys: threads_per_wave, mma, "
+                                    r"stages, .*longest_first;"):
+            wavec.compile(GEMM, target="sim", M=64, N=64, K=32, hardware=dict(stagez=2))
 
     def test_unknown_target(self):
         with self.assertRaisesRegex(ValueError, "unknown target 'sm_75'"):

@@ -165,6 +165,23 @@ static void unused_defines(void) {
   wavec_ctx_free(ctx);
 }
 
+/* wavec_hardware_key lists every key wavec_hardware_override takes, then
+ * NULL. */
+static void hardware_keys(void) {
+  size_t n = 0;
+  while (wavec_hardware_key(n))
+    n++;
+  CHECKF(n == 2 + WAVEC_HW_INT_COUNT, "%zu keys", n);
+  CHECK(!strcmp(wavec_hardware_key(0), "threads_per_wave") &&
+        !strcmp(wavec_hardware_key(1), "mma"));
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  for (size_t i = 2; i < n; i++)
+    CHECKF(wavec_hardware_override(ctx, wavec_hardware_key(i), "1") ==
+               WAVEC_OK,
+           "key %s", wavec_hardware_key(i));
+  wavec_ctx_free(ctx);
+}
+
 /* An allocator that tracks the bytes held (the peak too) and refuses any
  * allocation past a budget. */
 typedef struct budget {
@@ -333,6 +350,7 @@ int main(void) {
   RUN(constraint_tile_location);
   RUN(status_strings);
   RUN(error_has_location_and_caret);
+  RUN(hardware_keys);
   RUN(builder_errors_propagate);
   RUN(invalid_handles);
   RUN(contexts_are_independent);

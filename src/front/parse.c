@@ -106,6 +106,12 @@ static _Noreturn void fail(parser *p, const wv_tok *t, wv_diag_id id,
   va_start(ap, fmt);
   wv_buf_vprintf(&b, fmt, ap);
   va_end(ap);
+  /* an invalid character glued to the token (xé) is the mistake, not the
+   * token before it */
+  const wv_tok *next = t + 1;
+  if (t->kind != T_EOF && next < p->t + p->ntok && next->kind == T_BAD &&
+      next->s == t->s + t->len)
+    wv_fail(p->ctx, next->bad, loc_of(p, next), "%s", next->badmsg);
   wv_fail(p->ctx, id, loc_of(p, t), "%s", wv_buf_str(&b));
 }
 

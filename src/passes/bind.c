@@ -91,6 +91,82 @@ static int64_t eval(wv_kernel *k, ex_t e, wavec_loc loc, const char *what) {
   return v;
 }
 
+/* A value of the source for the rules below: its value (bound; lit:
+ * only where it is a constant, else false). */
+static bool value(wv_kernel *k, bool lit, ex_t e, wavec_loc loc,
+                  const char *what, int64_t *v) {
+  if (lit)
+    return ex_is_const(k->ctx, e, v);
+  *v = eval(k, e, loc, what);
+  return true;
+}
+
+void wv_value_rules(wv_kernel *k, bool lit) {
+  wavec_ctx *ctx = k->ctx;
+  for (uint32_t i = 0; i < k->dynamics.n; i++) {
+    wv_dynamic *dy = &k->dynamics.v[i];
+    int64_t m;
+    if (dy->multiple &&
+        value(k, lit, dy->multiple, dy->loc, "multiple_of", &m) && m <= 0)
+      wv_fail(ctx, D_TILE_POSITIVE, dy->loc, "multiple_of = %lld is not "
+              "positive", (long long)m);
+  }
+  static const char *const kinds[] = {"workgroup", "wave", "tiling"};
+  for (uint32_t i = 0; i < k->constraints.n; i++) {
+    wv_constraint *c = &k->constraints.v[i];
+    int64_t t;
+    if (!value(k, lit, c->tile, c->tile_loc, "a constraint tile", &t))
+      continue;
+    if (t <= 0)
+      wv_fail(ctx, D_TILE_POSITIVE, c->tile_loc, "%s tile of '%s' is %lld",
+              kinds[c->kind], name(k, c->dim), (long long)t);
+    /* A wave tile splits its workgroup tile (the others may run past the
+     * edge of their dimension). */
+    if (c->kind != WV_WAVE)
+      continue;
+    for (uint32_t j = 0; j < k->constraints.n; j++) {
+      wv_constraint *w = &k->constraints.v[j];
+      if (w->kind != WV_WORKGROUP || w->dim != c->dim)
+        continue;
+      int64_t whole;
+      if (value(k, lit, w->tile, w->tile_loc, "a constraint tile", &whole) &&
+          whole % t != 0)
+        wv_fail(ctx, D_TILE_DIVIDE, c->tile_loc,
+                "wave tile %lld does not divide the workgroup tile %lld of "
+                "'%s'",
+                (long long)t, (long long)whole, name(k, c->dim));
+    }
+  }
+  int64_t t;
+  if (k->hw.threads_per_wave &&
+      value(k, lit, k->hw.threads_per_wave, k->hw.threads_loc,
+            "threads_per_wave", &t)) {
+    if (t != 32 && t != 64 && t != 128)
+      wv_fail(ctx, D_HARDWARE, k->hw.threads_loc,
+              "threads_per_wave = %lld; it must be 32, 64 or 128 (a "
+              "warpgroup, for wgmma)",
+              (long long)t);
+  }
+  for (int i = 0; i < WAVEC_HW_INT_COUNT; i++) {
+    const wv_hwint_info *hi = &wv_hwints[i];
+    if (!k->hw.ints[i])
+      continue;
+    int64_t s;
+    if (value(k, lit, k->hw.ints[i], k->hw.ints_loc[i], hi->name, &s) &&
+        (s < hi->lo || s > hi->hi))
+      wv_fail(ctx, D_HARDWARE, k->hw.ints_loc[i],
+              "%s = %lld; it must be %lld to %lld", hi->name, (long long)s,
+              (long long)hi->lo, (long long)hi->hi);
+  }
+  for (uint32_t i = 0; i < k->hw.vector_shapes.n; i++) {
+    wv_dimval *v = &k->hw.vector_shapes.v[i];
+    int64_t e;
+    if (value(k, lit, v->e, v->loc, "a vector shape", &e) && e < 0)
+      wv_fail(ctx, D_HARDWARE, v->loc, "vector shape of '%s' is negative",
+              name(k, v->dim));
+  }
+}
+
 wavec_status wv_pass_bind(wv_kernel *k) {
   wavec_ctx *ctx = k->ctx;
   wv_binding *b = &k->bind;
@@ -120,13 +196,8 @@ wavec_status wv_pass_bind(wv_kernel *k) {
   }
   for (uint32_t i = 0; i < k->dynamics.n; i++) {
     wv_dynamic *dy = &k->dynamics.v[i];
-    if (dy->multiple) {
-      int64_t m = eval(k, dy->multiple, dy->loc, "multiple_of");
-      if (m <= 0)
-        wv_fail(ctx, D_TILE_POSITIVE, dy->loc, "multiple_of = %lld is not "
-                "positive", (long long)m);
-      b->multiple[dy->dim] = m;
-    }
+    if (dy->multiple) /* (positive: wv_value_rules, below) */
+      b->multiple[dy->dim] = eval(k, dy->multiple, dy->loc, "multiple_of");
   }
 
   /* Dimensions of every tensor: positive integers. */
@@ -166,54 +237,7 @@ wavec_status wv_pass_bind(wv_kernel *k) {
               "%lld / %lld is not exact; use // for floor division",
               (long long)x, (long long)y);
   }
-  static const char *const kinds[] = {"workgroup", "wave", "tiling"};
-  for (uint32_t i = 0; i < k->constraints.n; i++) {
-    wv_constraint *c = &k->constraints.v[i];
-    int64_t t = eval(k, c->tile, c->tile_loc, "a constraint tile");
-    if (t <= 0)
-      wv_fail(ctx, D_TILE_POSITIVE, c->tile_loc, "%s tile of '%s' is %lld",
-              kinds[c->kind], name(k, c->dim), (long long)t);
-    /* A wave tile splits its workgroup tile (the others may run past the
-     * edge of their dimension). */
-    if (c->kind != WV_WAVE)
-      continue;
-    for (uint32_t j = 0; j < k->constraints.n; j++) {
-      wv_constraint *w = &k->constraints.v[j];
-      if (w->kind != WV_WORKGROUP || w->dim != c->dim)
-        continue;
-      int64_t whole = eval(k, w->tile, w->tile_loc, "a constraint tile");
-      if (whole % t != 0)
-        wv_fail(ctx, D_TILE_DIVIDE, c->tile_loc,
-                "wave tile %lld does not divide the workgroup tile %lld of "
-                "'%s'",
-                (long long)t, (long long)whole, name(k, c->dim));
-    }
-  }
-  if (k->hw.threads_per_wave) {
-    int64_t t = eval(k, k->hw.threads_per_wave, k->hw.threads_loc,
-                     "threads_per_wave");
-    if (t != 32 && t != 64 && t != 128)
-      wv_fail(ctx, D_HARDWARE, k->hw.threads_loc,
-              "threads_per_wave = %lld; it must be 32, 64 or 128 (a "
-              "warpgroup, for wgmma)",
-              (long long)t);
-  }
-  for (int i = 0; i < WAVEC_HW_INT_COUNT; i++) {
-    const wv_hwint_info *hi = &wv_hwints[i];
-    if (!k->hw.ints[i])
-      continue;
-    int64_t s = eval(k, k->hw.ints[i], k->hw.ints_loc[i], hi->name);
-    if (s < hi->lo || s > hi->hi)
-      wv_fail(ctx, D_HARDWARE, k->hw.ints_loc[i],
-              "%s = %lld; it must be %lld to %lld", hi->name, (long long)s,
-              (long long)hi->lo, (long long)hi->hi);
-  }
-  for (uint32_t i = 0; i < k->hw.vector_shapes.n; i++) {
-    wv_dimval *v = &k->hw.vector_shapes.v[i];
-    if (eval(k, v->e, v->loc, "a vector shape") < 0)
-      wv_fail(ctx, D_HARDWARE, v->loc, "vector shape of '%s' is negative",
-              name(k, v->dim));
-  }
+  wv_value_rules(k, false);
   for (uint32_t i = 0; i < k->mappings.n; i++) {
     wv_mapping *m = &k->mappings.v[i];
     /* Iterators stay free; every other symbol must be bound. */

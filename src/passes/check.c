@@ -113,5 +113,8 @@ wavec_status wv_pass_check(wv_kernel *k) {
               wavec_symbol_name(ctx, c->dim), wavec_symbol_name(ctx, c->dim));
   }
   check_tiled_outside(k);
+  /* values the source writes as constants (a tile of 0, threads_per_wave
+   * = 48, stages = 0): bind says the same once every value is known */
+  wv_value_rules(k, true);
   return WAVEC_OK;
 }

@@ -9,6 +9,11 @@
  * exist, every iterate has its tiling and every tiling its iterate, mma
  * operand types fit the hardware mma. */
 wavec_status wv_pass_check(wv_kernel *k);
+/* bind.c: the rules on the source's values (tiles positive, a wave tile
+ * dividing its workgroup's, hardware entries in range, ...): on every
+ * value (bind), or with lit on those the source writes as constants
+ * (check, before any -D is bound). */
+void wv_value_rules(wv_kernel *k, bool lit);
 /* require: check. Gives every symbol its value (-D over defaults), evaluates
  * tiles, exact divisions and sizes; fills k->bind. */
 wavec_status wv_pass_bind(wv_kernel *k);

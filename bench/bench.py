@@ -732,6 +732,48 @@ def fwd_row(label, wave, causal, inputs, peer, bm, bk, hard, grid=False):
     except Exception as e:
         print(f"{label} {hard}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
 
+def gqa(quick=False):
+    """Grouped-query attention forward (tests/kernels/gqa.wave: query head h
+    reads key/value head h // G, staged by tensor copies): Llama-like
+    H = 32 query heads over HK = 8 key heads, D = 128, against SDPA with
+    enable_gqa=True (cuDNN, else flash) and against SDPA-cuDNN on keys and
+    values repeated to 32 heads (the same arithmetic), same process."""
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    H, HK, D = 32, 8, 128
+    for N in ((4096,) if quick else (4096, 8192)):
+        B = max(1, 16384 // N)
+        q = torch.randn(B, H, N, D, dtype=torch.float16, device=dev)
+        k, v = (torch.randn(B, HK, N, D, dtype=torch.float16, device=dev) for _ in range(2))
+        o = torch.empty(B, H, N, D, dtype=torch.float16, device=dev)
+        lse = torch.empty(B, H, N, dtype=torch.float32, device=dev)
+        fl = 4 * B * H * N * N * D
+        peers = []
+        for name, be in (("SDPA-cuDNN gqa", SDPBackend.CUDNN_ATTENTION), ("SDPA-flash gqa", SDPBackend.FLASH_ATTENTION)):
+            try:
+                with sdpa_kernel([be]):
+                    ref = F.scaled_dot_product_attention(q, k, v, scale=0.125, enable_gqa=True)
+                    peers.append((name, ref, bench(lambda: F.scaled_dot_product_attention(q, k, v, scale=0.125,
+                                                                                             enable_gqa=True))))
+            except Exception as e:
+                print(f"gqa N={N} {name}: FAILED {type(e).__name__}: {str(e)[:200]}", flush=True)
+        kr, vr = (t.repeat_interleave(H // HK, dim=1) for t in (k, v))
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            ref = F.scaled_dot_product_attention(q, kr, vr, scale=0.125)
+            peers.append(("SDPA-cuDNN repeated", ref, bench(lambda: F.scaled_dot_product_attention(q, kr, vr, scale=0.125))))
+        for bm, bk, st in ((192, 128, 2), (128, 128, 2), (128, 64, 3)):
+            try:
+                kk, t1, t2, info = wavec_compile("tests/kernels/gqa.wave", "attention_gqa_wgmma",
+                                                 dict(B=B, H=H, HK=HK, M=N, K2=N, K1=D, N=D, G=H // HK,
+                                                      BLOCK_M=bm, BLOCK_K2=bk), dict(stages=st), target="sm_90a")
+                o.fill_(float("nan")); kk(q, k, v, o, lse); torch.cuda.synchronize()
+                ms_w = bench(lambda: kk(q, k, v, o, lse))
+                for name, ref, ms_p in peers:
+                    report(f"gqa attn fwd f16 H={H} HK={HK} D={D} N={N} {bm}x{bk} st{st} "
+                           f"({info['regs']} regs, {info['spill']} B spill)", name, ms_w, ms_p, fl,
+                           rel_err(o, ref), (t1, t2))
+            except Exception as e:
+                print(f"gqa N={N} {bm}x{bk} st{st}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+
 def pingpong_ab(quick=False, knob="pingpong"):
     """The specialized (and plain) attention kernels with hardware(knob)
     0 and 1, same tiles, cuDNN in the same process; then the backward's
@@ -932,7 +974,7 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
     ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "bwd_wg", "tma", "fp8", "ragged", "schedule", "launch",
                                        "pingpong", "overlap", "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide",
-                                       "layouts"),
+                                       "layouts", "gqa"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
@@ -974,11 +1016,13 @@ def main():
         for name in os.environ.get("WIDE_D", "128").split(","):
             D, cfgs = WIDE_FWD[name]
             fwd_sched(a.quick, cfgs, (D,), "wide")
+    if a.only in (None, "gqa"):
+        gqa(a.quick)
     if a.only in (None, "fa3"):
         fwd_sched(a.quick, FA3_FWD, (128, 64), "fa3")
         bwd_variants(a.quick)
     if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "softmax", "fwd_sched", "bwd_wg",
-                      "fa3", "pers", "bwd1", "wide", "layouts"):
+                      "fa3", "pers", "bwd1", "wide", "layouts", "gqa"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -990,7 +1034,7 @@ def main():
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap",
-                                         "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide", "layouts") else ():
+                                         "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide", "layouts", "gqa") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg"),
                  "bwd_wg": ("dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))

@@ -219,7 +219,9 @@ wavec_status wv_pass_bind(wv_kernel *k) {
     /* every size product the later passes form fits */
     if (nd->op == WAVEC_OP_ARG)
       wv_tensor_elems(k, nd, NULL);
-    if (nd->op == WAVEC_OP_SCALAR && nd->sym && !b->known[nd->sym])
+    /* (a run-time size is a value too: the kernel's parameter) */
+    if (nd->op == WAVEC_OP_SCALAR && nd->sym && !b->known[nd->sym] &&
+        !b->dynamic[nd->sym])
       wv_fail(ctx, D_UNBOUND, nd->loc,
               "'%s' has no value; give it in defaults { } or with -D %s=VALUE",
               name(k, nd->sym), name(k, nd->sym));

@@ -161,13 +161,30 @@ uint32_t lw_elem(lw *w, uint32_t op, uint32_t e, tir_ty ty) {
     w->loc = at;
     w->lazy_scope[op] = w->scopes.v[w->scopes.n - 1] + 1;
   }
+  if (n->op == WAVEC_OP_SCALAR && n->sym && w->k->bind.dynamic[n->sym]) {
+    /* a size known at run time: the kernel's parameter, as ty */
+    uint32_t size = lw_expr(w, ex_sym(w->ctx, n->sym));
+    if (ty == TY_I32)
+      return size;
+    uint32_t d = lw_reg(w, ty);
+    lw_emit(w, T_CVT, ty, d, size, 0, 0, 0);
+    return d;
+  }
   if (n->op == WAVEC_OP_SCALAR)
     return fconst(w, ty, lw_scalar_value(w, n));
   return w->vals[op] + e;
 }
 
-/* The value of a SCALAR node: its literal or its hyperparameter's. */
+/* The value of a SCALAR node: its literal or its hyperparameter's (a
+ * compile-time constant: a run-time size is one only in arithmetic,
+ * lw_elem). */
 double lw_scalar_value(lw *w, const wv_node *s) {
+  if (s->sym && w->k->bind.dynamic[s->sym])
+    wv_fail(w->ctx, D_UNSUPPORTED, s->loc,
+            "'%s' is a size known at run time: it is a value in arithmetic "
+            "(x / %s), not a constant here (a Register's or a read's fill)",
+            wavec_symbol_name(w->ctx, s->sym),
+            wavec_symbol_name(w->ctx, s->sym));
   if (!s->sym)
     return s->fval;
   return w->k->bind.is_float[s->sym] ? w->k->bind.fval[s->sym]

@@ -43,6 +43,75 @@ static ex_t wg_start(lw *w, wavec_sym d, int64_t *ext) {
   return ex_const(ctx, 0);
 }
 
+/* The tile starts a read's mapping fixes (start[i] for memory dim i, 0
+ * where the dim's own start applies), or why it cannot be staged. An
+ * input that is an iterator copies a register dim's coordinate (the same
+ * dim's, for a wgmma operand: it reads the tile as it lies in memory); an
+ * input it computes (grouped-query attention's key head h // G) must
+ * depend only on iterators of register dims the workgroup holds one
+ * coordinate of (split over workgroups in tiles of 1, walked by no loop):
+ * one coordinate per workgroup, the input at those dims' starts, a tile
+ * of extent 1 along the memory dim. */
+static const char *mapped_starts(lw *w, const wv_node *n, const wv_node *mem,
+                                 ex_t *start) {
+  wavec_ctx *ctx = w->ctx;
+  wv_mapping *m = &w->k->mappings.v[n->mapping - 1];
+  ex_t at[WV_MAX_DIMS];   /* by iterator: its register dim's start */
+  wavec_sym of[WV_MAX_DIMS]; /* by iterator: its register dim */
+  bool one[WV_MAX_DIMS];  /* by iterator: one coordinate a workgroup */
+  for (uint32_t j = 0; j < m->iters.n; j++)
+    at[j] = ex_const(ctx, 0), of[j] = 0, one[j] = false;
+  for (uint32_t o = 0; o < m->outputs.n; o++) {
+    wavec_sym it = ex_sym_of(ctx, m->outputs.v[o].e), d = m->outputs.v[o].dim;
+    for (uint32_t j = 0; j < m->iters.n; j++) {
+      if (m->iters.v[j] != it)
+        continue;
+      wv_diminfo *di = &w->d->dim[d];
+      of[j] = d;
+      one[j] = di->wg_axis >= 0 && di->wg_tile == 1 && !di->tile;
+      at[j] = one[j] ? ex_sym(ctx, w->d->WG[di->wg_axis]) : at[j];
+    }
+  }
+  for (uint32_t i = 0; i < mem->type.n; i++)
+    start[i] = 0;
+  for (uint32_t j = 0; j < m->inputs.n; j++) {
+    ex_t e = m->inputs.v[j].e;
+    wavec_sym it = ex_sym_of(ctx, e);
+    uint32_t i = 0;
+    while (i < mem->type.n && mem->type.dims[i] != m->inputs.v[j].dim)
+      i++;
+    if (i == mem->type.n)
+      continue;
+    bool iter = false;
+    for (uint32_t t = 0; t < m->iters.n; t++)
+      if (it && m->iters.v[t] == it) {
+        iter = true;
+        if (w->wgmma && of[t] != mem->type.dims[i])
+          return "the read's mapping permutes dims (a wgmma reads a tile as "
+                 "it lies in memory: state the layout in the tensor's Memory "
+                 "type instead)";
+      }
+    if (iter)
+      continue;
+    for (uint32_t t = 0; t < m->iters.n; t++)
+      if (ex_uses(ctx, e, m->iters.v[t]) && !one[t]) {
+        wv_buf b;
+        wv_buf_init(&b, ctx);
+        wv_buf_printf(&b, "the read's mapping computes the coordinate of "
+                          "'%s' from '%s', which a workgroup holds more than "
+                          "one coordinate of (staged tiles are copied as "
+                          "they lie in memory; a coordinate computed from "
+                          "dims split over workgroups in tiles of 1 is "
+                          "staged)",
+                      wavec_symbol_name(ctx, mem->type.dims[i]),
+                      of[t] ? wavec_symbol_name(ctx, of[t]) : "?");
+        return wv_buf_str(&b);
+      }
+    start[i] = ex_subst(ctx, e, m->iters.n, m->iters.v, at);
+  }
+  return NULL;
+}
+
 /* Why read clone `id` cannot be staged (a message in the context's arena),
  * or NULL, with *st filled (without base), when it can. */
 static const char *unstageable(lw *w, uint32_t id, stage *st) {
@@ -68,23 +137,19 @@ static const char *unstageable(lw *w, uint32_t id, stage *st) {
                   mem->name, wv_dtypes[mem->type.dt].name);
     return wv_buf_str(&b);
   }
+  ex_t fixed[WV_MAX_DIMS] = {0}; /* starts the mapping fixes */
   if (n->mapping) {
-    /* a pure permutation: every input an iterator */
-    wv_mapping *m = &w->k->mappings.v[n->mapping - 1];
-    for (uint32_t j = 0; j < m->inputs.n; j++)
-      if (!ex_sym_of(w->ctx, m->inputs.v[j].e))
-        return "the read's mapping computes coordinates (it is not a "
-               "permutation of the dims), and staged tiles are copied as "
-               "they lie in memory";
-    if (w->wgmma)
-      return "the read has a mapping (a wgmma reads a tile as it lies in "
-             "memory: state the layout in the tensor's Memory type "
-             "instead)";
+    const char *why = mapped_starts(w, n, mem, fixed);
+    if (why)
+      return why;
   }
   uint32_t nd = mem->type.n;
   st->mem = n->mem;
   for (uint32_t i = 0; i < nd; i++) {
-    st->start[i] = wg_start(w, mem->type.dims[i], &st->ext[i]);
+    st->start[i] = fixed[i] ? fixed[i]
+                            : wg_start(w, mem->type.dims[i], &st->ext[i]);
+    if (fixed[i])
+      st->ext[i] = 1;
     wv_diminfo *di = &w->d->dim[mem->type.dims[i]];
     if (di->tile && di->wg_axis < 0)
       st->loopvar = di->loopvar;

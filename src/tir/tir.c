@@ -247,8 +247,9 @@ static bool i64_ok(const tir_prog *p, const tir_instr *in) {
   case T_STG:
     return in->ty != I && rt[in->a] == I && rt[in->b] != I &&
            (!in->c || rt[in->c] == TY_PRED);
-  case T_REDG:
-    return in->ty == TY_F32 && rt[in->a] == I && rt[in->b] == TY_F32 &&
+  case T_REDG: /* (a pair or four from the list, b unused) */
+    return in->ty == TY_F32 && rt[in->a] == I &&
+           (in->nlist ? !in->b : rt[in->b] == TY_F32) &&
            (!in->c || rt[in->c] == TY_PRED);
   case T_LDGV:
   case T_STGV:

@@ -10,7 +10,9 @@
  *  - attention_fwd_dyn, plain and causal, at M = K2 in {1, 77, 100, 128};
  *  - gemm_batched_dyn (B, M, N and K at run time, three in each tensor)
  *    at (B, M, N, K) in {(3, 77, 50, 40), (1, 64, 64, 64), (2, 33, 130,
- *    24)}, and the largest size it takes (no tensor past 2^62 elements).
+ *    24)}, and the largest size it takes (no tensor past 2^62 elements);
+ *  - gemm_add_dyn (c += a bᵀ, reduce = add, M at run time) at M = 50, 77, 1;
+ *  - row_mean_dyn (1 / N of the run-time N as a value) at four shapes.
  * Also: a size not given, one that breaks a stated multiple, and a static
  * dim given another size are errors at run time, not crashes; sizes whose
  * grid no launch can take (more than 65535 workgroups along y, more than
@@ -131,6 +133,75 @@ static void gemm(const char *kernel, const char *target, int kmul) {
   }
   if (k)
     same_ptx(k, target, ptx);
+  free(ptx);
+  wavec_ctx_free(ctx);
+}
+
+/* c += a bᵀ with M at run time (64-bit offsets, pair adds) at M = 50, 77,
+ * 1 from c0 = 0.5. */
+static void adds(void) {
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  char *ptx = NULL;
+  wavec_kernel *k = compile(ctx, "gemm_add_dyn", "sm_90", &ptx);
+  uint64_t rng = 73;
+  static const int ms[] = {50, 77, 1};
+  for (size_t s = 0; k && s < 3; s++) {
+    int M = ms[s], N = 64, K = 32;
+    const int64_t shapes[3][4] = {{M, K}, {N, K}, {M, N}};
+    void **bufs = shaped(k, 3, shapes);
+    double *a = rand_in(bufs[0], (size_t)M * K, &rng),
+           *b = rand_in(bufs[1], (size_t)N * K, &rng);
+    double *ref = malloc((size_t)M * N * sizeof *ref);
+    ref_gemm((size_t)M, (size_t)N, (size_t)K, a, b, ref);
+    float *c = bufs[2];
+    for (int i = 0; i < M * N; i++)
+      c[i] = 0.5f, ref[i] += 0.5;
+    bool ok = wavec_simulate(k, bufs) == WAVEC_OK;
+    CHECKF(ok, "gemm_add_dyn M = %d: %s", M, wavec_errmsg(ctx));
+    if (ok)
+      CHECKF(rel_err_f32(bufs[2], (size_t)M * N, ref) < 1e-5,
+             "gemm_add_dyn M = %d: rel err %g", M,
+             rel_err_f32(bufs[2], (size_t)M * N, ref));
+    free(a), free(b), free(ref);
+    free_bufs(bufs, 3);
+  }
+  if (k)
+    same_ptx(k, "sm_90", ptx);
+  free(ptx);
+  wavec_ctx_free(ctx);
+}
+
+/* y = the mean of each row of x, 1 / N from the run-time N, at (M, N) =
+ * (4, 100), (8, 33), (5, 1), (12, 64): one compile. */
+static void size_as_value(void) {
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  char *ptx = NULL;
+  wavec_kernel *k = compile(ctx, "row_mean_dyn", "sm_90", &ptx);
+  uint64_t rng = 74;
+  static const int mn[][2] = {{4, 100}, {8, 33}, {5, 1}, {12, 64}};
+  for (size_t s = 0; k && s < 4; s++) {
+    int M = mn[s][0], N = mn[s][1];
+    const int64_t shapes[2][4] = {{M, N}, {M}};
+    void **bufs = shaped(k, 2, shapes);
+    double *x = malloc((size_t)M * N * sizeof *x), ref[16];
+    ref_rand_fill(&rng, (size_t)M * N, -1, 1, REF_F32, x);
+    ref_pack((size_t)M * N, x, REF_F32, bufs[0]);
+    for (int i = 0; i < M; i++) {
+      ref[i] = 0;
+      for (int j = 0; j < N; j++)
+        ref[i] += x[i * N + j] / N;
+    }
+    bool ok = wavec_simulate(k, bufs) == WAVEC_OK;
+    CHECKF(ok, "row_mean_dyn %dx%d: %s", M, N, wavec_errmsg(ctx));
+    if (ok)
+      CHECKF(rel_err_f32(bufs[1], (size_t)M, ref) < 1e-6,
+             "row_mean_dyn %dx%d: rel err %g", M, N,
+             rel_err_f32(bufs[1], (size_t)M, ref));
+    free(x);
+    free_bufs(bufs, 2);
+  }
+  if (k)
+    same_ptx(k, "sm_90", ptx);
   free(ptx);
   wavec_ctx_free(ctx);
 }
@@ -361,6 +432,8 @@ static void launch_limits(void) {
 int main(void) {
   RUN(gemm_mma_sync);
   RUN(gemm_wgmma);
+  RUN(adds);
+  RUN(size_as_value);
   RUN(attention);
   RUN(batched);
   RUN(bad_sizes);

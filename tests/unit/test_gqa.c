@@ -1,0 +1,112 @@
+/* Grouped-query attention (tests/kernels/gqa.wave): query head h reads key
+ * and value head h // G through a mapping that computes the coordinate.
+ * The key and value tiles are staged (one key head a workgroup): on
+ * warpgroups (tensor copies, plain, specialized and persistent, 2 and 3
+ * stages) and on mma.sync (asynchronous copies), against float64 at
+ * shapes tiles divide and ragged ones, with G = 1, 2, 4; the remark says
+ * the tiles stream; and a workgroup holding several key heads keeps its
+ * read in global memory with a remark saying why. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ref/kcase.c"
+#include "../ref/ref.c"
+#include "check.h"
+
+static int cases_run;
+
+/* k [B, HK, S, D] repeated to [B, H, S, D]: head h is head h / G */
+static double *repeat_heads(const double *k, int B, int H, int HK, int S,
+                            int D) {
+  double *r = malloc((size_t)B * H * S * D * sizeof *r);
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < H; h++)
+      memcpy(r + (((size_t)b * H + h) * S) * D,
+             k + (((size_t)b * HK + h / (H / HK)) * S) * D,
+             (size_t)S * D * sizeof *r);
+  return r;
+}
+
+static void gqa(void) {
+  static const struct {
+    const char *kernel;
+    int B, H, HK, S, D;
+    const char *hw[4];
+  } rows[] = {
+      {"attention_gqa_wgmma", 1, 8, 2, 256, 64, {NULL}},
+      {"attention_gqa_wgmma", 2, 4, 2, 200, 64, {"stages=2", NULL}},
+      {"attention_gqa_wgmma", 1, 4, 1, 256, 128, {NULL}},
+      {"attention_gqa_wgmma", 1, 8, 2, 256, 64,
+       {"specialize=1", "persistent=1", "sms=3", NULL}},
+      {"attention_gqa_wgmma", 1, 3, 3, 130, 64, {NULL}},
+      {"attention_gqa", 1, 8, 2, 256, 64, {NULL}},
+      {"attention_gqa", 2, 4, 2, 100, 32, {NULL}},
+      {"attention_gqa", 1, 6, 3, 77, 64, {NULL}},
+  };
+  for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+    int B = rows[r].B, H = rows[r].H, HK = rows[r].HK, S = rows[r].S,
+        D = rows[r].D;
+    char defs_s[8][32];
+    snprintf(defs_s[0], 32, "B=%d", B);
+    snprintf(defs_s[1], 32, "H=%d", H);
+    snprintf(defs_s[2], 32, "HK=%d", HK);
+    snprintf(defs_s[3], 32, "M=%d", S);
+    snprintf(defs_s[4], 32, "K2=%d", S);
+    snprintf(defs_s[5], 32, "K1=%d", D);
+    snprintf(defs_s[6], 32, "N=%d", D);
+    snprintf(defs_s[7], 32, "G=%d", H / HK);
+    const char *defs[16];
+    size_t n = 0;
+    for (int i = 0; i < 8; i++)
+      defs[n++] = defs_s[i];
+    for (int i = 0; rows[r].hw[i]; i++)
+      defs[n++] = rows[r].hw[i];
+    defs[n] = NULL;
+    kcase c;
+    bool ok = kc_open(&c, "tests/kernels/gqa.wave", rows[r].kernel, NULL,
+                      defs);
+    CHECKF(ok, "%s row %zu: %s", rows[r].kernel, r, c.err);
+    if (!ok) {
+      kc_close(&c);
+      continue;
+    }
+    CHECKF(kc_has_remark(c.k, "streams 'k', 'v' through shared memory"),
+           "%s row %zu: k and v are not staged", rows[r].kernel, r);
+    uint64_t rng = 40 + r;
+    double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng),
+           *v = kc_input(&c, "v", &rng);
+    double *kr = repeat_heads(k, B, H, HK, S, D),
+           *vr = repeat_heads(v, B, H, HK, S, D);
+    size_t no = (size_t)B * H * S * D;
+    double *o = malloc(no * sizeof *o), *lse = malloc(no / D * sizeof *lse);
+    ref_attn_fwd((size_t)B * H, S, S, D, D, 0.125, 0, q, kr, vr, o, lse);
+    ok = kc_simulate(&c);
+    CHECKF(ok, "%s row %zu: %s", rows[r].kernel, r, c.err);
+    if (ok) {
+      double eo = kc_rel_err(&c, "o", o), el = kc_rel_err(&c, "lse", lse);
+      CHECKF(eo < 2e-3 && el < 1e-5, "%s row %zu: o %.3g lse %.3g",
+             rows[r].kernel, r, eo, el);
+      cases_run++;
+    }
+    free(q), free(k), free(v), free(kr), free(vr), free(o), free(lse);
+    kc_close(&c);
+  }
+  const char *defs[] = {"B=1", "H=4", "HK=2", "M=32", "K2=32", "K1=16", NULL};
+  kcase c;
+  bool ok = kc_open(&c, "tests/kernels/gqa.wave", "gqa_whole_heads", NULL,
+                    defs);
+  CHECKF(ok, "gqa_whole_heads: %s", c.err);
+  if (ok)
+    CHECKF(kc_has_remark(c.k, "the read's mapping computes the coordinate of "
+                              "'HK' from 'H', which a workgroup holds more "
+                              "than one coordinate of"),
+           "gqa_whole_heads: no remark on the unstaged read");
+  kc_close(&c);
+}
+
+int main(void) {
+  RUN(gqa);
+  printf("  %d cases simulated against float64\n", cases_run);
+  CHECK_EXIT();
+}

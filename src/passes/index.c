@@ -175,10 +175,22 @@ static const wv_layout *default_layout(solver *s, const wv_type *t,
     total *= v;
   }
   int64_t nelem = total > d->lanes ? total / d->lanes : 1;
-  if (total > d->lanes && total % d->lanes != 0)
+  if (total > d->lanes && total % d->lanes != 0) {
+    /* the dims the value holds more than one coordinate of, for the hint */
+    wv_buf held;
+    wv_buf_init(&held, ctx);
+    for (uint32_t i = 0; i < t->n; i++)
+      if (l->d[i].v > 1)
+        wv_buf_printf(&held, "%s'%s' (%lld)", held.n ? ", " : "",
+                      wavec_symbol_name(ctx, t->dims[i]),
+                      (long long)l->d[i].v);
     wv_fail(ctx, D_TILE_DIVIDE, loc,
-            "a vector tile of %lld elements does not spread over %d lanes",
-            (long long)total, d->lanes);
+            "a wave holds %lld elements of this value, %s, which do not "
+            "spread evenly over its %d lanes: make the count a multiple of "
+            "%d, or below it (tile the dim with tiling(D, T) or wave(D, T), "
+            "or set hardware(vector_shapes = {D: ...}))",
+            (long long)total, wv_buf_str(&held), d->lanes, d->lanes);
+  }
   l->nelem = (uint32_t)nelem;
   /* p = position of element E of this lane in the row-major tile */
   ex_t p = ex_add(ctx, ex_mul(ctx, d->lane, ex_const(ctx, nelem)),

@@ -80,12 +80,18 @@ static void partial_sums(wv_kernel *k, const wv_dist *d) {
         char at[32] = "here";
         if (n->loc.line != x->loc.line)
           snprintf(at, sizeof at, "at line %u", n->loc.line);
+        /* (a run-time size: its workgroups are counted at launch) */
+        int a = d->dim[n->sym].wg_axis;
+        const char *dyn = !waves && a >= 0 && d->grid[a] < 0
+                              ? ", at run time more than one workgroup "
+                                "where the size passes its tile"
+                              : "";
         wv_fail(ctx, D_PARTIAL, x->loc,
                 "the %s %s reduces over '%s', which is split over %s "
-                "(%s(%s, ...)): each holds only its part of the result%s",
+                "(%s(%s, ...)%s): each holds only its part of the result%s",
                 mma ? "mma" : n->op == WAVEC_OP_SUM ? "sum" : "max", at, dn,
                 waves ? "waves" : "workgroups",
-                waves ? "wave" : "workgroup", dn,
+                waves ? "wave" : "workgroup", dn, dyn,
                 n->op == WAVEC_OP_MAX
                     ? ", and a max of parts cannot be written; walk that dim "
                       "with a loop (tiling) instead"

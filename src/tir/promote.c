@@ -43,22 +43,31 @@ static ex_t wg_start(lw *w, wavec_sym d, int64_t *ext) {
   return ex_const(ctx, 0);
 }
 
-/* The tile starts a read's mapping fixes (start[i] for memory dim i, 0
- * where the dim's own start applies), or why it cannot be staged. An
- * input that is an iterator copies a register dim's coordinate (the same
- * dim's, for a wgmma operand: it reads the tile as it lies in memory); an
- * input it computes (grouped-query attention's key head h // G) must
- * depend only on iterators of register dims the workgroup holds one
- * coordinate of (split over workgroups in tiles of 1, walked by no loop):
- * one coordinate per workgroup, the input at those dims' starts, a tile
- * of extent 1 along the memory dim. */
-static const char *mapped_starts(lw *w, const wv_node *n, const wv_node *mem,
-                                 ex_t *start) {
+/* Where the workgroup's tile of read n lies along each memory dim i: from
+ * start[i], ext[i] coordinates, following register dim src[i] (0: none)
+ * whose walk the tile moves with. Without a mapping, each memory dim's own
+ * tile. With one, an input that is an iterator follows the register dim
+ * the iterator names (a permutation: the tile along the memory dim is that
+ * dim's tile; for a wgmma operand it must be the same dim, as a wgmma reads
+ * a tile as it lies in memory); an input it computes (grouped-query
+ * attention's key head h // G) must depend only on iterators of register
+ * dims the workgroup holds one coordinate of (split over workgroups in
+ * tiles of 1, walked by no loop): one coordinate per workgroup, the input
+ * at those dims' starts, extent 1. NULL, or why the tile cannot be
+ * staged. */
+static const char *tile_of(lw *w, const wv_node *n, const wv_node *mem,
+                           ex_t *start, int64_t *ext, wavec_sym *src) {
   wavec_ctx *ctx = w->ctx;
+  for (uint32_t i = 0; i < mem->type.n; i++) {
+    src[i] = mem->type.dims[i];
+    start[i] = wg_start(w, src[i], &ext[i]);
+  }
+  if (!n->mapping)
+    return NULL;
   wv_mapping *m = &w->k->mappings.v[n->mapping - 1];
-  ex_t at[WV_MAX_DIMS];   /* by iterator: its register dim's start */
+  ex_t at[WV_MAX_DIMS];      /* by iterator: its register dim's start */
   wavec_sym of[WV_MAX_DIMS]; /* by iterator: its register dim */
-  bool one[WV_MAX_DIMS];  /* by iterator: one coordinate a workgroup */
+  bool one[WV_MAX_DIMS];     /* by iterator: one coordinate a workgroup */
   for (uint32_t j = 0; j < m->iters.n; j++)
     at[j] = ex_const(ctx, 0), of[j] = 0, one[j] = false;
   for (uint32_t o = 0; o < m->outputs.n; o++) {
@@ -72,8 +81,6 @@ static const char *mapped_starts(lw *w, const wv_node *n, const wv_node *mem,
       at[j] = one[j] ? ex_sym(ctx, w->d->WG[di->wg_axis]) : at[j];
     }
   }
-  for (uint32_t i = 0; i < mem->type.n; i++)
-    start[i] = 0;
   for (uint32_t j = 0; j < m->inputs.n; j++) {
     ex_t e = m->inputs.v[j].e;
     wavec_sym it = ex_sym_of(ctx, e);
@@ -82,19 +89,25 @@ static const char *mapped_starts(lw *w, const wv_node *n, const wv_node *mem,
       i++;
     if (i == mem->type.n)
       continue;
-    bool iter = false;
-    for (uint32_t t = 0; t < m->iters.n; t++)
-      if (it && m->iters.v[t] == it) {
-        iter = true;
-        if (w->wgmma && of[t] != mem->type.dims[i])
-          return "the read's mapping permutes dims (a wgmma reads a tile as "
-                 "it lies in memory: state the layout in the tensor's Memory "
-                 "type instead)";
+    uint32_t t = 0;
+    while (it && t < m->iters.n && m->iters.v[t] != it)
+      t++;
+    if (it && t < m->iters.n) { /* an iterator: its register dim's tile */
+      if (!of[t]) {
+        src[i] = 0, start[i] = ex_const(ctx, 0); /* (broadcast: no output) */
+        return "the read's mapping gives a memory coordinate from an "
+               "iterator no register dim has";
       }
-    if (iter)
+      if (w->wgmma && of[t] != mem->type.dims[i])
+        return "the read's mapping permutes dims (a wgmma reads a tile as "
+               "it lies in memory: state the layout in the tensor's Memory "
+               "type instead)";
+      src[i] = of[t];
+      start[i] = wg_start(w, of[t], &ext[i]);
       continue;
-    for (uint32_t t = 0; t < m->iters.n; t++)
-      if (ex_uses(ctx, e, m->iters.v[t]) && !one[t]) {
+    }
+    for (uint32_t u = 0; u < m->iters.n; u++)
+      if (ex_uses(ctx, e, m->iters.v[u]) && !one[u]) {
         wv_buf b;
         wv_buf_init(&b, ctx);
         wv_buf_printf(&b, "the read's mapping computes the coordinate of "
@@ -104,10 +117,12 @@ static const char *mapped_starts(lw *w, const wv_node *n, const wv_node *mem,
                           "dims split over workgroups in tiles of 1 is "
                           "staged)",
                       wavec_symbol_name(ctx, mem->type.dims[i]),
-                      of[t] ? wavec_symbol_name(ctx, of[t]) : "?");
+                      of[u] ? wavec_symbol_name(ctx, of[u]) : "?");
         return wv_buf_str(&b);
       }
+    src[i] = 0;
     start[i] = ex_subst(ctx, e, m->iters.n, m->iters.v, at);
+    ext[i] = 1;
   }
   return NULL;
 }
@@ -137,21 +152,15 @@ static const char *unstageable(lw *w, uint32_t id, stage *st) {
                   mem->name, wv_dtypes[mem->type.dt].name);
     return wv_buf_str(&b);
   }
-  ex_t fixed[WV_MAX_DIMS] = {0}; /* starts the mapping fixes */
-  if (n->mapping) {
-    const char *why = mapped_starts(w, n, mem, fixed);
-    if (why)
-      return why;
-  }
+  wavec_sym src[WV_MAX_DIMS];
+  const char *why = tile_of(w, n, mem, st->start, st->ext, src);
+  if (why)
+    return why;
   uint32_t nd = mem->type.n;
   st->mem = n->mem;
   for (uint32_t i = 0; i < nd; i++) {
-    st->start[i] = fixed[i] ? fixed[i]
-                            : wg_start(w, mem->type.dims[i], &st->ext[i]);
-    if (fixed[i])
-      st->ext[i] = 1;
-    wv_diminfo *di = &w->d->dim[mem->type.dims[i]];
-    if (di->tile && di->wg_axis < 0)
+    wv_diminfo *di = src[i] ? &w->d->dim[src[i]] : NULL;
+    if (di && di->tile && di->wg_axis < 0)
       st->loopvar = di->loopvar;
   }
   /* every size of a dynamic last dim is a multiple of this */

@@ -5,7 +5,10 @@
  * stages) and on mma.sync (asynchronous copies), against float64 at
  * shapes tiles divide and ragged ones, with G = 1, 2, 4; the remark says
  * the tiles stream; and a workgroup holding several key heads keeps its
- * read in global memory with a remark saying why. */
+ * read in global memory with a remark saying why. Also tiles whose memory
+ * dim takes another register dim's coordinate (keys stored along M, read
+ * as K2; a key row given by the query head), which were staged at the
+ * wrong tile. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,8 @@ static void gqa(void) {
       {"attention_gqa", 1, 8, 2, 256, 64, {NULL}},
       {"attention_gqa", 2, 4, 2, 100, 32, {NULL}},
       {"attention_gqa", 1, 6, 3, 77, 64, {NULL}},
+      {"gqa_keys_named_m", 1, 4, 2, 64, 32, {NULL}},
+      {"gqa_keys_named_m", 2, 8, 2, 100, 64, {NULL}},
   };
   for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
     int B = rows[r].B, H = rows[r].H, HK = rows[r].HK, S = rows[r].S,
@@ -92,6 +97,43 @@ static void gqa(void) {
     free(q), free(k), free(v), free(kr), free(vr), free(o), free(lse);
     kc_close(&c);
   }
+  /* s[h, m, j] = q[h, m, :] . k[h, :] for every j: the row of k the
+   * mapping gives from h, whole along K1 or walked by a loop */
+  static const char *const rowk[] = {"key_row_from_head",
+                                     "key_row_from_head_loop"};
+  static const int hs[][3] = {{3, 64, 32}, {40, 64, 32}, {5, 96, 64}};
+  for (int kk = 0; kk < 2; kk++)
+    for (int r = 0; r < 3; r++) {
+      int H = hs[r][0], K2 = hs[r][1], K1 = hs[r][2], M = 32;
+      char d0[32], d1[32], d2[32];
+      snprintf(d0, 32, "H=%d", H);
+      snprintf(d1, 32, "K2=%d", K2);
+      snprintf(d2, 32, "K1=%d", K1);
+      const char *defs[] = {d0, d1, d2, "M=32", NULL};
+      kcase c;
+      bool ok = kc_open(&c, "tests/kernels/gqa.wave", rowk[kk], NULL, defs);
+      CHECKF(ok, "%s: %s", rowk[kk], c.err);
+      if (ok) {
+        uint64_t rng = 60 + r;
+        double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng);
+        double *ref = malloc((size_t)H * M * K2 * sizeof *ref);
+        for (int h = 0; h < H; h++)
+          for (int m = 0; m < M; m++) {
+            double dot = 0;
+            for (int d = 0; d < K1; d++)
+              dot += q[((size_t)h * M + m) * K1 + d] * k[(size_t)h * K1 + d];
+            for (int j = 0; j < K2; j++)
+              ref[((size_t)h * M + m) * K2 + j] = dot;
+          }
+        ok = kc_simulate(&c);
+        CHECKF(ok, "%s H=%d K2=%d: %s", rowk[kk], H, K2, c.err);
+        double e = ok ? kc_rel_err(&c, "s", ref) : 0;
+        CHECKF(e < 1e-5, "%s H=%d K2=%d: rel err %g", rowk[kk], H, K2, e);
+        cases_run += ok;
+        free(q), free(k), free(ref);
+      }
+      kc_close(&c);
+    }
   const char *defs[] = {"B=1", "H=4", "HK=2", "M=32", "K2=32", "K1=16", NULL};
   kcase c;
   bool ok = kc_open(&c, "tests/kernels/gqa.wave", "gqa_whole_heads", NULL,

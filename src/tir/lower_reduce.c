@@ -165,10 +165,21 @@ static void lane_bits(lw *w, const wv_node *n, reduce_shape *sh,
           if ((int)i != di && CO(l, e)[i] != CO(l ^ bit, e)[i])
             row = false;
         int kk = !row ? 0 : CO(l, e)[di] != CO(l ^ bit, e)[di] ? 1 : 2;
+        if (kind >= 0 && kind != kk && (kind == 0 || kk == 0))
+          wv_fail(w->ctx, D_UNSUPPORTED, n->loc,
+                  "%s over '%s': the lanes hold its rows and its '%s' "
+                  "coordinates interleaved (lanes %d and %d differ in the "
+                  "row for some elements and only in '%s' for others), so "
+                  "no shuffle pattern reduces a row alone; give the dims "
+                  "vector shapes whose counts are powers of 2, or leave "
+                  "them to the compiler",
+                  wv_ops[n->op].name, wavec_symbol_name(w->ctx, n->sym),
+                  wavec_symbol_name(w->ctx, n->sym), l, l ^ bit,
+                  wavec_symbol_name(w->ctx, n->sym));
         if (kind >= 0 && kind != kk)
           wv_fail(w->ctx, D_INTERNAL, n->loc,
-                  "reduction: lane bit %d mixes rows and reduced coordinates",
-                  bit);
+                  "reduction: lane bit %d mixes reduced coordinates and "
+                  "copies", bit);
         kind = kk;
       }
     }

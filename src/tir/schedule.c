@@ -316,7 +316,9 @@ static bool persistent(lw *w, sched_plan *s, wv_buf *why) {
  * last wave instead of a long one running alone at the end. An axis
  * where another bounded walk shrinks with the id (D >= E) keeps its
  * order. Nothing but the map from the hardware's block id to the tile
- * changes ($WG reads tile n - 1 - id; lower_expr.c, lower_sched.c). */
+ * changes ($WG reads tile n - 1 - id; lower_expr.c, lower_sched.c): a
+ * workgroup's own outputs are the same bits, adds into a shared one come
+ * in another order. */
 static void longest_first(lw *w, sched_plan *s) {
   wavec_loc at;
   int64_t knob = lw_knob(w->k, WAVEC_HW_LONGEST_FIRST, &at);

@@ -952,7 +952,10 @@ static wavec_value cast(wv_kernel *k, wavec_value v, wavec_dtype dt,
   wv_node *x = reg_operand(k, v, loc);
   check_dtype(k, dt, loc);
   if (is_scalar(x))
-    wv_fail(k->ctx, D_NOT_REGISTER, loc, "cast() of a constant");
+    wv_fail(k->ctx, D_NOT_REGISTER, loc,
+            "cast() of a constant: a number, a hyperparameter or a size "
+            "takes the type of the value it meets (x * N is x's type); "
+            "there is nothing to cast");
   wv_node n = {.op = WAVEC_OP_CAST, .loc = loc, .nops = 1, .ops = &v};
   n.type = x->type;
   n.type.dt = dt;

@@ -137,6 +137,17 @@ test_cases() {
   echo "$r loop_sum_lhs -"
   echo "$r loop_sum_lhs - -D M=32 -D K=16 -D P=32 -D T=10"
   echo "$r int_div - -D N=40"
+  # sums over lanes holding copies (test_regress.c sum_of_copies)
+  echo "$r sum_copies - -D M=8 -D N=17"
+  echo "$r sum_copies_tiled - -D M=4 -D N=100 -D T=20"
+  echo "$r softmax_copies - -D M=2 -D N=30"
+  # grouped-query attention (tests/unit/test_gqa.c)
+  local q=tests/kernels/gqa.wave
+  echo "$q attention_gqa_wgmma - -D B=1 -D H=8 -D HK=2 -D M=256 -D K2=256 -D K1=64 -D N=64"
+  echo "$q attention_gqa_wgmma specialize=1,persistent=1,sms=3 -D B=2 -D H=4 -D HK=2 -D G=2 -D M=200 -D K2=200 -D K1=128 -D N=128"
+  echo "$q attention_gqa - -D B=1 -D H=6 -D HK=3 -D G=2 -D M=77 -D K2=77 -D K1=64 -D N=64"
+  echo "$q gqa_keys_named_m - -D B=1 -D H=4 -D HK=2 -D M=64 -D K2=64 -D K1=32 -D N=32"
+  echo "$q key_row_from_head_loop - -D H=5 -D M=32 -D K2=96 -D K1=64"
   # ragged sizes (tests/unit/test_ragged.c, test_ptx.c, test_attention_bwd.c)
   local g=tests/kernels/ragged.wave
   for n in 100 128 1; do echo "$g shift_fill - -D N=$n"; done
@@ -163,6 +174,8 @@ test_cases() {
   for c in "" _causal; do
     echo "$y attention_fwd_dyn$c - -D B=1 -D N=64 -D K1=64"
   done
+  echo "$y gemm_add_dyn -"
+  echo "$y row_mean_dyn -"
   # 8-bit mma (tests/unit/test_fp8mma.c, test_ptx.c)
   local s8
   for s8 in "128 128 256" "17 33 112" "200 72 96" "256 256 512"; do

@@ -116,6 +116,55 @@ static void remark_declined(lw *w, int hw, const char *what, const char *why) {
   wv_remark_end(w->k, &b);
 }
 
+/* The most accumulator registers a thread of one mma holds (*at: that
+ * mma, where not NULL). */
+static int64_t widest_acc(lw *w, const wv_node **at) {
+  int64_t acc = 0;
+  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
+    const wv_node *n = wv_get(w->g, id);
+    if (n->op == WAVEC_OP_MMA && w->ix->info[n->ops[2]].layout &&
+        w->ix->info[n->ops[2]].layout->nelem > acc) {
+      acc = w->ix->info[n->ops[2]].layout->nelem;
+      if (at)
+        *at = n;
+    }
+  }
+  return acc;
+}
+
+/* Without warp specialization the launch's thread count (and
+ * workgroups_per_sm) caps each thread's registers at floor8(min(255,
+ * 65536 / (workgroups_per_sm x threads))), which ptxas must fit every
+ * instruction in (C7602 otherwise): a warpgroup mma's accumulators and
+ * some 26 more; and a multiprocessor runs 2048 threads at most. Either
+ * refused here, at the mma, with what to change. */
+static void fits_multiprocessor(lw *w) {
+  const wv_dist *d = w->d;
+  int64_t threads = lw_block_threads(w);
+  int64_t wps = d->hw[WAVEC_HW_WORKGROUPS_PER_SM] ? d->hw[WAVEC_HW_WORKGROUPS_PER_SM]
+                                                  : 1;
+  if (wps * threads > 2048)
+    wv_fail(w->ctx, D_SCHEDULE, where(w, WAVEC_HW_WORKGROUPS_PER_SM),
+            "workgroups_per_sm = %lld with %lld threads each is %lld threads, "
+            "more than the 2048 a multiprocessor runs",
+            (long long)wps, (long long)threads, (long long)(wps * threads));
+  if (!w->wgmma || w->sched.specialize)
+    return;
+  const wv_node *mma = NULL;
+  int64_t acc = widest_acc(w, &mma);
+  int64_t cap = floor8(POOL / (wps * threads));
+  cap = cap > 255 ? 255 : cap;
+  if (mma && cap < acc + 32)
+    wv_fail(w->ctx, D_REGISTERS, mma->loc,
+            "%lld threads at %lld workgroup%s per multiprocessor leave %lld "
+            "registers per thread, fewer than this wgmma's %lld accumulators "
+            "and 32 more need (ptxas could not allocate it): fewer waves, "
+            "narrower tiles along the wgmma's N, or fewer workgroups per "
+            "multiprocessor",
+            (long long)threads, (long long)wps, wps == 1 ? "" : "s",
+            (long long)cap, (long long)acc);
+}
+
 /* Warp specialization: true where it applies (then in *s); where it does
  * not, an error if it was asked for, else false and the reason in *why. */
 static bool specialize(lw *w, sched_plan *s, wv_buf *why) {
@@ -161,13 +210,7 @@ static bool specialize(lw *w, sched_plan *s, wv_buf *why) {
   cons = cons < entry ? entry : cons; /* (then they keep what they have) */
   /* ptxas fits every instruction in the count at entry (C7602): a
    * wgmma's accumulators and some 26 more registers */
-  int64_t acc = 0;
-  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
-    const wv_node *n = wv_get(w->g, id);
-    if (n->op == WAVEC_OP_MMA && w->ix->info[n->ops[2]].layout &&
-        w->ix->info[n->ops[2]].layout->nelem > acc)
-      acc = w->ix->info[n->ops[2]].layout->nelem;
-  }
+  int64_t acc = widest_acc(w, NULL);
   if (entry < PRODUCER_REGS || entry < acc + 32)
     return refuse(w, WAVEC_HW_SPECIALIZE, at, why,
             "%lld threads at %lld workgroup%s per "
@@ -392,6 +435,7 @@ wavec_status wv_pass_schedule(wv_kernel *k) {
       remark_declined(w, hw, rows[i].what, wv_buf_str(&why));
   }
   longest_first(w, &w->sched);
+  fits_multiprocessor(w);
   return WAVEC_OK;
 }
 

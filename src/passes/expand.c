@@ -415,15 +415,22 @@ static void check_registers(xp *x) {
   if (est <= THREAD_REGS)
     return;
   wavec_loc at = size_loc(x, big);
-  const char *name = wv_get(x->old, big)->name;
+  const wv_node *bn = wv_get(x->old, big);
+  wv_buf what; /* the largest value, by name or by op and line */
+  wv_buf_init(&what, x->ctx);
+  if (bn->name)
+    wv_buf_printf(&what, "'%s'", bn->name);
+  else
+    wv_buf_printf(&what, "the %s at line %u", wv_ops[bn->op].name,
+                  bn->loc.line);
   if (est > MAX_REGS_ESTIMATE)
     wv_fail(x->ctx, D_REGISTERS, at,
             "these tiles need about %lld 32-bit registers per thread (%lld "
-            "for the values loops carry, %lld for the largest other; '%s' "
+            "for the values loops carry, %lld for the largest other; %s "
             "alone %lld): a thread has %d, and past %d the code is mostly "
             "spills; use smaller tiles or more waves",
             (long long)est, (long long)carried, (long long)widest,
-            name ? name : "?", (long long)bigw, THREAD_REGS,
+            wv_buf_str(&what), (long long)bigw, THREAD_REGS,
             MAX_REGS_ESTIMATE);
   wv_buf b;
   wv_remark_start(x->k, at, &b);

@@ -204,8 +204,13 @@ void lw_walk_bounds(lw *w, uint32_t id, uint32_t *rfirst, uint32_t *rlast,
   /* the most trips (a dynamic dim: as many as 32-bit indices reach) */
   *trips = di->dynamic ? INT32_MAX / di->tile : di->tiles;
   ex_t first = w->walk_first[id], last = w->walk_last[id];
-  bool bounded = !ex_is_const(ctx, first, NULL) ||
-                 !ex_is_const(ctx, last, NULL);
+  /* all of the tiles, and no registers, only where the walk is [0, tiles)
+   * of a static dim (a bound may fold to constants that are not: [0, 1)
+   * for queries that all fit the first key tile; it ran every tile, and
+   * over a run-time size 2^31 / tile of them) */
+  int64_t f, l;
+  bool bounded = di->dynamic || !ex_is_const(ctx, first, &f) ||
+                 !ex_is_const(ctx, last, &l) || f != 0 || l != di->tiles;
   *rfirst = bounded ? lw_expr(w, first) : 0;
   *rlast = bounded ? lw_expr(w, last) : 0;
 }

@@ -82,6 +82,7 @@ cases=(
   "gqa wgmma B2 H4/2 200/128 spec+pers|tests/kernels/gqa.wave --kernel attention_gqa_wgmma -D B=2 -D H=4 -D HK=2 -D G=2 -D M=200 -D K2=200 -D K1=128 -D N=128 --hardware specialize=1,persistent=1,sms=3|sm_90a"
   "gqa B1 H6/3 77/64|tests/kernels/gqa.wave --kernel attention_gqa -D B=1 -D H=6 -D HK=3 -D G=2 -D M=77 -D K2=77 -D K1=64 -D N=64"
   "dynamic gemm_add 77x64x32|tests/kernels/dynamic.wave --kernel gemm_add_dyn -D M=77"
+  "dynamic decode causal 16/200|tests/kernels/dynamic.wave --kernel attention_decode_dyn -D B=1 -D M=16 -D K2=200 -D N=64 -D K1=64 -D BLOCK_M=16 -D WAVES=1"
   # longest walks first: the causal forward's query tiles in reverse, and
   # in order (longest_first=0)
   "fwd_causal B2 300/64 in order|examples/attention_fwd.wave --kernel attention_fwd_causal -D B=2 -D M=300 -D K2=300 -D N=64 -D K1=64 --hardware longest_first=0"

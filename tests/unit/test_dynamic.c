@@ -12,7 +12,9 @@
  *    at (B, M, N, K) in {(3, 77, 50, 40), (1, 64, 64, 64), (2, 33, 130,
  *    24)}, and the largest size it takes (no tensor past 2^62 elements);
  *  - gemm_add_dyn (c += a bᵀ, reduce = add, M at run time) at M = 50, 77, 1;
- *  - row_mean_dyn (1 / N of the run-time N as a value) at four shapes.
+ *  - row_mean_dyn (1 / N of the run-time N as a value) at four shapes;
+ *  - attention_decode_dyn (16 static causal queries, K2 = 40, 100, 200 at
+ *    run time: a walk that folds to one tile).
  * Also: a size not given, one that breaks a stated multiple, and a static
  * dim given another size are errors at run time, not crashes; sizes whose
  * grid no launch can take (more than 65535 workgroups along y, more than
@@ -250,6 +252,49 @@ static void attention(void) {
   }
 }
 
+/* attention_decode_dyn: M = 16 static queries against K2 keys at run
+ * time (one 64-key tile holds every query's causal walk), K2 = 40, 100,
+ * 200, against float64. */
+static void decode(void) {
+  static const int seqs[] = {40, 100, 200};
+  enum { M = 16 };
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  wavec_define_int(ctx, "B", 1);
+  wavec_define_int(ctx, "M", M);
+  wavec_define_int(ctx, "N", 64);
+  wavec_define_int(ctx, "K1", 64);
+  wavec_define_int(ctx, "BLOCK_M", 16);
+  wavec_define_int(ctx, "WAVES", 1);
+  char *ptx = NULL;
+  wavec_kernel *k = compile(ctx, "attention_decode_dyn", "sm_90", &ptx);
+  uint64_t rng = 75;
+  for (size_t i = 0; k && i < 3; i++) {
+    int S = seqs[i];
+    const int64_t shapes[5][4] = {
+        {1, M, 64}, {1, S, 64}, {1, S, 64}, {1, M, 64}, {1, M}};
+    void **bufs = shaped(k, 5, shapes);
+    double *q = rand_in(bufs[0], (size_t)M * 64, &rng),
+           *kk = rand_in(bufs[1], (size_t)S * 64, &rng),
+           *v = rand_in(bufs[2], (size_t)S * 64, &rng);
+    double *o = malloc((size_t)M * 64 * sizeof *o), lse[M];
+    ref_attn_fwd(1, M, (size_t)S, 64, 64, 0.125, REF_CAUSAL, q, kk, v, o, lse);
+    bool ok = wavec_simulate(k, bufs) == WAVEC_OK;
+    CHECKF(ok, "attention_decode_dyn K2=%d: %s", S, wavec_errmsg(ctx));
+    if (ok)
+      CHECKF(rel_err_f32(bufs[3], (size_t)M * 64, o) < 1e-2 &&
+                 rel_err_f32(bufs[4], M, lse) < 1e-3,
+             "attention_decode_dyn K2=%d: o %g lse %g", S,
+             rel_err_f32(bufs[3], (size_t)M * 64, o),
+             rel_err_f32(bufs[4], M, lse));
+    free(q), free(kk), free(v), free(o);
+    free_bufs(bufs, 5);
+  }
+  if (k)
+    same_ptx(k, "sm_90", ptx);
+  free(ptx);
+  wavec_ctx_free(ctx);
+}
+
 /* gemm_batched_dyn: every size at run time, three in each tensor; one
  * compile run at three shapes, each batch against float64; a size past
  * what the kernel is compiled for is refused, with the bound in the
@@ -435,6 +480,7 @@ int main(void) {
   RUN(adds);
   RUN(size_as_value);
   RUN(attention);
+  RUN(decode);
   RUN(batched);
   RUN(bad_sizes);
   RUN(launch_limits);

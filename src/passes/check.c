@@ -113,6 +113,22 @@ wavec_status wv_pass_check(wv_kernel *k) {
               wavec_symbol_name(ctx, c->dim), wavec_symbol_name(ctx, c->dim));
   }
   check_tiled_outside(k);
+  /* how constraints combine on a dim: a wave split needs the workgroup
+   * split it divides; a dim is split over workgroups or walked by a loop,
+   * not both */
+  for (uint32_t i = 0; i < k->constraints.n; i++) {
+    const wv_constraint *c = &k->constraints.v[i];
+    const char *dn = wavec_symbol_name(ctx, c->dim);
+    bool split = find_cons(k, WV_WORKGROUP, c->dim) != NULL;
+    if (c->kind == WV_WAVE && !split)
+      wv_fail(ctx, D_CONSTRAINT_DIM, c->loc,
+              "wave(%s, ...) needs a workgroup(%s, ...) constraint to split",
+              dn, dn);
+    if (c->kind == WV_TILING && split)
+      wv_fail(ctx, D_CONSTRAINT_DUP, c->loc,
+              "'%s' is split over workgroups and walked by a loop; choose one",
+              dn);
+  }
   /* a run-time size is a value in arithmetic, not a constant: not a
    * Register's or a read's fill (lw_scalar_value says the same) */
   for (uint32_t id = 1; id < k->g->nodes.n; id++) {

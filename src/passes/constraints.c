@@ -166,19 +166,8 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
     d->waves[a] = d->grid[a] = 1;
   ex_t lane = ex_mod(ctx, ex_sym(ctx, d->T[0]), ex_const(ctx, d->lanes));
   d->lane = lane;
-  for (uint32_t i = 0; i < k->constraints.n; i++) {
-    wv_constraint *c = &k->constraints.v[i];
-    wv_diminfo *di = &d->dim[c->dim];
-    const char *dn = wavec_symbol_name(ctx, c->dim);
-    if (c->kind == WV_WAVE && di->wg_axis < 0)
-      wv_fail(ctx, D_CONSTRAINT_DIM, c->loc,
-              "wave(%s, ...) needs a workgroup(%s, ...) constraint to split",
-              dn, dn);
-    if (c->kind == WV_TILING && di->wg_axis >= 0)
-      wv_fail(ctx, D_CONSTRAINT_DUP, c->loc,
-              "'%s' is split over workgroups and walked by a loop; choose one",
-              dn);
-  }
+  /* (a wave split without a workgroup one, a dim both split and walked:
+   * refused by check) */
   for (wavec_sym s = 1; s < d->nsyms; s++) {
     wv_diminfo *di = &d->dim[s];
     if (!di->used)

@@ -177,14 +177,11 @@ uint32_t lw_elem(lw *w, uint32_t op, uint32_t e, tir_ty ty) {
 
 /* The value of a SCALAR node: its literal or its hyperparameter's (a
  * compile-time constant: a run-time size is one only in arithmetic,
- * lw_elem). */
+ * lw_elem; check refuses it where a constant is needed). */
 double lw_scalar_value(lw *w, const wv_node *s) {
   if (s->sym && w->k->bind.dynamic[s->sym])
-    wv_fail(w->ctx, D_UNSUPPORTED, s->loc,
-            "'%s' is a size known at run time: it is a value in arithmetic "
-            "(x / %s), not a constant here (a Register's or a read's fill)",
-            wavec_symbol_name(w->ctx, s->sym),
-            wavec_symbol_name(w->ctx, s->sym));
+    wv_fail(w->ctx, D_INTERNAL, s->loc,
+            "a run-time size as a constant (check refuses it)");
   if (!s->sym)
     return s->fval;
   return w->k->bind.is_float[s->sym] ? w->k->bind.fval[s->sym]

@@ -84,8 +84,10 @@ def check(kernel, info, *, dtype_ok, dtype_name, shape, contiguous, writable=Tru
                             + (" (bf16: NumPy uint16 holding the raw bits, or ml_dtypes.bfloat16)"
                                if info.dtype == "bf16" else ""))
     if not shape_fits(tuple(shape), tuple(info.shape)):
+        empty = len(shape) == len(info.shape) and any(n <= 0 for n in shape)
         raise ArgumentError(kernel, info.name, f"shape {shape_str(shape)}, but the kernel declares "
-                            f"{info.dtype} {_declared(info)}")
+                            f"{info.dtype} {_declared(info)}"
+                            + (" (every size is positive: an empty tensor has nothing to run)" if empty else ""))
     if not contiguous:
         raise ArgumentError(kernel, info.name, "not contiguous: the kernel takes dense row-major tensors "
                             "(make a copy with .contiguous() or numpy.ascontiguousarray)")

@@ -31,6 +31,15 @@ class DynamicSizes(unittest.TestCase):
             self.assertLess(rel_err(c, ref), 1e-5, (m, n, kk))
         self.assertEqual(k.ptx("sm_90"), ptx)  # the same kernel served every size
 
+    def test_empty_tensor(self):
+        k = wavec.compile(DYN, kernel="gemm_dyn", target="sim")
+        a = np.zeros((0, 96), np.float16)
+        b = np.zeros((64, 96), np.float16)
+        c = np.zeros((0, 64), np.float32)
+        with self.assertRaisesRegex(wavec.ArgumentError, r"argument 'a': shape \[0, 96\].*every size is "
+                                    r"positive"):
+            k(a, b, c)
+
     def test_shapes_that_disagree(self):
         k = wavec.compile(DYN, kernel="gemm_dyn", target="sim")
         a = np.zeros((64, 32), np.float16)

@@ -323,11 +323,11 @@ static wavec_status dynamic_(wv_kernel *k, wavec_sym dim, ex_t multiple,
                              wavec_loc loc) {
   if (dim == 0 || dim >= k->ctx->sym_names.n)
     wv_fail(k->ctx, D_INVALID, loc, "invalid symbol handle %u", dim);
-  for (uint32_t i = 0; i < k->dynamics.n; i++)
-    if (k->dynamics.v[i].dim == dim)
-      wv_fail(k->ctx, D_CONSTRAINT_DUP, loc,
-              "dynamic('%s') is given twice (first at line %u)",
-              sym_name(k, dim), k->dynamics.v[i].loc.line);
+  const wv_dynamic *was = wv_dynamic_of(k, dim);
+  if (was)
+    wv_fail(k->ctx, D_CONSTRAINT_DUP, loc,
+            "dynamic('%s') is given twice (first at line %u)",
+            sym_name(k, dim), was->loc.line);
   wv_dynamic d = {dim, multiple, loc};
   vec_push(k->ctx, &k->dynamics, d);
   return WAVEC_OK;

@@ -161,3 +161,20 @@ int64_t wv_tensor_elems(wv_kernel *k, const wv_node *arg, int64_t *bytes) {
     *bytes = b;
   return elems;
 }
+
+const char *wv_node_what(wavec_ctx *ctx, const wv_node *n) {
+  wv_buf b;
+  wv_buf_init(&b, ctx);
+  if (n->name)
+    wv_buf_printf(&b, "'%s'", n->name);
+  else
+    wv_buf_printf(&b, "the %s at line %u", wv_ops[n->op].name, n->loc.line);
+  return wv_buf_str(&b);
+}
+
+const wv_dynamic *wv_dynamic_of(const wv_kernel *k, wavec_sym d) {
+  for (uint32_t i = 0; i < k->dynamics.n; i++)
+    if (k->dynamics.v[i].dim == d)
+      return &k->dynamics.v[i];
+  return NULL;
+}

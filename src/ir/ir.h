@@ -226,6 +226,11 @@ bool wv_type_eq(const wv_type *a, const wv_type *b);
 bool wv_dims_subset(const wv_type *small, const wv_type *big);
 /* "[B, M, K2] f32" */
 void wv_type_print(wavec_ctx *ctx, wv_buf *b, const wv_type *t);
+/* A value as messages name it: "'name'", or "the OP at line N" for one
+ * without a name (in ctx's arena). */
+const char *wv_node_what(wavec_ctx *ctx, const wv_node *n);
+/* The dynamic(...) constraint of dim d, or NULL (a static dim). */
+const wv_dynamic *wv_dynamic_of(const wv_kernel *k, wavec_sym d);
 /* Starts a remark at loc in b ("file:line:col: remark: ", which the
  * caller continues); wv_remark_end adds it to k's remarks. */
 void wv_remark_start(wv_kernel *k, wavec_loc loc, wv_buf *b);

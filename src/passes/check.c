@@ -130,7 +130,7 @@ wavec_status wv_pass_check(wv_kernel *k) {
               dn);
   }
   /* a run-time size is a value in arithmetic, not a constant: not a
-   * Register's or a read's fill (lw_scalar_value says the same) */
+   * Register's or a read's fill (lw_scalar_value relies on it) */
   for (uint32_t id = 1; id < k->g->nodes.n; id++) {
     wv_node *n = wv_get(k->g, id);
     bool reg = n->op == WAVEC_OP_REGISTER,
@@ -138,14 +138,12 @@ wavec_status wv_pass_check(wv_kernel *k) {
     if (!reg && !fill)
       continue;
     wv_node *v = wv_get(k->g, n->ops[reg ? 0 : 1]);
-    for (uint32_t i = 0; v->sym && i < k->dynamics.n; i++)
-      if (k->dynamics.v[i].dim == v->sym)
-        wv_fail(ctx, D_UNSUPPORTED, v->loc,
-                "'%s' is a size known at run time: it is a value in "
-                "arithmetic (x / %s), not a constant here (a Register's or "
-                "a read's fill)",
-                wavec_symbol_name(ctx, v->sym),
-                wavec_symbol_name(ctx, v->sym));
+    if (v->sym && wv_dynamic_of(k, v->sym))
+      wv_fail(ctx, D_UNSUPPORTED, v->loc,
+              "'%s' is a size known at run time: it is a value in "
+              "arithmetic (x / %s), not a constant here (a Register's or "
+              "a read's fill)",
+              wavec_symbol_name(ctx, v->sym), wavec_symbol_name(ctx, v->sym));
   }
   /* values the source writes as constants (a tile of 0, threads_per_wave
    * = 48, stages = 0): bind says the same once every value is known */

@@ -194,10 +194,7 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
       di->span = di->tile;
     } else {
       if (di->dynamic) {
-        const wv_dynamic *dy = NULL;
-        for (uint32_t i = 0; i < k->dynamics.n && !dy; i++)
-          if (k->dynamics.v[i].dim == s)
-            dy = &k->dynamics.v[i];
+        const wv_dynamic *dy = wv_dynamic_of(k, s);
         wv_fail(ctx, D_CONSTRAINT_DIM, dy ? dy->loc : k->loc,
                 "dynamic dimension '%s' is neither split over workgroups nor "
                 "walked by a loop; give it a workgroup(%s, ...) or "

@@ -415,14 +415,6 @@ static void check_registers(xp *x) {
   if (est <= THREAD_REGS)
     return;
   wavec_loc at = size_loc(x, big);
-  const wv_node *bn = wv_get(x->old, big);
-  wv_buf what; /* the largest value, by name or by op and line */
-  wv_buf_init(&what, x->ctx);
-  if (bn->name)
-    wv_buf_printf(&what, "'%s'", bn->name);
-  else
-    wv_buf_printf(&what, "the %s at line %u", wv_ops[bn->op].name,
-                  bn->loc.line);
   if (est > MAX_REGS_ESTIMATE)
     wv_fail(x->ctx, D_REGISTERS, at,
             "these tiles need about %lld 32-bit registers per thread (%lld "
@@ -430,7 +422,8 @@ static void check_registers(xp *x) {
             "alone %lld): a thread has %d, and past %d the code is mostly "
             "spills; use smaller tiles or more waves",
             (long long)est, (long long)carried, (long long)widest,
-            wv_buf_str(&what), (long long)bigw, THREAD_REGS,
+            wv_node_what(x->ctx, wv_get(x->old, big)), (long long)bigw,
+            THREAD_REGS,
             MAX_REGS_ESTIMATE);
   wv_buf b;
   wv_remark_start(x->k, at, &b);

@@ -492,6 +492,10 @@ ex_t lw_dim_size(lw *w, wavec_sym d);
 /* lower_expr.c: a register with the tiles along grid axis a (a dynamic
  * dim's from its size) */
 uint32_t lw_tiles_along(lw *w, int a);
+/* lower_expr.c: the tile along grid axis a of block index i (a
+ * register): i, or n - 1 - i where the schedule reverses the axis
+ * (sched_plan.reverse; n: the tiles along a, 0 to compute them) */
+uint32_t lw_tile_order(lw *w, int a, uint32_t i, uint32_t n);
 
 /* lower_guard.c */
 bool lw_bound_check(lw *w, ex_t c, ex_t size, uint32_t *mask);

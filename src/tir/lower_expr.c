@@ -286,11 +286,7 @@ static uint32_t lower(lw *w, ex_t e) {
       else if (s == w->d->WG[a]) {
         r = lw_reg(w, TY_I32);
         lw_emit(w, T_SREG, TY_I32, r, 0, 0, 0, TIR_SREG_CTAID_X + a);
-        if (w->sched.reverse[a]) /* longest walks first (schedule.c) */
-          r = lw_op2(w, T_SUB, TY_I32,
-                     lw_op2(w, T_SUB, TY_I32, lw_tiles_along(w, a),
-                            lw_iconst(w, 1)),
-                     r);
+        r = lw_tile_order(w, a, r, 0);
       }
     }
     if (!r && s < w->nloopreg && w->loopreg[s])
@@ -470,6 +466,14 @@ uint32_t lw_tiles_along(lw *w, int a) {
   wavec_sym g = d->grid_dim[a];
   return lw_expr(w, ex_ceildiv(ctx, lw_dim_size(w, g),
                                ex_const(ctx, d->dim[g].wg_tile)));
+}
+
+uint32_t lw_tile_order(lw *w, int a, uint32_t i, uint32_t n) {
+  if (!w->sched.reverse[a]) /* longest walks first (schedule.c) */
+    return i;
+  uint32_t last = lw_op2(w, T_SUB, TY_I32, n ? n : lw_tiles_along(w, a),
+                         lw_iconst(w, 1));
+  return lw_op2(w, T_SUB, TY_I32, last, i);
 }
 
 ex_t lw_dim_size(lw *w, wavec_sym d) {

@@ -373,22 +373,13 @@ static ex_t lane_owner(lw *w, uint32_t id, uint32_t v, bool *dup) {
   uint8_t *seen = ok ? wv_alloc(ctx, (size_t)cells) : NULL;
   for (size_t j = 0; j < n && ok; j++)
     ok = (j / ne) & same || dup[j % ne] || !seen[key[j]]++;
-  if (!ok) {
-    const wv_node *vn = wv_get(w->g, v);
-    wv_buf what;
-    wv_buf_init(&what, ctx);
-    if (vn->name)
-      wv_buf_printf(&what, "'%s'", vn->name);
-    else
-      wv_buf_printf(&what, "the %s at line %u", wv_ops[vn->op].name,
-                    vn->loc.line);
+  if (!ok)
     wv_fail(ctx, D_UNSUPPORTED, wv_get(w->g, id)->loc,
             "write(..., reduce = add) of %s: lanes of a wave hold the same "
             "elements of it in its layout, and not as copies along whole "
             "lane bits, so no one lane can add each; write a value whose "
             "layout gives each element one lane (e.g. an mma's result)",
-            wv_buf_str(&what));
-  }
+            wv_node_what(ctx, wv_get(w->g, v)));
   ex_t at = ex_const(ctx, 0);
   for (size_t b = 1; b < lanes; b <<= 1)
     if (same & b)

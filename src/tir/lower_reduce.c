@@ -123,6 +123,11 @@ static void lane_owners(lw *w, reduce_shape *sh, const int64_t *co,
                         uint32_t ne, uint32_t nd) {
   int lanes = w->d->lanes, di = sh->di;
   int span = 1 << sh->nbits;
+  /* the orbit's offsets: every sum of shuffled bits */
+  int *orbit = wv_alloc(w->ctx, (size_t)span * sizeof *orbit);
+  for (int k = 0; k < span; k++)
+    for (int b = 0; b < sh->nbits; b++)
+      orbit[k] |= k >> b & 1 ? sh->bits[b] : 0;
   sh->own = wv_alloc(w->ctx, (ne ? ne : 1) * sizeof *sh->own);
   for (uint32_t e = 0; e < ne; e++) {
     if (sh->rep[e] != e)
@@ -135,10 +140,7 @@ static void lane_owners(lw *w, reduce_shape *sh, const int64_t *co,
         int64_t v = CO(l, f)[di];
         bool counts = !holds_before(sh, co, ne, nd, l, e, f, v);
         for (int k = 1; k < span && counts; k++) {
-          int m = 0;
-          for (int b = 0; b < sh->nbits; b++)
-            m |= k >> b & 1 ? sh->bits[b] : 0;
-          int o = l ^ m;
+          int o = l ^ orbit[k];
           counts = o > l || CO(o, e)[di] != v;
           for (uint32_t u = sh->at[e]; u < sh->at[e + 1] && counts; u++)
             counts = o > l || CO(o, sh->terms[u])[di] != v;
@@ -207,13 +209,6 @@ static const reduce_shape *shape_of(lw *w, const wv_node *n,
   return &w->reduce_shapes.v[w->reduce_shapes.n - 1];
 }
 
-/* Within the thread: each representative folds in the elements of its row
- * as a balanced tree (adjacent pairs, level by level: the levels' ops are
- * independent of each other, so the dependent chain is log2 of the row's
- * elements deep, not their count), then, after an earlier link of the
- * chain, that link's partial, into registers first.. . The order of the
- * sums is this one, the same in the simulator as on the GPU (the thread
- * program fixes it). */
 /* Element f of x where the lanes in sh->own[f] count it (a sum's copies,
  * reduce_shape.own), else the sum's identity, 0. */
 static uint32_t owned_x(lw *w, const wv_node *n, const reduce_shape *sh,
@@ -249,6 +244,13 @@ static uint32_t owned_x(lw *w, const wv_node *n, const reduce_shape *sh,
   return r;
 }
 
+/* Within the thread: each representative folds in the elements of its row
+ * as a balanced tree (adjacent pairs, level by level: the levels' ops are
+ * independent of each other, so the dependent chain is log2 of the row's
+ * elements deep, not their count), then, after an earlier link of the
+ * chain, that link's partial, into registers first.. . The order of the
+ * sums is this one, the same in the simulator as on the GPU (the thread
+ * program fixes it). */
 static void reduce_in_thread(lw *w, const wv_node *n, const reduce_shape *sh,
                              uint32_t prev, uint32_t first, bool *guarded) {
   uint32_t ne = sh->l->nelem;

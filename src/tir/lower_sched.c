@@ -41,13 +41,8 @@ static void raster(lw *w, uint32_t t, uint32_t n0, uint32_t n1) {
   w->wgreg[0] = lw_op2(w, T_ADD, TY_I32, first_m, row);
   w->wgreg[1] = lw_op2(w, T_DIV, TY_I32, in, size);
   uint32_t n[3] = {n0, n1, 0};
-  for (int a = 0; a < 3; a++) /* longest walks first (schedule.c) */
-    if (w->sched.reverse[a])
-      w->wgreg[a] = lw_op2(
-          w, T_SUB, TY_I32,
-          lw_op2(w, T_SUB, TY_I32, n[a] ? n[a] : lw_tiles_along(w, a),
-                 lw_iconst(w, 1)),
-          w->wgreg[a]);
+  for (int a = 0; a < 3; a++)
+    w->wgreg[a] = lw_tile_order(w, a, w->wgreg[a], n[a]);
 }
 
 /* Opens the loop over the workgroup's tiles and the scope of its body;

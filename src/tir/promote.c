@@ -93,11 +93,9 @@ static const char *tile_of(lw *w, const wv_node *n, const wv_node *mem,
     while (it && t < m->iters.n && m->iters.v[t] != it)
       t++;
     if (it && t < m->iters.n) { /* an iterator: its register dim's tile */
-      if (!of[t]) {
-        src[i] = 0, start[i] = ex_const(ctx, 0); /* (broadcast: no output) */
+      if (!of[t]) /* (an iterator no output binds) */
         return "the read's mapping gives a memory coordinate from an "
                "iterator no register dim has";
-      }
       if (w->wgmma && of[t] != mem->type.dims[i])
         return "the read's mapping permutes dims (a wgmma reads a tile as "
                "it lies in memory: state the layout in the tensor's Memory "

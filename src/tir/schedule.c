@@ -79,6 +79,20 @@ static bool ring_is_tma(const lw *w, uint32_t i) {
 
 static int64_t floor8(int64_t v) { return v / 8 * 8; }
 
+/* The workgroups a multiprocessor holds (workgroups_per_sm, else 1). */
+static int64_t wgs_per_sm(const wv_dist *d) {
+  return d->hw[WAVEC_HW_WORKGROUPS_PER_SM] ? d->hw[WAVEC_HW_WORKGROUPS_PER_SM]
+                                           : 1;
+}
+
+/* The registers a thread gets at launch with `threads` a workgroup and
+ * wps workgroups a multiprocessor: floor8 of the pool's share, at most
+ * `most`. */
+static int64_t regs_at_launch(int64_t wps, int64_t threads, int64_t most) {
+  int64_t r = floor8(POOL / (wps * threads));
+  return r > most ? most : r;
+}
+
 /* Was knob `hw` given (in the source or on the command line)? */
 static bool asked(const lw *w, int hw) { return w->k->hw.ints[hw] != 0; }
 
@@ -141,8 +155,7 @@ static int64_t widest_acc(lw *w, const wv_node **at) {
 static void fits_multiprocessor(lw *w) {
   const wv_dist *d = w->d;
   int64_t threads = lw_block_threads(w);
-  int64_t wps = d->hw[WAVEC_HW_WORKGROUPS_PER_SM] ? d->hw[WAVEC_HW_WORKGROUPS_PER_SM]
-                                                  : 1;
+  int64_t wps = wgs_per_sm(d);
   if (wps * threads > 2048)
     wv_fail(w->ctx, D_SCHEDULE, where(w, WAVEC_HW_WORKGROUPS_PER_SM),
             "workgroups_per_sm = %lld with %lld threads each is %lld threads, "
@@ -152,8 +165,7 @@ static void fits_multiprocessor(lw *w) {
     return;
   const wv_node *mma = NULL;
   int64_t acc = widest_acc(w, &mma);
-  int64_t cap = floor8(POOL / (wps * threads));
-  cap = cap > 255 ? 255 : cap;
+  int64_t cap = regs_at_launch(wps, threads, 255);
   if (mma && cap < acc + 32)
     wv_fail(w->ctx, D_REGISTERS, mma->loc,
             "%lld threads at %lld workgroup%s per multiprocessor leave %lld "
@@ -200,11 +212,9 @@ static bool specialize(lw *w, sched_plan *s, wv_buf *why) {
             "%lld threads and a producer "
             "warpgroup are more than the 1024 a workgroup may have",
             (long long)threads);
-  int64_t wps = d->hw[WAVEC_HW_WORKGROUPS_PER_SM] ? d->hw[WAVEC_HW_WORKGROUPS_PER_SM]
-                                                  : 1;
+  int64_t wps = wgs_per_sm(d);
   int64_t all = threads + 128;
-  int64_t entry = floor8(POOL / (wps * all));
-  entry = entry > 248 ? 248 : entry;
+  int64_t entry = regs_at_launch(wps, all, 248);
   int64_t cons = floor8((entry * all - 128 * PRODUCER_REGS) / threads);
   cons = cons > CONSUMER_REGS_MAX ? CONSUMER_REGS_MAX : cons;
   cons = cons < entry ? entry : cons; /* (then they keep what they have) */
@@ -293,8 +303,7 @@ static bool persistent(lw *w, sched_plan *s, wv_buf *why) {
                   "%u loops fill rings by tensor copies; persistent tiles "
                   "carry the phases of one", tma);
   int64_t sms = d->hw[WAVEC_HW_SMS] ? d->hw[WAVEC_HW_SMS] : 132;
-  int64_t wps = d->hw[WAVEC_HW_WORKGROUPS_PER_SM] ? d->hw[WAVEC_HW_WORKGROUPS_PER_SM]
-                                                  : 1;
+  int64_t wps = wgs_per_sm(d);
   /* the tiles known now (a dynamic axis' at launch: tir_instance) */
   bool dynamic = false;
   int64_t tiles[3], grid[3];

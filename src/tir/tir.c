@@ -112,13 +112,17 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
     case T_MBARRIVE:
       if (in->imm)
         wv_buf_printf(b, " expect %lld", (long long)in->imm);
+      if (in->imm2 == TIR_ARRIVE_CLUSTER)
+        wv_buf_puts(b, " cluster");
       break;
     case T_TMA:
     case T_TMAST:
-      wv_buf_printf(b, " %s%s map %lld",
+      wv_buf_printf(b, " %s%s map %lld%s",
                     in->op == T_TMAST && in->imm2 == TIR_TMAST_ADD ? "add " : "",
                     p->args.v[p->tmaps.v[in->imm].arg].name,
-                    (long long)in->imm);
+                    (long long)in->imm,
+                    in->op == T_TMA && in->imm2 == TIR_TMA_MULTICAST
+                        ? " multicast" : "");
       break;
     case T_SHFL:
       wv_buf_printf(b, " xor %lld", (long long)in->imm);
@@ -177,8 +181,13 @@ static bool async_ok(const tir_prog *p, const tir_instr *in) {
     return a32 && (!in->b || rt[in->b] == TY_PRED) && in->imm >= 1 &&
            in->imm < (1 << 20);
   case T_MBARRIVE:
+    /* (an arrival at every workgroup's barrier announces no bytes) */
     return a32 && (!in->b || rt[in->b] == TY_PRED) && in->imm >= 0 &&
-           in->imm < (1 << 20);
+           in->imm < (1 << 20) &&
+           (in->imm2 == 0 ||
+            (in->imm2 == TIR_ARRIVE_CLUSTER && !in->imm && p->cluster > 1));
+  case T_CLUSTERBAR:
+    return p->cluster > 1;
   case T_TURNWAIT:
   case T_TURNPASS:
     return a32 && (in->op == T_TURNPASS || !in->b) &&
@@ -198,6 +207,9 @@ static bool async_ok(const tir_prog *p, const tir_instr *in) {
     const tir_tmap *m = &p->tmaps.v[in->imm];
     if (in->nlist != m->rank ||
         in->ty != tir_ty_of(p->args.v[m->arg].dt))
+      return false;
+    if (in->op == T_TMA && in->imm2 &&
+        (in->imm2 != TIR_TMA_MULTICAST || p->cluster < 2))
       return false;
     /* (a store that adds: into f32 only) */
     if (in->op == T_TMAST && in->imm2 &&

@@ -61,6 +61,16 @@
  *    (bytes a tensor copy landed need no fence). Its global writes are done
  *    once a T_BULKWAIT retires its group; a thread ends with none in
  *    flight.
+ *  - Clusters (tir_prog.cluster): a workgroup's mbarriers are used by
+ *    another workgroup of its cluster (a T_MBARRIVE of TIR_ARRIVE_CLUSTER,
+ *    a T_TMA of TIR_TMA_MULTICAST completing its bytes on them) only after
+ *    a T_CLUSTERBAR that follows their initialising thread's T_FENCE. A
+ *    multicast copy's bytes, in every workgroup it lands in, follow the
+ *    tensor-copy rules above: it overwrites bytes only after every earlier
+ *    reader's arrival, in every workgroup, has been waited for by the
+ *    issuing thread. No workgroup ends while another of its cluster may
+ *    still arrive at its mbarriers or copy into its shared memory (its
+ *    producer waits for the last releases first).
  *  - Roles: a T_IF on a predicate uniform across each wave (a warpgroup's
  *    role, from its thread ids) runs a region only some waves run; regions
  *    and loops nest. A T_BAR with a thread count (a named barrier) is
@@ -224,14 +234,22 @@ extern const char *const tir_ty_names[TY_COUNT];
    * true) */                                                                 \
   X(T_MBINIT, "mbar.init", 2, 0, 0)                                            \
   /* arrives at mbarrier a if b; imm > 0 first expects imm more transaction   \
-   * bytes (arrive.expect_tx) */                                               \
+   * bytes (arrive.expect_tx); imm2 TIR_ARRIVE_CLUSTER (imm 0): arrives at    \
+   * the mbarrier at a of every workgroup of the cluster, its own included,   \
+   * once each (mapa + a remote arrive.release.cluster) */                   \
   X(T_MBARRIVE, "mbar.arrive", 2, 0, 0)                                        \
   /* if c (uniform; 0: true): waits until the phase of mbarrier a of parity   \
    * b (i32, 0 or 1) has completed */                                          \
   X(T_MBWAIT, "mbar.wait", 3, 0, 0)                                            \
   /* tensor map imm's box at coordinates list (elements, the argument's dim   \
-   * order) to shared a, completing its bytes on mbarrier b; if c (0: true) */ \
+   * order) to shared a, completing its bytes on mbarrier b; if c (0: true); \
+   * imm2 TIR_TMA_MULTICAST: the box lands at a in every workgroup of the    \
+   * cluster and completes its bytes on the mbarrier at b of each */          \
   X(T_TMA, "tma.load", 3, 0, 0)                                                \
+  /* every thread of every workgroup of the cluster arrives, then waits for  \
+   * all of them (barrier.cluster arrive.release / wait.acquire): a          \
+   * workgroup barrier that also orders the cluster's workgroups */          \
+  X(T_CLUSTERBAR, "cluster.bar", 0, 0, 0)                                      \
   /* the thread's earlier shared writes and mbarrier inits are seen by the    \
    * async proxy (copies, wgmma) after a barrier */                            \
   X(T_FENCE, "fence.async", 0,                                                 \
@@ -318,6 +336,10 @@ static inline bool tir_shared_access(tir_op op) {
 
 /* T_TMAST's imm2: the box is added into global memory (a tensor reduce). */
 enum { TIR_TMAST_ADD = 1 };
+/* T_TMA's imm2: the box is multicast to every workgroup of the cluster.
+ * T_MBARRIVE's imm2: the arrival is at every workgroup's barrier. */
+enum { TIR_TMA_MULTICAST = 1 };
+enum { TIR_ARRIVE_CLUSTER = 1 };
 
 /* Shared scratch regions: the tag of the shared-memory accesses that use
  * them, and of a T_BAR that orders only their accesses (no wgmma reads
@@ -397,6 +419,10 @@ typedef struct tir_prog {
    * over tiles (0: not persistent; one tile a workgroup) */
   int64_t persistent;
   int64_t tiles[3];
+  /* clusters (tir.h's invariants, Clusters): workgroups %ctaid.x = C c + r,
+   * r < C, form cluster c (0 or 1: none); the grid along x (after the
+   * persistent tiles) is a multiple of C */
+  int64_t cluster;
   const int64_t *size_vals; /* an instance's sizes (tir_instance), or NULL */
   int lanes;
   int mma;            /* wavec_mma_kind used by T_MMA, or -1 */

@@ -968,13 +968,58 @@ def bwd_one_pass(quick=False, cfgs=BWD1):
                         print(f"bwd1 D={D} N={N} causal={int(causal)} {name}: FAILED {type(e).__name__}: "
                               f"{str(e)[:300]}", flush=True)
 
+# Clusters (hardware(cluster = C), schedule.c): the GEMM's b (and the
+# attention forward's k and v) multicast to the C workgroups of a cluster
+# along M, against the same kernel, tiles and schedule without clusters;
+# cuBLAS / SDPA-cuDNN in the same process. CLUSTER_GEMM: (BLOCK_M, BLOCK_N,
+# WAVES_M, stages, hardware) of the rows.
+CLUSTER_GEMM = [(128, 256, 2, 4, dict(specialize=1, persistent=1)),
+                (128, 256, 2, 3, dict(specialize=1, persistent=1)),
+                (128, 256, 2, 4, dict(specialize=1, persistent=0))]
+
+def cluster_ab(quick=False):
+    shapes = [(4096,) * 3] if quick else [(4096,) * 3, (8192,) * 3, (6144,) * 3] + LLM_SHAPES[::3]
+    for (m, n, kk) in shapes:
+        dts = (torch.bfloat16, torch.float16) if m == n == kk and not quick else (torch.bfloat16,)
+        for dt in dts:
+            a = torch.randn(m, kk, dtype=dt, device=dev); b = torch.randn(n, kk, dtype=dt, device=dev)
+            c = torch.empty(m, n, dtype=dt, device=dev)
+            ref = a @ b.T
+            ms_p = bench(lambda: a @ b.T)
+            name = GEMM_KERNELS["wgmma", dt]
+            for bm, bn, wm, st, hw in CLUSTER_GEMM[:1] if quick else CLUSTER_GEMM:
+                for cl in (1, 2, 4) if m % (4 * bm) == 0 and not quick else (1, 2):
+                    try:
+                        k, t1, t2, info = wavec_compile("bench/gemm.wave", name, dict(M=m, N=n, K=kk, BLOCK_M=bm,
+                                                        BLOCK_N=bn, WAVES_M=wm), dict(stages=st, cluster=cl, **hw),
+                                                        target="sm_90a")
+                        c.fill_(float("nan")); k(a, b, c); torch.cuda.synchronize()
+                        err = rel_err(c, ref)
+                        ms_w = bench(lambda: k(a, b, c))
+                        report(f"cluster A/B gemm {str(dt)[6:]} {m}x{n}x{kk} {bm}x{bn} st{st} "
+                               f"spec={hw['specialize']} pers={hw['persistent']} cluster={cl} "
+                               f"({info['regs']} regs, {info['spill']} B spill, grid {info['grid'][0]})",
+                               "cuBLAS", ms_w, ms_p, 2 * m * n * kk, err, (t1, t2))
+                    except Exception as e:
+                        print(f"cluster A/B gemm {m}x{n}x{kk} {bm}x{bn} cluster={cl}: FAILED {type(e).__name__}: "
+                              f"{str(e)[:300]}", flush=True)
+    D = 128
+    for N in ((4096,) if quick else (4096, 8192)):
+        BH, q, kk, vv, o, lse, cudnn = attn_fwd_inputs(D, N)
+        peer = cudnn(False)
+        for bm, bk, st, hw in ((128, 128, 2, dict(specialize=1)), (192, 128, 2, {})):
+            for cl in (1, 2):
+                fwd_row(f"cluster A/B attn fwd f16 D={D} N={N} {bm}x{bk} st{st} {hw} cluster={cl}",
+                        "examples/attention_fwd_wgmma.wave", False, (BH, q, kk, vv, o, lse, D, N), peer, bm, bk,
+                        dict(stages=st, cluster=cl, **hw))
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
     ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "bwd_wg", "tma", "fp8", "ragged", "schedule", "launch",
                                        "pingpong", "overlap", "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide",
-                                       "layouts", "gqa"),
+                                       "layouts", "gqa", "cluster"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
@@ -1018,11 +1063,13 @@ def main():
             fwd_sched(a.quick, cfgs, (D,), "wide")
     if a.only in (None, "gqa"):
         gqa(a.quick)
+    if a.only in (None, "cluster"):
+        cluster_ab(a.quick)
     if a.only in (None, "fa3"):
         fwd_sched(a.quick, FA3_FWD, (128, 64), "fa3")
         bwd_variants(a.quick)
     if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "softmax", "fwd_sched", "bwd_wg",
-                      "fa3", "pers", "bwd1", "wide", "layouts", "gqa"):
+                      "fa3", "pers", "bwd1", "wide", "layouts", "gqa", "cluster"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -1034,7 +1081,8 @@ def main():
                 try: gemm(n, dt, fam)
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap",
-                                         "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide", "layouts", "gqa") else ():
+                                         "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide", "layouts", "gqa",
+                                         "cluster") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg"),
                  "bwd_wg": ("dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))

@@ -389,7 +389,15 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    split over workgroups: a causal forward's keys) runs its tiles in
  *    reverse, block i on tile n - 1 - i, so that the longest walks are
  *    dispatched first; an axis where another walk shrinks keeps its
- *    order. 0: block i on tile i. */
+ *    order. 0: block i on tile i.
+ *  - cluster: C (a power of 2 up to 8) workgroups consecutive along grid
+ *    axis 0 run as one cluster; each tile a tensor-copy ring streams that
+ *    is the same for all of them (its coordinates do not depend on axis
+ *    0's workgroup id: a GEMM's b[N, K] along M) is copied once for the
+ *    cluster, each workgroup bringing 1/C of it to every workgroup's
+ *    shared memory (TMA multicast), so L2 serves it once instead of C
+ *    times. Where it cannot apply it is an error (E0408). 1 or not given:
+ *    no clusters. */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \
@@ -404,7 +412,8 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
   X(WAVEC_HW_SUM_PARTS, 10, "sum_parts", 0, 1)                                  \
   X(WAVEC_HW_ADDS, 11, "adds", 1, 2)                                          \
   X(WAVEC_HW_EXCHANGE, 12, "exchange", 0, 1)                                  \
-  X(WAVEC_HW_LONGEST_FIRST, 13, "longest_first", 0, 1)
+  X(WAVEC_HW_LONGEST_FIRST, 13, "longest_first", 0, 1)                        \
+  X(WAVEC_HW_CLUSTER, 14, "cluster", 1, 8)
 
 typedef enum wavec_hw_int {
 #define X(e, v, name, lo, hi) e = v,

@@ -297,7 +297,7 @@ const char *wavec_remark(wavec_kernel *pk, size_t i) {
 
 wavec_status wavec_test_hook(wavec_ctx *ctx, const char *name) {
   static const struct {
-    uint32_t bit;
+    uint64_t bit;
     const char *name;
   } hooks[] = {
 #define X(e, nm) {e, nm},

@@ -437,7 +437,7 @@ bool wv_cache_key(wavec_ctx *ctx, const char *kernel, const char *target,
     if (ctx->hw_ints[i] >= 0)
       wv_buf_printf(&d, " %s=%lld", hw_names[i], (long long)ctx->hw_ints[i]);
   }
-  put_u32(&m, ctx->test_hooks);
+  put_u64(&m, ctx->test_hooks);
   field_str(&m, target);
   field_str(&m, toolchain);
   wv_buf_printf(&d, " target=%s (%s, wavec %s)", target, toolchain,

@@ -259,7 +259,7 @@ struct wavec_ctx {
   VEC(wv_define) defines;
   VEC(wv_kernel *) kernels;
   VEC(wv_time) times;
-  uint32_t test_hooks; /* WV_HOOK_* bits: planted bugs for tests */
+  uint64_t test_hooks; /* WV_HOOK_* bits: planted bugs for tests */
   wv_big *bigs;        /* the big growable arrays (base.c) */
   size_t big_total;    /* their bytes */
   /* The source place being worked on (a builder call's, the node a pass is
@@ -313,14 +313,17 @@ void wv_on_free(wavec_ctx *ctx, void (*fn)(void *ud), void *ud);
   X(WV_HOOK_TURN_EXTRA_PASS, "turn-extra-pass")                                \
   X(WV_HOOK_OVERLAP_NO_ZERO, "overlap-no-zero")                                \
   X(WV_HOOK_OVERLAP_NO_COPY, "overlap-no-copy")                                \
-  X(WV_HOOK_RELEASE_EARLY, "release-early")
+  X(WV_HOOK_RELEASE_EARLY, "release-early")                                    \
+  X(WV_HOOK_NO_CLUSTER_BAR, "no-cluster-bar")                                  \
+  X(WV_HOOK_NO_CLUSTER_TAIL, "no-cluster-tail")                                \
+  X(WV_HOOK_LOCAL_RELEASE, "local-release")
 
 enum {
 #define X(e, name) e##_BIT,
   WV_HOOKS(X)
 #undef X
 };
-#define X(e, name) static const uint32_t e = 1u << e##_BIT;
+#define X(e, name) static const uint64_t e = 1ull << e##_BIT;
 WV_HOOKS(X)
 #undef X
 

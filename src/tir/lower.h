@@ -110,6 +110,10 @@ typedef struct stage {
    * tile in a slot, its TIR_TAG_STAGE bit */
   int64_t tmap, fbar, ebar, tx;
   uint32_t tag;
+  /* clusters (schedule.c): the tile is the same for every workgroup of the
+   * cluster, each copies 1/C of its rows to all (multicast); its barrier
+   * set's empty barriers take the releases of every workgroup's waves */
+  bool mcast, cset;
   /* the tile whose full barrier the loop waits on before the first read
    * of the slot (lw_stage_slot), and the walk's first tile; 0: none due */
   ex_t due, due_first;
@@ -132,6 +136,16 @@ static inline int64_t lw_stage_vec(const struct stage *st) {
 }
 static inline int64_t lw_swz_row(const struct stage *st) {
   return SWZ_ROW_BYTES / st->es;
+}
+
+/* The rows of one tensor-copy box of a tile of `rows` rows: the most, up
+ * to 256, dividing them in groups of 8 (1024-byte swizzle atoms); 0 where
+ * none does. */
+static inline int64_t lw_box_rows(int64_t rows) {
+  for (int64_t r = rows < 256 ? rows : 256; r >= 8; r -= 8)
+    if (rows % r == 0)
+      return r;
+  return 0;
 }
 
 /* A loop's ring, as the pass pipeline decided it. */
@@ -160,6 +174,8 @@ typedef struct sched_plan {
   /* by grid axis: its workgroups take its tiles in reverse (longest walks
    * first): workgroup id i is tile n - 1 - i */
   bool reverse[3];
+  /* workgroups consecutive along grid axis 0 in a cluster (0: none) */
+  int64_t cluster;
 } sched_plan;
 
 /* The output written through shared memory by tensor stores
@@ -291,6 +307,7 @@ typedef struct lw {
   /* predicates: thread 0, lane 0 of each wave, wave 0 (lower_tma.c); in
    * the producer's region the producer's first thread, and 0 (everyone) */
   uint32_t tma_leader, tma_wleader, tma_wave0;
+  uint32_t cl_rank; /* the workgroup's rank in its cluster (clusters) */
   /* the barrier of the role being lowered: 0 of every thread, or a named
    * one of the consumers' (lower_sched.c) */
   int64_t bar_id, bar_threads;
@@ -484,6 +501,7 @@ void lw_tma_acquire(lw *w, const stage *st, int64_t S, ex_t first,
 ex_t lw_stage_slot(lw *w, stage *st);
 /* Is st the first stage of its ring's barrier set (pipeline.c)? */
 bool lw_set_first(const lw *w, const stage *st);
+void lw_tma_tail(lw *w, const ring_plan *r);
 void lw_tma_release(lw *w, const stage *st, int64_t S, ex_t first, ex_t tile,
                     uint32_t on, int lag);
 /* lower_expr.c: the size of dim d, a constant or (dynamic) its symbol,

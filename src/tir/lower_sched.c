@@ -153,6 +153,7 @@ void lw_sched_begin(lw *w) {
   const sched_plan *s = &w->sched;
   tir_prog *p = w->p;
   w->loc = w->k->loc;
+  p->cluster = s->cluster > 1 ? s->cluster : 0;
   if (s->specialize) {
     int64_t edge = s->consumers * 128;
     p->block[0] = edge + 128;
@@ -177,6 +178,8 @@ void lw_sched_begin(lw *w) {
       producer_loop(w, &w->rings.v[i]);
     if (s->persistent)
       tile_loop_end(w, &tl);
+    for (uint32_t i = 0; i < w->rings.n; i++)
+      lw_tma_tail(w, &w->rings.v[i]);
     w->tma_leader = saved[0];
     w->tma_wave0 = saved[1];
     lw_close_scope(w);
@@ -217,6 +220,8 @@ void lw_sched_end(lw *w) {
   w->loc = w->k->loc;
   if (s->persistent)
     tile_loop_end(w, &w->sched_tiles);
+  for (uint32_t i = 0; i < w->rings.n && !s->specialize; i++)
+    lw_tma_tail(w, &w->rings.v[i]); /* (thread 0's wave produced) */
   lw_store_finish(w);
   if (s->specialize) {
     lw_region_end(w, w->sched_region);

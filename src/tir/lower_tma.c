@@ -43,11 +43,18 @@ static void leaders(lw *w) {
   uint32_t wave = lw_expr(w, lw_wave_id(w));
   w->tma_wave0 = lw_reg(w, TY_PRED);
   lw_emit(w, T_SETP, TY_I32, w->tma_wave0, wave, zero, 0, TIR_CMP_EQ);
+  if (w->sched.cluster > 1) { /* the workgroup's rank in its cluster */
+    uint32_t id = lw_reg(w, TY_I32);
+    lw_emit(w, T_SREG, TY_I32, id, 0, 0, 0, TIR_SREG_CTAID_X);
+    uint32_t c = lw_iconst(w, w->sched.cluster);
+    w->cl_rank = lw_op2(w, T_MOD, TY_I32, id, c);
+  }
 }
 
 /* At the start of the program: thread 0 initialises every ring's
  * barriers, fences them for the copy engine, and a barrier publishes them
- * to every thread. */
+ * to every thread; in a cluster, a cluster barrier, to every workgroup's
+ * (their copies complete on them, their waves release to them). */
 void lw_tma_prologue(lw *w) {
   int64_t S = w->stages;
   uint32_t waves = (uint32_t)(w->d->block[0] * w->d->block[1] *
@@ -69,14 +76,20 @@ void lw_tma_prologue(lw *w) {
       uint32_t full = lw_iconst(w, st->fbar + 8 * s);
       lw_emit(w, T_MBINIT, TY_PRED, 0, full, w->tma_leader, 0, 1);
       uint32_t empty = lw_iconst(w, st->ebar + 8 * s);
+      int64_t from = st->cset ? w->sched.cluster : 1; /* workgroups */
       lw_emit(w, T_MBINIT, TY_PRED, 0, empty, w->tma_leader, 0,
-              waves + extra);
+              waves * from + extra);
     }
   }
   if (!any)
     return;
   lw_emit(w, T_FENCE, TY_PRED, 0, 0, 0, 0, 0);
-  lw_barrier(w);
+  /* planted bug for the tests: no cluster barrier (a peer's copy or
+   * release may reach a barrier before it is initialised) */
+  if (w->sched.cluster > 1 && !(w->ctx->test_hooks & WV_HOOK_NO_CLUSTER_BAR))
+    lw_emit(w, T_CLUSTERBAR, TY_PRED, 0, 0, 0, 0, 0);
+  else
+    lw_barrier(w);
 }
 
 /* The barrier at `base` (8 bytes a slot) of the slot of tile `tile` of a
@@ -151,6 +164,15 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
     int64_t rows = st->ext[nd - 2], brows = m->box[nd - 2];
     int64_t row = lw_swz_row(st);
     ex_t at = lw_slot_at(w, st, S, lw_ring_pos(w, first, tile));
+    /* a multicast tile: this workgroup's part, rows [rank p, rank p + p)
+     * of each panel, p = rows / C, to every workgroup of the cluster */
+    uint32_t part_row = 0, part_byte = 0;
+    if (st->mcast) {
+      rows /= w->sched.cluster;
+      part_row = lw_op2(w, T_MUL, TY_I32, w->cl_rank, lw_iconst(w, rows));
+      part_byte = lw_op2(w, T_MUL, TY_I32, part_row,
+                         lw_iconst(w, SWZ_ROW_BYTES));
+    }
     for (int64_t c = 0; c < st->ext[nd - 1]; c += row)
       for (int64_t r = 0; r < rows; r += brows) {
         uint32_t *co = wv_alloc(ctx, nd * sizeof *co);
@@ -171,14 +193,19 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
           if (hi > INT32_MAX)
             x = ex_min(ctx, x, ex_const(ctx, INT32_MAX));
           co[d] = lw_expr(w, x);
+          if (part_row && d == nd - 2)
+            co[d] = lw_op2(w, T_ADD, TY_I32, co[d], part_row);
         }
-        int64_t off = st->base + (c / row) * rows * SWZ_ROW_BYTES +
+        int64_t off = st->base + (c / row) * st->ext[nd - 2] * SWZ_ROW_BYTES +
                       r * SWZ_ROW_BYTES;
         uint32_t dst = lw_smem_addr(w, ex_const(ctx, off), at);
+        if (part_byte)
+          dst = lw_op2(w, T_ADD, TY_I32, dst, part_byte);
         tir_instr *in = lw_emit(w, T_TMA, tir_ty_of(mem->type.dt), 0, dst,
                                 full, me, st->tmap - 1);
         in->list = co;
         in->nlist = nd;
+        in->imm2 = st->mcast ? TIR_TMA_MULTICAST : 0;
       }
   }
   w->loc = loc;
@@ -231,7 +258,46 @@ void lw_tma_release(lw *w, const stage *st, int64_t S, ex_t first, ex_t tile,
   uint32_t me = on ? lw_op2(w, T_AND, TY_PRED, on, w->tma_wleader)
                    : w->tma_wleader;
   uint32_t empty = bar_of(w, st->ebar, S, first, tile);
-  lw_emit(w, T_MBARRIVE, TY_PRED, 0, empty, me, 0, 0)->tag =
-      lag < 0 ? 0 : st->tag | (lag ? TIR_TAG_PREV : 0);
+  tir_instr *in = lw_emit(w, T_MBARRIVE, TY_PRED, 0, empty, me, 0, 0);
+  in->tag = lag < 0 ? 0 : st->tag | (lag ? TIR_TAG_PREV : 0);
+  /* (a set with multicast tiles: every workgroup's producer refills it) */
+  /* planted bug for the tests: releases to the own workgroup only */
+  in->imm2 = st->cset && !(w->ctx->test_hooks & WV_HOOK_LOCAL_RELEASE)
+                 ? TIR_ARRIVE_CLUSTER : 0;
+  w->loc = loc;
+}
+
+/* In a cluster, before a workgroup's producer ends: it waits for the last
+ * release of each slot of ring `r`'s sets that take every workgroup's
+ * releases (the waits its next S refills would make), so that no
+ * workgroup of the cluster arrives at its barriers after it ended. The
+ * walk's end: with persistent tiles the ring's fills so far (ring_next,
+ * after the loop over tiles), else the walk's last tile. */
+void lw_tma_tail(lw *w, const ring_plan *r) {
+  wavec_ctx *ctx = w->ctx;
+  if (w->sched.cluster < 2 || (ctx->test_hooks & WV_HOOK_NO_CLUSTER_TAIL))
+    return;
+  wavec_loc loc = w->loc;
+  int64_t S = w->stages;
+  uint32_t saved = w->sched.ring ? w->loopreg[w->sched.ring] : 0;
+  ex_t first = w->walk_first[r->loop], end = w->walk_last[r->loop];
+  if (w->sched.ring) { /* positions ring_next + j: tiles j of a walk from 0 */
+    w->loopreg[w->sched.ring] = w->ring_next;
+    first = end = ex_const(ctx, 0);
+  }
+  for (uint32_t i = 0; i < w->stages_all.n; i++) {
+    stage *st = w->stages_all.v[i];
+    if (st->loop != r->loop || !st->cset || !lw_set_first(w, st))
+      continue;
+    w->loc = st->loc;
+    for (int64_t j = 0; j < S; j++) {
+      ex_t tile = ex_add(ctx, end, ex_const(ctx, j));
+      uint32_t empty = bar_of(w, st->ebar, S, first, tile);
+      uint32_t parity = parity_of(w, S, first, tile, 1);
+      lw_emit(w, T_MBWAIT, TY_PRED, 0, empty, parity, w->tma_wave0, 0);
+    }
+  }
+  if (w->sched.ring)
+    w->loopreg[w->sched.ring] = saved;
   w->loc = loc;
 }

@@ -8,14 +8,6 @@
  * One remark per ring says what it chose. */
 #include "tir/lower.h"
 
-/* The rows of one box: the most, up to 256, dividing the tile's rows in
- * groups of 8 (1024-byte swizzle atoms). */
-static int64_t box_rows(int64_t rows) {
-  for (int64_t r = rows < 256 ? rows : 256; r >= 8; r -= 8)
-    if (rows % r == 0)
-      return r;
-  return 0;
-}
 
 /* Is a producer warpgroup asked for (hardware(specialize = 1))? Its
  * refills wait for each slot's release, not for a count of tiles ahead. */
@@ -61,7 +53,7 @@ static const char *tma_refusal(lw *w, uint32_t loop) {
     if (st->loop != loop)
       continue;
     uint32_t nd = wv_get(w->g, st->mem)->type.n;
-    if (!st->swz || nd > 5 || !box_rows(st->ext[nd - 2]))
+    if (!st->swz || nd > 5 || !lw_box_rows(st->ext[nd - 2]))
       return "a tile is not a swizzled wgmma operand of at most 5 dims";
     if (w->written[st->mem])
       return "the kernel writes a streamed tensor";
@@ -180,7 +172,7 @@ wavec_status wv_pass_pipeline(wv_kernel *k) {
       for (uint32_t d = 0; d < nd; d++)
         m.box[d] = 1;
       m.box[nd - 1] = lw_swz_row(st);
-      m.box[nd - 2] = box_rows(st->ext[nd - 2]);
+      m.box[nd - 2] = lw_box_rows(st->ext[nd - 2]);
       vec_push(ctx, &w->tmaps, m);
       st->tmap = w->tmaps.n; /* + 1 */
     }

@@ -964,6 +964,14 @@ static void emit_mbar(px *x, const tir_instr *in) {
   else if (in->imm)
     ins(x, "%smbarrier.arrive.expect_tx.shared::cta.b64 _, [%s], %lld", guard,
         addr.s, (long long)in->imm);
+  else if (in->imm2 == TIR_ARRIVE_CLUSTER) /* every workgroup's, remotely */
+    for (int64_t r = 0; r < x->p->cluster; r++) {
+      nm at = T(x, C_B32);
+      ins(x, "mapa.shared::cluster.u32 %s, %s, %lld", at.s, addr.s,
+          (long long)r);
+      ins(x, "%smbarrier.arrive.release.cluster.shared::cluster.b64 _, [%s]",
+          guard, at.s);
+    }
   else
     ins(x, "%smbarrier.arrive.shared::cta.b64 _, [%s]", guard, addr.s);
 }
@@ -1000,10 +1008,28 @@ static void emit_tma(px *x, const tir_instr *in) {
   for (uint32_t j = in->nlist; j-- > 0;)
     wv_buf_printf(&c, "%s%s", j + 1 < in->nlist ? ", " : "",
                   R(x, in->list[j]).s);
-  ins(x,
-      "%scp.async.bulk.tensor.%ud.shared::cluster.global.tile.mbarrier::"
-      "complete_tx::bytes [%s], [%%tm%lld, {%s}], [%s]",
-      guard, in->nlist, dst.s, (long long)in->imm, wv_buf_str(&c), bar.s);
+  if (in->imm2 == TIR_TMA_MULTICAST) /* to every workgroup of the cluster */
+    ins(x,
+        "%scp.async.bulk.tensor.%ud.shared::cluster.global.tile.mbarrier::"
+        "complete_tx::bytes.multicast::cluster [%s], [%%tm%lld, {%s}], [%s], "
+        "%lld",
+        guard, in->nlist, dst.s, (long long)in->imm, wv_buf_str(&c), bar.s,
+        (long long)((1 << x->p->cluster) - 1));
+  else
+    ins(x,
+        "%scp.async.bulk.tensor.%ud.shared::cluster.global.tile.mbarrier::"
+        "complete_tx::bytes [%s], [%%tm%lld, {%s}], [%s]",
+        guard, in->nlist, dst.s, (long long)in->imm, wv_buf_str(&c), bar.s);
+}
+
+/* T_CLUSTERBAR: every thread of the cluster, arrive (release) then wait
+ * (acquire). */
+static void emit_clusterbar(px *x, const tir_instr *in) {
+  (void)in;
+  if (!x->t->has_tma)
+    unsupported(x, "clusters (sm_90 and later)");
+  ins(x, "barrier.cluster.arrive.release.aligned");
+  ins(x, "barrier.cluster.wait.acquire.aligned");
 }
 
 /* T_TMAST: cp.async.bulk.tensor from shared memory to the tensor map's
@@ -1194,6 +1220,7 @@ static void (*const emit_code[T__COUNT])(px *, const tir_instr *) = {
     [T_LOOP] = emit_loop,     [T_ENDLOOP] = emit_endloop,
     [T_MBINIT] = emit_mbar,   [T_MBARRIVE] = emit_mbar, [T_MBWAIT] = emit_mbwait,
     [T_TMA] = emit_tma,       [T_FENCE] = emit_fence,   [T_BAR] = emit_bar,
+    [T_CLUSTERBAR] = emit_clusterbar,
     [T_TURNWAIT] = emit_turn, [T_TURNPASS] = emit_turn,
     [T_TMAST] = emit_tmast,   [T_FENCEPX] = emit_fence, [T_BULKCOMMIT] = emit_fence,
     [T_BULKWAIT] = emit_fence, [T_BULKWAITR] = emit_fence,
@@ -1366,6 +1393,9 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
                 (long long)p->block[2]);
   if (p->wgs_per_sm)
     wv_buf_printf(out, ".minnctapersm %lld\n", (long long)p->wgs_per_sm);
+  if (p->cluster > 1) /* a launch takes the clusters from the kernel */
+    wv_buf_printf(out, ".reqnctapercluster %lld, 1, 1\n",
+                  (long long)p->cluster);
   if (p->maxnreg) /* fixed: setmaxnreg needs the count at entry */
     wv_buf_printf(out, ".maxnreg %lld\n", (long long)p->maxnreg);
   wv_buf_puts(out, "{\n");

@@ -49,7 +49,7 @@ typedef struct move {
 
 /* Where release r of the loop body (top, r) moves: W, or 0 if nowhere. */
 static uint32_t target(const tir_prog *p, uint32_t top, uint32_t r,
-                       uint32_t ctx_hooks) {
+                       uint64_t ctx_hooks) {
   uint32_t tag = p->code.v[r].tag;
   uint32_t stages = tag & ~TIR_TAG_PREV, lag = tag & TIR_TAG_PREV;
   uint32_t last = top;

@@ -420,6 +420,122 @@ static void longest_first(lw *w, sched_plan *s) {
             "workgroups), unless another walk along that axis shrinks");
 }
 
+/* Clusters (hardware(cluster = C)): C workgroups consecutive along grid
+ * axis 0 form a cluster; every tile of a tensor-copy ring whose
+ * coordinates do not depend on axis 0's workgroup id (and which is why
+ * the cluster pays: a GEMM's b along M) is multicast, each workgroup
+ * copying 1/C of its rows into every workgroup's slot, and the empty
+ * barriers of its ring take the releases of all the cluster's waves
+ * (lower_tma.c). It applies where axis 0 has a known multiple of C tiles
+ * (a cluster's workgroups all exist), every ring's walk is the same for
+ * the cluster's workgroups (they fill their slots in step), some tile
+ * multicasts (1/C of its rows in groups of 8), and with persistent tiles
+ * the grouped order keeps a cluster's tiles in one column (group_m a
+ * multiple of C; the grid a multiple of C). Given and impossible: E0408. */
+static void clusters(lw *w, sched_plan *s) {
+  wavec_ctx *ctx = w->ctx;
+  const wv_dist *d = w->d;
+  wavec_loc at;
+  int64_t C = lw_knob(w->k, WAVEC_HW_CLUSTER, &at);
+  if (C <= 1)
+    return;
+  wv_buf wb;
+  wv_buf_init(&wb, ctx);
+  const char *why = NULL;
+  if (C & (C - 1))
+    why = "a cluster is 2, 4 or 8 workgroups";
+  else if (!w->tmaps.n)
+    why = "no loop fills its ring by tensor copies (what a cluster "
+          "multicasts)";
+  else if (d->grid[0] < 0)
+    why = "grid axis 0 has a run-time number of tiles; a cluster needs a "
+          "known multiple of its size";
+  else if (d->grid[0] % C) {
+    wv_buf_printf(&wb, "grid axis 0 (%s%s%s) has %lld tiles, not a multiple "
+                       "of the cluster",
+                  d->grid_dim[0] ? "'" : "",
+                  d->grid_dim[0] ? wavec_symbol_name(ctx, d->grid_dim[0])
+                                 : "no dim",
+                  d->grid_dim[0] ? "'" : "", (long long)d->grid[0]);
+    why = wv_buf_str(&wb);
+  }
+  else if (s->persistent && d->hw[WAVEC_HW_GROUP_M] &&
+           d->hw[WAVEC_HW_GROUP_M] % C)
+    why = "group_m is not a multiple of the cluster: the grouped order would "
+          "put a cluster's tiles in different columns";
+  for (uint32_t i = 0; i < w->rings.n && !why; i++) {
+    /* (a bounded walk, iterate(D REL E), moves with E's workgroup tile) */
+    const wv_node *it = wv_get(w->g, w->rings.v[i].loop);
+    if (it->rel && d->dim[it->rel_dim].wg_axis == 0) {
+      wv_buf_printf(&wb, "the walk of the iterate over '%s' depends on grid "
+                         "axis 0's tile: the cluster's workgroups would fill "
+                         "their rings out of step",
+                    wavec_symbol_name(ctx, it->sym));
+      why = wv_buf_str(&wb);
+    }
+  }
+  int64_t shared = 0, all = 0;
+  for (uint32_t i = 0; i < w->stages_all.n && !why; i++) {
+    stage *st = w->stages_all.v[i];
+    if (!st->tmap)
+      continue;
+    uint32_t nd = wv_get(w->g, st->mem)->type.n;
+    bool same = true;
+    for (uint32_t j = 0; j < nd; j++)
+      same &= !ex_uses(ctx, st->start[j], d->WG[0]);
+    all += st->bytes;
+    int64_t rows = st->ext[nd - 2];
+    if (!same || rows % (8 * C))
+      continue;
+    st->mcast = true;
+    shared += st->bytes;
+  }
+  if (!why && !shared)
+    why = "no tile a ring streams by tensor copies is the same for the "
+          "cluster's workgroups (each depends on grid axis 0's tile, or has "
+          "fewer than 8 rows a workgroup)";
+  if (why)
+    wv_fail(ctx, D_SCHEDULE, at, "hardware(cluster = %lld): %s", (long long)C,
+            why);
+  s->cluster = C;
+  if (s->persistent) {
+    s->ctas = s->ctas / C * C;
+    if (!d->hw[WAVEC_HW_GROUP_M] && s->group_m % C)
+      s->group_m = C;
+  }
+  /* each multicast tile's tensor map brings 1/C of its rows; its set's
+   * empty barriers count every workgroup's releases */
+  for (uint32_t i = 0; i < w->stages_all.n; i++) {
+    stage *st = w->stages_all.v[i];
+    if (!st->mcast)
+      continue;
+    tir_tmap *m = &w->tmaps.v[st->tmap - 1];
+    m->box[m->rank - 2] = lw_box_rows(st->ext[m->rank - 2] / C);
+    for (uint32_t j = 0; j < w->stages_all.n; j++)
+      if (w->stages_all.v[j]->tmap && w->stages_all.v[j]->fbar == st->fbar)
+        w->stages_all.v[j]->cset = true;
+  }
+  wv_buf b;
+  wv_remark_start(w->k, at, &b);
+  wv_buf_printf(&b, "clusters of %lld workgroups along grid axis 0 ('%s'): ",
+                (long long)C, wavec_symbol_name(ctx, d->grid_dim[0]));
+  const char *sep = "";
+  for (uint32_t i = 0; i < w->stages_all.n; i++)
+    if (w->stages_all.v[i]->mcast) {
+      wv_buf_printf(&b, "%s'%s'", sep,
+                    wv_get(w->g, w->stages_all.v[i]->mem)->name);
+      sep = ", ";
+    }
+  wv_buf_printf(&b, " multicast (each workgroup copies 1/%lld of the tile to "
+                    "all), %lld of the %lld bytes a stage streams, so L2 "
+                    "serves %lld%% of them once a cluster instead of once a "
+                    "workgroup; the stages are released to every workgroup's "
+                    "producer",
+                (long long)C, (long long)shared, (long long)all,
+                (long long)(100 * shared / all));
+  wv_remark_end(w->k, &b);
+}
+
 /* Each schedule where asked for; where not given, the compiler's choice
  * for kernels whose rings are tensor copies (see the top). */
 wavec_status wv_pass_schedule(wv_kernel *k) {
@@ -444,6 +560,7 @@ wavec_status wv_pass_schedule(wv_kernel *k) {
       remark_declined(w, hw, rows[i].what, wv_buf_str(&why));
   }
   longest_first(w, &w->sched);
+  clusters(w, &w->sched);
   fits_multiprocessor(w);
   return WAVEC_OK;
 }
@@ -471,6 +588,9 @@ void wv_print_schedule(wv_kernel *k, wv_buf *b) {
     if (s->reverse[a])
       wv_buf_printf(b, "  order: grid axis %d in reverse (longest walks "
                        "first)\n", a);
+  if (s->cluster > 1)
+    wv_buf_printf(b, "  clusters: %lld workgroups along grid axis 0\n",
+                  (long long)s->cluster);
 }
 
 /* What schedule promises: register counts the ISA takes (multiples of 8,
@@ -495,6 +615,9 @@ wavec_status wv_verify_schedule(wv_kernel *k) {
   }
   if (s->persistent)
     bad |= s->ctas < 1 || s->group_m < 1;
+  if (s->cluster > 1) /* (a cluster's tiles in one column, in step) */
+    bad |= k->lw->d->grid[0] % s->cluster ||
+           (s->persistent && (s->ctas % s->cluster || s->group_m % s->cluster));
   if (bad)
     wv_fail(k->ctx, D_INTERNAL, k->loc, "schedule: breaks its contract");
   return WAVEC_OK;

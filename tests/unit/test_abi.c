@@ -107,6 +107,7 @@ static const pin pins[] = {
     PIN(WAVEC_HW_ADDS, 11),
     PIN(WAVEC_HW_EXCHANGE, 12),
     PIN(WAVEC_HW_LONGEST_FIRST, 13),
+    PIN(WAVEC_HW_CLUSTER, 14),
     /* wavec_expr_op */
     PIN(WAVEC_EXPR_ADD, 0),
     PIN(WAVEC_EXPR_SUB, 1),
@@ -210,14 +211,15 @@ static void names_are_pinned(void) {
                                    "group_m",    "stores",
                                    "pingpong",   "overlap",
                                    "sum_parts",  "adds",
-                                   "exchange",   "longest_first"};
+                                   "exchange",   "longest_first",
+                                   "cluster"};
   static const char *const hw_names[] = {
 #define X(e, v, name, lo, hi) [e] = name,
       WAVEC_HW_INTS(X)
 #undef X
   };
   for (int i = 0; i < WAVEC_HW_INT_COUNT; i++)
-    CHECKF(i < 14 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
+    CHECKF(i < 15 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
            hw_names[i]);
 }
 

@@ -1012,6 +1012,9 @@ def cluster_ab(quick=False):
                 fwd_row(f"cluster A/B attn fwd f16 D={D} N={N} {bm}x{bk} st{st} {hw} cluster={cl}",
                         "examples/attention_fwd_wgmma.wave", False, (BH, q, kk, vv, o, lse, D, N), peer, bm, bk,
                         dict(stages=st, cluster=cl, **hw))
+    # the one-pass backward (q and do multicast over two key tiles; the
+    # causal rows cannot have clusters: E0408, printed as FAILED)
+    bwd_one_pass(True, [(128, 64, 2, {}), (128, 64, 2, dict(cluster=2))])
 
 def main():
     ap = argparse.ArgumentParser()

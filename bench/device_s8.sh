@@ -21,7 +21,7 @@ for p in cluster decode gqa; do
   echo "[$p] rc=$?"; grep -E "^(ok|FAIL)|passed|failed" "$f" | tail -6
 done
 timeout ${CLUSTER_S:-240} python3 bench/bench.py --only cluster --out "$OUT/cluster" >"$OUT/log-cluster.txt" 2>&1
-echo "bench cluster rc=$?"; grep -E "^cluster|FAIL" "$OUT/log-cluster.txt" | cut -c1-200
+echo "bench cluster rc=$?"; grep -E "^cluster|^bwd1|FAIL" "$OUT/log-cluster.txt" | cut -c1-200
 timeout ${GQA_S:-120} python3 bench/bench.py --only gqa --quick --out "$OUT/gqa" >"$OUT/log-gqa.txt" 2>&1
 echo "bench gqa rc=$?"; grep -E "^gqa|FAIL" "$OUT/log-gqa.txt" | cut -c1-190
 WV_PROFILE_ONLY=${PROF:-fused-auto,dkdv-split} timeout ${PROF_S:-240} python3 bench/profile_bwd1.py "$OUT/prof" \

@@ -15,7 +15,7 @@ export PATH=$PATH:/usr/local/cuda/bin
 OUT=${OUT:-build/out}; mkdir -p "$OUT"
 make -s MODE=release -j16 all lib >"$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-for p in cluster decode gqa; do
+for p in ${GPU_CASES:-cluster decode gqa}; do
   f="$OUT/gpu-$(echo "$p" | tr ' ' _).txt"
   GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-100} bash tests/gpu/run.sh "$p" >"$f" 2>&1
   echo "[$p] rc=$?"; grep -E "^(ok|FAIL)|passed|failed" "$f" | tail -6

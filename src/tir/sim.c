@@ -1161,10 +1161,9 @@ static void turns_end(sim *s) {
                  (long long)s->turn_passed[id]);
 }
 
-/* No wave can go on and some have not ended: reports why, at the
- * instruction one of them waits at. */
-_Noreturn static void stuck(sim *s) {
-  /* (a wave without its registers first: the others may wait for it) */
+/* No wave can go on: a wave that can never get its registers (first:
+ * the others may wait for it). */
+static void stuck_regs(sim *s) {
   for (uint32_t w = 0; w < s->nwaves; w++) {
     const swave *wv = &s->waves[w];
     if (wv->regs_blocked)
@@ -1175,16 +1174,23 @@ _Noreturn static void stuck(sim *s) {
                  (long long)s->reg_free,
                  (long long)(s->p->code.v[wv->pc].imm - wv->regs));
   }
-  stuck_turns(s);
+}
+
+/* No wave can go on: a wave at an mbarrier wait. */
+static void stuck_mbar(sim *s) {
   for (uint32_t w = 0; w < s->nwaves; w++)
     if (s->waves[w].blocked)
       sim_async_deadlock(s);
+}
+
+/* No wave can go on: a wave at a barrier of the workgroup that not all
+ * its waves reach. */
+static void stuck_bar(sim *s) {
   uint32_t w = 0;
   while (w < s->nwaves && !s->waves[w].at_barrier)
     w++;
-  /* (waves only at turns are stuck_turns's: every one that takes turns
-   * and has not ended waits at one) */
-  wv_assert(s->ctx, w < s->nwaves);
+  if (w == s->nwaves)
+    return;
   const tir_instr *in = &s->p->code.v[s->waves[w].pc - 1];
   if (!in->imm2)
     sim_report(s, in, w, 0, D_SIM_BARRIER,
@@ -1196,7 +1202,20 @@ _Noreturn static void stuck(sim *s) {
              (long long)in->imm2);
 }
 
-static void run_workgroup(sim *s) {
+/* No wave can go on and some have not ended: reports why, at the
+ * instruction one of them waits at. */
+_Noreturn static void stuck(sim *s) {
+  stuck_regs(s);
+  stuck_turns(s);
+  stuck_mbar(s);
+  /* (waves only at turns are stuck_turns's: every one that takes turns
+   * and has not ended waits at one) */
+  stuck_bar(s);
+  wv_internal(s->ctx, __FILE__, __LINE__, "no wave waits at a barrier");
+}
+
+/* Workgroup s (its ids in s->wg) starts. */
+static void wg_begin(sim *s) {
   memset(s->rset, 0, (size_t)s->nwaves * s->p->regs.n * s->lanes);
   for (int64_t i = 0; i < s->ngran; i++)
     s->smem[i] = (sshared){0};
@@ -1215,37 +1234,72 @@ static void run_workgroup(sim *s) {
   }
   if (s->as)
     sim_async_reset(s);
-  for (;;) {
-    uint32_t done = 0;
-    bool moved = false;
-    for (uint32_t w = 0; w < s->nwaves; w++) {
-      swave *wv = &s->waves[w];
-      if (!wv->done && !wv->at_barrier && !wv->at_turn) {
-        uint64_t steps = wv->steps;
-        wv->blocked = wv->regs_blocked = false;
-        run_wave(s, w);
-        moved |= wv->steps != steps || !(wv->blocked || wv->regs_blocked);
-      }
-      done += wv->done;
+}
+
+/* One round of workgroup s: every wave that can go on runs until it
+ * stops, then the barriers and turns its waves all reached let them
+ * through. True if anything moved; *done, the waves that have ended. */
+static bool wg_round(sim *s, uint32_t *done) {
+  bool moved = false;
+  *done = 0;
+  for (uint32_t w = 0; w < s->nwaves; w++) {
+    swave *wv = &s->waves[w];
+    if (!wv->done && !wv->at_barrier && !wv->at_turn) {
+      uint64_t steps = wv->steps;
+      wv->blocked = wv->regs_blocked = false;
+      run_wave(s, w);
+      moved |= wv->steps != steps || !(wv->blocked || wv->regs_blocked);
     }
-    moved |= release_barriers(s);
-    moved |= release_turns(s);
+    *done += wv->done;
+  }
+  moved |= release_barriers(s);
+  moved |= release_turns(s);
+  return moved;
+}
+
+/* Every wave of workgroup s has ended: what it leaves behind. */
+static void wg_end(sim *s) {
+  if (s->as)
+    sim_async_end(s);
+  if (s->copies.n) {
+    scopy *c = &s->copies.v[0];
+    sim_report(s, c->in, c->wave, c->lane, D_SIM_ASYNC,
+           "asynchronous copy to shared byte %lld is never waited for",
+           (long long)c->addr);
+  }
+  check_regops(s);
+  turns_end(s);
+}
+
+static void run_workgroup(sim *s) {
+  wg_begin(s);
+  for (;;) {
+    uint32_t done;
+    bool moved = wg_round(s, &done);
     if (done == s->nwaves) {
-      if (s->as)
-        sim_async_end(s);
-      if (s->copies.n) {
-        scopy *c = &s->copies.v[0];
-        sim_report(s, c->in, c->wave, c->lane, D_SIM_ASYNC,
-               "asynchronous copy to shared byte %lld is never waited for",
-               (long long)c->addr);
-      }
-      check_regops(s);
-      turns_end(s);
+      wg_end(s);
       return;
     }
     if (!moved)
       stuck(s);
   }
+}
+
+/* The state of one workgroup of s's launch (nwaves and ngran set). */
+static void wg_alloc(sim *s) {
+  wavec_ctx *ctx = s->ctx;
+  size_t nregs = (size_t)s->nwaves * s->p->regs.n * (size_t)s->lanes;
+  s->regs = wv_alloc(ctx, nregs * sizeof *s->regs);
+  s->rset = wv_alloc(ctx, nregs);
+  s->waves = wv_alloc(ctx, s->nwaves * sizeof *s->waves);
+  s->groups = wv_alloc(ctx, s->nwaves * sizeof *s->groups);
+  s->pfences = wv_alloc(ctx, s->nwaves * sizeof *s->pfences);
+  s->pfence_ep = wv_alloc(ctx, s->nwaves * sizeof *s->pfence_ep);
+  s->wpend = wv_alloc(ctx, s->nwaves * sizeof *s->wpend);
+  s->wgroups = wv_alloc(ctx, s->nwaves * sizeof *s->wgroups);
+  s->smem = wv_alloc(ctx, (size_t)(s->ngran ? s->ngran : 1) * sizeof *s->smem);
+  s->as = NULL;
+  sim_async_new(s);
 }
 
 static void simulate(wv_kernel *k, void *const *args) {
@@ -1254,8 +1308,9 @@ static void simulate(wv_kernel *k, void *const *args) {
   if (!p)
     wv_fail(ctx, D_INVALID, k->loc, "kernel '%s' is not compiled", k->name);
   /* the next run's shapes may differ from this one's (also after a run
-   * refused here) */
-  memset(k->run_from, 0, p->sizes.n * sizeof *k->run_from);
+   * refused here; a program built by hand may have no sizes, nor room) */
+  if (p->sizes.n)
+    memset(k->run_from, 0, p->sizes.n * sizeof *k->run_from);
   p = tir_instance(ctx, p, k->run_size, k->loc); /* the run-time sizes */
   sim s = {0};
   s.ctx = ctx;
@@ -1275,19 +1330,9 @@ static void simulate(wv_kernel *k, void *const *args) {
             k->name, (long long)p->maxnreg,
             (long long)s.nwaves * p->lanes);
   s.ngran = p->smem_bytes;
-  size_t nregs = (size_t)s.nwaves * p->regs.n * (size_t)s.lanes;
-  s.regs = wv_alloc(ctx, nregs * sizeof *s.regs);
-  s.rset = wv_alloc(ctx, nregs);
-  s.waves = wv_alloc(ctx, s.nwaves * sizeof *s.waves);
-  s.groups = wv_alloc(ctx, s.nwaves * sizeof *s.groups);
-  s.pfences = wv_alloc(ctx, s.nwaves * sizeof *s.pfences);
-  s.pfence_ep = wv_alloc(ctx, s.nwaves * sizeof *s.pfence_ep);
-  s.wpend = wv_alloc(ctx, s.nwaves * sizeof *s.wpend);
-  s.wgroups = wv_alloc(ctx, s.nwaves * sizeof *s.wgroups);
-  s.smem = wv_alloc(ctx, (size_t)(s.ngran ? s.ngran : 1) * sizeof *s.smem);
+  wg_alloc(&s);
   s.tmp = wv_alloc(ctx, (size_t)s.lanes * 8 * sizeof *s.tmp); /* ldsm x4 */
   s.ginit = wv_alloc(ctx, p->args.n * sizeof *s.ginit);
-  sim_async_new(&s);
   s.gwriter = wv_alloc(ctx, p->args.n * sizeof *s.gwriter);
   /* an argument the kernel only writes starts unwritten */
   bool *read = wv_alloc(ctx, p->args.n);

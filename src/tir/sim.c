@@ -13,6 +13,9 @@
  *    or never waited for;
  *  - wgmmas: their accumulator registers touched, or a barrier reached,
  *    before a wait retires them; a wgmma never waited for;
+ *  - clusters (tir_prog.cluster): the workgroups of a cluster run together
+ *    (run_cluster), and their arrivals and multicast tensor copies at each
+ *    other's mbarriers and shared memory are checked as sim_async.c says;
  *  - outputs not fully written when the kernel ends. */
 #include <math.h>
 
@@ -819,6 +822,13 @@ static bool exec_bar(sim *s, const tir_instr *in, uint32_t w) {
   return false;
 }
 
+/* T_CLUSTERBAR: the wave waits until every wave of the cluster is there
+ * (release_cluster). */
+static bool exec_clusterbar(sim *s, const tir_instr *in, uint32_t w) {
+  s->waves[w].at_cluster = true;
+  return false;
+}
+
 /* A branch's predicate: the same in every lane of the wave (tir.h). */
 static bool exec_if(sim *s, const tir_instr *in, uint32_t w) {
   int64_t v = sim_uniform(s, in, w, in->a, "a branch's predicate "
@@ -970,6 +980,7 @@ static exec_fn *const exec[T__COUNT] = {
     [T_WGMMA] = exec_wgmma,     [T_WGWAIT] = exec_wgwait,
     [T_WGCOMMIT] = exec_wgcommit,
     [T_BAR] = exec_bar,         [T_IF] = exec_if,
+    [T_CLUSTERBAR] = exec_clusterbar,
     [T_TURNWAIT] = exec_turnwait, [T_TURNPASS] = exec_turnpass,
     [T_ENDIF] = exec_endif,     [T_EXIT] = exec_exit,
     [T_REGINC] = exec_setmaxnreg,
@@ -1223,6 +1234,8 @@ static void wg_begin(sim *s) {
   s->copies.n = 0;
   s->reg_free = 0; /* the launch gives every wave its share */
   memset(s->turn_passed, 0, sizeof s->turn_passed);
+  s->cbar_ep = 0;
+  s->ended = false;
   for (uint32_t w = 0; w < s->nwaves; w++) {
     s->waves[w] = (swave){.regs = s->p->maxnreg,
                           .regops = {.v = s->waves[w].regops.v,
@@ -1244,7 +1257,7 @@ static bool wg_round(sim *s, uint32_t *done) {
   *done = 0;
   for (uint32_t w = 0; w < s->nwaves; w++) {
     swave *wv = &s->waves[w];
-    if (!wv->done && !wv->at_barrier && !wv->at_turn) {
+    if (!wv->done && !wv->at_barrier && !wv->at_turn && !wv->at_cluster) {
       uint64_t steps = wv->steps;
       wv->blocked = wv->regs_blocked = false;
       run_wave(s, w);
@@ -1269,6 +1282,7 @@ static void wg_end(sim *s) {
   }
   check_regops(s);
   turns_end(s);
+  s->ended = true;
 }
 
 static void run_workgroup(sim *s) {
@@ -1285,7 +1299,106 @@ static void run_workgroup(sim *s) {
   }
 }
 
-/* The state of one workgroup of s's launch (nwaves and ngran set). */
+/* ---- clusters ---------------------------------------------------------------
+ *
+ * The workgroups of a cluster run together, a round of each in turn (the
+ * waves of each as a workgroup's alone), the launch's step count carried
+ * from one to the next; a workgroup ends (wg_end) as soon as its waves
+ * have. Nothing moving in a round, tensor copies may land in the next
+ * (sim_async_wait); nothing moving then either, the cluster is stuck. */
+
+/* Lets every wave of cluster cl through the cluster barrier once all have
+ * reached it: a barrier of each workgroup (a new epoch, its clocks and
+ * phases seen joined) whose clocks then join across the cluster. */
+static bool release_cluster(scluster *cl) {
+  for (uint32_t r = 0; r < cl->n; r++)
+    for (uint32_t w = 0; w < cl->wg[r].nwaves; w++)
+      if (!cl->wg[r].waves[w].at_cluster)
+        return false;
+  sim *s0 = &cl->wg[0];
+  bool *all = wv_alloc(s0->ctx, s0->nwaves * sizeof *all);
+  memset(all, 1, s0->nwaves * sizeof *all);
+  for (uint32_t r = 0; r < cl->n; r++) {
+    sim *s = &cl->wg[r];
+    s->epoch++;
+    s->cbar_ep = s->epoch; /* (the epoch + 1 it was released in) */
+    if (s->as)
+      sim_async_barrier(s, all);
+    for (uint32_t w = 0; w < s->nwaves; w++)
+      s->waves[w].at_cluster = false;
+  }
+  if (s0->as)
+    sim_async_cluster_barrier(cl);
+  return true;
+}
+
+/* No wave of cluster cl can go on, and some have not ended: reports why,
+ * as stuck does, the cluster barrier last. */
+_Noreturn static void cluster_stuck(scluster *cl) {
+  for (uint32_t r = 0; r < cl->n; r++)
+    if (!cl->wg[r].ended)
+      stuck_regs(&cl->wg[r]);
+  for (uint32_t r = 0; r < cl->n; r++)
+    if (!cl->wg[r].ended)
+      stuck_turns(&cl->wg[r]);
+  for (uint32_t r = 0; r < cl->n; r++)
+    if (!cl->wg[r].ended)
+      stuck_mbar(&cl->wg[r]);
+  for (uint32_t r = 0; r < cl->n; r++)
+    if (!cl->wg[r].ended)
+      stuck_bar(&cl->wg[r]);
+  uint32_t at = 0, all = 0;
+  for (uint32_t r = 0; r < cl->n; r++)
+    for (uint32_t w = 0; w < cl->wg[r].nwaves; w++, all++)
+      at += cl->wg[r].waves[w].at_cluster;
+  for (uint32_t r = 0; r < cl->n; r++) {
+    sim *s = &cl->wg[r];
+    for (uint32_t w = 0; w < s->nwaves && !s->ended; w++)
+      if (s->waves[w].at_cluster)
+        sim_report(s, &s->p->code.v[s->waves[w].pc - 1], w, 0, D_SIM_BARRIER,
+                   "cluster barrier reached by wave %u but not by all %u "
+                   "waves of the %u workgroups of its cluster (%u of them "
+                   "reached it; the others ended or wait elsewhere)",
+                   w, all, cl->n, at);
+  }
+  wv_internal(cl->wg[0].ctx, __FILE__, __LINE__,
+              "no wave of the cluster waits");
+}
+
+/* Runs the workgroups of cluster cl (their ids in wg[r].wg) together;
+ * *steps, the launch's count of steps. */
+static void run_cluster(scluster *cl, uint64_t *steps) {
+  for (uint32_t r = 0; r < cl->n; r++)
+    wg_begin(&cl->wg[r]);
+  cl->land = false;
+  for (;;) {
+    bool moved = false, all = true;
+    for (uint32_t r = 0; r < cl->n; r++) {
+      sim *s = &cl->wg[r];
+      if (s->ended)
+        continue;
+      uint32_t done;
+      s->steps = *steps;
+      moved |= wg_round(s, &done);
+      *steps = s->steps;
+      if (done == s->nwaves) {
+        wg_end(s);
+        moved = true;
+      } else {
+        all = false;
+      }
+    }
+    moved |= release_cluster(cl);
+    if (all)
+      return;
+    if (!moved && cl->land)
+      cluster_stuck(cl);
+    cl->land = !moved;
+  }
+}
+
+/* The state of one workgroup of s's launch (nwaves, ngran, nclk and cl
+ * set). */
 static void wg_alloc(sim *s) {
   wavec_ctx *ctx = s->ctx;
   size_t nregs = (size_t)s->nwaves * s->p->regs.n * (size_t)s->lanes;
@@ -1300,6 +1413,13 @@ static void wg_alloc(sim *s) {
   s->smem = wv_alloc(ctx, (size_t)(s->ngran ? s->ngran : 1) * sizeof *s->smem);
   s->as = NULL;
   sim_async_new(s);
+}
+
+/* Is `in` an op of clusters (tir.h)? */
+static bool cluster_op(const tir_instr *in) {
+  return in->op == T_CLUSTERBAR ||
+         (in->op == T_TMA && in->imm2 == TIR_TMA_MULTICAST) ||
+         (in->op == T_MBARRIVE && in->imm2 == TIR_ARRIVE_CLUSTER);
 }
 
 static void simulate(wv_kernel *k, void *const *args) {
@@ -1330,6 +1450,23 @@ static void simulate(wv_kernel *k, void *const *args) {
             k->name, (long long)p->maxnreg,
             (long long)s.nwaves * p->lanes);
   s.ngran = p->smem_bytes;
+  /* clusters: C workgroups along x run together (run_cluster) */
+  int64_t C = p->cluster > 1 ? p->cluster : 1;
+  for (uint32_t i = 0; i < p->code.n && C == 1; i++)
+    if (cluster_op(&p->code.v[i]))
+      wv_fail(ctx, D_INTERNAL, p->code.v[i].loc, "simulator: an op of "
+              "clusters in a program without clusters");
+  if (C > 16)
+    wv_fail(ctx, D_INTERNAL, k->loc, "simulator: clusters of %lld "
+            "workgroups, more than the 16 a GPU runs together", (long long)C);
+  if (p->grid[0] % C)
+    wv_fail(ctx, D_INTERNAL, k->loc, "simulator: a grid of %lld workgroups "
+            "along x, not a multiple of its clusters of %lld",
+            (long long)p->grid[0], (long long)C);
+  scluster cl = {.n = (uint32_t)C};
+  if (C > 1)
+    s.cl = &cl;
+  s.nclk = s.nwaves * (uint32_t)C;
   wg_alloc(&s);
   s.tmp = wv_alloc(ctx, (size_t)s.lanes * 8 * sizeof *s.tmp); /* ldsm x4 */
   s.ginit = wv_alloc(ctx, p->args.n * sizeof *s.ginit);
@@ -1369,12 +1506,32 @@ static void simulate(wv_kernel *k, void *const *args) {
   }
   uint64_t done = 0, all = (uint64_t)p->grid[0] * (uint64_t)p->grid[1] *
                            (uint64_t)p->grid[2];
+  if (C > 1) {
+    /* a workgroup of each rank, sharing what s holds of the launch */
+    cl.wg = wv_alloc(ctx, cl.n * sizeof *cl.wg);
+    for (uint32_t r = 0; r < cl.n; r++) {
+      cl.wg[r] = s;
+      cl.wg[r].rank = r;
+      cl.wg[r].wbase = r * s.nwaves;
+      if (r)
+        wg_alloc(&cl.wg[r]);
+    }
+  }
   for (s.wg[2] = 0; s.wg[2] < p->grid[2]; s.wg[2]++)
     for (s.wg[1] = 0; s.wg[1] < p->grid[1]; s.wg[1]++)
-      for (s.wg[0] = 0; s.wg[0] < p->grid[0]; s.wg[0]++) {
-        run_workgroup(&s);
-        if (k->progress)
-          k->progress(k->progress_ud, ++done, all);
+      for (s.wg[0] = 0; s.wg[0] < p->grid[0]; s.wg[0] += C) {
+        if (C == 1) {
+          run_workgroup(&s);
+        } else {
+          for (uint32_t r = 0; r < cl.n; r++) {
+            memcpy(cl.wg[r].wg, s.wg, sizeof s.wg);
+            cl.wg[r].wg[0] += r;
+          }
+          run_cluster(&cl, &s.steps);
+        }
+        for (int64_t r = 0; r < C; r++)
+          if (k->progress)
+            k->progress(k->progress_ud, ++done, all);
       }
   for (uint32_t a = 0; a < p->args.n; a++) {
     if (!p->args.v[a].written || read[a])

@@ -13,6 +13,9 @@
  *    or never waited for;
  *  - wgmmas: their accumulator registers touched, or a barrier reached,
  *    before a wait retires them; a wgmma never waited for;
+ *  - clusters (tir_prog.cluster): the workgroups of a cluster run together
+ *    (run_cluster), and their arrivals and multicast tensor copies at each
+ *    other's mbarriers and shared memory are checked as sim_async.c says;
  *  - outputs not fully written when the kernel ends. */
 #include <math.h>
 
@@ -819,6 +822,13 @@ static bool exec_bar(sim *s, const tir_instr *in, uint32_t w) {
   return false;
 }
 
+/* T_CLUSTERBAR: the wave waits until every wave of the cluster is there
+ * (release_cluster). */
+static bool exec_clusterbar(sim *s, const tir_instr *in, uint32_t w) {
+  s->waves[w].at_cluster = true;
+  return false;
+}
+
 /* A branch's predicate: the same in every lane of the wave (tir.h). */
 static bool exec_if(sim *s, const tir_instr *in, uint32_t w) {
   int64_t v = sim_uniform(s, in, w, in->a, "a branch's predicate "
@@ -970,6 +980,7 @@ static exec_fn *const exec[T__COUNT] = {
     [T_WGMMA] = exec_wgmma,     [T_WGWAIT] = exec_wgwait,
     [T_WGCOMMIT] = exec_wgcommit,
     [T_BAR] = exec_bar,         [T_IF] = exec_if,
+    [T_CLUSTERBAR] = exec_clusterbar,
     [T_TURNWAIT] = exec_turnwait, [T_TURNPASS] = exec_turnpass,
     [T_ENDIF] = exec_endif,     [T_EXIT] = exec_exit,
     [T_REGINC] = exec_setmaxnreg,
@@ -1161,10 +1172,9 @@ static void turns_end(sim *s) {
                  (long long)s->turn_passed[id]);
 }
 
-/* No wave can go on and some have not ended: reports why, at the
- * instruction one of them waits at. */
-_Noreturn static void stuck(sim *s) {
-  /* (a wave without its registers first: the others may wait for it) */
+/* No wave can go on: a wave that can never get its registers (first:
+ * the others may wait for it). */
+static void stuck_regs(sim *s) {
   for (uint32_t w = 0; w < s->nwaves; w++) {
     const swave *wv = &s->waves[w];
     if (wv->regs_blocked)
@@ -1175,16 +1185,23 @@ _Noreturn static void stuck(sim *s) {
                  (long long)s->reg_free,
                  (long long)(s->p->code.v[wv->pc].imm - wv->regs));
   }
-  stuck_turns(s);
+}
+
+/* No wave can go on: a wave at an mbarrier wait. */
+static void stuck_mbar(sim *s) {
   for (uint32_t w = 0; w < s->nwaves; w++)
     if (s->waves[w].blocked)
       sim_async_deadlock(s);
+}
+
+/* No wave can go on: a wave at a barrier of the workgroup that not all
+ * its waves reach. */
+static void stuck_bar(sim *s) {
   uint32_t w = 0;
   while (w < s->nwaves && !s->waves[w].at_barrier)
     w++;
-  /* (waves only at turns are stuck_turns's: every one that takes turns
-   * and has not ended waits at one) */
-  wv_assert(s->ctx, w < s->nwaves);
+  if (w == s->nwaves)
+    return;
   const tir_instr *in = &s->p->code.v[s->waves[w].pc - 1];
   if (!in->imm2)
     sim_report(s, in, w, 0, D_SIM_BARRIER,
@@ -1196,7 +1213,20 @@ _Noreturn static void stuck(sim *s) {
              (long long)in->imm2);
 }
 
-static void run_workgroup(sim *s) {
+/* No wave can go on and some have not ended: reports why, at the
+ * instruction one of them waits at. */
+_Noreturn static void stuck(sim *s) {
+  stuck_regs(s);
+  stuck_turns(s);
+  stuck_mbar(s);
+  /* (waves only at turns are stuck_turns's: every one that takes turns
+   * and has not ended waits at one) */
+  stuck_bar(s);
+  wv_internal(s->ctx, __FILE__, __LINE__, "no wave waits at a barrier");
+}
+
+/* Workgroup s (its ids in s->wg) starts. */
+static void wg_begin(sim *s) {
   memset(s->rset, 0, (size_t)s->nwaves * s->p->regs.n * s->lanes);
   for (int64_t i = 0; i < s->ngran; i++)
     s->smem[i] = (sshared){0};
@@ -1204,6 +1234,8 @@ static void run_workgroup(sim *s) {
   s->copies.n = 0;
   s->reg_free = 0; /* the launch gives every wave its share */
   memset(s->turn_passed, 0, sizeof s->turn_passed);
+  s->cbar_ep = 0;
+  s->ended = false;
   for (uint32_t w = 0; w < s->nwaves; w++) {
     s->waves[w] = (swave){.regs = s->p->maxnreg,
                           .regops = {.v = s->waves[w].regops.v,
@@ -1215,37 +1247,179 @@ static void run_workgroup(sim *s) {
   }
   if (s->as)
     sim_async_reset(s);
-  for (;;) {
-    uint32_t done = 0;
-    bool moved = false;
-    for (uint32_t w = 0; w < s->nwaves; w++) {
-      swave *wv = &s->waves[w];
-      if (!wv->done && !wv->at_barrier && !wv->at_turn) {
-        uint64_t steps = wv->steps;
-        wv->blocked = wv->regs_blocked = false;
-        run_wave(s, w);
-        moved |= wv->steps != steps || !(wv->blocked || wv->regs_blocked);
-      }
-      done += wv->done;
+}
+
+/* One round of workgroup s: every wave that can go on runs until it
+ * stops, then the barriers and turns its waves all reached let them
+ * through. True if anything moved; *done, the waves that have ended. */
+static bool wg_round(sim *s, uint32_t *done) {
+  bool moved = false;
+  *done = 0;
+  for (uint32_t w = 0; w < s->nwaves; w++) {
+    swave *wv = &s->waves[w];
+    if (!wv->done && !wv->at_barrier && !wv->at_turn && !wv->at_cluster) {
+      uint64_t steps = wv->steps;
+      wv->blocked = wv->regs_blocked = false;
+      run_wave(s, w);
+      moved |= wv->steps != steps || !(wv->blocked || wv->regs_blocked);
     }
-    moved |= release_barriers(s);
-    moved |= release_turns(s);
+    *done += wv->done;
+  }
+  moved |= release_barriers(s);
+  moved |= release_turns(s);
+  return moved;
+}
+
+/* Every wave of workgroup s has ended: what it leaves behind. */
+static void wg_end(sim *s) {
+  if (s->as)
+    sim_async_end(s);
+  if (s->copies.n) {
+    scopy *c = &s->copies.v[0];
+    sim_report(s, c->in, c->wave, c->lane, D_SIM_ASYNC,
+           "asynchronous copy to shared byte %lld is never waited for",
+           (long long)c->addr);
+  }
+  check_regops(s);
+  turns_end(s);
+  s->ended = true;
+}
+
+static void run_workgroup(sim *s) {
+  wg_begin(s);
+  for (;;) {
+    uint32_t done;
+    bool moved = wg_round(s, &done);
     if (done == s->nwaves) {
-      if (s->as)
-        sim_async_end(s);
-      if (s->copies.n) {
-        scopy *c = &s->copies.v[0];
-        sim_report(s, c->in, c->wave, c->lane, D_SIM_ASYNC,
-               "asynchronous copy to shared byte %lld is never waited for",
-               (long long)c->addr);
-      }
-      check_regops(s);
-      turns_end(s);
+      wg_end(s);
       return;
     }
     if (!moved)
       stuck(s);
   }
+}
+
+/* ---- clusters ---------------------------------------------------------------
+ *
+ * The workgroups of a cluster run together, a round of each in turn (the
+ * waves of each as a workgroup's alone), the launch's step count carried
+ * from one to the next; a workgroup ends (wg_end) as soon as its waves
+ * have. Nothing moving in a round, tensor copies may land in the next
+ * (sim_async_wait); nothing moving then either, the cluster is stuck. */
+
+/* Lets every wave of cluster cl through the cluster barrier once all have
+ * reached it: a barrier of each workgroup (a new epoch, its clocks and
+ * phases seen joined) whose clocks then join across the cluster. */
+static bool release_cluster(scluster *cl) {
+  for (uint32_t r = 0; r < cl->n; r++)
+    for (uint32_t w = 0; w < cl->wg[r].nwaves; w++)
+      if (!cl->wg[r].waves[w].at_cluster)
+        return false;
+  sim *s0 = &cl->wg[0];
+  bool *all = wv_alloc(s0->ctx, s0->nwaves * sizeof *all);
+  memset(all, 1, s0->nwaves * sizeof *all);
+  for (uint32_t r = 0; r < cl->n; r++) {
+    sim *s = &cl->wg[r];
+    s->epoch++;
+    s->cbar_ep = s->epoch; /* (the epoch + 1 it was released in) */
+    if (s->as)
+      sim_async_barrier(s, all);
+    for (uint32_t w = 0; w < s->nwaves; w++)
+      s->waves[w].at_cluster = false;
+  }
+  if (s0->as)
+    sim_async_cluster_barrier(cl);
+  return true;
+}
+
+/* No wave of cluster cl can go on, and some have not ended: reports why,
+ * as stuck does, the cluster barrier last. */
+_Noreturn static void cluster_stuck(scluster *cl) {
+  for (uint32_t r = 0; r < cl->n; r++)
+    if (!cl->wg[r].ended)
+      stuck_regs(&cl->wg[r]);
+  for (uint32_t r = 0; r < cl->n; r++)
+    if (!cl->wg[r].ended)
+      stuck_turns(&cl->wg[r]);
+  for (uint32_t r = 0; r < cl->n; r++)
+    if (!cl->wg[r].ended)
+      stuck_mbar(&cl->wg[r]);
+  for (uint32_t r = 0; r < cl->n; r++)
+    if (!cl->wg[r].ended)
+      stuck_bar(&cl->wg[r]);
+  uint32_t at = 0, all = 0;
+  for (uint32_t r = 0; r < cl->n; r++)
+    for (uint32_t w = 0; w < cl->wg[r].nwaves; w++, all++)
+      at += cl->wg[r].waves[w].at_cluster;
+  for (uint32_t r = 0; r < cl->n; r++) {
+    sim *s = &cl->wg[r];
+    for (uint32_t w = 0; w < s->nwaves && !s->ended; w++)
+      if (s->waves[w].at_cluster)
+        sim_report(s, &s->p->code.v[s->waves[w].pc - 1], w, 0, D_SIM_BARRIER,
+                   "cluster barrier reached by wave %u but not by all %u "
+                   "waves of the %u workgroups of its cluster (%u of them "
+                   "reached it; the others ended or wait elsewhere)",
+                   w, all, cl->n, at);
+  }
+  wv_internal(cl->wg[0].ctx, __FILE__, __LINE__,
+              "no wave of the cluster waits");
+}
+
+/* Runs the workgroups of cluster cl (their ids in wg[r].wg) together;
+ * *steps, the launch's count of steps. */
+static void run_cluster(scluster *cl, uint64_t *steps) {
+  for (uint32_t r = 0; r < cl->n; r++)
+    wg_begin(&cl->wg[r]);
+  cl->land = false;
+  for (;;) {
+    bool moved = false, all = true;
+    for (uint32_t r = 0; r < cl->n; r++) {
+      sim *s = &cl->wg[r];
+      if (s->ended)
+        continue;
+      uint32_t done;
+      s->steps = *steps;
+      moved |= wg_round(s, &done);
+      *steps = s->steps;
+      if (done == s->nwaves) {
+        wg_end(s);
+        moved = true;
+      } else {
+        all = false;
+      }
+    }
+    moved |= release_cluster(cl);
+    if (all)
+      return;
+    if (!moved && cl->land)
+      cluster_stuck(cl);
+    cl->land = !moved;
+  }
+}
+
+/* The state of one workgroup of s's launch (nwaves, ngran, nclk and cl
+ * set). */
+static void wg_alloc(sim *s) {
+  wavec_ctx *ctx = s->ctx;
+  size_t nregs = (size_t)s->nwaves * s->p->regs.n * (size_t)s->lanes;
+  s->regs = wv_alloc(ctx, nregs * sizeof *s->regs);
+  s->rset = wv_alloc(ctx, nregs);
+  s->waves = wv_alloc(ctx, s->nwaves * sizeof *s->waves);
+  s->groups = wv_alloc(ctx, s->nwaves * sizeof *s->groups);
+  s->pfences = wv_alloc(ctx, s->nwaves * sizeof *s->pfences);
+  s->pfence_ep = wv_alloc(ctx, s->nwaves * sizeof *s->pfence_ep);
+  s->wpend = wv_alloc(ctx, s->nwaves * sizeof *s->wpend);
+  s->wgroups = wv_alloc(ctx, s->nwaves * sizeof *s->wgroups);
+  s->smem = wv_alloc(ctx, (size_t)(s->ngran ? s->ngran : 1) * sizeof *s->smem);
+  s->as = NULL;
+  sim_async_new(s);
+}
+
+/* Is `in` an op of clusters (tir.h)? */
+static bool cluster_op(const tir_instr *in) {
+  return in->op == T_CLUSTERBAR ||
+         (in->op == T_TMA && in->imm2 == TIR_TMA_MULTICAST) ||
+         (in->op == T_MBARRIVE && in->imm2 == TIR_ARRIVE_CLUSTER);
 }
 
 static void simulate(wv_kernel *k, void *const *args) {
@@ -1254,8 +1428,9 @@ static void simulate(wv_kernel *k, void *const *args) {
   if (!p)
     wv_fail(ctx, D_INVALID, k->loc, "kernel '%s' is not compiled", k->name);
   /* the next run's shapes may differ from this one's (also after a run
-   * refused here) */
-  memset(k->run_from, 0, p->sizes.n * sizeof *k->run_from);
+   * refused here; a program built by hand may have no sizes, nor room) */
+  if (p->sizes.n)
+    memset(k->run_from, 0, p->sizes.n * sizeof *k->run_from);
   p = tir_instance(ctx, p, k->run_size, k->loc); /* the run-time sizes */
   sim s = {0};
   s.ctx = ctx;
@@ -1275,19 +1450,26 @@ static void simulate(wv_kernel *k, void *const *args) {
             k->name, (long long)p->maxnreg,
             (long long)s.nwaves * p->lanes);
   s.ngran = p->smem_bytes;
-  size_t nregs = (size_t)s.nwaves * p->regs.n * (size_t)s.lanes;
-  s.regs = wv_alloc(ctx, nregs * sizeof *s.regs);
-  s.rset = wv_alloc(ctx, nregs);
-  s.waves = wv_alloc(ctx, s.nwaves * sizeof *s.waves);
-  s.groups = wv_alloc(ctx, s.nwaves * sizeof *s.groups);
-  s.pfences = wv_alloc(ctx, s.nwaves * sizeof *s.pfences);
-  s.pfence_ep = wv_alloc(ctx, s.nwaves * sizeof *s.pfence_ep);
-  s.wpend = wv_alloc(ctx, s.nwaves * sizeof *s.wpend);
-  s.wgroups = wv_alloc(ctx, s.nwaves * sizeof *s.wgroups);
-  s.smem = wv_alloc(ctx, (size_t)(s.ngran ? s.ngran : 1) * sizeof *s.smem);
+  /* clusters: C workgroups along x run together (run_cluster) */
+  int64_t C = p->cluster > 1 ? p->cluster : 1;
+  for (uint32_t i = 0; i < p->code.n && C == 1; i++)
+    if (cluster_op(&p->code.v[i]))
+      wv_fail(ctx, D_INTERNAL, p->code.v[i].loc, "simulator: an op of "
+              "clusters in a program without clusters");
+  if (C > 16)
+    wv_fail(ctx, D_INTERNAL, k->loc, "simulator: clusters of %lld "
+            "workgroups, more than the 16 a GPU runs together", (long long)C);
+  if (p->grid[0] % C)
+    wv_fail(ctx, D_INTERNAL, k->loc, "simulator: a grid of %lld workgroups "
+            "along x, not a multiple of its clusters of %lld",
+            (long long)p->grid[0], (long long)C);
+  scluster cl = {.n = (uint32_t)C};
+  if (C > 1)
+    s.cl = &cl;
+  s.nclk = s.nwaves * (uint32_t)C;
+  wg_alloc(&s);
   s.tmp = wv_alloc(ctx, (size_t)s.lanes * 8 * sizeof *s.tmp); /* ldsm x4 */
   s.ginit = wv_alloc(ctx, p->args.n * sizeof *s.ginit);
-  sim_async_new(&s);
   s.gwriter = wv_alloc(ctx, p->args.n * sizeof *s.gwriter);
   /* an argument the kernel only writes starts unwritten */
   bool *read = wv_alloc(ctx, p->args.n);
@@ -1324,12 +1506,32 @@ static void simulate(wv_kernel *k, void *const *args) {
   }
   uint64_t done = 0, all = (uint64_t)p->grid[0] * (uint64_t)p->grid[1] *
                            (uint64_t)p->grid[2];
+  if (C > 1) {
+    /* a workgroup of each rank, sharing what s holds of the launch */
+    cl.wg = wv_alloc(ctx, cl.n * sizeof *cl.wg);
+    for (uint32_t r = 0; r < cl.n; r++) {
+      cl.wg[r] = s;
+      cl.wg[r].rank = r;
+      cl.wg[r].wbase = r * s.nwaves;
+      if (r)
+        wg_alloc(&cl.wg[r]);
+    }
+  }
   for (s.wg[2] = 0; s.wg[2] < p->grid[2]; s.wg[2]++)
     for (s.wg[1] = 0; s.wg[1] < p->grid[1]; s.wg[1]++)
-      for (s.wg[0] = 0; s.wg[0] < p->grid[0]; s.wg[0]++) {
-        run_workgroup(&s);
-        if (k->progress)
-          k->progress(k->progress_ud, ++done, all);
+      for (s.wg[0] = 0; s.wg[0] < p->grid[0]; s.wg[0] += C) {
+        if (C == 1) {
+          run_workgroup(&s);
+        } else {
+          for (uint32_t r = 0; r < cl.n; r++) {
+            memcpy(cl.wg[r].wg, s.wg, sizeof s.wg);
+            cl.wg[r].wg[0] += r;
+          }
+          run_cluster(&cl, &s.steps);
+        }
+        for (int64_t r = 0; r < C; r++)
+          if (k->progress)
+            k->progress(k->progress_ud, ++done, all);
       }
   for (uint32_t a = 0; a < p->args.n; a++) {
     if (!p->args.v[a].written || read[a])

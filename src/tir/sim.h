@@ -18,6 +18,7 @@ typedef struct swave {
   bool regs_blocked; /* at a setmaxnreg.inc the pool cannot serve yet */
   bool smem_touched; /* made an ordinary shared-memory access */
   bool at_turn;      /* at a T_TURNWAIT not yet made up */
+  bool at_cluster;   /* at a T_CLUSTERBAR the cluster has not all reached */
   int turn_bar;      /* the barrier of its last T_TURNWAIT (0: none) */
   bool turns;        /* ran a turn (wait or pass) */
   uint64_t steps; /* instructions completed */
@@ -60,6 +61,12 @@ typedef struct spend {
   bool smem;
 } spend;
 
+struct scluster;
+
+/* One workgroup's state. A cluster (tir_prog.cluster > 1) runs one of
+ * these for each of its workgroups side by side (struct scluster); they
+ * share the launch's: the program, the arguments and their shadows
+ * (ginit, gwriter), the step budget and the mma scratch. */
 typedef struct sim {
   wavec_ctx *ctx;
   wv_kernel *k;
@@ -97,7 +104,24 @@ typedef struct sim {
    * yet taken by a wait; the last pass */
   int64_t turn_passed[16];
   const tir_instr *turn_last[16];
+  /* clusters: its cluster (NULL: none), its rank there, and the number of
+   * its first wave in the clocks of sim_async.c, which cover every wave
+   * of the cluster (nclk of them; nwaves without clusters) */
+  struct scluster *cl;
+  uint32_t rank, wbase, nclk;
+  uint32_t cbar_ep; /* epoch + 1 of the last cluster barrier's release */
+  bool ended;       /* every wave is done (and the end checks ran) */
 } sim;
+
+/* The workgroups of a cluster, run together: %ctaid.x of wg[r] is C c + r. */
+typedef struct scluster {
+  uint32_t n; /* workgroups (tir_prog.cluster) */
+  sim *wg;
+  /* tensor copies land only in a round that may (sim_async_wait): with
+   * clusters, once no wave of the cluster could move otherwise, so that
+   * every copy of a phase another workgroup issues has been issued */
+  bool land;
+} scluster;
 
 #define R(s, w, r, l) ((s)->regs[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
 #define RSET(s, w, r, l) ((s)->rset[((size_t)(w) * (s)->p->regs.n + (r)) * (s)->lanes + (l)])
@@ -164,10 +188,13 @@ void sim_async_new(sim *s);
 /* A workgroup starts. */
 void sim_async_reset(sim *s);
 /* T_MBINIT, T_MBARRIVE, T_TMA, T_FENCE, and the tensor stores' T_TMAST,
- * T_BULKCOMMIT, T_BULKWAIT(R), T_FENCEPX of wave w. */
+ * T_BULKCOMMIT, T_BULKWAIT(R), T_FENCEPX of wave w (an arrival at every
+ * workgroup's barrier and a multicast copy reach the other workgroups of
+ * s->cl). */
 void sim_async_exec(sim *s, const tir_instr *in, uint32_t w);
 /* T_MBWAIT of wave w: false while its phase has not completed (the wave
- * blocks there and tries again later). */
+ * blocks there and tries again later). Copies land only where s->cl is
+ * NULL or s->cl->land. */
 bool sim_async_wait(sim *s, const tir_instr *in, uint32_t w);
 /* Lane l of wave w reads granule g (checks that a tensor copy's bytes
  * were waited for; records the read for the refill checks). */
@@ -178,12 +205,18 @@ void sim_async_retired(sim *s, uint32_t w, int64_t g);
 /* Lane l of wave w writes granule g with an ordinary store or copy. */
 void sim_async_write(sim *s, const tir_instr *in, uint32_t w, int l,
                      int64_t g);
-/* The waves `who` (by wave) passed a barrier together. */
+/* The waves `who` (by wave) passed a barrier together (with clusters,
+ * their clocks tick after it). */
 void sim_async_barrier(sim *s, const bool *who);
+/* Every wave of the cluster passed a cluster barrier (after each
+ * workgroup's sim_async_barrier of all its waves): their clocks join, and
+ * tick. */
+void sim_async_cluster_barrier(scluster *cl);
 /* No wave can go on: reports the wait that never completes. */
 _Noreturn void sim_async_deadlock(sim *s);
 /* The workgroup ended: reports tensor copies and stores nothing waited
- * for. */
+ * for (a copy another workgroup multicast into it included), and an
+ * arrival of another workgroup of its cluster that no wait of its saw. */
 void sim_async_end(sim *s);
 
 #endif

@@ -21,6 +21,21 @@
  * Copies land lazily: when a wave waits for their phase and every arrival
  * is in, so that an early read finds them still in flight.
  *
+ * Clusters (tir.h; sim.h's struct scluster): a workgroup's mbarriers and
+ * copies are its own, but another workgroup of its cluster arrives at them
+ * (TIR_ARRIVE_CLUSTER) and multicasts into its shared memory
+ * (TIR_TMA_MULTICAST: the copy is claimed, checked and lands in each
+ * workgroup as its own copy would). The clocks cover every wave of the
+ * cluster, so that a copy refilling a peer's bytes must have waited for
+ * its readers' releases; a cluster barrier joins them all. Checked
+ * besides: a use by another workgroup before a cluster barrier that
+ * follows the barrier's initialisation and fence; an arrival or a copy
+ * into a workgroup that has ended, or one its waves never wait for (it
+ * may come after the end: its shared memory is gone). With clusters,
+ * copies land only when no wave of the cluster could move otherwise (the
+ * latest a GPU may land them), so that a phase completing early on the
+ * bytes of one workgroup's copy, before the other workgroup's, is seen.
+ *
  * Tensor stores (T_TMAST) read their box of shared memory and write global
  * memory when issued (elements outside the tensor dropped), but hold the
  * shared bytes as read until a T_BULKWAITR or T_BULKWAIT of their thread
@@ -42,7 +57,9 @@ typedef struct smbar {
   uint32_t init_epoch;          /* epoch + 1 of the init */
   uint32_t fence_epoch;         /* epoch + 1 of its initialiser's fence */
   int32_t initer;               /* the thread that initialised it */
-  const tir_instr *announce_in; /* the last arrive.expect_tx */
+  const tir_instr *announce_in; /* the last arrive.expect_tx, and */
+  uint32_t announce_w;          /* its thread */
+  int announce_l;
   uint32_t *clock;              /* join of this phase's arrivals */
   uint32_t *done_clock;         /* join of the last completed phase's */
 } smbar;
@@ -51,6 +68,7 @@ typedef struct smbar {
  * does not write what it copies), so its box is read when it lands. */
 typedef struct stma {
   const tir_instr *in;
+  sim *by; /* the workgroup whose thread (wave, lane) issued it */
   uint32_t wave, bar;
   int lane;
   int64_t dst;
@@ -76,9 +94,20 @@ struct sim_async {
   uint32_t *seen;    /* [wave][bar]: phases of the barrier it observed */
   uint32_t nseen;    /* barriers seen has room for */
   uint32_t *rdclock; /* [granule][wave]: reader's clock at its last read */
+  /* clusters: per wave of the cluster (numbered as the clocks), its latest
+   * arrival here from another workgroup (in NULL: none) */
+  struct sremote {
+    const tir_instr *in;
+    sim *by;
+    uint32_t wave, clock; /* its thread's wave, and clock at the arrival */
+    int lane;
+    int64_t addr;
+  } *remote;
 };
 
-#define VC(a, w) ((a)->vc + (size_t)(w) * s->nwaves)
+/* [wave][wave of the cluster] vector clocks; wave w of workgroup s is
+ * s->wbase + w in them */
+#define VC(s, w) ((s)->as->vc + (size_t)(w) * (s)->nclk)
 #define SEEN(a, w, b) ((a)->seen[(size_t)(w) * (a)->nseen + (b)])
 
 void sim_async_new(sim *s) {
@@ -95,11 +124,13 @@ void sim_async_new(sim *s) {
   if (!any)
     return;
   struct sim_async *a = wv_alloc(s->ctx, sizeof *a);
-  a->vc = wv_alloc(s->ctx, (size_t)s->nwaves * s->nwaves * sizeof *a->vc);
+  a->vc = wv_alloc(s->ctx, (size_t)s->nwaves * s->nclk * sizeof *a->vc);
   a->bgroups = wv_alloc(s->ctx, s->nwaves * sizeof *a->bgroups);
   if (tma)
     a->rdclock = wv_alloc(s->ctx, (size_t)(s->ngran ? s->ngran : 1) *
                                       s->nwaves * sizeof *a->rdclock);
+  if (s->cl)
+    a->remote = wv_alloc(s->ctx, s->nclk * sizeof *a->remote);
   s->as = a;
 }
 
@@ -109,17 +140,19 @@ void sim_async_reset(sim *s) {
   a->copies.n = 0;
   a->stores.n = 0;
   memset(a->bgroups, 0, s->nwaves * sizeof *a->bgroups);
-  memset(a->vc, 0, (size_t)s->nwaves * s->nwaves * sizeof *a->vc);
+  memset(a->vc, 0, (size_t)s->nwaves * s->nclk * sizeof *a->vc);
   for (uint32_t w = 0; w < s->nwaves; w++)
-    VC(a, w)[w] = 1; /* a read before any arrival is after clock 0 */
+    VC(s, w)[s->wbase + w] = 1; /* a read before any arrival is after 0 */
   if (a->seen)
     memset(a->seen, 0, (size_t)s->nwaves * a->nseen * sizeof *a->seen);
   if (a->rdclock)
     memset(a->rdclock, 0, (size_t)s->ngran * s->nwaves * sizeof *a->rdclock);
+  if (a->remote)
+    memset(a->remote, 0, s->nclk * sizeof *a->remote);
 }
 
 static void join(const sim *s, uint32_t *into, const uint32_t *from) {
-  for (uint32_t w = 0; w < s->nwaves; w++)
+  for (uint32_t w = 0; w < s->nclk; w++)
     if (from[w] > into[w])
       into[w] = from[w];
 }
@@ -170,24 +203,76 @@ static uint32_t bar_at(sim *s, const tir_instr *in, uint32_t w, int l,
              (long long)addr);
 }
 
+/* Workgroup t (in reports: " of workgroup (x, y, z)") where a thread of
+ * workgroup s touches it; "" when it is s. */
+static const char *of_wg(sim *s, const sim *t) {
+  if (t == s)
+    return "";
+  wv_buf b;
+  wv_buf_init(&b, s->ctx);
+  wv_buf_printf(&b, " of workgroup (%lld, %lld, %lld)", (long long)t->wg[0],
+                (long long)t->wg[1], (long long)t->wg[2]);
+  return wv_buf_str(&b);
+}
+
+/* The barrier at shared byte addr of workgroup t, another of the cluster
+ * of workgroup s, used by thread (w, l) of s: only after a cluster barrier
+ * that follows its initialising thread's fence. */
+static uint32_t bar_of(sim *t, sim *s, const tir_instr *in, uint32_t w, int l,
+                       int64_t addr) {
+  struct sim_async *a = t->as;
+  uint32_t b = 0;
+  while (b < a->bars.n && a->bars.v[b].addr != addr)
+    b++;
+  uint32_t fenced = b < a->bars.n ? a->bars.v[b].fence_epoch : 0;
+  if (!fenced || t->cbar_ep < fenced)
+    sim_report(s, in, w, l, D_SIM_MBARRIER,
+               "the mbarrier at shared byte %lld%s is used by another "
+               "workgroup of its cluster before a cluster barrier that "
+               "follows its initialisation (%s)",
+               (long long)addr, of_wg(s, t),
+               b < a->bars.n ? "its initialising thread's fence, then "
+                               "barrier.cluster"
+                             : "none is initialised there yet");
+  return b;
+}
+
+/* Where a mismatch of the transaction bytes of barrier m of workgroup s,
+ * found at copy c, is reported: at the arrival that announced the bytes
+ * (by its thread; by the copy's when the copy is s's own, as before
+ * clusters), else at the copy. */
+typedef struct sat {
+  sim *s;
+  const tir_instr *in;
+  uint32_t w;
+  int l;
+} sat;
+
+static sat tx_at(sim *s, const smbar *m, const stma *c) {
+  if (!m->announce_in)
+    return (sat){c->by, c->in, c->wave, c->lane};
+  if (c->by == s)
+    return (sat){s, m->announce_in, c->wave, c->lane};
+  return (sat){s, m->announce_in, m->announce_w, m->announce_l};
+}
+
 static void complete_phase(sim *s, smbar *m, uint32_t bi) {
   struct sim_async *a = s->as;
   for (uint32_t i = 0; i < a->copies.n; i++)
     if (a->copies.v[i].bar == bi) {
-      const tir_instr *in = m->announce_in ? m->announce_in : a->copies.v[i].in;
-      sim_report(s, in, a->copies.v[i].wave, a->copies.v[i].lane,
-                 D_SIM_MBARRIER,
+      sat at = tx_at(s, m, &a->copies.v[i]);
+      sim_report(at.s, at.in, at.w, at.l, D_SIM_MBARRIER,
                  "transaction bytes: a phase of the mbarrier at shared byte "
-                 "%lld completed with a tensor copy still in flight (its "
+                 "%lld%s completed with a tensor copy still in flight (its "
                  "arrivals announced %lld bytes, fewer than its copies bring)",
-                 (long long)m->addr, (long long)m->announced);
+                 (long long)m->addr, of_wg(at.s, s), (long long)m->announced);
     }
   m->phase++;
   m->pending = m->count;
   m->tx = 0;
   m->announced = 0;
-  memcpy(m->done_clock, m->clock, s->nwaves * sizeof *m->clock);
-  memset(m->clock, 0, s->nwaves * sizeof *m->clock);
+  memcpy(m->done_clock, m->clock, s->nclk * sizeof *m->clock);
+  memset(m->clock, 0, s->nclk * sizeof *m->clock);
 }
 
 static void init_bar(sim *s, const tir_instr *in, uint32_t w, int l,
@@ -213,8 +298,8 @@ static void init_bar(sim *s, const tir_instr *in, uint32_t w, int l,
   smbar m = {.addr = addr, .count = in->imm, .pending = in->imm,
              .init_epoch = s->epoch + 1,
              .initer = (int32_t)((int64_t)w * s->lanes + l)};
-  m.clock = wv_alloc(s->ctx, s->nwaves * sizeof *m.clock);
-  m.done_clock = wv_alloc(s->ctx, s->nwaves * sizeof *m.done_clock);
+  m.clock = wv_alloc(s->ctx, s->nclk * sizeof *m.clock);
+  m.done_clock = wv_alloc(s->ctx, s->nclk * sizeof *m.done_clock);
   vec_push(s->ctx, &a->bars, m);
   if (a->bars.n > a->nseen) { /* room for the phases each wave saw */
     uint32_t n = a->nseen ? 2 * a->nseen : 8;
@@ -227,10 +312,11 @@ static void init_bar(sim *s, const tir_instr *in, uint32_t w, int l,
   }
 }
 
-static void arrive(sim *s, const tir_instr *in, uint32_t w, int l,
+/* Thread (w, l) of workgroup s arrives at barrier bi of workgroup t (s
+ * itself, or another of its cluster). */
+static void arrive(sim *t, sim *s, const tir_instr *in, uint32_t w, int l,
                    uint32_t bi) {
-  struct sim_async *a = s->as;
-  smbar *m = &a->bars.v[bi];
+  smbar *m = &t->as->bars.v[bi];
   if (m->pending == 0 && in->imm && m->tx > 0)
     sim_report(s, in, w, l, D_SIM_RACE,
                "tensor copies announced again on the mbarrier at shared "
@@ -242,15 +328,45 @@ static void arrive(sim *s, const tir_instr *in, uint32_t w, int l,
     m->tx += in->imm;
     m->announced += in->imm;
     m->announce_in = in;
+    m->announce_w = w;
+    m->announce_l = l;
   }
   if (--m->pending < 0)
     sim_report(s, in, w, l, D_SIM_MBARRIER,
-               "more arrivals at the mbarrier at shared byte %lld than a "
+               "more arrivals at the mbarrier at shared byte %lld%s than a "
                "phase expects (%lld)",
-               (long long)m->addr, (long long)m->count);
-  join(s, m->clock, VC(a, w));
+               (long long)m->addr, of_wg(s, t), (long long)m->count);
+  join(s, m->clock, VC(s, w));
+  if (t != s) { /* (clocks only grow: the latest is the largest) */
+    uint32_t x = s->wbase + w;
+    t->as->remote[x] = (struct sremote){.in = in, .by = s, .wave = w,
+                                        .clock = VC(s, w)[x], .lane = l,
+                                        .addr = m->addr};
+  }
   if (!m->pending && !m->tx)
-    complete_phase(s, m, bi);
+    complete_phase(t, m, bi);
+}
+
+/* Thread (w, l) of workgroup s arrives at the barrier at shared byte addr
+ * of every workgroup of its cluster (TIR_ARRIVE_CLUSTER), its own by its
+ * own rules. */
+static void arrive_cluster(sim *s, const tir_instr *in, uint32_t w, int l,
+                           int64_t addr) {
+  for (uint32_t r = 0; r < s->cl->n; r++) {
+    sim *t = &s->cl->wg[r];
+    if (t == s) {
+      arrive(s, s, in, w, l, bar_at(s, in, w, l, addr, false));
+      continue;
+    }
+    if (t->ended)
+      sim_report(s, in, w, l, D_SIM_MBARRIER,
+                 "arrives at the mbarrier at shared byte %lld%s, which has "
+                 "ended: its shared memory is gone (no workgroup of a "
+                 "cluster ends while another may still arrive at its "
+                 "mbarriers)",
+                 (long long)addr, of_wg(s, t));
+    arrive(t, s, in, w, l, bar_of(t, s, in, w, l, addr));
+  }
 }
 
 /* The shared byte element `e` (row-major in the box) of copy c lands at. */
@@ -258,66 +374,100 @@ static int64_t land_addr(const tir_tmap *t, int64_t dst, int64_t byte) {
   return t->swz128 ? tir_swz128(dst + byte) : dst + byte;
 }
 
-static void tma_issue(sim *s, const tir_instr *in, uint32_t w, int l) {
-  struct sim_async *a = s->as;
-  const tir_tmap *t = &s->p->tmaps.v[in->imm];
-  int64_t dst = sim_rd(s, in, w, in->a, l).i;
-  uint32_t bi = bar_at(s, in, w, l, sim_rd(s, in, w, in->b, l).i, true);
-  int64_t bytes = tir_tmap_bytes(s->p, t), align = t->swz128 ? 1024 : 128;
-  if (dst < 0 || dst + bytes > s->ngran || dst % align)
-    sim_report(s, in, w, l, D_SIM_OOB,
-               "tensor copy of %lld bytes to shared byte %lld: out of "
-               "bounds or not %lld-byte aligned",
-               (long long)bytes, (long long)dst, (long long)align);
-  stma c = {.in = in, .wave = w, .lane = l, .bar = bi, .dst = dst};
-  for (uint32_t d = 0; d < t->rank; d++)
-    c.coord[d] = sim_rd(s, in, w, in->list[d], l).i;
-  uint32_t *mine = VC(a, w);
+/* Copy c, issued by thread (c->wave, c->lane) of workgroup s, lands in
+ * workgroup t (s itself, or with a multicast each of its cluster): the
+ * checks of the bytes it writes there, which it claims until it lands. */
+static void tma_claim(sim *t, sim *s, const stma *c, int64_t bytes) {
+  const tir_instr *in = c->in;
+  const tir_tmap *tm = &s->p->tmaps.v[in->imm];
+  uint32_t w = c->wave;
+  int l = c->lane;
+  uint32_t *mine = VC(s, w) + t->wbase; /* its clocks of t's waves */
   for (int64_t b = 0; b < bytes; b++) {
-    int64_t g = land_addr(t, dst, b);
-    sshared *m = &s->smem[g];
+    int64_t g = land_addr(tm, c->dst, b);
+    sshared *m = &t->smem[g];
     long long at = (long long)g;
     if (m->tbar < 0)
       sim_report(s, in, w, l, D_SIM_MBARRIER, "tensor copy overwrites the "
-                 "mbarrier at shared byte %lld", at);
+                 "mbarrier at shared byte %lld%s", at, of_wg(s, t));
     if (m->wgread)
       sim_report(s, in, w, l, D_SIM_ASYNC,
-                 "tensor copy refills shared byte %lld while a wgmma that "
-                 "reads it is in flight (no wait retired it)", at);
+                 "tensor copy refills shared byte %lld%s while a wgmma that "
+                 "reads it is in flight (no wait retired it)", at,
+                 of_wg(s, t));
     if (m->tinflight)
       sim_report(s, in, w, l, D_SIM_RACE,
-                 "tensor copy refills shared byte %lld, a stage a consumer "
+                 "tensor copy refills shared byte %lld%s, a stage a consumer "
                  "still reads: the tile copied there before has not even "
                  "landed (this thread did not wait for the stage's release)",
-                 at);
+                 at, of_wg(s, t));
     if (m->inflight)
       sim_report(s, in, w, l, D_SIM_RACE,
-                 "tensor copy to shared byte %lld while an asynchronous copy "
-                 "to it is in flight", at);
+                 "tensor copy to shared byte %lld%s while an asynchronous "
+                 "copy to it is in flight", at, of_wg(s, t));
     if (m->bsread)
       sim_report(s, in, w, l, D_SIM_RACE,
-                 "tensor copy to shared byte %lld while a tensor store still "
-                 "reads it (no cp.async.bulk.wait_group.read retired it)", at);
-    uint32_t *rc = a->rdclock + (size_t)g * s->nwaves;
-    for (uint32_t r = 0; r < s->nwaves; r++)
+                 "tensor copy to shared byte %lld%s while a tensor store "
+                 "still reads it (no cp.async.bulk.wait_group.read retired "
+                 "it)", at, of_wg(s, t));
+    uint32_t *rc = t->as->rdclock + (size_t)g * t->nwaves;
+    for (uint32_t r = 0; r < t->nwaves; r++)
       if (rc[r] > mine[r])
         sim_report(s, in, w, l, D_SIM_RACE,
-                   "tensor copy refills shared byte %lld, which wave %u still "
-                   "reads: this thread has not waited for an mbarrier phase "
-                   "that wave %u arrived at after its read",
-                   at, r, r);
-    if (m->wepoch == s->epoch + 1 && m->writer != (int32_t)(w * s->lanes + l))
+                   "tensor copy refills shared byte %lld%s, which wave %u "
+                   "still reads: this thread has not waited for an mbarrier "
+                   "phase that wave %u arrived at after its read",
+                   at, of_wg(s, t), r, r);
+    /* (another workgroup's writer is never this thread) */
+    if (m->wepoch == t->epoch + 1 &&
+        (t != s || m->writer != (int32_t)(w * s->lanes + l)))
       sim_report(s, in, w, l, D_SIM_RACE,
-                 "tensor copy to shared byte %lld, which thread %d wrote with "
-                 "no barrier between", at, m->writer);
-    memset(rc, 0, s->nwaves * sizeof *rc);
+                 "tensor copy to shared byte %lld%s, which thread %d wrote "
+                 "with no barrier between", at, of_wg(s, t), m->writer);
+    memset(rc, 0, t->nwaves * sizeof *rc);
     m->tinflight++;
   }
-  vec_push(s->ctx, &a->copies, c);
+  vec_push(s->ctx, &t->as->copies, *c);
 }
 
-/* Copy i lands: its box, 0 outside the tensor, swizzled as its map says;
- * its bytes complete on its barrier. */
+/* Thread (w, l) of workgroup s issues tensor copy `in`: into its own
+ * shared memory, or multicast into that of every workgroup of its cluster
+ * (each lands and completes on that workgroup's barrier at b as its own
+ * copy would). */
+static void tma_issue(sim *s, const tir_instr *in, uint32_t w, int l) {
+  const tir_tmap *t = &s->p->tmaps.v[in->imm];
+  int64_t dst = sim_rd(s, in, w, in->a, l).i;
+  int64_t bar = sim_rd(s, in, w, in->b, l).i;
+  int64_t bytes = tir_tmap_bytes(s->p, t), align = t->swz128 ? 1024 : 128;
+  bool multi = in->imm2 == TIR_TMA_MULTICAST;
+  stma c = {.in = in, .by = s, .wave = w, .lane = l, .dst = dst};
+  for (uint32_t r = 0; r < (multi ? s->cl->n : 1); r++) {
+    sim *to = multi ? &s->cl->wg[r] : s;
+    if (to->ended)
+      sim_report(s, in, w, l, D_SIM_RACE,
+                 "tensor copy multicast into workgroup (%lld, %lld, %lld) "
+                 "of its cluster, which has ended: its shared memory is "
+                 "gone (no workgroup of a cluster ends while another may "
+                 "still copy into its shared memory)",
+                 (long long)to->wg[0], (long long)to->wg[1],
+                 (long long)to->wg[2]);
+    c.bar = to == s ? bar_at(s, in, w, l, bar, true)
+                    : bar_of(to, s, in, w, l, bar);
+    if (r == 0) {
+      if (dst < 0 || dst + bytes > s->ngran || dst % align)
+        sim_report(s, in, w, l, D_SIM_OOB,
+                   "tensor copy of %lld bytes to shared byte %lld: out of "
+                   "bounds or not %lld-byte aligned",
+                   (long long)bytes, (long long)dst, (long long)align);
+      for (uint32_t d = 0; d < t->rank; d++)
+        c.coord[d] = sim_rd(s, in, w, in->list[d], l).i;
+    }
+    tma_claim(to, s, &c, bytes);
+  }
+}
+
+/* Copy i of workgroup s lands: its box, 0 outside the tensor, swizzled as
+ * its map says; its bytes complete on its barrier. */
 static void tma_land(sim *s, uint32_t i) {
   struct sim_async *a = s->as;
   stma c = a->copies.v[i];
@@ -342,7 +492,7 @@ static void tma_land(sim *s, uint32_t i) {
     val v = {0};
     if (in) {
       if (s->ginit[t->arg] && !s->ginit[t->arg][off])
-        sim_report(s, c.in, c.wave, c.lane, D_SIM_UNINIT,
+        sim_report(c.by, c.in, c.wave, c.lane, D_SIM_UNINIT,
                    "tensor copy reads '%s' element %lld, which nothing wrote",
                    ar->name, (long long)off);
       double x = sim_load_elem(ar->dt, s->args[t->arg], off);
@@ -365,13 +515,14 @@ static void tma_land(sim *s, uint32_t i) {
     }
   }
   m->tx -= n * es;
-  if (m->tx < 0)
-    sim_report(s, m->announce_in ? m->announce_in : c.in, c.wave, c.lane,
-               D_SIM_MBARRIER,
+  if (m->tx < 0) { /* (every arrival of the phase is in: sim_async_wait) */
+    sat at = tx_at(s, m, &c);
+    sim_report(at.s, at.in, at.w, at.l, D_SIM_MBARRIER,
                "transaction bytes: the tensor copies completing on the "
-               "mbarrier at shared byte %lld bring more bytes than its "
+               "mbarrier at shared byte %lld%s bring more bytes than its "
                "arrivals announced (%lld)",
-               (long long)m->addr, (long long)m->announced);
+               (long long)m->addr, of_wg(at.s, s), (long long)m->announced);
+  }
   if (!m->pending && !m->tx)
     complete_phase(s, m, c.bar);
 }
@@ -528,14 +679,17 @@ void sim_async_exec(sim *s, const tir_instr *in, uint32_t w) {
     switch (in->op) {
     case T_MBINIT: init_bar(s, in, w, l, addr); break;
     case T_MBARRIVE:
-      arrive(s, in, w, l, bar_at(s, in, w, l, addr, false));
+      if (in->imm2 == TIR_ARRIVE_CLUSTER)
+        arrive_cluster(s, in, w, l, addr);
+      else
+        arrive(s, s, in, w, l, bar_at(s, in, w, l, addr, false));
       arrived = true;
       break;
     default: tma_issue(s, in, w, l); break;
     }
   }
-  if (arrived)
-    VC(a, w)[w]++; /* reads after this arrival are not covered by it */
+  if (arrived) /* reads after this arrival are not covered by it */
+    VC(s, w)[s->wbase + w]++;
 }
 
 bool sim_async_wait(sim *s, const tir_instr *in, uint32_t w) {
@@ -548,7 +702,8 @@ bool sim_async_wait(sim *s, const tir_instr *in, uint32_t w) {
     sim_report(s, in, w, 0, D_INTERNAL, "an mbarrier wait's parity is %lld",
                (long long)parity);
   smbar *m = &a->bars.v[bi];
-  if ((int64_t)(m->phase & 1) == parity && !m->pending) {
+  if ((int64_t)(m->phase & 1) == parity && !m->pending &&
+      (!s->cl || s->cl->land)) {
     /* every arrival is in: the copies of the phase land now */
     for (uint32_t i = 0; i < a->copies.n && (m->phase & 1) == parity;)
       if (a->copies.v[i].bar == bi)
@@ -568,7 +723,7 @@ bool sim_async_wait(sim *s, const tir_instr *in, uint32_t w) {
                m->phase - 1, (long long)m->addr, *seen);
   if (m->phase > *seen) {
     *seen = m->phase;
-    join(s, VC(a, w), m->done_clock);
+    join(s, VC(s, w), m->done_clock);
   }
   return true;
 }
@@ -593,13 +748,13 @@ void sim_async_read(sim *s, const tir_instr *in, uint32_t w, int l,
                (long long)g, m->tphase,
                (long long)a->bars.v[m->tbar - 1].addr);
   if (a->rdclock)
-    a->rdclock[(size_t)g * s->nwaves + w] = VC(a, w)[w];
+    a->rdclock[(size_t)g * s->nwaves + w] = VC(s, w)[s->wbase + w];
 }
 
 void sim_async_retired(sim *s, uint32_t w, int64_t g) {
   struct sim_async *a = s->as;
   if (a->rdclock)
-    a->rdclock[(size_t)g * s->nwaves + w] = VC(a, w)[w];
+    a->rdclock[(size_t)g * s->nwaves + w] = VC(s, w)[s->wbase + w];
 }
 
 void sim_async_write(sim *s, const tir_instr *in, uint32_t w, int l,
@@ -622,13 +777,13 @@ void sim_async_write(sim *s, const tir_instr *in, uint32_t w, int l,
 
 void sim_async_barrier(sim *s, const bool *who) {
   struct sim_async *a = s->as;
-  uint32_t *all = wv_alloc(s->ctx, s->nwaves * sizeof *all);
+  uint32_t *all = wv_alloc(s->ctx, s->nclk * sizeof *all);
   for (uint32_t w = 0; w < s->nwaves; w++)
     if (who[w])
-      join(s, all, VC(a, w));
+      join(s, all, VC(s, w));
   for (uint32_t w = 0; w < s->nwaves; w++)
     if (who[w])
-      memcpy(VC(a, w), all, s->nwaves * sizeof *all);
+      memcpy(VC(s, w), all, s->nclk * sizeof *all);
   for (uint32_t b = 0; b < a->bars.n; b++) {
     uint32_t most = 0;
     for (uint32_t w = 0; w < s->nwaves; w++)
@@ -638,6 +793,24 @@ void sim_async_barrier(sim *s, const bool *who) {
       if (who[w])
         SEEN(a, w, b) = most;
   }
+  /* with clusters, what a wave does after the barrier (a read, an arrival
+   * at another workgroup) is not covered by it: its clock ticks */
+  for (uint32_t w = 0; w < s->nwaves && s->cl; w++)
+    if (who[w])
+      VC(s, w)[s->wbase + w]++;
+}
+
+void sim_async_cluster_barrier(scluster *cl) {
+  sim *s = &cl->wg[0];
+  uint32_t *all = wv_alloc(s->ctx, s->nclk * sizeof *all);
+  for (uint32_t r = 0; r < cl->n; r++)
+    for (uint32_t w = 0; w < cl->wg[r].nwaves; w++)
+      join(s, all, VC(&cl->wg[r], w));
+  for (uint32_t r = 0; r < cl->n; r++)
+    for (uint32_t w = 0; w < cl->wg[r].nwaves; w++) {
+      memcpy(VC(&cl->wg[r], w), all, s->nclk * sizeof *all);
+      VC(&cl->wg[r], w)[cl->wg[r].wbase + w]++; /* (as sim_async_barrier) */
+    }
 }
 
 _Noreturn void sim_async_deadlock(sim *s) {
@@ -676,8 +849,26 @@ void sim_async_end(sim *s) {
   }
   if (a->copies.n) {
     stma *c = &a->copies.v[0];
-    sim_report(s, c->in, c->wave, c->lane, D_SIM_ASYNC,
-               "tensor copy to shared byte %lld is never waited for",
-               (long long)c->dst);
+    sim_report(c->by, c->in, c->wave, c->lane, D_SIM_ASYNC,
+               "tensor copy to shared byte %lld%s is never waited for%s",
+               (long long)c->dst, of_wg(c->by, s), c->by != s ? " there" : "");
+  }
+  if (!a->remote)
+    return;
+  /* every arrival of another workgroup here came before the end: a wait
+   * of this workgroup saw it (or a later one of its wave) */
+  uint32_t *end = wv_alloc(s->ctx, s->nclk * sizeof *end);
+  for (uint32_t w = 0; w < s->nwaves; w++)
+    join(s, end, VC(s, w));
+  for (uint32_t x = 0; x < s->nclk; x++) {
+    struct sremote *r = &a->remote[x];
+    if (r->in && r->clock > end[x])
+      sim_report(r->by, r->in, r->wave, r->lane, D_SIM_MBARRIER,
+                 "arrives at the mbarrier at shared byte %lld%s, which ends "
+                 "without waiting for this arrival: it may come after the "
+                 "end, when the shared memory is gone (no workgroup of a "
+                 "cluster ends while another may still arrive at its "
+                 "mbarriers)",
+                 (long long)r->addr, of_wg(r->by, s));
   }
 }

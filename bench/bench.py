@@ -1016,13 +1016,20 @@ def cluster_ab(quick=False):
     # causal rows cannot have clusters: E0408, printed as FAILED)
     bwd_one_pass(True, [(128, 64, 2, {}), (128, 64, 2, dict(cluster=2))])
 
+# Issue order (hardware(early_mma), lower.c): the one-pass backward with
+# each mma issued as soon as its operands are (dp during the exponentials
+# of p: D = 64; at D = 128 the registers keep program order) against
+# program order; SDPA-cuDNN in the same process.
+def issue_ab(quick=False):
+    bwd_one_pass(quick, [(128, 64, 2, {}), (128, 64, 2, dict(early_mma=0))])
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/out"))
     ap.add_argument("--only", choices=("gemm", "attn", "fwd", "bwd", "bwd_wg", "tma", "fp8", "ragged", "schedule", "launch",
                                        "pingpong", "overlap", "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide",
-                                       "layouts", "gqa", "cluster"),
+                                       "layouts", "gqa", "cluster", "issue"),
                     help="one part of the benchmarks (fwd: the attention forward only, without the backward; bwd: "
                     "the backward only; tma: tensor-copy rings against cp.async rings, same tiles; fp8: the scaled "
                     "fp8 GEMM against torch._scaled_mm; ragged: sizes the tiles do not divide against the next "
@@ -1068,11 +1075,13 @@ def main():
         gqa(a.quick)
     if a.only in (None, "cluster"):
         cluster_ab(a.quick)
+    if a.only in (None, "issue"):
+        issue_ab(a.quick)
     if a.only in (None, "fa3"):
         fwd_sched(a.quick, FA3_FWD, (128, 64), "fa3")
         bwd_variants(a.quick)
     if a.only not in ("tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap", "softmax", "fwd_sched", "bwd_wg",
-                      "fa3", "pers", "bwd1", "wide", "layouts", "gqa", "cluster"):
+                      "fa3", "pers", "bwd1", "wide", "layouts", "gqa", "cluster", "issue"):
         try: triton_cold_compile()
         except Exception as e: print(f"triton: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     # one sweep (bf16) per family picks the GEMM tiles for both input types:
@@ -1085,7 +1094,7 @@ def main():
                 except Exception as e: print(f"gemm {n} {dt}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     for D in (64, 128) if a.only not in ("gemm", "tma", "fp8", "ragged", "schedule", "launch", "pingpong", "overlap",
                                          "softmax", "fwd_sched", "fa3", "pers", "bwd1", "wide", "layouts", "gqa",
-                                         "cluster") else ():
+                                         "cluster", "issue") else ():
         kinds = {"fwd": ("fwd", "fwd_wg"), "bwd": ("fwd", "dkdv", "dq", "dkdv_wg", "dq_wg"),
                  "bwd_wg": ("dkdv_wg", "dq_wg")}.get(
             a.only, ("fwd", "dkdv", "dq", "fwd_wg", "dkdv_wg", "dq_wg"))

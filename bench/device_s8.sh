@@ -4,7 +4,8 @@
 # decode-shaped causal loop, GQA in the dense softmax form) against the
 # simulator with the sanitizers; bench.py --only cluster (clusters of 2
 # and 4 against none, GEMM and attention forward, peers in the same
-# process); bench.py --only gqa --quick (GQA re-measured in that form);
+# process); bench.py --only issue --quick (the backward's mmas issued
+# early against program order); bench.py --only gqa --quick (GQA re-measured in that form);
 # ncu PC sampling of the
 # one-pass backward (fused-auto) and the split form's dk/dv kernel at
 # D = 128, N = 4096, where the backward criterion is missed. Each step's
@@ -22,6 +23,8 @@ for p in ${GPU_CASES:-cluster decode gqa}; do
 done
 timeout ${CLUSTER_S:-240} python3 bench/bench.py --only cluster --out "$OUT/cluster" >"$OUT/log-cluster.txt" 2>&1
 echo "bench cluster rc=$?"; grep -E "^cluster|^bwd1|FAIL" "$OUT/log-cluster.txt" | cut -c1-200
+WV_BWD1_D=64,128 timeout ${ISSUE_S:-150} python3 bench/bench.py --only issue --quick --out "$OUT/issue" >"$OUT/log-issue.txt" 2>&1
+echo "bench issue rc=$?"; grep -E "^bwd1|FAIL" "$OUT/log-issue.txt" | cut -c1-200
 timeout ${GQA_S:-120} python3 bench/bench.py --only gqa --quick --out "$OUT/gqa" >"$OUT/log-gqa.txt" 2>&1
 echo "bench gqa rc=$?"; grep -E "^gqa|FAIL" "$OUT/log-gqa.txt" | cut -c1-190
 WV_PROFILE_ONLY=${PROF:-fused-auto,dkdv-split} timeout ${PROF_S:-240} python3 bench/profile_bwd1.py "$OUT/prof" \

@@ -397,7 +397,13 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    cluster, each workgroup bringing 1/C of it to every workgroup's
  *    shared memory (TMA multicast), so L2 serves it once instead of C
  *    times. Where it cannot apply it is an error (E0408). 1 or not given:
- *    no clusters. */
+ *    no clusters.
+ *  - early_mma: 1 or not given, a warpgroup kernel issues each mma as soon
+ *    as what it reads is computed (its operands' cheap cone moved up with
+ *    it), so that it runs on the tensor cores while the waves compute
+ *    what precedes its first use, where the thread's registers leave 64
+ *    beside the accumulators then live; 0 (or not given with pingpong =
+ *    1): program order. */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \
@@ -413,7 +419,8 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
   X(WAVEC_HW_ADDS, 11, "adds", 1, 2)                                          \
   X(WAVEC_HW_EXCHANGE, 12, "exchange", 0, 1)                                  \
   X(WAVEC_HW_LONGEST_FIRST, 13, "longest_first", 0, 1)                        \
-  X(WAVEC_HW_CLUSTER, 14, "cluster", 1, 8)
+  X(WAVEC_HW_CLUSTER, 14, "cluster", 1, 8)                                     \
+  X(WAVEC_HW_EARLY_MMA, 15, "early_mma", 0, 1)
 
 typedef enum wavec_hw_int {
 #define X(e, v, name, lo, hi) e = v,

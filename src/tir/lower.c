@@ -273,11 +273,170 @@ void lw_node(lw *w, uint32_t id) {
     lw_elementwise(w, id);
 }
 
+/* Issue order (warpgroup kernels): a block's nodes are lowered in program
+ * order, except that each mma is lowered as soon as the block holds what
+ * it reads: it and its operands' cone are pulled up to the first point
+ * where every node of the cone is lowered or cheap to move (a constant, a
+ * register's initial value, an index, a broadcast of them, a read of a
+ * tensor the kernel never writes). A warpgroup mma is asynchronous: issued
+ * early, it runs on the tensor cores while the waves compute what comes
+ * before its use (the backward's dp = v doᵀ during the exponentials of p),
+ * and the pass `waits` retires each mma's group only where its result is
+ * first touched. The scan for mmas to pull runs at the block's top and
+ * after each node that is neither cheap nor an mma's operand (an mma right
+ * after its operand is already where it would go), and never past a
+ * write, a loop or a read of a written tensor; nothing else moves.
+ * Registers: an mma pulled early keeps its accumulators live (in flight)
+ * longer, beside the ones the loop carries; a chain is pulled only where
+ * the carried accumulators, those of the chains placed so far in the
+ * block and its own leave ISSUE_SPARE of the thread's registers (at
+ * D = 128 the one-pass backward's s and dp in flight beside dk and dv do
+ * not: ptxas serializes every wgmma, C7512). hardware(early_mma = 0), or
+ * not given where hardware(pingpong = 1) is: program order. */
+enum { ISSUE_SPARE = 64 };
+
+typedef struct issue {
+  lw *w;
+  const wv_block *b;
+  uint32_t *pos;  /* node id -> index in the block + 1 (0: not in it) */
+  bool *done;     /* by index: placed */
+  uint32_t *out, nout;
+  int64_t room;   /* accumulator registers a thread may still hold */
+} issue;
+
+static bool cheap(const lw *w, const wv_node *n) {
+  switch (n->op) {
+  case WAVEC_OP_SCALAR:
+  case WAVEC_OP_REGISTER:
+  case WAVEC_OP_SELF_INDEX:
+  case WAVEC_OP_BROADCAST:
+  case WAVEC_OP_CARRIED:
+  case WAVEC_OP_MMA:
+    return true;
+  case WAVEC_OP_READ:
+    return !w->written[n->mem];
+  default:
+    return false;
+  }
+}
+
+/* The accumulator registers a thread holds for mma `id` if it starts a
+ * chain (its accumulator is not another mma's result), else 0. */
+static int64_t chain_regs(const lw *w, uint32_t id) {
+  const wv_node *n = wv_get(w->g, id);
+  if (n->op != WAVEC_OP_MMA || wv_get(w->g, n->ops[2])->op == WAVEC_OP_MMA)
+    return 0;
+  const wv_layout *l = w->ix->info[n->ops[2]].layout;
+  return l ? l->nelem : 0;
+}
+
+/* Can node `at` (an index in the block) be lowered now with its cone
+ * (every unlowered node of it cheap, the chains it starts within room)? */
+static bool pullable(const issue *is, uint32_t at, int64_t *regs) {
+  if (is->done[at])
+    return true;
+  uint32_t id = is->b->nodes.v[at];
+  const wv_node *n = wv_get(is->w->g, id);
+  if (!cheap(is->w, n))
+    return false;
+  *regs += chain_regs(is->w, id);
+  if (*regs > is->room)
+    return false;
+  for (uint32_t o = 0; o < n->nops; o++) {
+    uint32_t j = is->pos[n->ops[o]];
+    if (j && !pullable(is, j - 1, regs))
+      return false;
+  }
+  return true;
+}
+
+static void pull(issue *is, uint32_t at) {
+  if (is->done[at])
+    return;
+  uint32_t id = is->b->nodes.v[at];
+  const wv_node *n = wv_get(is->w->g, id);
+  for (uint32_t o = 0; o < n->nops; o++)
+    if (is->pos[n->ops[o]])
+      pull(is, is->pos[n->ops[o]] - 1);
+  is->done[at] = true;
+  is->room -= chain_regs(is->w, id);
+  is->out[is->nout++] = id;
+}
+
+/* The registers a thread of the kernel's waves has: the consumers' with
+ * warp specialization, else what the launch gives (floor8(min(255, 65536
+ * / (workgroups_per_sm x threads)))). */
+static int64_t thread_regs(const lw *w) {
+  if (w->sched.specialize)
+    return w->sched.consumer_regs;
+  int64_t wps = w->d->hw[WAVEC_HW_WORKGROUPS_PER_SM]
+                    ? w->d->hw[WAVEC_HW_WORKGROUPS_PER_SM]
+                    : 1;
+  int64_t r = 65536 / (wps * lw_block_threads(w)) / 8 * 8;
+  return r > 255 ? 255 : r;
+}
+
+static const uint32_t *issue_order(lw *w, uint32_t block) {
+  wavec_ctx *ctx = w->ctx;
+  const wv_block *b = &w->g->blocks.v[block];
+  size_t nb = b->nodes.n ? b->nodes.n : 1;
+  issue is = {.w = w, .b = b,
+              .pos = wv_alloc(ctx, w->g->nodes.n * sizeof *is.pos),
+              .done = wv_alloc(ctx, nb),
+              .out = wv_alloc(ctx, nb * sizeof *is.out),
+              .room = thread_regs(w) - ISSUE_SPARE};
+  bool *feeds = wv_alloc(ctx, nb);
+  for (uint32_t i = 0; i < b->nodes.n; i++) {
+    is.pos[b->nodes.v[i]] = i + 1;
+    is.done[i] = w->hoisted[b->nodes.v[i]]; /* (lowered before the loop) */
+  }
+  for (uint32_t i = 0; i < b->nodes.n; i++) {
+    const wv_node *n = wv_get(w->g, b->nodes.v[i]);
+    for (uint32_t o = 0; n->op == WAVEC_OP_MMA && o < n->nops; o++)
+      if (is.pos[n->ops[o]])
+        feeds[is.pos[n->ops[o]] - 1] = true;
+    /* (the accumulators the loop carries are live throughout) */
+    if (n->op == WAVEC_OP_MMA &&
+        wv_get(w->g, n->ops[2])->op == WAVEC_OP_CARRIED)
+      is.room -= chain_regs(w, b->nodes.v[i]);
+  }
+  for (uint32_t i = 0; i < b->nodes.n; i++) {
+    const wv_node *n = wv_get(w->g, b->nodes.v[i]);
+    if (!is.done[i])
+      pull(&is, i);
+    /* (a cheap node unblocks nothing that was not pullable before; an
+     * mma's operand, only that mma, which follows in program order) */
+    if (i && (cheap(w, n) || feeds[i]))
+      continue;
+    for (uint32_t j = i + 1; j < b->nodes.n; j++) {
+      const wv_node *m = wv_get(w->g, b->nodes.v[j]);
+      if (m->op == WAVEC_OP_WRITE || m->op == WAVEC_OP_ITERATE ||
+          (m->op == WAVEC_OP_READ && w->written[m->mem]))
+        break;
+      int64_t regs = 0;
+      if (m->op == WAVEC_OP_MMA && !is.done[j] && pullable(&is, j, &regs))
+        pull(&is, j);
+    }
+  }
+  return is.out; /* (zeros after nout: the hoisted nodes) */
+}
+
 void lw_block(lw *w, uint32_t block) {
   wv_block *b = &w->g->blocks.v[block];
-  for (uint32_t i = 0; i < b->nodes.n; i++)
-    if (!w->hoisted[b->nodes.v[i]])
-      lw_node(w, b->nodes.v[i]);
+  wavec_loc at;
+  const uint32_t *order = NULL;
+  /* (not given, program order where turns are asked for: the pass turns
+   * takes the groups as the program order makes them) */
+  int64_t early = lw_knob(w->k, WAVEC_HW_EARLY_MMA, &at);
+  if (early < 0 && w->d->hw[WAVEC_HW_PINGPONG] == 1)
+    early = 0;
+  if (w->wgmma && early != 0)
+    order = issue_order(w, block);
+  for (uint32_t i = 0; i < b->nodes.n; i++) {
+    uint32_t id = order ? order[i] : b->nodes.v[i];
+    if (id && !w->hoisted[id])
+      lw_node(w, id);
+  }
 }
 
 tir_prog *wv_kernel_tir(wv_kernel *k) { return k->tir; }

@@ -205,6 +205,30 @@ const tir_instr *tir_carry_blocker(wavec_ctx *ctx, const tir_prog *p,
   return NULL;
 }
 
+/* Does wgmma `at` (of another accumulator than the open group's) have
+ * the open group's registers touched before its own, with no full wait
+ * between (a barrier, a loop or region boundary, an arrival)? Then a
+ * group of its own lets the wait before that touch keep it in flight. */
+static bool older_first(const inflight *f, uint32_t at) {
+  const tir_prog *p = f->p;
+  const tir_instr *w = &p->code.v[at];
+  for (uint32_t j = at + 1; j < p->code.n; j++) {
+    const tir_instr *x = &p->code.v[j];
+    if (x->op == T_WGMMA)
+      continue;
+    bool mine = false;
+    for (uint32_t e = 0; e < w->nlist && !mine; e++)
+      mine = touches_reg(x, w->list[e]);
+    if (mine || x->op == T_WGWAIT || x->op == T_WGCOMMIT)
+      return false;
+    if (newest_touched(f, x) == f->closed + 1)
+      return true;
+    if (wait_before(f, x) == 0)
+      return false;
+  }
+  return false;
+}
+
 /* Does p issue any wgmma? (Without, there is nothing to wait for.) */
 static bool has_wgmma(const tir_prog *p) {
   for (uint32_t i = 0; i < p->code.n; i++)
@@ -236,6 +260,7 @@ wavec_status wv_pass_waits(wv_kernel *k) {
   tir_match_loops(ctx, p); /* (region_wait reads the matches) */
   inflight f = {.ctx = ctx, .p = p};
   VEC(tir_instr) code = {0};
+  uint32_t last_acc = 0;
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
     int64_t w = wait_before(&f, in);
@@ -244,6 +269,17 @@ wavec_status wv_pass_waits(wv_kernel *k) {
                         .loc = in->loc};
       vec_push(ctx, &code, wait);
     }
+    /* a wgmma of another accumulator than the open group's, where the
+     * open group is touched first: the group is closed before it, so
+     * that the wait for it leaves this one in flight */
+    if (in->op == T_WGMMA && f.open && last_acc && in->list[0] != last_acc &&
+        older_first(&f, i)) {
+      tir_instr commit = {.op = T_WGCOMMIT, .ty = TY_PRED, .loc = in->loc};
+      step(&f, &commit, NO_WAIT);
+      vec_push(ctx, &code, commit);
+    }
+    if (in->op == T_WGMMA)
+      last_acc = in->list[0];
     step(&f, in, w);
     vec_push(ctx, &code, *in);
   }
@@ -277,8 +313,8 @@ wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p) {
             "in flight at its end");
   /* a loop that carries a group into its next iteration (a partial wait
    * before its end): the next iteration touches none of the group's
-   * registers before a full wait (the shared bytes the group reads are the
-   * ring's to protect, and the simulator's to check) */
+   * registers before a wait that retires it (the shared bytes the group
+   * reads are the ring's to protect, and the simulator's to check) */
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *end = &p->code.v[i];
     if (end->op != T_ENDLOOP || !i || p->code.v[i - 1].op != T_WGWAIT ||
@@ -287,9 +323,18 @@ wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p) {
     inflight g = {.ctx = ctx, .p = p};
     for (uint32_t j = end->match; j < i; j++)
       step(&g, &p->code.v[j], NO_WAIT);
+    /* (a wait retires the carried group once it keeps fewer groups than
+     * the iteration has closed: those are all newer) */
+    uint32_t closed = 0;
+    bool open = false;
     for (uint32_t j = end->match + 1; j < i; j++) {
       const tir_instr *in = &p->code.v[j];
-      if (in->op == T_WGWAIT && in->imm == 0)
+      if (in->op == T_WGWAIT || in->op == T_WGCOMMIT) {
+        closed += open;
+        open = false;
+      }
+      open |= in->op == T_WGMMA;
+      if (in->op == T_WGWAIT && in->imm <= (int64_t)closed)
         break;
       if (in->op != T_WGMMA && touches(&g, in))
         wv_fail(ctx, D_INTERNAL, in->loc, "thread program: instruction %u "

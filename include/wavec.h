@@ -402,8 +402,8 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    as what it reads is computed (its operands' cheap cone moved up with
  *    it), so that it runs on the tensor cores while the waves compute
  *    what precedes its first use, where the thread's registers leave 64
- *    beside the accumulators then live; 0 (or not given with pingpong =
- *    1): program order. */
+ *    beside the accumulators then live; 1: regardless of the registers;
+ *    0 (or not given with pingpong = 1): program order. */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \

@@ -289,10 +289,17 @@ void lw_node(lw *w, uint32_t id) {
  * Registers: an mma pulled early keeps its accumulators live (in flight)
  * longer, beside the ones the loop carries; a chain is pulled only where
  * the carried accumulators, those of the chains placed so far in the
- * block and its own leave ISSUE_SPARE of the thread's registers (at
- * D = 128 the one-pass backward's s and dp in flight beside dk and dv do
- * not: ptxas serializes every wgmma, C7512). hardware(early_mma = 0), or
- * not given where hardware(pingpong = 1) is: program order. */
+ * block and its own leave ISSUE_SPARE of the thread's registers. Measured
+ * with ptxas over the snapshot's kernels: with 64, no program spills more
+ * or has its wgmmas serialized than in program order; with 56, four do
+ * (C7512, or a spill: the split dq and the one-pass backward at 64-key
+ * tiles, D = 128). The one-pass backward at D = 128 with s and dp in
+ * flight beside dk and dv (192 accumulators) needs 250 registers: in the
+ * plain schedule's 255 it compiles clean, in the specialized consumers'
+ * 240 ptxas serializes every wgmma; the rule keeps program order in both,
+ * and hardware(early_mma = 1) asks for the early order regardless of it.
+ * hardware(early_mma = 0), or not given where hardware(pingpong = 1) is:
+ * program order. */
 enum { ISSUE_SPARE = 64 };
 
 typedef struct issue {
@@ -376,7 +383,7 @@ static int64_t thread_regs(const lw *w) {
   return r > 255 ? 255 : r;
 }
 
-static const uint32_t *issue_order(lw *w, uint32_t block) {
+static const uint32_t *issue_order(lw *w, uint32_t block, bool asked) {
   wavec_ctx *ctx = w->ctx;
   const wv_block *b = &w->g->blocks.v[block];
   size_t nb = b->nodes.n ? b->nodes.n : 1;
@@ -384,7 +391,7 @@ static const uint32_t *issue_order(lw *w, uint32_t block) {
               .pos = wv_alloc(ctx, w->g->nodes.n * sizeof *is.pos),
               .done = wv_alloc(ctx, nb),
               .out = wv_alloc(ctx, nb * sizeof *is.out),
-              .room = thread_regs(w) - ISSUE_SPARE};
+              .room = asked ? INT32_MAX : thread_regs(w) - ISSUE_SPARE};
   bool *feeds = wv_alloc(ctx, nb);
   for (uint32_t i = 0; i < b->nodes.n; i++) {
     is.pos[b->nodes.v[i]] = i + 1;
@@ -431,7 +438,7 @@ void lw_block(lw *w, uint32_t block) {
   if (early < 0 && w->d->hw[WAVEC_HW_PINGPONG] == 1)
     early = 0;
   if (w->wgmma && early != 0)
-    order = issue_order(w, block);
+    order = issue_order(w, block, early == 1);
   for (uint32_t i = 0; i < b->nodes.n; i++) {
     uint32_t id = order ? order[i] : b->nodes.v[i];
     if (id && !w->hoisted[id])

@@ -793,9 +793,9 @@ void sim_async_barrier(sim *s, const bool *who) {
       if (who[w])
         SEEN(a, w, b) = most;
   }
-  /* with clusters, what a wave does after the barrier (a read, an arrival
-   * at another workgroup) is not covered by it: its clock ticks */
-  for (uint32_t w = 0; w < s->nwaves && s->cl; w++)
+  /* what a wave does after the barrier (a read, an arrival) is not
+   * covered by it: its clock ticks */
+  for (uint32_t w = 0; w < s->nwaves; w++)
     if (who[w])
       VC(s, w)[s->wbase + w]++;
 }

@@ -964,13 +964,15 @@ static void emit_mbar(px *x, const tir_instr *in) {
   else if (in->imm)
     ins(x, "%smbarrier.arrive.expect_tx.shared::cta.b64 _, [%s], %lld", guard,
         addr.s, (long long)in->imm);
-  else if (in->imm2 == TIR_ARRIVE_CLUSTER) /* every workgroup's, remotely */
+  else if (in->imm2 == TIR_ARRIVE_CLUSTER) /* every workgroup's: mapa */
     for (int64_t r = 0; r < x->p->cluster; r++) {
+      /* (the default semantics, release at the CTA's scope: measured on
+       * the H100, .release.cluster on each arrival halved a 2-workgroup
+       * cluster's GEMM and took a 4-workgroup one to a sixth, run oo) */
       nm at = T(x, C_B32);
       ins(x, "mapa.shared::cluster.u32 %s, %s, %lld", at.s, addr.s,
           (long long)r);
-      ins(x, "%smbarrier.arrive.release.cluster.shared::cluster.b64 _, [%s]",
-          guard, at.s);
+      ins(x, "%smbarrier.arrive.shared::cluster.b64 _, [%s]", guard, at.s);
     }
   else
     ins(x, "%smbarrier.arrive.shared::cta.b64 _, [%s]", guard, addr.s);

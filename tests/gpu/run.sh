@@ -100,7 +100,7 @@ cases=(
   "cluster2 wgmma gemm 1024x384x256 spec+pers sms=5|examples/gemm_wgmma.wave -D M=1024 -D N=384 -D K=256 --hardware cluster=2,specialize=1,persistent=1,sms=5|sm_90a"
   "cluster4 wgmma gemm 1024x256x192 spec|examples/gemm_wgmma.wave -D M=1024 -D N=256 -D K=192 --hardware cluster=4,specialize=1,stages=2|sm_90a"
   "cluster2 bench gemm bf16 512x520x128 128x256 spec+pers|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=512 -D N=520 -D K=128 -D BLOCK_M=128 -D BLOCK_N=256 -D WAVES_M=2 --hardware cluster=2,specialize=1,persistent=1,sms=3,stages=4|sm_90a"
-  "cluster2 wgmma fwd B2 256/200 spec|examples/attention_fwd_wgmma.wave -D B=2 -D M=256 -D K2=200 -D N=64 -D K1=64 --hardware cluster=2,specialize=1|sm_90a"
+  "cluster2 wgmma fwd B2 256/200 spec|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=2 -D M=256 -D K2=200 -D N=64 -D K1=64 --hardware cluster=2,specialize=1|sm_90a"
   "wgmma gemm 128x128x256 stages=1|examples/gemm_wgmma.wave -D M=128 -D N=128 -D K=256 --hardware stages=1|sm_90a"
   "wgmma gemm 128x128x512 stages=4|examples/gemm_wgmma.wave -D M=128 -D N=128 -D K=512 --hardware stages=4|sm_90a"
   "wgmma fwd B1 128/64|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=1 -D M=128 -D K2=128 -D N=64 -D K1=64|sm_90a"

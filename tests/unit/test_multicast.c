@@ -226,7 +226,7 @@ static void shape(void) {
     CHECKF(strstr(ptx, ".reqnctapercluster 2, 1, 1") &&
                strstr(ptx, "complete_tx::bytes.multicast::cluster") &&
                strstr(ptx, "mapa.shared::cluster.u32") &&
-               strstr(ptx, "mbarrier.arrive.release.cluster.shared::cluster") &&
+               strstr(ptx, "mbarrier.arrive.shared::cluster.b64") &&
                strstr(ptx, "barrier.cluster.wait.acquire.aligned"),
            "spec=%d: the PTX lacks a cluster instruction", spec);
     wavec_ctx_free(ctx);

@@ -13,6 +13,9 @@
 set -u
 export PATH=$PATH:/usr/local/cuda/bin
 OUT=${OUT:-build/out}; mkdir -p "$OUT"
+# (bench.py's tables and plots in a scratch folder: a call brings back a
+# limited number of files, and run oo lost the profile to that)
+TMPO=$(mktemp -d)
 make -s MODE=release -j16 all lib >"$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 cases() {
@@ -23,13 +26,13 @@ cases() {
   done
 }
 cases ${GPU_CASES:-cluster}
-timeout ${CLUSTER_S:-240} python3 bench/bench.py --only cluster --out "$OUT/cluster" >"$OUT/log-cluster.txt" 2>&1
+timeout ${CLUSTER_S:-240} python3 bench/bench.py --only cluster --out "$TMPO/cluster" >"$OUT/log-cluster.txt" 2>&1
 echo "bench cluster rc=$?"; grep -E "^cluster|^bwd1|FAIL" "$OUT/log-cluster.txt" | cut -c1-200
-WV_BWD1_D=64,128 timeout ${ISSUE_S:-150} python3 bench/bench.py --only issue --quick --out "$OUT/issue" >"$OUT/log-issue.txt" 2>&1
+WV_BWD1_D=64,128 timeout ${ISSUE_S:-150} python3 bench/bench.py --only issue --quick --out "$TMPO/issue" >"$OUT/log-issue.txt" 2>&1
 echo "bench issue rc=$?"; grep -E "^bwd1|FAIL" "$OUT/log-issue.txt" | cut -c1-200
 cases ${GPU_CASES2:-decode gqa}
-timeout ${GQA_S:-120} python3 bench/bench.py --only gqa --quick --out "$OUT/gqa" >"$OUT/log-gqa.txt" 2>&1
+timeout ${GQA_S:-120} python3 bench/bench.py --only gqa --quick --out "$TMPO/gqa" >"$OUT/log-gqa.txt" 2>&1
 echo "bench gqa rc=$?"; grep -E "^gqa|FAIL" "$OUT/log-gqa.txt" | cut -c1-190
-WV_PROFILE_ONLY=${PROF:-fused-auto,dkdv-split} timeout ${PROF_S:-240} python3 bench/profile_bwd1.py "$OUT/prof" \
+WV_PROFILE_ONLY=${PROF:-fused-auto,dkdv-split} timeout ${PROF_S:-240} python3 bench/profile_bwd1.py "$TMPO/prof" \
   >"$OUT/prof-bwd1.txt" 2>&1
 echo "profile rc=$?"; grep -E "^===|^by opcode" "$OUT/prof-bwd1.txt" | cut -c1-400

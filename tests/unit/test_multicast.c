@@ -27,31 +27,6 @@
 
 static int cases_run;
 
-/* defs: "SYM=V" (a hardware entry when SYM names one), NULL-ended. */
-static wavec_ctx *build(const char *file, const char *kernel,
-                        const char *const *defs, const char *hook,
-                        wavec_kernel **out, wavec_status *st) {
-  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
-  for (size_t i = 0; defs && defs[i]; i++) {
-    char name[64];
-    const char *eq = strchr(defs[i], '=');
-    memcpy(name, defs[i], (size_t)(eq - defs[i]));
-    name[eq - defs[i]] = 0;
-    if (wavec_hardware_override(ctx, name, eq + 1) != WAVEC_OK)
-      wavec_define_int(ctx, name, atoll(eq + 1));
-  }
-  if (hook)
-    CHECK(wavec_test_hook(ctx, hook) == WAVEC_OK);
-  size_t len;
-  char *src = kc_slurp(file, &len);
-  *st = src ? wavec_parse(ctx, file, src, len) : WAVEC_ERR_INVALID;
-  free(src);
-  *out = *st == WAVEC_OK ? wavec_kernel_find(ctx, kernel) : NULL;
-  if (*out)
-    *st = wavec_compile(*out, NULL);
-  return ctx;
-}
-
 /* One GEMM c[M, N] = a[M, K] b[N, K]^T against float64. */
 static void gemm_case(const char *file, const char *kernel, int M, int N,
                       int K, const char *const *knobs, double tol,
@@ -172,16 +147,15 @@ static void shape(void) {
     const char *defs[] = {"M=512", "N=256", "K=256", "cluster=2",
                           spec ? "specialize=1" : "specialize=0", "stages=3",
                           NULL};
-    wavec_kernel *pk;
-    wavec_status st;
-    wavec_ctx *ctx = build("examples/gemm_wgmma.wave", "gemm_wgmma", defs,
-                           NULL, &pk, &st);
-    CHECKF(st == WAVEC_OK, "spec=%d: %s", spec, wavec_errmsg(ctx));
-    if (st != WAVEC_OK) {
-      wavec_ctx_free(ctx);
+    kcase c;
+    bool ok = kc_open(&c, "examples/gemm_wgmma.wave", "gemm_wgmma", NULL,
+                      defs);
+    CHECKF(ok, "spec=%d: %s", spec, c.err);
+    if (!ok) {
+      kc_close(&c);
       continue;
     }
-    const tir_prog *p = pk->k.tir;
+    const tir_prog *p = c.k->k.tir;
     CHECKF(p->cluster == 2, "cluster %lld", (long long)p->cluster);
     /* a (its M tile) is copied by each workgroup, b multicast: 1/2 of its
      * 128 rows a box */
@@ -206,8 +180,7 @@ static void shape(void) {
            mc, local);
     /* releases: all to every workgroup; one cluster barrier; the tail's
      * S = 3 waits after the last fill */
-    int rel = count(p, T_MBARRIVE, TIR_ARRIVE_CLUSTER),
-        rel_local = 0;
+    int rel = count(p, T_MBARRIVE, TIR_ARRIVE_CLUSTER), rel_local = 0;
     for (uint32_t i = 0; i < p->code.n; i++)
       rel_local += p->code.v[i].op == T_MBARRIVE && !p->code.v[i].imm &&
                    p->code.v[i].imm2 == 0;
@@ -219,17 +192,17 @@ static void shape(void) {
     for (uint32_t i = p->code.n; i-- > 0 && p->code.v[i].op != T_TMA;)
       tail += p->code.v[i].op == T_MBWAIT;
     CHECKF(tail >= 3, "spec=%d: %d waits after the last copy", spec, tail);
-    CHECK(kc_has_remark(pk, "clusters of 2 workgroups along grid axis 0 "
-                            "('M'): 'b' multicast"));
+    CHECK(kc_has_remark(c.k, "clusters of 2 workgroups along grid axis 0 "
+                             "('M'): 'b' multicast"));
     const char *ptx = "";
-    CHECK(wavec_emit_ptx(pk, "sm_90a", &ptx, NULL) == WAVEC_OK);
+    CHECK(wavec_emit_ptx(c.k, "sm_90a", &ptx, NULL) == WAVEC_OK);
     CHECKF(strstr(ptx, ".reqnctapercluster 2, 1, 1") &&
                strstr(ptx, "complete_tx::bytes.multicast::cluster") &&
                strstr(ptx, "mapa.shared::cluster.u32") &&
                strstr(ptx, "mbarrier.arrive.shared::cluster.b64") &&
                strstr(ptx, "barrier.cluster.wait.acquire.aligned"),
            "spec=%d: the PTX lacks a cluster instruction", spec);
-    wavec_ctx_free(ctx);
+    kc_close(&c);
   }
 }
 
@@ -247,32 +220,23 @@ static void bugs_are_caught(void) {
   };
   for (size_t b = 0; b < sizeof bugs / sizeof *bugs; b++)
     for (int spec = 0; spec < 2; spec++) {
+      char hook[64];
+      snprintf(hook, sizeof hook, "hook=%s", bugs[b].hook);
       const char *defs[] = {"M=256", "N=256", "K=512", "cluster=2",
                             spec ? "specialize=1" : "specialize=0",
-                            "stages=2", NULL};
-      wavec_kernel *pk;
-      wavec_status st;
-      wavec_ctx *ctx = build("examples/gemm_wgmma.wave", "gemm_wgmma", defs,
-                             bugs[b].hook, &pk, &st);
-      CHECKF(st == WAVEC_OK, "%s: %s", bugs[b].hook, wavec_errmsg(ctx));
-      if (st == WAVEC_OK) {
-        size_t na = wavec_arg_count(pk);
-        void **bufs = calloc(na, sizeof *bufs);
-        for (size_t i = 0; i < na; i++) {
-          wavec_arg_info ai;
-          wavec_arg_info_get(pk, i, &ai);
-          bufs[i] = calloc(ai.bytes, 1);
-        }
-        wavec_status sim = wavec_simulate(pk, bufs);
-        const char *msg = wavec_errmsg(ctx);
-        CHECKF(sim == WAVEC_ERR_RUNTIME && strstr(msg, bugs[b].code) &&
-                   strstr(msg, bugs[b].text) && strstr(msg, bugs[b].line),
-               "%s spec=%d: got: %s", bugs[b].hook, spec, msg);
-        for (size_t i = 0; i < na; i++)
-          free(bufs[i]);
-        free(bufs);
+                            "stages=2", hook, NULL};
+      kcase c;
+      bool ok = kc_open(&c, "examples/gemm_wgmma.wave", "gemm_wgmma", NULL,
+                        defs);
+      CHECKF(ok, "%s: %s", bugs[b].hook, c.err);
+      if (ok) {
+        bool ran = kc_simulate(&c);
+        CHECKF(!ran && strstr(c.err, bugs[b].code) &&
+                   strstr(c.err, bugs[b].text) && strstr(c.err, bugs[b].line),
+               "%s spec=%d: got: %s", bugs[b].hook, spec,
+               ran ? "no failure" : c.err);
       }
-      wavec_ctx_free(ctx);
+      kc_close(&c);
     }
 }
 
@@ -299,14 +263,11 @@ static void refused(void) {
        "depends on grid axis 0's tile"},
   };
   for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
-    wavec_kernel *pk;
-    wavec_status st;
-    wavec_ctx *ctx = build(rows[r].file, rows[r].kernel, rows[r].defs, NULL,
-                           &pk, &st);
-    const char *msg = wavec_errmsg(ctx);
-    CHECKF(st != WAVEC_OK && strstr(msg, "E0408") && strstr(msg, rows[r].text),
-           "row %zu: %s", r, msg);
-    wavec_ctx_free(ctx);
+    kcase c;
+    bool ok = kc_open(&c, rows[r].file, rows[r].kernel, NULL, rows[r].defs);
+    CHECKF(!ok && strstr(c.err, "E0408") && strstr(c.err, rows[r].text),
+           "row %zu: %s", r, ok ? "compiled" : c.err);
+    kc_close(&c);
   }
 }
 

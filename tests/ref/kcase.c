@@ -151,3 +151,29 @@ bool kc_has_remark(wavec_kernel *k, const char *text) {
       return true;
   return false;
 }
+
+bool kc_gemm_open(kcase *c, const char *file, const char *kernel, int M,
+                  int N, int K, const char *const *knobs, char what[256]) {
+  char dm[32], dn[32], dk[32];
+  snprintf(dm, sizeof dm, "M=%d", M);
+  snprintf(dn, sizeof dn, "N=%d", N);
+  snprintf(dk, sizeof dk, "K=%d", K);
+  const char *defs[16] = {dm, dn, dk};
+  size_t n = 3;
+  int w = snprintf(what, 256, "%s %dx%dx%d", kernel, M, N, K);
+  for (size_t i = 0; knobs && knobs[i] && n < 15; i++) {
+    defs[n++] = knobs[i];
+    if (w < 256)
+      w += snprintf(what + w, 256 - (size_t)w, " %s", knobs[i]);
+  }
+  return kc_open(c, file, kernel, NULL, defs);
+}
+
+double kc_gemm_err(kcase *c, int M, int N, int K, uint64_t *rng) {
+  double *a = kc_input(c, "a", rng), *b = kc_input(c, "b", rng);
+  double *ref = malloc(sizeof *ref * (size_t)M * N);
+  ref_gemm((size_t)M, (size_t)N, (size_t)K, a, b, ref);
+  double e = kc_simulate(c) ? kc_rel_err(c, "c", ref) : -1;
+  free(a), free(b), free(ref);
+  return e;
+}

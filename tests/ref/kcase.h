@@ -48,4 +48,13 @@ double kc_rel_err(kcase *c, const char *name, const double *ref);
 /* Does some remark of k hold `text`? */
 bool kc_has_remark(wavec_kernel *k, const char *text);
 
+/* A GEMM c[M, N] = a[M, K] b[N, K]^T of `kernel` compiled at M, N, K with
+ * `knobs` ("SYM=V", NULL-ended, as kc_open takes them); `what` gets its
+ * name, sizes and knobs for messages. */
+bool kc_gemm_open(kcase *c, const char *file, const char *kernel, int M,
+                  int N, int K, const char *const *knobs, char what[256]);
+/* Its c against float64 of random a and b: the relative L2 error, or -1
+ * (with c->err) where the simulator refused to run it. */
+double kc_gemm_err(kcase *c, int M, int N, int K, uint64_t *rng);
+
 #endif

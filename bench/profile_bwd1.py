@@ -20,7 +20,7 @@ def run_one():
     import torch
     from bench import wavec_compile
     name, kern, hw = CFGS[int(os.environ["WV_UNDER_NCU"])]
-    D, N = 128, 4096
+    D, N = int(os.environ.get("WV_PROF_D", "128")), 4096
     BH = max(1, 16384 // N) * (2048 // D)
     dev = "cuda"
     q, k, v, do, o = (torch.randn(BH, N, D, dtype=torch.float16, device=dev) for _ in range(5))

@@ -648,7 +648,8 @@ static void add_exchanged(lw *w, uint32_t id, int a, uint32_t owner) {
   bool bulk = w->add.write == id;
   if (bulk) {
     lw_store_add_wait(w);
-    lw_barrier(w); /* the buffer's last reduces have read it */
+    /* the buffer's last reduces have read it */
+    lw_region_barrier(w, TIR_REGION_STORE);
   }
   uint32_t *is = lw_wave_preds(w, a, W);
   for (int64_t k = 0; k < W; k++) {

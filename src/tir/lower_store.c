@@ -36,7 +36,10 @@
  * first wait of a tile's epilogue is the one that lets the buffer be
  * reused, so one tile's stores overlap the next tile's main loop. The
  * copy engine drops the elements of a tile that hangs over the tensor's
- * edge, so ragged sizes need no guard. */
+ * edge, so ragged sizes need no guard. The buffer's accesses and barriers
+ * carry the region tag TIR_REGION_STORE: no wgmma reads the buffer, so
+ * wgmmas in flight run on across them (pass waits) — the one-pass
+ * backward's dk += ds q runs under the staging of its dq sums. */
 #include "tir/lower.h"
 
 /* The most rows, up to 256, in groups of 8, that divide `rows`. */
@@ -413,7 +416,8 @@ static void copy_out(lw *w, uint32_t id, int64_t p0, const ex_t *start,
     a = ex_simplify(ctx, a, w->ranges, w->nranges);
     b = ex_simplify(ctx, b, w->ranges, w->nranges);
     uint32_t val = lw_reg(w, ty);
-    lw_emit(w, T_LDS, ty, val, swz_addr(w, a, b, memo), 0, 0, 0);
+    lw_emit(w, T_LDS, ty, val, swz_addr(w, a, b, memo), 0, 0, 0)->tag =
+        TIR_REGION_STORE;
     ex_t coord[WV_MAX_DIMS];
     for (uint32_t d = 0; d < nd; d++)
       coord[d] = start[d];
@@ -482,12 +486,13 @@ static void put_run(lw *w, const store_plan *sp, tir_ty ty, const tile_at *t,
   b = ex_simplify(ctx, b, w->ranges, w->nranges);
   uint32_t addr = swz_addr(w, a, b, memo);
   if (len == 1) {
-    lw_emit(w, T_STS, ty, 0, addr, regs[0], 0, 0);
+    lw_emit(w, T_STS, ty, 0, addr, regs[0], 0, 0)->tag = TIR_REGION_STORE;
     return;
   }
   uint32_t *l = wv_alloc(ctx, len * sizeof *l);
   memcpy(l, regs, len * sizeof *l);
   tir_instr *in = lw_emit(w, T_STSV, ty, 0, addr, 0, 0, 0);
+  in->tag = TIR_REGION_STORE;
   in->list = l;
   in->nlist = len;
 }
@@ -515,7 +520,7 @@ static void issue_round(lw *w, const store_plan *sp, uint32_t id,
   /* planted bug for the tests: no proxy fence after the writes */
   if (!(ctx->test_hooks & WV_HOOK_TMA_STORE_NO_FENCE))
     lw_emit(w, T_FENCEPX, TY_PRED, 0, 0, 0, 0, 0);
-  lw_barrier(w);
+  lw_region_barrier(w, TIR_REGION_STORE);
   for (int64_t p = p0; p < p0 + sp->per_round; p++)
     for (int64_t r = 0; r < sp->rows; r += sp->box_rows) {
       uint32_t *co = wv_alloc(ctx, nd * sizeof *co);
@@ -576,7 +581,7 @@ void lw_store_write(lw *w, uint32_t id) {
     bool no_wait = ctx->test_hooks & WV_HOOK_TMA_STORE_NO_WAIT;
     wait_buffer(w, sp);
     if (!no_wait || !sp->by_threads)
-      lw_barrier(w);
+      lw_region_barrier(w, TIR_REGION_STORE);
     for (uint32_t e = 0, len; e < ne; e += len) {
       int64_t p = sp->panel_of[e];
       len = run_at(sp, e, ne, es);
@@ -585,7 +590,7 @@ void lw_store_write(lw *w, uint32_t id) {
       put_run(w, sp, ty, &t, e, len, regs + e, p0, &memo);
     }
     if (sp->by_threads) {
-      lw_barrier(w);
+      lw_region_barrier(w, TIR_REGION_STORE);
       copy_out(w, id, p0, t.start, &memo);
       continue;
     }

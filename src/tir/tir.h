@@ -351,7 +351,8 @@ enum { TIR_ARRIVE_CLUSTER = 1 };
 enum {
   TIR_REGION_SCRATCH = 1, /* conversions, reductions across waves */
   TIR_REGION_PARTS = 2,   /* the slots where waves sum their parts */
-  TIR_REGION_COUNT = 3,
+  TIR_REGION_STORE = 3,   /* the tensor stores' (and reduces') buffer */
+  TIR_REGION_COUNT = 4,
   TIR_REGION_MASK = 0xff,
   TIR_BAR_REUSE = 0x100
 };

@@ -78,6 +78,25 @@ static int64_t region_wait(const inflight *f, const tir_instr *in) {
   return need;
 }
 
+/* The group (1 + its number) the first instruction of region `in` (a
+ * T_IF) that touches a register in flight touches; 0 where none does, or
+ * where something before it needs a full wait (region_wait's list). */
+static uint32_t region_first_touch(const inflight *f, const tir_instr *in) {
+  const tir_prog *p = f->p;
+  for (uint32_t j = (uint32_t)(in - p->code.v) + 1; j < in->match; j++) {
+    const tir_instr *x = &p->code.v[j];
+    if (x->op == T_WGMMA || x->op == T_WGWAIT || x->op == T_WGCOMMIT ||
+        (x->op == T_BAR && !(x->tag & TIR_REGION_MASK)) ||
+        x->op == T_LOOP || x->op == T_IF || x->op == T_EXIT ||
+        x->op == T_REGINC || x->op == T_REGDEC || x->op == T_MBARRIVE)
+      return 0;
+    uint32_t g = newest_touched(f, x);
+    if (g)
+      return g;
+  }
+  return 0;
+}
+
 /* The wait instruction `in` needs first: NO_WAIT, or how many of the
  * newest groups may stay in flight (0: a full wait). Touching a register
  * of a group needs that group retired, and no more; everything else that
@@ -222,6 +241,10 @@ static bool older_first(const inflight *f, uint32_t at) {
     if (mine || x->op == T_WGWAIT || x->op == T_WGCOMMIT)
       return false;
     if (newest_touched(f, x) == f->closed + 1)
+      return true;
+    /* a wave-uniform region whose first touch is of the open group (the
+     * tensor reduces' buffer written by each warpgroup in turn) */
+    if (x->op == T_IF && region_first_touch(f, x) == f->closed + 1)
       return true;
     if (wait_before(f, x) == 0)
       return false;

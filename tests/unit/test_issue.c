@@ -127,8 +127,95 @@ static void unchanged(void) {
   }
 }
 
+/* The one-pass backward at D = 128 (specialized, the warpgroups
+ * exchanging ds, tensor reduces of dq): dk += ds q runs on under the
+ * staging of dq's sums in the reduces' buffer (its barriers order only
+ * that buffer, which no wgmma reads): the wait before the first write of
+ * the buffer keeps a group in flight, and no full wait comes before the
+ * reduces are issued; the results match float64. */
+static void dk_under_staging(void) {
+  const char *defs[] = {"B=1", "M=128", "K2=256", "K1=128", "N=128",
+                        "BLOCK_K2=128", "BLOCK_M=64", "stages=2", NULL};
+  kcase c;
+  bool ok = kc_open(&c, "examples/attention_bwd_wgmma.wave",
+                    "attention_bwd_fused_wgmma", NULL, defs);
+  CHECKF(ok, "%s", c.err);
+  if (!ok) {
+    kc_close(&c);
+    return;
+  }
+  const tir_prog *p = c.k->k.tir;
+  int64_t before = -1;  /* the last wait before the buffer's first write */
+  bool full = false;    /* a full wait between that write and the reduce */
+  bool staged = false, reduced = false, in_loop = false;
+  for (uint32_t i = 0; i < p->code.n && !reduced; i++) {
+    const tir_instr *in = &p->code.v[i];
+    in_loop |= in->op == T_LOOP;
+    if (!in_loop)
+      continue;
+    if (in->op == T_WGWAIT && !staged)
+      before = in->imm;
+    if (in->op == T_WGWAIT && staged && in->imm == 0)
+      full = true;
+    if ((in->op == T_STS || in->op == T_STSV) && in->tag == TIR_REGION_STORE)
+      staged = true;
+    if (in->op == T_TMAST && in->imm2 == TIR_TMAST_ADD)
+      reduced = staged;
+  }
+  CHECKF(staged && reduced, "no staging of dq's reduces in the loop");
+  CHECKF(before >= 1, "the wait before the staging keeps %lld groups",
+         (long long)before);
+  CHECK(!full);
+  uint64_t rng = 7;
+  double *in[6];
+  static const char *const names[] = {"q", "k", "v", "do", "lse", "D"};
+  for (int a = 0; a < 6; a++)
+    in[a] = kc_input(&c, names[a], &rng);
+  double *zero = calloc((size_t)128 * 128, sizeof *zero);
+  kc_set(&c, "dq_acc", zero); /* (the sums are added into it) */
+  free(zero);
+  bool ran = kc_simulate(&c);
+  CHECKF(ran, "%s", c.err);
+  if (ran) {
+    /* float64: s = k qᵀ, p = exp2(s SCALE LOG2E - lse LOG2E), dv = p do,
+     * dp = v doᵀ, ds = p (dp - D), dk = ds q, dq = ds k */
+    const int M = 128, K2 = 256, D = 128;
+    const double SC = 0.125, L2E = 1.44269504089;
+    double *dk = kc_output(&c, "dk"), *dv = kc_output(&c, "dv");
+    double *dq = kc_output(&c, "dq_acc");
+    double *rk = calloc((size_t)K2 * D, sizeof *rk);
+    double *rv = calloc((size_t)K2 * D, sizeof *rv);
+    double *rq = calloc((size_t)M * D, sizeof *rq);
+    for (int j = 0; j < K2; j++)
+      for (int i = 0; i < M; i++) {
+        double s = 0, dp = 0;
+        for (int d = 0; d < D; d++) {
+          s += in[1][j * D + d] * in[0][i * D + d];
+          dp += in[2][j * D + d] * in[3][i * D + d];
+        }
+        double pr = exp2(s * SC * L2E - in[4][i] * L2E);
+        double ds = pr * (dp - in[5][i]);
+        for (int d = 0; d < D; d++) {
+          rv[j * D + d] += pr * in[3][i * D + d];
+          rk[j * D + d] += ds * in[0][i * D + d];
+          rq[i * D + d] += ds * in[1][j * D + d];
+        }
+      }
+    for (int e = 0; e < K2 * D; e++)
+      rk[e] *= SC;
+    CHECKF(ref_rel_err((size_t)K2 * D, dv, rv) < 1e-2, "dv");
+    CHECKF(ref_rel_err((size_t)K2 * D, dk, rk) < 1e-2, "dk");
+    CHECKF(ref_rel_err((size_t)M * D, dq, rq) < 1e-2, "dq");
+    free(dk), free(dv), free(dq), free(rk), free(rv), free(rq);
+  }
+  for (int a = 0; a < 6; a++)
+    free(in[a]);
+  kc_close(&c);
+}
+
 int main(void) {
   RUN(backward_order);
   RUN(unchanged);
+  RUN(dk_under_staging);
   CHECK_EXIT();
 }

@@ -11,8 +11,18 @@
  * iteration). Decided by a forward dataflow: the state at an instruction
  * is, per region, whether some path reaches it from an access of the
  * region with no barrier since. A tagged barrier whose region is clean on
- * entry orders nothing, and dropping it changes no other state (clean in,
- * no access, clean out either way), so all of them go at once. */
+ * entry orders nothing of its region.
+ *
+ * The tensor stores' buffer (TIR_REGION_STORE) is read last by the copy
+ * engine, whose reads its issuing thread retires (T_BULKWAITR) right
+ * before the barrier: that barrier goes only where the wait can move up
+ * to before an earlier barrier of the same straight-line code with
+ * nothing between that touches the buffer or issues or waits for tensor
+ * stores (the one-pass backward: the ds conversion's barrier covers the
+ * buffer of dq's reduces, one barrier an iteration fewer). A dropped
+ * barrier no longer ends the other regions' spans either, so the buffer's
+ * barriers are decided first and the others on the program without them,
+ * by a second dataflow. */
 #include "tir/lower.h"
 
 /* The region an instruction reads (or writes) in shared memory: its tag
@@ -65,24 +75,82 @@ static uint8_t *dataflow(wavec_ctx *ctx, const tir_prog *p, bool reads_only) {
   return in;
 }
 
-wavec_status wv_pass_barriers(wv_kernel *k) {
+/* For the tensor stores' buffer, whose last readers are the copy engine's
+ * (retired by its issuing thread's T_BULKWAITR right before the barrier):
+ * the barrier before it, when the wait can move up to before that one —
+ * nothing between them touches the buffer, issues or waits for tensor
+ * stores, or bounds a loop or region — or UINT32_MAX. */
+static uint32_t earlier_barrier(const tir_prog *p, uint32_t i) {
+  if (i == 0 || p->code.v[i - 1].op != T_BULKWAITR)
+    return UINT32_MAX;
+  for (uint32_t j = i - 1; j-- > 0;) {
+    const tir_instr *x = &p->code.v[j];
+    if (x->op == T_BAR)
+      return j;
+    if (x->op == T_LOOP || x->op == T_ENDLOOP || x->op == T_IF ||
+        x->op == T_ENDIF || x->op == T_EXIT || x->op == T_TMAST ||
+        x->op == T_BULKCOMMIT || x->op == T_BULKWAIT ||
+        x->op == T_BULKWAITR ||
+        (tir_shared_access(x->op) && x->tag == TIR_REGION_STORE))
+      return UINT32_MAX;
+  }
+  return UINT32_MAX;
+}
+
+/* One round: drops the reuse barriers of region `only` (0: of every
+ * region but the store buffer's) that are clean on entry; true if any. */
+static bool drop_round(wv_kernel *k, uint32_t only) {
   wavec_ctx *ctx = k->ctx;
   tir_prog *p = k->tir;
   uint32_t n = p->code.n, R = TIR_REGION_COUNT;
   uint8_t *dirty = dataflow(ctx, p, false);
-  VEC(tir_instr) code = {0};
+  /* moved[j]: a tensor-store buffer's wait goes before instruction j */
+  bool *moved = wv_alloc(ctx, (size_t)n + 1);
+  bool *drop = wv_alloc(ctx, (size_t)n + 1);
+  bool any = false;
   for (uint32_t i = 0; i < n; i++) {
     const tir_instr *x = &p->code.v[i];
-    /* planted bug for the tests: drop every tagged barrier */
     uint32_t r = x->tag & TIR_REGION_MASK;
-    bool drop = x->op == T_BAR && (x->tag & TIR_BAR_REUSE) && r && r < R &&
-                (!dirty[(size_t)i * R + r] ||
-                 (ctx->test_hooks & WV_HOOK_DROP_REUSE_BARRIERS));
-    if (!drop)
-      vec_push(ctx, &code, *x);
+    if (x->op != T_BAR || !(x->tag & TIR_BAR_REUSE) || !r || r >= R ||
+        (only ? r != only : r == TIR_REGION_STORE))
+      continue;
+    /* planted bug for the tests: drop every tagged barrier */
+    if (ctx->test_hooks & WV_HOOK_DROP_REUSE_BARRIERS) {
+      drop[i] = any = true;
+      continue;
+    }
+    if (dirty[(size_t)i * R + r])
+      continue;
+    if (r == TIR_REGION_STORE) {
+      uint32_t j = earlier_barrier(p, i);
+      if (j == UINT32_MAX)
+        continue;
+      moved[j] = true, drop[i - 1] = true; /* (the wait, moved) */
+    }
+    drop[i] = any = true;
   }
-  if (code.n != n)
-    tir_install_code(ctx, p, code);
+  if (!any)
+    return false;
+  VEC(tir_instr) code = {0};
+  for (uint32_t i = 0; i < n; i++) {
+    if (moved[i]) {
+      tir_instr wait = {.op = T_BULKWAITR, .ty = TY_PRED,
+                        .loc = p->code.v[i].loc};
+      vec_push(ctx, &code, wait);
+    }
+    if (!drop[i])
+      vec_push(ctx, &code, p->code.v[i]);
+  }
+  tir_install_code(ctx, p, code);
+  return true;
+}
+
+/* The store buffer's reuse barriers first (a dropped barrier no longer
+ * cleans the other regions, so theirs are decided after, on the program
+ * without them). */
+wavec_status wv_pass_barriers(wv_kernel *k) {
+  drop_round(k, TIR_REGION_STORE);
+  drop_round(k, 0);
   return WAVEC_OK;
 }
 

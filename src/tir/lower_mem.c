@@ -648,8 +648,9 @@ static void add_exchanged(lw *w, uint32_t id, int a, uint32_t owner) {
   bool bulk = w->add.write == id;
   if (bulk) {
     lw_store_add_wait(w);
-    /* the buffer's last reduces have read it */
-    lw_region_barrier(w, TIR_REGION_STORE);
+    /* the buffer's last reduces have read it (pass barriers moves the
+     * wait up to an earlier barrier and drops this one where it can) */
+    lw_reuse_barrier(w, TIR_REGION_STORE);
   }
   uint32_t *is = lw_wave_preds(w, a, W);
   for (int64_t k = 0; k < W; k++) {

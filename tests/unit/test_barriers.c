@@ -129,9 +129,47 @@ static void one_pass_backward(void) {
   }
 }
 
+/* The one-pass backward at D = 128 (specialized, the warpgroups
+ * exchanging ds, tensor reduces of dq): the barrier before dq's sums are
+ * written to the reduces' buffer is covered by the ds conversion's, once
+ * the issuing thread's wait for the buffer's last reduces moves up before
+ * it: the loop keeps two barriers (ds written; the buffer written), as
+ * many as with every reuse barrier dropped. Dropped without the move
+ * (the planted bug), the simulator reports the buffer written while the
+ * reduces may still read it, at the write's line. */
+static void one_pass_backward_exchange(void) {
+  const char *file = "examples/attention_bwd_wgmma.wave";
+  const char *defs[] = {"B=1", "M=128", "K2=256", "N=128", "K1=128",
+                        NULL, NULL};
+  long kept = bars(file, "attention_bwd_fused_wgmma", defs, "sm_90a");
+  defs[5] = "hook=drop-reuse-barriers";
+  long none = bars(file, "attention_bwd_fused_wgmma", defs, "sm_90a");
+  printf("  attention_bwd_fused_wgmma D=128: %ld barriers (%ld with every "
+         "reuse barrier dropped)\n", kept, none);
+  CHECKF(kept > 0 && kept == none, "%ld vs %ld", kept, none);
+  kcase c;
+  bool ok = kc_open(&c, file, "attention_bwd_fused_wgmma", NULL, defs);
+  CHECKF(ok, "%s", c.err);
+  if (ok) {
+    uint64_t rng = 3;
+    static const char *const in[] = {"q", "k", "v", "do", "lse", "D",
+                                     "dq_acc"};
+    for (int a = 0; a < 7; a++)
+      free(kc_input(&c, in[a], &rng));
+    bool ran = kc_simulate(&c);
+    if (!ran)
+      printf("  planted (no move): %.*s\n", (int)strcspn(c.err, "\n"), c.err);
+    CHECKF(!ran && strstr(c.err, "error[E06") &&
+               strstr(c.err, "attention_bwd_wgmma.wave:225:9"),
+           "got: %s", ran ? "(ran)" : c.err);
+  }
+  kc_close(&c);
+}
+
 int main(void) {
   RUN(two_reductions);
   RUN(softmax_rows);
   RUN(one_pass_backward);
+  RUN(one_pass_backward_exchange);
   CHECK_EXIT();
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Ninth session: the one-pass backward with dk running under the staging of
-# dq's reduces (v0.6.7) against the commit before it (its library built on
-# the CPU machine and carried as build/base/libwavec.so): D = 128 and 64,
+# dq's reduces and a barrier fewer (v0.6.7) against the commits before
+# (their libraries built on the CPU machine and carried as
+# build/base/libwavec.so and build/base1/libwavec.so): D = 128 and 64,
 # N = 4096, causal and not, each beside SDPA-cuDNN in its own process;
 # then the GPU cases of the one-pass backward with memcheck, racecheck and
 # synccheck; then the profile (device_s9.sh's first part).
@@ -12,9 +13,13 @@ TMPO=$(mktemp -d)
 make -s MODE=release -j16 all lib >"$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 CFGS=${CFGS:-"[(128, 64, 2, {})]"}
-for lib in base new; do
-  L=build/release/libwavec.so; [ $lib = base ] && L=build/base/libwavec.so
-  WAVEC_LIB=$L WV_BWD1_D=${BWD_D:-128,64} timeout ${BWD_S:-150} python3 -c "
+# base: the commit before this session's changes (03fb21d); base1: dk
+# under the staging alone (05470ac); new: the working tree
+for lib in base base1 new; do
+  L=build/release/libwavec.so; D=${BWD_D:-128,64}
+  [ $lib != new ] && L=build/$lib/libwavec.so
+  [ $lib = base1 ] && D=128
+  WAVEC_LIB=$L WV_BWD1_D=$D timeout ${BWD_S:-150} python3 -c "
 import sys; sys.path.insert(0, 'bench'); import bench
 bench.bwd_one_pass(True, $CFGS)" >"$OUT/log-bwd1-$lib.txt" 2>&1
   echo "bwd1 $lib rc=$?"; grep -E "^bwd1|FAIL|Error" "$OUT/log-bwd1-$lib.txt" | cut -c1-220

@@ -15,7 +15,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 CFGS=${CFGS:-"[(128, 64, 2, {})]"}
 # base: the commit before this session's changes (03fb21d); base1: dk
 # under the staging alone (05470ac); new: the working tree
-for lib in base base1 new; do
+bwd() { for lib in "$@"; do
   L=build/release/libwavec.so; D=${BWD_D:-128,64}
   [ $lib != new ] && L=build/$lib/libwavec.so
   [ $lib = base1 ] && D=128
@@ -23,11 +23,14 @@ for lib in base base1 new; do
 import sys; sys.path.insert(0, 'bench'); import bench
 bench.bwd_one_pass(True, $CFGS)" >"$OUT/log-bwd1-$lib.txt" 2>&1
   echo "bwd1 $lib rc=$?"; grep -E "^bwd1|FAIL|Error" "$OUT/log-bwd1-$lib.txt" | cut -c1-220
-done
+done; }
+bwd base new
 f="$OUT/gpu-bwd1.txt"
 GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-200} bash tests/gpu/run.sh "${GPU_CASES:-bwd1 wgmma fused}" >"$f" 2>&1
 echo "[gpu bwd1] rc=$?"; grep -E "^(ok|FAIL)|passed|failed" "$f" | tail -12
-[ -n "${PROF:-}" ] || exit 0
+if [ -n "${PROF:-}" ]; then
 WV_PROFILE_ONLY=$PROF timeout ${PROF_S:-150} python3 bench/profile_bwd1.py "$TMPO/prof" >"$OUT/prof-bwd1.txt" 2>&1
 echo "profile rc=$?"; grep -E "^===|^by opcode" "$OUT/prof-bwd1.txt" | cut -c1-400
 for f in "$TMPO"/prof/src-*.csv; do [ -f "$f" ] && gzip -c "$f" >"$OUT/$(basename "$f").gz"; done
+fi
+bwd base1

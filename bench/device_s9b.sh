@@ -14,14 +14,17 @@ make -s MODE=release -j16 all lib >"$OUT/build.txt" 2>&1 || { tail -30 "$OUT/bui
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 CFGS=${CFGS:-"[(128, 64, 2, {})]"}
 # base: the commit before this session's changes (03fb21d); base1: dk
-# under the staging alone (05470ac); new: the working tree
+# under the staging alone (05470ac); new: the working tree; spec: the
+# tree at D = 64 with specialize = 1
 bwd() { for lib in "$@"; do
   L=build/release/libwavec.so; D=${BWD_D:-128,64}
   [ $lib != new ] && L=build/$lib/libwavec.so
+  C=$CFGS
   [ $lib = base1 ] && D=128
+  [ $lib = spec ] && L=build/release/libwavec.so D=64 C="[(128, 64, 2, dict(specialize=1))]"
   WAVEC_LIB=$L WV_BWD1_D=$D timeout ${BWD_S:-150} python3 -c "
 import sys; sys.path.insert(0, 'bench'); import bench
-bench.bwd_one_pass(True, $CFGS)" >"$OUT/log-bwd1-$lib.txt" 2>&1
+bench.bwd_one_pass(True, $C)" >"$OUT/log-bwd1-$lib.txt" 2>&1
   echo "bwd1 $lib rc=$?"; grep -E "^bwd1|FAIL|Error" "$OUT/log-bwd1-$lib.txt" | cut -c1-220
 done; }
 bwd base new
@@ -33,4 +36,4 @@ WV_PROFILE_ONLY=$PROF timeout ${PROF_S:-150} python3 bench/profile_bwd1.py "$TMP
 echo "profile rc=$?"; grep -E "^===|^by opcode" "$OUT/prof-bwd1.txt" | cut -c1-400
 for f in "$TMPO"/prof/src-*.csv; do [ -f "$f" ] && gzip -c "$f" >"$OUT/$(basename "$f").gz"; done
 fi
-bwd base1
+bwd base1 spec

@@ -360,10 +360,16 @@ static const char *exchange_refusal(lw *w, uint32_t wid, uint32_t v,
              ? w->stage_of[w->ix->info[m->ops[1]].origin] : NULL;
     if (!st || !st->swz)
       return "its rhs is not a staged read";
+    /* an N-contiguous rhs: each wave's columns whole 128-byte panels, or
+     * a part of one that divides it (the wgmma's descriptor starts inside
+     * the panel, at a multiple of 16 bytes: the swizzle is of the address,
+     * so the bytes it reads are where the tensor copy put them) */
     const wv_type *mt = &wv_get(w->g, st->mem)->type;
-    if (mt->dims[mt->n - 1] != m->sym && Nw % lw_swz_row(st))
-      return "its rhs is N-contiguous and a wave's columns are not whole "
-             "128-byte panels";
+    int64_t row = lw_swz_row(st);
+    if (mt->dims[mt->n - 1] != m->sym && Nw % row &&
+        (row % Nw || (Nw * st->es) % 16))
+      return "its rhs is N-contiguous and a wave's columns are neither "
+             "whole 128-byte panels nor a part of one that divides it";
     uint32_t acc = m->ops[2];
     const wv_node *ao = wv_get(w->g, acc);
     if (ao->op == WAVEC_OP_MMA && ao->sym == m->sym) {

@@ -7,8 +7,9 @@
  *    (with the planted bug drop-reuse-barriers, which drops every such
  *    barrier, it has fewer, and the simulator reports the race between
  *    them);
- *  - the one-pass backward (attention_bwd_fused_wgmma): every such barrier
- *    of its loop (the ds conversion's and the parts' first) is covered,
+ *  - the one-pass backward (attention_bwd_fused_wgmma, leaving parts):
+ *    every such barrier of its loop (the ds conversion's and the parts'
+ *    first) is covered,
  *    so the module has exactly as many barriers as with every one dropped,
  *    and the simulator passes (test_attention_bwd checks its numbers). */
 #include <math.h>
@@ -113,14 +114,18 @@ static void softmax_rows(void) {
 
 static void one_pass_backward(void) {
   const char *file = "examples/attention_bwd_wgmma.wave";
-  const char *defs[] = {"B=1", "M=200", "K2=200", "N=64", "K1=64", NULL};
-  const char *hooked[] = {"B=1",  "M=200", "K2=200",
-                          "N=64", "K1=64", "hook=drop-reuse-barriers", NULL};
+  /* (the waves leaving parts: exchanging ds, with the threads' adds,
+   * nothing else separates one iteration's reads of ds from the next
+   * one's writes, and the conversion's barrier stays) */
+  const char *defs[] = {"B=1", "M=200", "K2=200", "N=64", "K1=64",
+                        "exchange=0", NULL};
+  const char *hooked[] = {"B=1",  "M=200", "K2=200", "N=64", "K1=64",
+                          "exchange=0", "hook=drop-reuse-barriers", NULL};
   for (int adds = 1; adds <= 2; adds++) {
-    const char *d[8], *h[8];
-    memcpy(d, defs, 5 * sizeof *d), memcpy(h, hooked, 6 * sizeof *h);
-    d[5] = h[6] = adds == 2 ? "adds=2" : "adds=1";
-    d[6] = h[7] = NULL;
+    const char *d[9], *h[9];
+    memcpy(d, defs, 6 * sizeof *d), memcpy(h, hooked, 7 * sizeof *h);
+    d[6] = h[7] = adds == 2 ? "adds=2" : "adds=1";
+    d[7] = h[8] = NULL;
     long kept = bars(file, "attention_bwd_fused_wgmma", d, "sm_90a"),
          none = bars(file, "attention_bwd_fused_wgmma", h, "sm_90a");
     printf("  attention_bwd_fused_wgmma adds=%d: %ld barriers (%ld with every "

@@ -133,17 +133,22 @@ static void unchanged(void) {
  * that buffer, which no wgmma reads): the wait before the first write of
  * the buffer keeps a group in flight, and no full wait comes before the
  * reduces are issued; the results match float64. */
-static void dk_under_staging(void) {
-  const char *defs[] = {"B=1", "M=128", "K2=256", "K1=128", "N=128",
+static void dk_under_staging_at(int D) {
+  char k1[16], nn[16];
+  snprintf(k1, sizeof k1, "K1=%d", D), snprintf(nn, sizeof nn, "N=%d", D);
+  const char *defs[] = {"B=1", "M=128", "K2=256", k1, nn,
                         "BLOCK_K2=128", "BLOCK_M=64", "stages=2", NULL};
   kcase c;
   bool ok = kc_open(&c, "examples/attention_bwd_wgmma.wave",
                     "attention_bwd_fused_wgmma", NULL, defs);
-  CHECKF(ok, "%s", c.err);
+  CHECKF(ok, "D=%d: %s", D, c.err);
   if (!ok) {
     kc_close(&c);
     return;
   }
+  /* (at D = 64 each warpgroup's 32 columns of dq start inside a 128-byte
+   * panel of k) */
+  CHECKF(kc_has_remark(c.k, "each wave computes"), "D=%d: no exchange", D);
   const tir_prog *p = c.k->k.tir;
   int64_t before = -1;  /* the last wait before the buffer's first write */
   bool full = false;    /* a full wait between that write and the reduce */
@@ -171,7 +176,7 @@ static void dk_under_staging(void) {
   static const char *const names[] = {"q", "k", "v", "do", "lse", "D"};
   for (int a = 0; a < 6; a++)
     in[a] = kc_input(&c, names[a], &rng);
-  double *zero = calloc((size_t)128 * 128, sizeof *zero);
+  double *zero = calloc((size_t)128 * D, sizeof *zero);
   kc_set(&c, "dq_acc", zero); /* (the sums are added into it) */
   free(zero);
   bool ran = kc_simulate(&c);
@@ -179,7 +184,7 @@ static void dk_under_staging(void) {
   if (ran) {
     /* float64: s = k qᵀ, p = exp2(s SCALE LOG2E - lse LOG2E), dv = p do,
      * dp = v doᵀ, ds = p (dp - D), dk = ds q, dq = ds k */
-    const int M = 128, K2 = 256, D = 128;
+    const int M = 128, K2 = 256;
     const double SC = 0.125, L2E = 1.44269504089;
     double *dk = kc_output(&c, "dk"), *dv = kc_output(&c, "dv");
     double *dq = kc_output(&c, "dq_acc");
@@ -211,6 +216,11 @@ static void dk_under_staging(void) {
   for (int a = 0; a < 6; a++)
     free(in[a]);
   kc_close(&c);
+}
+
+static void dk_under_staging(void) {
+  dk_under_staging_at(128);
+  dk_under_staging_at(64);
 }
 
 int main(void) {

@@ -326,6 +326,15 @@ static const char *exchange_refusal(lw *w, uint32_t wid, uint32_t v,
   const wv_layout *lr = w->ix->info[v].layout;
   uint32_t nd = n->type.n;
   int64_t Nw = wv_layout_dim(lr, n->type.dims[nd - 1])->v / W;
+  /* (one wgmma a wave k: the wave's rows of the result are one wgmma's
+   * 64) */
+  const wv_diminfo *md = &d->dim[n->type.dims[nd - 2]];
+  int64_t rows = md->wave_tile ? md->wave_tile
+                 : md->tile    ? md->tile
+                 : md->wg_axis >= 0 ? md->wg_tile
+                                    : md->size;
+  if (rows != 64)
+    return "a wave holds other than one wgmma's 64 rows of it";
   const int64_t *ft = lw_frag_table(w, lr);
   size_t pw = (size_t)lr->nelem * lr->n;
   for (int l = 0; l < d->lanes; l++)

@@ -891,6 +891,38 @@ static void tensor_reduces(void) {
     }
     wavec_ctx_free(ctx);
   }
+  /* D = 64: each warpgroup's 32 columns of dq are half a 128-byte panel
+   * of k's tile (wave 1's descriptor starts 64 bytes into it): 8
+   * m64n32k16 a loop body. With 128 query rows a wave holds two wgmmas'
+   * rows of dq, which the exchange does not do (it emitted one wgmma a
+   * wave and wrote registers past the result's: ptxas refused the
+   * module): those leave parts. */
+  for (int rows = 64; rows <= 128; rows += 64) {
+    kcase d64 = {"examples/attention_bwd_wgmma.wave",
+                 "attention_bwd_fused_wgmma",
+                 {"B=4", "M=1024", "K2=1024", "N=64", "K1=64",
+                  rows == 64 ? "BLOCK_M=64" : "BLOCK_M=128"},
+                 0, 1, 0, {"stages", "2", "exchange", "1"}};
+    wavec_ctx *ctx;
+    wavec_kernel *k = open_kernel(&d64, &ctx, 0);
+    const char *ptx = NULL;
+    size_t len = 0;
+    if (k)
+      CHECKF(wavec_emit_ptx(k, "sm_90a", &ptx, &len) == WAVEC_OK,
+             "D = 64, %d rows: %s", rows, wavec_errmsg(ctx));
+    if (ptx)
+      CHECKF(count(ptx, "m64n32k16") == (rows == 64 ? 8u : 0u),
+             "D = 64, %d rows: %zu m64n32k16", rows, count(ptx, "m64n32k16"));
+    if (ptx && ptxas()) {
+      spills_known = rows == 128; /* (128 rows spill at 255 registers) */
+      assemble(ptx, len, "sm_90a", rows == 64
+                                       ? "attention_bwd_fused_wgmma D=64"
+                                       : "attention_bwd_fused_wgmma D=64 "
+                                         "BLOCK_M=128");
+      spills_known = 0;
+    }
+    wavec_ctx_free(ctx);
+  }
 }
 
 /* A kernel whose tiles hold more values a thread than its registers

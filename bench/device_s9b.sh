@@ -27,7 +27,7 @@ import sys; sys.path.insert(0, 'bench'); import bench
 bench.bwd_one_pass(True, $C)" >"$OUT/log-bwd1-$lib.txt" 2>&1
   echo "bwd1 $lib rc=$?"; grep -E "^bwd1|FAIL|Error" "$OUT/log-bwd1-$lib.txt" | cut -c1-220
 done; }
-bwd base new
+bwd base new spec
 f="$OUT/gpu-bwd1.txt"
 GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-200} bash tests/gpu/run.sh "${GPU_CASES:-bwd1 wgmma fused}" >"$f" 2>&1
 echo "[gpu bwd1] rc=$?"; grep -E "^(ok|FAIL)|passed|failed" "$f" | tail -12
@@ -36,4 +36,4 @@ WV_PROFILE_ONLY=$PROF timeout ${PROF_S:-150} python3 bench/profile_bwd1.py "$TMP
 echo "profile rc=$?"; grep -E "^===|^by opcode" "$OUT/prof-bwd1.txt" | cut -c1-400
 for f in "$TMPO"/prof/src-*.csv; do [ -f "$f" ] && gzip -c "$f" >"$OUT/$(basename "$f").gz"; done
 fi
-bwd base1 spec
+bwd ${AFTER-base1}

@@ -136,8 +136,10 @@ static void unchanged(void) {
 static void dk_under_staging_at(int D) {
   char k1[16], nn[16];
   snprintf(k1, sizeof k1, "K1=%d", D), snprintf(nn, sizeof nn, "N=%d", D);
+  /* (at D = 64 asked for: hardware(exchange = 1)) */
   const char *defs[] = {"B=1", "M=128", "K2=256", k1, nn,
-                        "BLOCK_K2=128", "BLOCK_M=64", "stages=2", NULL};
+                        "BLOCK_K2=128", "BLOCK_M=64", "stages=2",
+                        D == 64 ? "exchange=1" : NULL, NULL};
   kcase c;
   bool ok = kc_open(&c, "examples/attention_bwd_wgmma.wave",
                     "attention_bwd_fused_wgmma", NULL, defs);

@@ -13,6 +13,55 @@ CFGS = [("plain-128x64-st2", 128, 64, dict(stages=2)),
         ("spec-128x128-st3-turns", 128, 128, dict(stages=3, specialize=1, pingpong=1)),
         ("cudnn", 0, 0, None)]
 
+def roles(body, col, samples):
+    """The samples of a warp-specialized kernel split by role: the
+    producer's code runs from its setmaxnreg.dec (USETMAXREG ... DEALLOC
+    in SASS) to the first EXIT after it, the consumers' from their
+    setmaxnreg.inc (USETMAXREG ... TRYALLOC) on; the rest is the common
+    entry. [(role, samples, [(opcode, samples), ...] descending)]; empty
+    for a kernel without the two."""
+    src = [r[col["Source"]] for r in body]
+    dec = next((i for i, t in enumerate(src) if "USETMAXREG" in t and "DEALLOC" in t), None)
+    inc = next((i for i, t in enumerate(src) if "USETMAXREG" in t and "DEALLOC" not in t), None)
+    if dec is None or inc is None:
+        return []
+    def opcode(t):
+        op = [x for x in t.split() if not x.startswith("@")]
+        return op[0].split(".")[0] if op else "?"
+    end = next((i for i in range(dec, len(src)) if opcode(src[i]) == "EXIT"), len(src))
+    def role_at(i):
+        return "producer" if dec <= i <= end and (inc < dec or i < inc) else "consumers" if i >= inc else "entry"
+    # the out-of-line blocks after the last EXIT (an mbarrier wait's retry
+    # loop, ending in a branch back) belong to the role they branch to
+    last = max((i for i in range(len(src)) if opcode(src[i]) == "EXIT"), default=len(src))
+    at = {}
+    for i, r in enumerate(body):
+        try:
+            at[int(r[col["Address"]], 16)] = i
+        except ValueError:
+            pass
+    owner = {}
+    block = []
+    for i in range(last + 1, len(src)):
+        block.append(i)
+        t = src[i].split()
+        if t and t[0] == "BRA":
+            try:
+                to = at.get(int(t[1].rstrip(";"), 16))
+            except (ValueError, IndexError):
+                to = None
+            for j in block:
+                owner[j] = role_at(to) if to is not None else "entry"
+            block = []
+    part = {}
+    for i, r in enumerate(body):
+        role = owner.get(i, role_at(i))
+        op = opcode(src[i])
+        tot, ops = part.get(role, (0.0, {}))
+        ops[op] = ops.get(op, 0) + samples(r)
+        part[role] = (tot + samples(r), ops)
+    return [(k, v[0], sorted(v[1].items(), key=lambda x: -x[1])) for k, v in sorted(part.items())]
+
 def summarize(name, text, out):
     rows = list(csv.reader(io.StringIO(text)))
     head = next((i for i, r in enumerate(rows) if "Address" in r and "Source" in r), None)
@@ -38,6 +87,9 @@ def summarize(name, text, out):
         op = op[0].split(".")[0] if op else "?"
         byop[op] = byop.get(op, 0) + num(r, allc)
     print("by opcode:", ", ".join(f"{k} {100 * v / tot:.1f}%" for k, v in sorted(byop.items(), key=lambda x: -x[1])[:16]))
+    for role, share, ops in roles(body, col, lambda r: num(r, allc)):
+        print(f"by role: {role} {100 * share / tot:.1f}% of the samples; by opcode: "
+              + ", ".join(f"{k} {100 * v / tot:.1f}%" for k, v in ops[:10]))
     for r in sorted(body, key=lambda r: -num(r, allc))[:30]:
         why = sorted(((num(r, c), c.replace("smsp__pcsamp_warps_issue_stalled_", "")) for c in reasons), reverse=True)[:3]
         print(f"{100 * num(r, allc) / tot:5.1f}% {r[col['Address']]:>6} {r[col['Source']][:60]:60} "

@@ -16,8 +16,9 @@
  * The tensor stores' buffer (TIR_REGION_STORE) is read last by the copy
  * engine, whose reads its issuing thread retires (T_BULKWAITR) right
  * before the barrier: that barrier goes only where the wait can move up
- * to before an earlier barrier of the same straight-line code with
- * nothing between that touches the buffer or issues or waits for tensor
+ * to before an earlier barrier of the same straight-line code that every
+ * thread of this one reaches (the same named barrier, or the
+ * workgroup's), with nothing between that touches the buffer or issues or waits for tensor
  * stores (the one-pass backward: the ds conversion's barrier covers the
  * buffer of dq's reduces, one barrier an iteration fewer). A dropped
  * barrier no longer ends the other regions' spans either, so the buffer's
@@ -83,10 +84,15 @@ static uint8_t *dataflow(wavec_ctx *ctx, const tir_prog *p, bool reads_only) {
 static uint32_t earlier_barrier(const tir_prog *p, uint32_t i) {
   if (i == 0 || p->code.v[i - 1].op != T_BULKWAITR)
     return UINT32_MAX;
+  const tir_instr *b = &p->code.v[i];
   for (uint32_t j = i - 1; j-- > 0;) {
     const tir_instr *x = &p->code.v[j];
+    /* (one that every thread of this one reaches: the same named
+     * barrier, or the workgroup's) */
     if (x->op == T_BAR)
-      return j;
+      return x->imm == 0 || (x->imm == b->imm && x->imm2 == b->imm2)
+                 ? j
+                 : UINT32_MAX;
     if (x->op == T_LOOP || x->op == T_ENDLOOP || x->op == T_IF ||
         x->op == T_ENDIF || x->op == T_EXIT || x->op == T_TMAST ||
         x->op == T_BULKCOMMIT || x->op == T_BULKWAIT ||

@@ -15,19 +15,21 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 CFGS=${CFGS:-"[(128, 64, 2, {})]"}
 # base: the commit before this session's changes (03fb21d); base1: dk
 # under the staging alone (05470ac); new: the working tree; spec: the
-# tree at D = 64 with specialize = 1
+# tree at D = 64 with specialize = 1; xchg: the tree at D = 64 with
+# exchange = 1 (the descriptor inside a panel)
 bwd() { for lib in "$@"; do
   L=build/release/libwavec.so; D=${BWD_D:-128,64}
   [ $lib != new ] && L=build/$lib/libwavec.so
   C=$CFGS
   [ $lib = base1 ] && D=128
   [ $lib = spec ] && L=build/release/libwavec.so D=64 C="[(128, 64, 2, dict(specialize=1))]"
+  [ $lib = xchg ] && L=build/release/libwavec.so D=64 C="[(128, 64, 2, dict(exchange=1))]"
   WAVEC_LIB=$L WV_BWD1_D=$D timeout ${BWD_S:-150} python3 -c "
 import sys; sys.path.insert(0, 'bench'); import bench
 bench.bwd_one_pass(True, $C)" >"$OUT/log-bwd1-$lib.txt" 2>&1
   echo "bwd1 $lib rc=$?"; grep -E "^bwd1|FAIL|Error" "$OUT/log-bwd1-$lib.txt" | cut -c1-220
 done; }
-bwd base new spec
+bwd base new spec xchg
 f="$OUT/gpu-bwd1.txt"
 GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-200} bash tests/gpu/run.sh "${GPU_CASES:-bwd1 wgmma fused}" >"$f" 2>&1
 echo "[gpu bwd1] rc=$?"; grep -E "^(ok|FAIL)|passed|failed" "$f" | tail -12

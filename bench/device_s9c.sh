@@ -9,9 +9,10 @@ set -u
 export PATH=$PATH:/usr/local/cuda/bin
 OUT=${OUT:-build/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-for lib in base new spec; do
+for lib in base new spec xchg; do
   L=build/$lib/libwavec.so; D=128,64; C="[(128, 64, 2, {})]"
   [ $lib = spec ] && L=build/new/libwavec.so D=64 C="[(128, 64, 2, dict(specialize=1))]"
+  [ $lib = xchg ] && L=build/new/libwavec.so D=64 C="[(128, 64, 2, dict(exchange=1))]"
   WAVEC_LIB=$L WV_BWD1_D=$D timeout ${BWD_S:-100} python3 -c "
 import sys; sys.path.insert(0, 'bench'); import bench
 bench.bwd_one_pass(True, $C)" >"$OUT/log-bwd1-$lib.txt" 2>&1

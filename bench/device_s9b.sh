@@ -6,6 +6,10 @@
 # N = 4096, causal and not, each beside SDPA-cuDNN in its own process;
 # then the GPU cases of the one-pass backward with memcheck, racecheck and
 # synccheck; then the profile (device_s9.sh's first part).
+# Before the call, on the CPU machine (build/ is not committed):
+#   git worktree add /tmp/wv-base 03fb21d && make -C /tmp/wv-base -s MODE=release lib
+#   mkdir -p build/base && cp /tmp/wv-base/build/release/libwavec.so build/base/
+#   (build/base1 likewise from 05470ac; run with carry ["build/base", "build/base1"])
 set -u
 export PATH=$PATH:/usr/local/cuda/bin
 OUT=${OUT:-build/out}; mkdir -p "$OUT"

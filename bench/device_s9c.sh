@@ -5,6 +5,9 @@
 # (03fb21d, before this session) and new (the tree), each beside
 # SDPA-cuDNN in its own process, errors against cuDNN's gradients; D = 64
 # specialized; then the GPU cases of the one-pass backward if time is left.
+# Before the call: build/base as in device_s9b.sh, and
+#   mkdir -p build/new && cp build/release/libwavec.so build/new/
+# (carry ["build/base", "build/new"])
 set -u
 export PATH=$PATH:/usr/local/cuda/bin
 OUT=${OUT:-build/out}; mkdir -p "$OUT"

@@ -18,9 +18,10 @@
  * before the barrier: that barrier goes only where the wait can move up
  * to before an earlier barrier of the same straight-line code that every
  * thread of this one reaches (the same named barrier, or the
- * workgroup's), with nothing between that touches the buffer or issues or waits for tensor
- * stores (the one-pass backward: the ds conversion's barrier covers the
- * buffer of dq's reduces, one barrier an iteration fewer). A dropped
+ * workgroup's), with nothing between that touches the buffer or issues or
+ * waits for tensor stores (the one-pass backward: the ds conversion's
+ * barrier covers the buffer of dq's reduces, one barrier an iteration
+ * fewer). A dropped
  * barrier no longer ends the other regions' spans either, so the buffer's
  * barriers are decided first and the others on the program without them,
  * by a second dataflow. */

@@ -54,6 +54,16 @@ static bool touches(const inflight *f, const tir_instr *in) {
 
 enum { NO_WAIT = -1 };
 
+/* Does instruction x of a region need everything retired before the
+ * region: a wgmma, a wait or commit, a barrier (but a scratch region's),
+ * a loop or region, an exit, setmaxnreg or an arrival? */
+static bool full_in_region(const tir_instr *x) {
+  return x->op == T_WGMMA || x->op == T_WGWAIT || x->op == T_WGCOMMIT ||
+         (x->op == T_BAR && !(x->tag & TIR_REGION_MASK)) ||
+         x->op == T_LOOP || x->op == T_IF || x->op == T_EXIT ||
+         x->op == T_REGINC || x->op == T_REGDEC || x->op == T_MBARRIVE;
+}
+
 /* The wait a region (T_IF at `in`, uniform across each wave) needs before
  * it: the strongest its instructions' touches of registers in flight need,
  * so that no wait inside it retires a group on one path only; a full one
@@ -65,10 +75,7 @@ static int64_t region_wait(const inflight *f, const tir_instr *in) {
   int64_t need = NO_WAIT;
   for (uint32_t j = i + 1; j < in->match; j++) {
     const tir_instr *x = &p->code.v[j];
-    if (x->op == T_WGMMA || x->op == T_WGWAIT || x->op == T_WGCOMMIT ||
-        (x->op == T_BAR && !(x->tag & TIR_REGION_MASK)) ||
-        x->op == T_LOOP || x->op == T_IF || x->op == T_EXIT ||
-        x->op == T_REGINC || x->op == T_REGDEC || x->op == T_MBARRIVE)
+    if (full_in_region(x))
       return 0;
     uint32_t g = newest_touched(f, x);
     int64_t keep = g ? (int64_t)(f->closed + f->open) - g : NO_WAIT;
@@ -80,15 +87,12 @@ static int64_t region_wait(const inflight *f, const tir_instr *in) {
 
 /* The group (1 + its number) the first instruction of region `in` (a
  * T_IF) that touches a register in flight touches; 0 where none does, or
- * where something before it needs a full wait (region_wait's list). */
+ * where something before it needs a full wait (full_in_region). */
 static uint32_t region_first_touch(const inflight *f, const tir_instr *in) {
   const tir_prog *p = f->p;
   for (uint32_t j = (uint32_t)(in - p->code.v) + 1; j < in->match; j++) {
     const tir_instr *x = &p->code.v[j];
-    if (x->op == T_WGMMA || x->op == T_WGWAIT || x->op == T_WGCOMMIT ||
-        (x->op == T_BAR && !(x->tag & TIR_REGION_MASK)) ||
-        x->op == T_LOOP || x->op == T_IF || x->op == T_EXIT ||
-        x->op == T_REGINC || x->op == T_REGDEC || x->op == T_MBARRIVE)
+    if (full_in_region(x))
       return 0;
     uint32_t g = newest_touched(f, x);
     if (g)

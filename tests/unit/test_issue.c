@@ -173,50 +173,37 @@ static void dk_under_staging_at(int D) {
   CHECKF(before >= 1, "the wait before the staging keeps %lld groups",
          (long long)before);
   CHECK(!full);
+  /* q, k, v, do random; lse and D those of the forward (ref_attn_fwd,
+   * ref_attn_D), so that ref_attn_bwd's gradients are the kernel's */
+  const size_t M = 128, K2 = 256, d = (size_t)D;
+  const double SC = 0.125;
   uint64_t rng = 7;
-  double *in[6];
-  static const char *const names[] = {"q", "k", "v", "do", "lse", "D"};
-  for (int a = 0; a < 6; a++)
-    in[a] = kc_input(&c, names[a], &rng);
-  double *zero = calloc((size_t)128 * D, sizeof *zero);
+  double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng);
+  double *v = kc_input(&c, "v", &rng), *dO = kc_input(&c, "do", &rng);
+  double *o = calloc(M * d, sizeof *o), *lse = calloc(M, sizeof *lse);
+  double *Dv = calloc(M, sizeof *Dv), *zero = calloc(M * d, sizeof *zero);
+  ref_attn_fwd(1, M, K2, d, d, SC, 0, q, k, v, o, lse);
+  ref_attn_D(1, M, d, dO, o, Dv);
+  kc_set(&c, "lse", lse);
+  kc_set(&c, "D", Dv);
   kc_set(&c, "dq_acc", zero); /* (the sums are added into it) */
-  free(zero);
   bool ran = kc_simulate(&c);
   CHECKF(ran, "%s", c.err);
   if (ran) {
-    /* float64: s = k qᵀ, p = exp2(s SCALE LOG2E - lse LOG2E), dv = p do,
-     * dp = v doᵀ, ds = p (dp - D), dk = ds q, dq = ds k */
-    const int M = 128, K2 = 256;
-    const double SC = 0.125, L2E = 1.44269504089;
+    double *rq = calloc(M * d, sizeof *rq), *rk = calloc(K2 * d, sizeof *rk);
+    double *rv = calloc(K2 * d, sizeof *rv);
+    ref_attn_bwd(1, M, K2, d, d, SC, 0, q, k, v, dO, rq, rk, rv, NULL);
     double *dk = kc_output(&c, "dk"), *dv = kc_output(&c, "dv");
-    double *dq = kc_output(&c, "dq_acc");
-    double *rk = calloc((size_t)K2 * D, sizeof *rk);
-    double *rv = calloc((size_t)K2 * D, sizeof *rv);
-    double *rq = calloc((size_t)M * D, sizeof *rq);
-    for (int j = 0; j < K2; j++)
-      for (int i = 0; i < M; i++) {
-        double s = 0, dp = 0;
-        for (int d = 0; d < D; d++) {
-          s += in[1][j * D + d] * in[0][i * D + d];
-          dp += in[2][j * D + d] * in[3][i * D + d];
-        }
-        double pr = exp2(s * SC * L2E - in[4][i] * L2E);
-        double ds = pr * (dp - in[5][i]);
-        for (int d = 0; d < D; d++) {
-          rv[j * D + d] += pr * in[3][i * D + d];
-          rk[j * D + d] += ds * in[0][i * D + d];
-          rq[i * D + d] += ds * in[1][j * D + d];
-        }
-      }
-    for (int e = 0; e < K2 * D; e++)
-      rk[e] *= SC;
-    CHECKF(ref_rel_err((size_t)K2 * D, dv, rv) < 1e-2, "dv");
-    CHECKF(ref_rel_err((size_t)K2 * D, dk, rk) < 1e-2, "dk");
-    CHECKF(ref_rel_err((size_t)M * D, dq, rq) < 1e-2, "dq");
+    double *dq = kc_output(&c, "dq_acc"); /* (dq / SCALE) */
+    for (size_t e = 0; e < M * d; e++)
+      dq[e] *= SC;
+    CHECKF(ref_rel_err(K2 * d, dv, rv) < 1e-2, "D=%d: dv", D);
+    CHECKF(ref_rel_err(K2 * d, dk, rk) < 1e-2, "D=%d: dk", D);
+    CHECKF(ref_rel_err(M * d, dq, rq) < 1e-2, "D=%d: dq", D);
     free(dk), free(dv), free(dq), free(rk), free(rv), free(rq);
   }
-  for (int a = 0; a < 6; a++)
-    free(in[a]);
+  free(q), free(k), free(v), free(dO), free(o), free(lse), free(Dv);
+  free(zero);
   kc_close(&c);
 }
 

@@ -823,18 +823,27 @@ static void converted_operands(void) {
  * issued by thread 0 from a swizzled buffer, with its proxy fence and its
  * reads waited for before the next iteration writes it; no red.global is
  * left. Without the knob, reds and no tensor reduce. */
+/* Case c's sm_90a PTX (the context in *ctxp, for the caller to free), or
+ * NULL after a failed check naming `what`. */
+static const char *sm90a_ptx(const kcase *c, wavec_ctx **ctxp, size_t *len,
+                             const char *what) {
+  const char *ptx = NULL;
+  wavec_kernel *k = open_kernel(c, ctxp, 0);
+  if (k)
+    CHECKF(wavec_emit_ptx(k, "sm_90a", &ptx, len) == WAVEC_OK, "%s: %s", what,
+           wavec_errmsg(*ctxp));
+  return ptx;
+}
+
 static void tensor_reduces(void) {
   for (int adds = 1; adds <= 2; adds++) {
     kcase c = {"examples/attention_bwd_wgmma.wave", "attention_bwd_fused_wgmma",
                {"B=1", "M=200", "K2=200", "N=64", "K1=64"}, 0, 1, 0,
                {"adds", adds == 2 ? "2" : "1"}};
     wavec_ctx *ctx;
-    wavec_kernel *k = open_kernel(&c, &ctx, 0);
-    const char *ptx = NULL;
     size_t len = 0;
-    if (k)
-      CHECKF(wavec_emit_ptx(k, "sm_90a", &ptx, &len) == WAVEC_OK, "adds=%d: %s",
-             adds, wavec_errmsg(ctx));
+    const char *ptx =
+        sm90a_ptx(&c, &ctx, &len, adds == 2 ? "adds=2" : "adds=1");
     if (ptx) {
       size_t nred = count(ptx, "cp.reduce.async.bulk.tensor.3d.global."
                                "shared::cta.add.tile.bulk_group");
@@ -867,12 +876,8 @@ static void tensor_reduces(void) {
                  {"B=4", "M=4096", "K2=4096", "N=128", "K1=128"}, 0, 1, 0,
                  {"adds", "2", "exchange", x ? "0" : "1"}};
     wavec_ctx *ctx;
-    wavec_kernel *k = open_kernel(&big, &ctx, 0);
-    const char *ptx = NULL;
     size_t len = 0;
-    if (k)
-      CHECKF(wavec_emit_ptx(k, "sm_90a", &ptx, &len) == WAVEC_OK,
-             "adds=2 at D = 128: %s", wavec_errmsg(ctx));
+    const char *ptx = sm90a_ptx(&big, &ctx, &len, "adds=2 at D = 128");
     /* (s and dp are 64 columns either way) */
     if (ptx && !x)
       n64 = count(ptx, "m64n64k16");
@@ -904,12 +909,9 @@ static void tensor_reduces(void) {
                   rows == 64 ? "BLOCK_M=64" : "BLOCK_M=128"},
                  0, 1, 0, {"stages", "2", "exchange", "1"}};
     wavec_ctx *ctx;
-    wavec_kernel *k = open_kernel(&d64, &ctx, 0);
-    const char *ptx = NULL;
     size_t len = 0;
-    if (k)
-      CHECKF(wavec_emit_ptx(k, "sm_90a", &ptx, &len) == WAVEC_OK,
-             "D = 64, %d rows: %s", rows, wavec_errmsg(ctx));
+    const char *ptx = sm90a_ptx(&d64, &ctx, &len,
+                                rows == 64 ? "D = 64" : "D = 64, 128 rows");
     if (ptx)
       CHECKF(count(ptx, "m64n32k16") == (rows == 64 ? 8u : 0u),
              "D = 64, %d rows: %zu m64n32k16", rows, count(ptx, "m64n32k16"));

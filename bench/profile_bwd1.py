@@ -4,7 +4,8 @@ attention_bwd_fused_wgmma (the compiler's choice: specialized, the
 warpgroups exchanging ds, tensor reduces; leaving parts, exchange = 0;
 plain, specialize = 0; the threads' adds, adds = 1; 128x64 2 stages) beside
 the split form's dk/dv kernel (attention_bwd_dkdv_wgmma, 4/5 of the work,
-no adds). Runs ncu on itself:  python3 bench/profile_bwd1.py [OUTDIR]"""
+no adds). Runs ncu on itself:  python3 bench/profile_bwd1.py [OUTDIR]
+(WV_PROF_D: the head dim, 128 unless given.)"""
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from profile_src import drive

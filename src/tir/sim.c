@@ -16,7 +16,9 @@
  *  - clusters (tir_prog.cluster): the workgroups of a cluster run together
  *    (run_cluster), and their arrivals and multicast tensor copies at each
  *    other's mbarriers and shared memory are checked as sim_async.c says;
- *  - outputs not fully written when the kernel ends. */
+ *  - outputs not fully written when the kernel ends.
+ * Its memories and their checks are sim_mem.c's; mbarriers, tensor copies
+ * and clusters' sim_async.c's; the mma arithmetic sim_mma.c's. */
 #include <math.h>
 
 #include "support/half.h"
@@ -38,43 +40,6 @@ _Noreturn void sim_report(sim *s, const tir_instr *in, uint32_t w, int l,
                 (long long)t, (long long)s->wg[0], (long long)s->wg[1],
                 (long long)s->wg[2]);
   wv_fail(s->ctx, id, in->loc, "%s", wv_buf_str(&m));
-}
-
-static double round_to(tir_ty ty, double x) {
-  switch (ty) {
-  case TY_F16: return wv_round_f16(x);
-  case TY_BF16: return wv_round_bf16(x);
-  case TY_F32: return (double)(float)x;
-  case TY_E4M3: return wv_e4m3_to_f64(wv_f64_to_e4m3(x));
-  case TY_E5M2: return wv_e5m2_to_f64(wv_f64_to_e5m2(x));
-  default: return x;
-  }
-}
-
-double sim_load_elem(wavec_dtype dt, const void *base, int64_t i) {
-  switch (dt) {
-  case WAVEC_F16: return wv_f16_to_f32(((const uint16_t *)base)[i]);
-  case WAVEC_BF16: return wv_bf16_to_f32(((const uint16_t *)base)[i]);
-  case WAVEC_F32: return ((const float *)base)[i];
-  case WAVEC_I32: return ((const int32_t *)base)[i];
-  case WAVEC_F8E4M3: return wv_e4m3_to_f64(((const uint8_t *)base)[i]);
-  case WAVEC_F8E5M2: return wv_e5m2_to_f64(((const uint8_t *)base)[i]);
-  case WAVEC_I8: return ((const int8_t *)base)[i];
-  default: return ((const uint8_t *)base)[i];
-  }
-}
-
-static void store_elem(wavec_dtype dt, void *base, int64_t i, double v) {
-  switch (dt) {
-  case WAVEC_F16: ((uint16_t *)base)[i] = wv_f64_to_f16(v); break;
-  case WAVEC_BF16: ((uint16_t *)base)[i] = wv_f64_to_bf16(v); break;
-  case WAVEC_F32: ((float *)base)[i] = (float)v; break;
-  case WAVEC_I32: ((int32_t *)base)[i] = (int32_t)v; break;
-  case WAVEC_F8E4M3: ((uint8_t *)base)[i] = wv_f64_to_e4m3(v); break;
-  case WAVEC_F8E5M2: ((uint8_t *)base)[i] = wv_f64_to_e5m2(v); break;
-  case WAVEC_I8: ((int8_t *)base)[i] = (int8_t)v; break;
-  default: ((uint8_t *)base)[i] = v != 0; break;
-  }
 }
 
 static int64_t floordiv(int64_t a, int64_t b) {
@@ -177,304 +142,6 @@ int64_t sim_uniform(sim *s, const tir_instr *in, uint32_t w, uint32_t r,
   return v;
 }
 
-static int32_t global_thread(sim *s, uint32_t w, int l) {
-  const tir_prog *p = s->p;
-  return (int32_t)((((s->wg[2] * p->grid[1] + s->wg[1]) * p->grid[0] +
-                     s->wg[0]) *
-                        (p->block[0] * p->block[1] * p->block[2]) +
-                    (int64_t)w * s->lanes + l) +
-                   1);
-}
-
-/* Element `off` of argument in->imm, checked. */
-/* Checks that element `off` of argument in->imm exists; `what` the
- * access ("read of", "write of", "add to"). */
-static void global_bounds(sim *s, const tir_instr *in, uint32_t w, int l,
-                          int64_t off, const char *what) {
-  const tir_arg *a = &s->p->args.v[in->imm];
-  if (off < 0 || off >= a->elems)
-    sim_report(s, in, w, l, D_SIM_OOB,
-               "out-of-bounds %s '%s': element %lld of %lld", what, a->name,
-               (long long)off, (long long)a->elems);
-}
-
-static val ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
-               int64_t off) {
-  const tir_arg *a = &s->p->args.v[in->imm];
-  global_bounds(s, in, w, l, off, "read of");
-  if (s->ginit[in->imm] && !s->ginit[in->imm][off])
-    sim_report(s, in, w, l, D_SIM_UNINIT,
-           "read of '%s' element %lld, which nothing wrote", a->name,
-           (long long)off);
-  double x = sim_load_elem(a->dt, s->args[in->imm], off);
-  val r;
-  if (is_float(ty))
-    r.f = x;
-  else
-    r.i = (int64_t)x;
-  return r;
-}
-
-/* Who last wrote each element of a written argument (gwriter): thread id
- * + 1 where it stored, -(id + 1) where it added (T_REDG); 0 none. Adds of
- * different threads commute; a store and another thread's add do not. */
-static void mixed_writes(sim *s, const tir_instr *in, uint32_t w, int l,
-                         int64_t arg, int64_t off, int32_t prev, int32_t me,
-                         bool adding) {
-  if (!prev || prev == me || prev == -me || (prev < 0) == adding)
-    return;
-  int32_t other = prev < 0 ? -prev : prev;
-  sim_report(s, in, w, l, D_SIM_CONFLICT,
-             "thread %d %s '%s' element %lld, which thread %d %s: the result "
-             "depends on their order",
-             me - 1, adding ? "adds to" : "stores to", s->p->args.v[arg].name,
-             (long long)off, other - 1, adding ? "stored" : "added to");
-}
-
-/* Flushes a subnormal f32 to a zero of its sign (red.global.add.f32). */
-static double ftz32(double x) {
-  return fabs(x) < 0x1p-126 ? copysign(0.0, x) : x;
-}
-
-void sim_add_elem(sim *s, const tir_instr *in, uint32_t w, int l,
-                  int64_t arg, int64_t off, double x) {
-  const tir_arg *a = &s->p->args.v[arg];
-  int32_t me = global_thread(s, w, l);
-  mixed_writes(s, in, w, l, arg, off, s->gwriter[arg][off], me, true);
-  double old = sim_load_elem(a->dt, s->args[arg], off);
-  double sum = (double)(float)(ftz32(old) + ftz32(x));
-  store_elem(a->dt, s->args[arg], off, ftz32(sum));
-  s->gwriter[arg][off] = -me;
-}
-
-static void redg(sim *s, const tir_instr *in, uint32_t w, int l, int64_t off,
-                 double x) {
-  global_bounds(s, in, w, l, off, "add to");
-  sim_add_elem(s, in, w, l, in->imm, off, x);
-}
-
-void sim_store_elem(sim *s, const tir_instr *in, uint32_t w, int l,
-                    int64_t arg, int64_t off, double x) {
-  const tir_arg *a = &s->p->args.v[arg];
-  int32_t me = global_thread(s, w, l);
-  int32_t prev = s->gwriter[arg][off];
-  mixed_writes(s, in, w, l, arg, off, prev, me, false);
-  double was = sim_load_elem(a->dt, s->args[arg], off),
-         now = round_to(tir_ty_of(a->dt), x);
-  /* (two NaNs are the same value: copies of a row's NaN statistic) */
-  if (prev > 0 && prev != me && was != now && !(isnan(was) && isnan(now)))
-    sim_report(s, in, w, l, D_SIM_CONFLICT,
-           "threads %d and %d store different values to '%s' element %lld",
-           prev - 1, me - 1, a->name, (long long)off);
-  store_elem(a->dt, s->args[arg], off, x);
-  if (s->ginit[arg])
-    s->ginit[arg][off] = 1;
-  s->gwriter[arg][off] = me;
-}
-
-static void stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
-                int64_t off, val v) {
-  global_bounds(s, in, w, l, off, "write of");
-  sim_store_elem(s, in, w, l, in->imm, off, is_float(ty) ? v.f : (double)v.i);
-}
-
-/* The bytes of v as type ty, low byte first. */
-void sim_encode(tir_ty ty, val v, uint8_t bytes[4]) {
-  uint32_t u;
-  float f;
-  switch (ty) {
-  case TY_F16: u = wv_f64_to_f16(v.f); break;
-  case TY_BF16: u = wv_f64_to_bf16(v.f); break;
-  case TY_E4M3: u = wv_f64_to_e4m3(v.f); break;
-  case TY_E5M2: u = wv_f64_to_e5m2(v.f); break;
-  case TY_F32:
-    f = (float)v.f;
-    memcpy(&u, &f, 4);
-    break;
-  case TY_PRED: u = v.i != 0; break;
-  default: u = (uint32_t)v.i; break; /* i32, i8 (its low byte) */
-  }
-  for (int b = 0; b < 4; b++)
-    bytes[b] = (uint8_t)(u >> 8 * b);
-}
-
-val sim_decode(tir_ty ty, const uint8_t *bytes) {
-  uint32_t u = 0;
-  for (int b = 0; b < tir_ty_bytes(ty); b++)
-    u |= (uint32_t)bytes[b] << 8 * b;
-  val r = {0};
-  float f;
-  switch (ty) {
-  case TY_F16: r.f = wv_f16_to_f32((uint16_t)u); break;
-  case TY_BF16: r.f = wv_bf16_to_f32((uint16_t)u); break;
-  case TY_E4M3: r.f = wv_e4m3_to_f64((uint8_t)u); break;
-  case TY_E5M2: r.f = wv_e5m2_to_f64((uint8_t)u); break;
-  case TY_F32:
-    memcpy(&f, &u, 4);
-    r.f = f;
-    break;
-  case TY_I8: r.i = (int8_t)u; break;
-  case TY_PRED: r.i = u != 0; break;
-  default: r.i = (int32_t)u; break;
-  }
-  return r;
-}
-
-/* Checks that `size` bytes at shared byte `addr` lie in shared memory,
- * aligned to `align`. */
-static void shared_bounds(sim *s, const tir_instr *in, uint32_t w, int l,
-                          int64_t addr, int64_t size, int64_t align,
-                          bool write) {
-  if (addr < 0 || addr + size > s->ngran)
-    sim_report(s, in, w, l, D_SIM_OOB,
-           "out-of-bounds %s shared memory: byte %lld of %lld",
-           write ? "write to" : "read of", (long long)addr,
-           (long long)s->ngran);
-  if (addr % align)
-    sim_report(s, in, w, l, D_SIM_OOB, "misaligned %lld-byte shared access at "
-           "byte %lld", (long long)align, (long long)addr);
-}
-
-/* Byte m now holds `bits`, written by thread `me` in this epoch. */
-static void granule_set(sim *s, sshared *m, uint8_t bits, int32_t me) {
-  m->bits = bits;
-  m->init = true;
-  m->wepoch = s->epoch + 1;
-  m->writer = me;
-  m->wfence = s->pfences[me / s->lanes];
-}
-
-/* The race checks of a write of `bits` to byte m by thread me. */
-static void check_write(sim *s, const tir_instr *in, uint32_t w, int l,
-                        sshared *m, long long byte, uint8_t bits) {
-  int32_t me = (int32_t)((int64_t)w * s->lanes + l);
-  uint32_t ep = s->epoch + 1;
-  bool same = m->init && m->bits == bits;
-  if (s->as)
-    sim_async_write(s, in, w, l, byte);
-  if (m->inflight)
-    sim_report(s, in, w, l, D_SIM_RACE,
-           "shared-memory race: byte %lld written while an asynchronous copy "
-           "to it is in flight (no wait retired it)",
-           byte);
-  if (m->wgread)
-    sim_report(s, in, w, l, D_SIM_ASYNC,
-           "shared byte %lld written while a wgmma that reads it is in flight "
-           "(no wait retired it)",
-           byte);
-  if (m->wepoch == ep && m->writer != me && !same)
-    sim_report(s, in, w, l, D_SIM_RACE,
-           "shared-memory race: byte %lld written by threads %d and %d "
-           "with no barrier between",
-           byte, m->writer, me);
-  if (m->rdepoch == ep && (m->reader != me || m->multi))
-    sim_report(s, in, w, l, D_SIM_RACE,
-           "shared-memory race: byte %lld written after thread %d read "
-           "it, with no barrier between",
-           byte, m->reader);
-}
-
-/* Reads (st == NULL) or writes *st at shared byte address `addr` as type
- * ty, checking bounds, alignment, initialisation and races byte by byte.
- * Values are kept as their bit patterns. */
-val sim_shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
-                      tir_ty ty, int64_t addr, const val *st) {
-  int64_t size = tir_ty_bytes(ty);
-  shared_bounds(s, in, w, l, addr, size, size, st != NULL);
-  uint8_t bits[4] = {0, 0, 0, 0};
-  if (st)
-    sim_encode(ty, *st, bits);
-  int32_t me = (int32_t)((int64_t)w * s->lanes + l);
-  uint32_t ep = s->epoch + 1;
-  s->waves[w].smem_touched = true;
-  for (int64_t g = 0; g < size; g++) {
-    sshared *m = &s->smem[addr + g];
-    long long byte = (long long)(addr + g);
-    if (st) {
-      check_write(s, in, w, l, m, byte, bits[g]);
-      granule_set(s, m, bits[g], me);
-      continue;
-    }
-    if (m->inflight)
-      sim_report(s, in, w, l, D_SIM_RACE,
-             "shared-memory race: byte %lld read while an asynchronous copy "
-             "to it is in flight (no wait retired it)",
-             byte);
-    if (s->as)
-      sim_async_read(s, in, w, l, addr + g);
-    if (!m->init)
-      sim_report(s, in, w, l, D_SIM_UNINIT,
-             "read of shared-memory byte %lld, which nothing wrote", byte);
-    if (m->wepoch == ep && m->writer != me)
-      sim_report(s, in, w, l, D_SIM_RACE,
-             "shared-memory race: byte %lld read after thread %d wrote it, "
-             "with no barrier between",
-             byte, m->writer);
-    if (m->rdepoch == ep && m->reader != me)
-      m->multi = true;
-    else if (m->rdepoch != ep)
-      m->multi = false;
-    m->rdepoch = ep;
-    m->reader = me;
-    bits[g] = m->bits;
-  }
-  if (st)
-    return (val){0};
-  return sim_decode(ty, bits);
-}
-
-/* Issues thread (w, l)'s asynchronous copy of 16 bytes from element `off`
- * of argument in->imm to shared byte `addr` (16 zero bytes, reading
- * nothing, when `zero`): the global read happens now, the shared bytes are
- * claimed (as written, for the race checks) and land when a wait retires
- * the copy. */
-static void copy_issue(sim *s, const tir_instr *in, uint32_t w, int l,
-                       int64_t addr, int64_t off, bool zero) {
-  int64_t size = tir_ty_bytes(in->ty), n = 16 / size;
-  shared_bounds(s, in, w, l, addr, 16, 16, true);
-  if (!zero && off * size % 16)
-    sim_report(s, in, w, l, D_SIM_OOB,
-           "misaligned 16-byte asynchronous copy from element %lld",
-           (long long)off);
-  scopy c = {.in = in, .wave = w, .lane = l, .group = s->groups[w],
-             .addr = addr};
-  for (int64_t j = 0; j < n && !zero; j++) {
-    uint8_t b[4];
-    sim_encode(in->ty, ldg(s, in, w, l, in->ty, off + j), b);
-    for (int64_t h = 0; h < size; h++)
-      c.bits[j * size + h] = b[h];
-  }
-  int32_t me = (int32_t)((int64_t)w * s->lanes + l);
-  s->waves[w].smem_touched = true;
-  for (int g = 0; g < 16; g++) {
-    sshared *m = &s->smem[addr + g];
-    check_write(s, in, w, l, m, (long long)(addr + g), c.bits[g]);
-    m->inflight++;
-    m->wepoch = s->epoch + 1;
-    m->writer = me;
-  }
-  vec_push(s->ctx, &s->copies, c);
-}
-
-/* Wave w's wait: its copies in groups older than the `keep` most recently
- * closed ones land. */
-static void copy_wait(sim *s, uint32_t w, int64_t keep) {
-  uint32_t kept = 0;
-  for (uint32_t i = 0; i < s->copies.n; i++) {
-    scopy *c = &s->copies.v[i];
-    if (c->wave != w || (int64_t)c->group + keep >= (int64_t)s->groups[w]) {
-      s->copies.v[kept++] = *c;
-      continue;
-    }
-    for (int g = 0; g < 16; g++) {
-      sshared *m = &s->smem[c->addr + g];
-      m->inflight--;
-      granule_set(s, m, c->bits[g], (int32_t)((int64_t)w * s->lanes + c->lane));
-    }
-  }
-  s->copies.n = kept;
-}
-
 /* A loop bound in register r: the same in every lane (control flow is
  * uniform), within [0, imm] (the most trips). */
 static int64_t loop_bound(sim *s, const tir_instr *in, uint32_t w, uint32_t r) {
@@ -515,7 +182,7 @@ typedef val lane_fn(sim *s, const tir_instr *in, uint32_t w, int l);
 static val lane_const(sim *s, const tir_instr *in, uint32_t w, int l) {
   val r = {0};
   if (is_float(in->ty))
-    r.f = round_to(in->ty, in->fimm);
+    r.f = sim_round_to(in->ty, in->fimm);
   else
     r.i = in->imm;
   return r;
@@ -563,7 +230,7 @@ static val lane_cvt(sim *s, const tir_instr *in, uint32_t w, int l) {
     return (val){.i = wrap_to(ty == TY_I64 ? 64 : 32, a.i)};
   double x = is_float(at) ? a.f : (double)a.i;
   if (is_float(ty))
-    r.f = round_to(ty, x);
+    r.f = sim_round_to(ty, x);
   else
     r.i = tir_int_of(ty, x);
   return r;
@@ -572,10 +239,10 @@ static val lane_cvt(sim *s, const tir_instr *in, uint32_t w, int l) {
 static val lane_ldg(sim *s, const tir_instr *in, uint32_t w, int l) {
   if (in->b && !rd(s, in, w, in->b, l).i) { /* the fill */
     if (is_float(in->ty))
-      return (val){.f = round_to(in->ty, in->fimm)};
+      return (val){.f = sim_round_to(in->ty, in->fimm)};
     return (val){.i = in->ty == TY_PRED ? in->fimm != 0 : (int64_t)in->fimm};
   }
-  return ldg(s, in, w, l, in->ty, rd(s, in, w, in->a, l).i);
+  return sim_ldg(s, in, w, l, in->ty, rd(s, in, w, in->a, l).i);
 }
 
 static val lane_lds(sim *s, const tir_instr *in, uint32_t w, int l) {
@@ -624,7 +291,7 @@ static val lane_arith(sim *s, const tir_instr *in, uint32_t w, int l) {
   val a = in->a ? rd(s, in, w, in->a, l) : (val){0};
   val b = in->b ? rd(s, in, w, in->b, l) : (val){0};
   if (is_float(in->ty))
-    return (val){.f = round_to(in->ty, fop(in->op, a.f, b.f))};
+    return (val){.f = sim_round_to(in->ty, fop(in->op, a.f, b.f))};
   int64_t r = int_op(s, in, w, l, a.i, b.i);
   return (val){.i = in->ty == TY_I32 ? wrap_to(32, r) : r};
 }
@@ -664,7 +331,7 @@ static bool exec_value(sim *s, const tir_instr *in, uint32_t w) {
 static bool exec_stg(sim *s, const tir_instr *in, uint32_t w) {
   for (int l = 0; l < s->lanes; l++)
     if (!in->c || rd(s, in, w, in->c, l).i)
-      stg(s, in, w, l, in->ty, rd(s, in, w, in->a, l).i,
+      sim_stg(s, in, w, l, in->ty, rd(s, in, w, in->a, l).i,
           rd(s, in, w, in->b, l));
   return true;
 }
@@ -675,7 +342,7 @@ static bool exec_redg(sim *s, const tir_instr *in, uint32_t w) {
       continue;
     int64_t a = rd(s, in, w, in->a, l).i;
     if (!in->nlist) {
-      redg(s, in, w, l, a, rd(s, in, w, in->b, l).f);
+      sim_redg(s, in, w, l, a, rd(s, in, w, in->b, l).f);
       continue;
     }
     if (a % in->nlist)
@@ -684,7 +351,7 @@ static bool exec_redg(sim *s, const tir_instr *in, uint32_t w) {
                  "multiple of %u",
                  s->p->args.v[in->imm].name, (long long)a, in->nlist);
     for (uint32_t j = 0; j < in->nlist; j++)
-      redg(s, in, w, l, a + j, rd(s, in, w, in->list[j], l).f);
+      sim_redg(s, in, w, l, a + j, rd(s, in, w, in->list[j], l).f);
   }
   return true;
 }
@@ -702,7 +369,7 @@ static bool exec_sts(sim *s, const tir_instr *in, uint32_t w) {
 static bool exec_cpa(sim *s, const tir_instr *in, uint32_t w) {
   for (int l = 0; l < s->lanes; l++)
     if (!in->c || rd(s, in, w, in->c, l).i)
-      copy_issue(s, in, w, l, rd(s, in, w, in->a, l).i,
+      sim_copy_issue(s, in, w, l, rd(s, in, w, in->a, l).i,
                  rd(s, in, w, in->b, l).i,
                  in->nlist && !rd(s, in, w, in->list[0], l).i);
   return true;
@@ -726,12 +393,12 @@ static bool exec_vector(sim *s, const tir_instr *in, uint32_t w) {
                  (long long)(size * n), (long long)bytes);
     for (int64_t j = 0; j < n; j++) {
       if (in->op == T_LDGV) {
-        wr(s, w, in->list[j], l, on ? ldg(s, in, w, l, ty, a + j) : (val){0});
+        wr(s, w, in->list[j], l, on ? sim_ldg(s, in, w, l, ty, a + j) : (val){0});
       } else if (in->op == T_LDSV) {
         wr(s, w, in->list[j], l,
            sim_shared_access(s, in, w, l, ty, a + j * size, NULL));
       } else if (in->op == T_STGV) {
-        stg(s, in, w, l, ty, a + j, rd(s, in, w, in->list[j], l));
+        sim_stg(s, in, w, l, ty, a + j, rd(s, in, w, in->list[j], l));
       } else {
         val v = rd(s, in, w, in->list[j], l);
         sim_shared_access(s, in, w, l, ty, a + j * size, &v);
@@ -798,7 +465,7 @@ static bool exec_cpcommit(sim *s, const tir_instr *in, uint32_t w) {
 }
 
 static bool exec_cpwait(sim *s, const tir_instr *in, uint32_t w) {
-  copy_wait(s, w, in->imm);
+  sim_copy_wait(s, w, in->imm);
   return true;
 }
 

@@ -177,6 +177,22 @@ void sim_wgmma_wait(sim *s, uint32_t w, int64_t keep);
 
 /* Element i of an argument of type dt, as a double. */
 double sim_load_elem(wavec_dtype dt, const void *base, int64_t i);
+/* x as type ty holds it (f16, bf16, f32, fp8 rounding; others as is). */
+double sim_round_to(tir_ty ty, double x);
+/* Thread (w, l)'s global read, store and add of element `off` of argument
+ * in->imm, bounds and writers checked (sim_mem.c). */
+val sim_ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
+            int64_t off);
+void sim_stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
+             int64_t off, val v);
+void sim_redg(sim *s, const tir_instr *in, uint32_t w, int l, int64_t off,
+              double x);
+/* A cp.async of 16 bytes from element `off` of argument in->imm to shared
+ * byte `addr` (zeros when `zero`); wave w's wait, which lands its copies
+ * of groups older than the `keep` newest closed ones (sim_mem.c). */
+void sim_copy_issue(sim *s, const tir_instr *in, uint32_t w, int l,
+                    int64_t addr, int64_t off, bool zero);
+void sim_copy_wait(sim *s, uint32_t w, int64_t keep);
 /* The bytes of v as type ty (tir_ty_bytes of them, low byte first), and
  * back. */
 void sim_encode(tir_ty ty, val v, uint8_t bytes[4]);

@@ -1,0 +1,344 @@
+/* The simulator's memories (sim.c runs the instructions): global tensors
+ * (bounds, reads of what nothing wrote, stores and adds of different
+ * threads to one element: gwriter), the bytes of values as each type holds
+ * them, shared memory with its race shadow (a granule's last writer and
+ * readers and their epochs), and cp.async copies, which claim their
+ * shared bytes at issue and land when a wait retires their group. */
+#include <math.h>
+
+#include "support/half.h"
+#include "tir/sim.h"
+
+double sim_round_to(tir_ty ty, double x) {
+  switch (ty) {
+  case TY_F16: return wv_round_f16(x);
+  case TY_BF16: return wv_round_bf16(x);
+  case TY_F32: return (double)(float)x;
+  case TY_E4M3: return wv_e4m3_to_f64(wv_f64_to_e4m3(x));
+  case TY_E5M2: return wv_e5m2_to_f64(wv_f64_to_e5m2(x));
+  default: return x;
+  }
+}
+
+double sim_load_elem(wavec_dtype dt, const void *base, int64_t i) {
+  switch (dt) {
+  case WAVEC_F16: return wv_f16_to_f32(((const uint16_t *)base)[i]);
+  case WAVEC_BF16: return wv_bf16_to_f32(((const uint16_t *)base)[i]);
+  case WAVEC_F32: return ((const float *)base)[i];
+  case WAVEC_I32: return ((const int32_t *)base)[i];
+  case WAVEC_F8E4M3: return wv_e4m3_to_f64(((const uint8_t *)base)[i]);
+  case WAVEC_F8E5M2: return wv_e5m2_to_f64(((const uint8_t *)base)[i]);
+  case WAVEC_I8: return ((const int8_t *)base)[i];
+  default: return ((const uint8_t *)base)[i];
+  }
+}
+
+static void store_elem(wavec_dtype dt, void *base, int64_t i, double v) {
+  switch (dt) {
+  case WAVEC_F16: ((uint16_t *)base)[i] = wv_f64_to_f16(v); break;
+  case WAVEC_BF16: ((uint16_t *)base)[i] = wv_f64_to_bf16(v); break;
+  case WAVEC_F32: ((float *)base)[i] = (float)v; break;
+  case WAVEC_I32: ((int32_t *)base)[i] = (int32_t)v; break;
+  case WAVEC_F8E4M3: ((uint8_t *)base)[i] = wv_f64_to_e4m3(v); break;
+  case WAVEC_F8E5M2: ((uint8_t *)base)[i] = wv_f64_to_e5m2(v); break;
+  case WAVEC_I8: ((int8_t *)base)[i] = (int8_t)v; break;
+  default: ((uint8_t *)base)[i] = v != 0; break;
+  }
+}
+
+static int32_t global_thread(sim *s, uint32_t w, int l) {
+  const tir_prog *p = s->p;
+  return (int32_t)((((s->wg[2] * p->grid[1] + s->wg[1]) * p->grid[0] +
+                     s->wg[0]) *
+                        (p->block[0] * p->block[1] * p->block[2]) +
+                    (int64_t)w * s->lanes + l) +
+                   1);
+}
+
+/* Checks that element `off` of argument in->imm exists; `what` the
+ * access ("read of", "write of", "add to"). */
+static void global_bounds(sim *s, const tir_instr *in, uint32_t w, int l,
+                          int64_t off, const char *what) {
+  const tir_arg *a = &s->p->args.v[in->imm];
+  if (off < 0 || off >= a->elems)
+    sim_report(s, in, w, l, D_SIM_OOB,
+               "out-of-bounds %s '%s': element %lld of %lld", what, a->name,
+               (long long)off, (long long)a->elems);
+}
+
+val sim_ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
+            int64_t off) {
+  const tir_arg *a = &s->p->args.v[in->imm];
+  global_bounds(s, in, w, l, off, "read of");
+  if (s->ginit[in->imm] && !s->ginit[in->imm][off])
+    sim_report(s, in, w, l, D_SIM_UNINIT,
+           "read of '%s' element %lld, which nothing wrote", a->name,
+           (long long)off);
+  double x = sim_load_elem(a->dt, s->args[in->imm], off);
+  val r;
+  if (is_float(ty))
+    r.f = x;
+  else
+    r.i = (int64_t)x;
+  return r;
+}
+
+/* Who last wrote each element of a written argument (gwriter): thread id
+ * + 1 where it stored, -(id + 1) where it added (T_REDG); 0 none. Adds of
+ * different threads commute; a store and another thread's add do not. */
+static void mixed_writes(sim *s, const tir_instr *in, uint32_t w, int l,
+                         int64_t arg, int64_t off, int32_t prev, int32_t me,
+                         bool adding) {
+  if (!prev || prev == me || prev == -me || (prev < 0) == adding)
+    return;
+  int32_t other = prev < 0 ? -prev : prev;
+  sim_report(s, in, w, l, D_SIM_CONFLICT,
+             "thread %d %s '%s' element %lld, which thread %d %s: the result "
+             "depends on their order",
+             me - 1, adding ? "adds to" : "stores to", s->p->args.v[arg].name,
+             (long long)off, other - 1, adding ? "stored" : "added to");
+}
+
+/* Flushes a subnormal f32 to a zero of its sign (red.global.add.f32). */
+static double ftz32(double x) {
+  return fabs(x) < 0x1p-126 ? copysign(0.0, x) : x;
+}
+
+void sim_add_elem(sim *s, const tir_instr *in, uint32_t w, int l,
+                  int64_t arg, int64_t off, double x) {
+  const tir_arg *a = &s->p->args.v[arg];
+  int32_t me = global_thread(s, w, l);
+  mixed_writes(s, in, w, l, arg, off, s->gwriter[arg][off], me, true);
+  double old = sim_load_elem(a->dt, s->args[arg], off);
+  double sum = (double)(float)(ftz32(old) + ftz32(x));
+  store_elem(a->dt, s->args[arg], off, ftz32(sum));
+  s->gwriter[arg][off] = -me;
+}
+
+void sim_redg(sim *s, const tir_instr *in, uint32_t w, int l, int64_t off,
+              double x) {
+  global_bounds(s, in, w, l, off, "add to");
+  sim_add_elem(s, in, w, l, in->imm, off, x);
+}
+
+void sim_store_elem(sim *s, const tir_instr *in, uint32_t w, int l,
+                    int64_t arg, int64_t off, double x) {
+  const tir_arg *a = &s->p->args.v[arg];
+  int32_t me = global_thread(s, w, l);
+  int32_t prev = s->gwriter[arg][off];
+  mixed_writes(s, in, w, l, arg, off, prev, me, false);
+  double was = sim_load_elem(a->dt, s->args[arg], off),
+         now = sim_round_to(tir_ty_of(a->dt), x);
+  /* (two NaNs are the same value: copies of a row's NaN statistic) */
+  if (prev > 0 && prev != me && was != now && !(isnan(was) && isnan(now)))
+    sim_report(s, in, w, l, D_SIM_CONFLICT,
+           "threads %d and %d store different values to '%s' element %lld",
+           prev - 1, me - 1, a->name, (long long)off);
+  store_elem(a->dt, s->args[arg], off, x);
+  if (s->ginit[arg])
+    s->ginit[arg][off] = 1;
+  s->gwriter[arg][off] = me;
+}
+
+void sim_stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
+             int64_t off, val v) {
+  global_bounds(s, in, w, l, off, "write of");
+  sim_store_elem(s, in, w, l, in->imm, off, is_float(ty) ? v.f : (double)v.i);
+}
+
+/* The bytes of v as type ty, low byte first. */
+void sim_encode(tir_ty ty, val v, uint8_t bytes[4]) {
+  uint32_t u;
+  float f;
+  switch (ty) {
+  case TY_F16: u = wv_f64_to_f16(v.f); break;
+  case TY_BF16: u = wv_f64_to_bf16(v.f); break;
+  case TY_E4M3: u = wv_f64_to_e4m3(v.f); break;
+  case TY_E5M2: u = wv_f64_to_e5m2(v.f); break;
+  case TY_F32:
+    f = (float)v.f;
+    memcpy(&u, &f, 4);
+    break;
+  case TY_PRED: u = v.i != 0; break;
+  default: u = (uint32_t)v.i; break; /* i32, i8 (its low byte) */
+  }
+  for (int b = 0; b < 4; b++)
+    bytes[b] = (uint8_t)(u >> 8 * b);
+}
+
+val sim_decode(tir_ty ty, const uint8_t *bytes) {
+  uint32_t u = 0;
+  for (int b = 0; b < tir_ty_bytes(ty); b++)
+    u |= (uint32_t)bytes[b] << 8 * b;
+  val r = {0};
+  float f;
+  switch (ty) {
+  case TY_F16: r.f = wv_f16_to_f32((uint16_t)u); break;
+  case TY_BF16: r.f = wv_bf16_to_f32((uint16_t)u); break;
+  case TY_E4M3: r.f = wv_e4m3_to_f64((uint8_t)u); break;
+  case TY_E5M2: r.f = wv_e5m2_to_f64((uint8_t)u); break;
+  case TY_F32:
+    memcpy(&f, &u, 4);
+    r.f = f;
+    break;
+  case TY_I8: r.i = (int8_t)u; break;
+  case TY_PRED: r.i = u != 0; break;
+  default: r.i = (int32_t)u; break;
+  }
+  return r;
+}
+
+/* Checks that `size` bytes at shared byte `addr` lie in shared memory,
+ * aligned to `align`. */
+static void shared_bounds(sim *s, const tir_instr *in, uint32_t w, int l,
+                          int64_t addr, int64_t size, int64_t align,
+                          bool write) {
+  if (addr < 0 || addr + size > s->ngran)
+    sim_report(s, in, w, l, D_SIM_OOB,
+           "out-of-bounds %s shared memory: byte %lld of %lld",
+           write ? "write to" : "read of", (long long)addr,
+           (long long)s->ngran);
+  if (addr % align)
+    sim_report(s, in, w, l, D_SIM_OOB, "misaligned %lld-byte shared access at "
+           "byte %lld", (long long)align, (long long)addr);
+}
+
+/* Byte m now holds `bits`, written by thread `me` in this epoch. */
+static void granule_set(sim *s, sshared *m, uint8_t bits, int32_t me) {
+  m->bits = bits;
+  m->init = true;
+  m->wepoch = s->epoch + 1;
+  m->writer = me;
+  m->wfence = s->pfences[me / s->lanes];
+}
+
+/* The race checks of a write of `bits` to byte m by thread me. */
+static void check_write(sim *s, const tir_instr *in, uint32_t w, int l,
+                        sshared *m, long long byte, uint8_t bits) {
+  int32_t me = (int32_t)((int64_t)w * s->lanes + l);
+  uint32_t ep = s->epoch + 1;
+  bool same = m->init && m->bits == bits;
+  if (s->as)
+    sim_async_write(s, in, w, l, byte);
+  if (m->inflight)
+    sim_report(s, in, w, l, D_SIM_RACE,
+           "shared-memory race: byte %lld written while an asynchronous copy "
+           "to it is in flight (no wait retired it)",
+           byte);
+  if (m->wgread)
+    sim_report(s, in, w, l, D_SIM_ASYNC,
+           "shared byte %lld written while a wgmma that reads it is in flight "
+           "(no wait retired it)",
+           byte);
+  if (m->wepoch == ep && m->writer != me && !same)
+    sim_report(s, in, w, l, D_SIM_RACE,
+           "shared-memory race: byte %lld written by threads %d and %d "
+           "with no barrier between",
+           byte, m->writer, me);
+  if (m->rdepoch == ep && (m->reader != me || m->multi))
+    sim_report(s, in, w, l, D_SIM_RACE,
+           "shared-memory race: byte %lld written after thread %d read "
+           "it, with no barrier between",
+           byte, m->reader);
+}
+
+/* Reads (st == NULL) or writes *st at shared byte address `addr` as type
+ * ty, checking bounds, alignment, initialisation and races byte by byte.
+ * Values are kept as their bit patterns. */
+val sim_shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
+                      tir_ty ty, int64_t addr, const val *st) {
+  int64_t size = tir_ty_bytes(ty);
+  shared_bounds(s, in, w, l, addr, size, size, st != NULL);
+  uint8_t bits[4] = {0, 0, 0, 0};
+  if (st)
+    sim_encode(ty, *st, bits);
+  int32_t me = (int32_t)((int64_t)w * s->lanes + l);
+  uint32_t ep = s->epoch + 1;
+  s->waves[w].smem_touched = true;
+  for (int64_t g = 0; g < size; g++) {
+    sshared *m = &s->smem[addr + g];
+    long long byte = (long long)(addr + g);
+    if (st) {
+      check_write(s, in, w, l, m, byte, bits[g]);
+      granule_set(s, m, bits[g], me);
+      continue;
+    }
+    if (m->inflight)
+      sim_report(s, in, w, l, D_SIM_RACE,
+             "shared-memory race: byte %lld read while an asynchronous copy "
+             "to it is in flight (no wait retired it)",
+             byte);
+    if (s->as)
+      sim_async_read(s, in, w, l, addr + g);
+    if (!m->init)
+      sim_report(s, in, w, l, D_SIM_UNINIT,
+             "read of shared-memory byte %lld, which nothing wrote", byte);
+    if (m->wepoch == ep && m->writer != me)
+      sim_report(s, in, w, l, D_SIM_RACE,
+             "shared-memory race: byte %lld read after thread %d wrote it, "
+             "with no barrier between",
+             byte, m->writer);
+    if (m->rdepoch == ep && m->reader != me)
+      m->multi = true;
+    else if (m->rdepoch != ep)
+      m->multi = false;
+    m->rdepoch = ep;
+    m->reader = me;
+    bits[g] = m->bits;
+  }
+  if (st)
+    return (val){0};
+  return sim_decode(ty, bits);
+}
+
+/* Issues thread (w, l)'s asynchronous copy of 16 bytes from element `off`
+ * of argument in->imm to shared byte `addr` (16 zero bytes, reading
+ * nothing, when `zero`): the global read happens now, the shared bytes are
+ * claimed (as written, for the race checks) and land when a wait retires
+ * the copy. */
+void sim_copy_issue(sim *s, const tir_instr *in, uint32_t w, int l,
+                    int64_t addr, int64_t off, bool zero) {
+  int64_t size = tir_ty_bytes(in->ty), n = 16 / size;
+  shared_bounds(s, in, w, l, addr, 16, 16, true);
+  if (!zero && off * size % 16)
+    sim_report(s, in, w, l, D_SIM_OOB,
+           "misaligned 16-byte asynchronous copy from element %lld",
+           (long long)off);
+  scopy c = {.in = in, .wave = w, .lane = l, .group = s->groups[w],
+             .addr = addr};
+  for (int64_t j = 0; j < n && !zero; j++) {
+    uint8_t b[4];
+    sim_encode(in->ty, sim_ldg(s, in, w, l, in->ty, off + j), b);
+    for (int64_t h = 0; h < size; h++)
+      c.bits[j * size + h] = b[h];
+  }
+  int32_t me = (int32_t)((int64_t)w * s->lanes + l);
+  s->waves[w].smem_touched = true;
+  for (int g = 0; g < 16; g++) {
+    sshared *m = &s->smem[addr + g];
+    check_write(s, in, w, l, m, (long long)(addr + g), c.bits[g]);
+    m->inflight++;
+    m->wepoch = s->epoch + 1;
+    m->writer = me;
+  }
+  vec_push(s->ctx, &s->copies, c);
+}
+
+/* Wave w's wait: its copies in groups older than the `keep` most recently
+ * closed ones land. */
+void sim_copy_wait(sim *s, uint32_t w, int64_t keep) {
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < s->copies.n; i++) {
+    scopy *c = &s->copies.v[i];
+    if (c->wave != w || (int64_t)c->group + keep >= (int64_t)s->groups[w]) {
+      s->copies.v[kept++] = *c;
+      continue;
+    }
+    for (int g = 0; g < 16; g++) {
+      sshared *m = &s->smem[c->addr + g];
+      m->inflight--;
+      granule_set(s, m, c->bits[g], (int32_t)((int64_t)w * s->lanes + c->lane));
+    }
+  }
+  s->copies.n = kept;
+}

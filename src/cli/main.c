@@ -218,9 +218,15 @@ static int run(wavec_ctx *ctx, cli *c) {
   for (size_t i = 0; st == WAVEC_OK && i < wavec_kernel_count(ctx); i++)
     nsel += !c->kernel ||
             !strcmp(wavec_kernel_name(wavec_kernel_get(ctx, i)), c->kernel);
-  if (c->emit && nsel > 1) {
-    fprintf(stderr, "wavec: %s has %zu kernels; --emit=%s writes one: "
-            "choose it with --kernel (", c->file, nsel, c->emit);
+  bool files = !strcmp(c->cmd, "run") && (c->run.nouts || c->run.nargs);
+  if ((c->emit || files) && nsel > 1) {
+    if (c->emit)
+      fprintf(stderr, "wavec: %s has %zu kernels; --emit=%s writes one: "
+              "choose it with --kernel (", c->file, nsel, c->emit);
+    else
+      fprintf(stderr, "wavec: %s has %zu kernels; --%s names one's "
+              "arguments: choose it with --kernel (", c->file, nsel,
+              c->run.nouts ? "out" : "arg");
     for (size_t i = 0; i < wavec_kernel_count(ctx); i++)
       fprintf(stderr, "%s%s", i ? ", " : "",
               wavec_kernel_name(wavec_kernel_get(ctx, i)));

@@ -304,12 +304,17 @@ int cli_emit_cubin(wavec_kernel *k, const char *target, const char *out) {
     char *bin = NULL;
     if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
         WEXITSTATUS(status) != 0) {
-      fprintf(stderr, "wavec: ptxas failed%s\n",
-              WIFEXITED(status) && WEXITSTATUS(status) == 127
-                  ? " (not found: put the CUDA toolkit's bin on PATH or set "
-                    "CUDA_HOME)"
-                  : "");
-      rc = CLI_MACHINE;
+      bool missing = pid < 0 || !WIFEXITED(status) ||
+                     WEXITSTATUS(status) == 127;
+      if (missing)
+        fprintf(stderr, "wavec: ptxas failed (not found: put the CUDA "
+                        "toolkit's bin on PATH or set CUDA_HOME)\n");
+      else /* (ptxas said why above) */
+        fprintf(stderr, "wavec: ptxas refused the PTX wavec made for '%s' "
+                        "(%s): a bug in wavec, not in the kernel; --emit=ptx "
+                        "writes the module for a report\n",
+                wavec_kernel_name(k), target);
+      rc = missing ? CLI_MACHINE : CLI_KERNEL;
     } else if (!(bin = read_all(cubin, &len))) {
       fprintf(stderr, "wavec: cannot read ptxas's output '%s': %s\n", cubin,
               strerror(errno));

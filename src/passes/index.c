@@ -103,6 +103,17 @@ typedef struct solver {
   VEC(wv_ids) users;
 } solver;
 
+/* Can the tile copies (16 bytes at a time) bring read `rd`'s rows to
+ * shared memory: is its memory's last dim a multiple of 16 bytes (every
+ * size of it, where it is given at run time)? A wgmma's lhs read whose
+ * rows are not is loaded into registers instead. */
+static bool rows_copyable(wv_kernel *k, const wv_node *rd) {
+  const wv_node *mem = wv_get(k->g, rd->mem);
+  const wv_diminfo *di = &k->dist->dim[mem->type.dims[mem->type.n - 1]];
+  int64_t size = di->dynamic ? di->multiple : di->size;
+  return size * wv_dtypes[mem->type.dt].bits / 8 % 16 == 0;
+}
+
 const wv_layout *wv_mma_role_layout(wv_kernel *k, uint32_t mma_id,
                                    wv_role r) {
   wavec_ctx *ctx = k->ctx;
@@ -119,9 +130,14 @@ const wv_layout *wv_mma_role_layout(wv_kernel *k, uint32_t mma_id,
   ex_t frag[2] = {ex_const(ctx, 0), ex_const(ctx, 0)};
   /* an operand read from shared memory (through a matrix descriptor) has
    * no elements in registers: only its tile extents */
-  bool shared = r != WV_ACC &&
-                wv_mma_issued_from_shared(
-                    kind, r, wv_get(k->g, n->ops[r])->op == WAVEC_OP_READ);
+  const wv_node *o = r != WV_ACC ? wv_get(k->g, n->ops[r]) : NULL;
+  /* (a permute of a read is the read: the pass broadcast drops it) */
+  if (o && o->op == WAVEC_OP_PERMUTE &&
+      wv_get(k->g, o->ops[0])->op == WAVEC_OP_READ)
+    o = wv_get(k->g, o->ops[0]);
+  bool shared =
+      o && wv_mma_issued_from_shared(
+               kind, r, o->op == WAVEC_OP_READ && rows_copyable(k, o));
   if (!shared)
     wv_mma_layout(ctx, kind, r, nn, d->lane, ex_sym(ctx, d->E), frag);
   const wv_type *t = r == WV_ACC ? &n->type : &wv_get(k->g, n->ops[r])->type;

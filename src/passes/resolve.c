@@ -9,7 +9,9 @@
  *    unless it is a read of memory the kernel never writes: that is read
  *    again, in the layout its user wants (a tile staged in shared memory
  *    serves both reads; attention's backward reads q as the rhs of
- *    q kᵀ and of dsᵀ q).
+ *    q kᵀ and of dsᵀ q);
+ *  - a permute of a read used only as an mma's lhs or rhs goes: the mma
+ *    takes the read (dims by name), as if written without it.
  * The graph is rebuilt in one walk; the old one is dropped. */
 #include "passes/dist.h"
 
@@ -100,6 +102,28 @@ static uint32_t reconcile(rw *r, uint32_t block, uint32_t uid, uint32_t i,
   return nop;
 }
 
+/* Is old node `id` a permute of a read whose every use is an mma's lhs or
+ * rhs? The mma takes dims by name, so the permute adds nothing there, and
+ * without it the read is what a wgmma reads from shared memory (the
+ * layouts already say so: wv_mma_role_layout looks through it). */
+static bool mma_permute(rw *r, uint32_t id) {
+  const wv_node *n = wv_get(r->old, id);
+  if (n->op != WAVEC_OP_PERMUTE ||
+      wv_get(r->old, n->ops[0])->op != WAVEC_OP_READ)
+    return false;
+  bool any = false;
+  for (uint32_t u = 1; u < r->old->nodes.n; u++) {
+    const wv_node *x = wv_get(r->old, u);
+    for (uint32_t i = 0; i < x->nops; i++)
+      if (x->ops[i] == id) {
+        if (x->op != WAVEC_OP_MMA || i >= 2)
+          return false;
+        any = true;
+      }
+  }
+  return any;
+}
+
 static void copy_block(rw *r, uint32_t oblock, uint32_t nblock) {
   wavec_ctx *ctx = r->k->ctx;
   wv_block *ob = &r->old->blocks.v[oblock];
@@ -107,6 +131,10 @@ static void copy_block(rw *r, uint32_t oblock, uint32_t nblock) {
     uint32_t oid = ob->nodes.v[j];
     wv_node n = *wv_get(r->old, oid);
     ctx->at = n.loc;
+    if (mma_permute(r, oid)) {
+      r->map[oid] = r->map[n.ops[0]];
+      continue;
+    }
     uint32_t *ops = n.nops ? wv_alloc(ctx, n.nops * sizeof *ops) : NULL;
     for (uint32_t i = 0; i < n.nops; i++)
       ops[i] = reconcile(r, nblock, oid, i, r->map[n.ops[i]]);

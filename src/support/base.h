@@ -154,6 +154,7 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
   X(D_MACHINE, 613, WAVEC_ERR_RUNTIME, "not available on this machine")        \
   X(D_SIM_BUDGET, 614, WAVEC_ERR_RUNTIME, "simulation past its step budget")    \
   X(D_SIM_REGS, 615, WAVEC_ERR_RUNTIME, "register budget misuse (setmaxnreg)")  \
+  X(D_SIM_GRACE, 616, WAVEC_ERR_RUNTIME, "global-memory race")                 \
   X(D_UNSUPPORTED, 701, WAVEC_ERR_UNSUPPORTED, "not supported by the target")  \
   X(D_INVALID, 901, WAVEC_ERR_INVALID, "invalid argument")                     \
   X(D_NOMEM, 902, WAVEC_ERR_NOMEM, "out of memory")                            \
@@ -316,7 +317,8 @@ void wv_on_free(wavec_ctx *ctx, void (*fn)(void *ud), void *ud);
   X(WV_HOOK_RELEASE_EARLY, "release-early")                                    \
   X(WV_HOOK_NO_CLUSTER_BAR, "no-cluster-bar")                                  \
   X(WV_HOOK_NO_CLUSTER_TAIL, "no-cluster-tail")                                \
-  X(WV_HOOK_LOCAL_RELEASE, "local-release")
+  X(WV_HOOK_LOCAL_RELEASE, "local-release")                                    \
+  X(WV_HOOK_NO_ORDER_BARRIER, "no-order-barrier")
 
 enum {
 #define X(e, name) e##_BIT,

@@ -264,9 +264,29 @@ static void (*const lower_op[WV_OP_COUNT])(lw *w, uint32_t id) = {
     [WAVEC_OP_RESULT] = lower_result,
 };
 
+/* The barrier before an access of a tensor the kernel wrote earlier
+ * (plan.c's ordered_accesses), and its remark. */
+static void order_access(lw *w, const wv_node *n) {
+  /* planted bug for the tests: the access unordered */
+  if (!(w->ctx->test_hooks & WV_HOOK_NO_ORDER_BARRIER))
+    lw_barrier(w);
+  wv_buf b;
+  wv_remark_start(w->k, n->loc, &b);
+  wv_buf_printf(&b,
+                "%s of '%s' after an earlier access of it that other threads "
+                "of the workgroup may have made: a barrier of the workgroup "
+                "orders the two (workgroups are not ordered: each reads back "
+                "or writes again only what it touched itself)",
+                n->op == WAVEC_OP_READ ? "read" : "write",
+                wv_get(w->g, n->mem)->name);
+  wv_remark_end(w->k, &b);
+}
+
 void lw_node(lw *w, uint32_t id) {
   wv_node *n = wv_get(w->g, id);
   w->loc = w->ctx->at = n->loc;
+  if (w->order_before[id])
+    order_access(w, n);
   if (lower_op[n->op])
     lower_op[n->op](w, id);
   else

@@ -223,6 +223,8 @@ typedef struct lw {
   uint32_t norigin; /* tables by origin (pre-expansion node) have this many */
   bool *mma_only;   /* by node: every use is an mma lhs or rhs */
   bool *written;    /* by ARG node: some write stores to it */
+  bool *order_before; /* by READ/WRITE: a barrier orders it after an
+                         earlier access of the tensor (plan.c) */
   uint32_t *nuses;  /* by node: operands that name it */
   bool *red_more;   /* by reduction link: a later link follows it */
   bool wgmma;       /* the kernel's mma is a warpgroup one */

@@ -139,7 +139,10 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
     if (o != id && x->mem == n->mem &&
         (x->op == WAVEC_OP_WRITE || x->op == WAVEC_OP_READ))
       return x->op == WAVEC_OP_READ ? "the kernel reads the output too"
-                                    : "the output is written more than once";
+             : w->ix->info[o].origin == w->ix->info[id].origin
+                 ? "expansion splits the write into pieces (its value's "
+                   "layout is not one tile a thread)"
+                 : "the output is written more than once";
   }
   int64_t ext[WV_MAX_DIMS];
   for (uint32_t i = 0; i < nd; i++) {

@@ -34,6 +34,88 @@ static bool *written_args(const lw *w) {
   return written;
 }
 
+/* Program order over global memory. A kernel that reads (or writes
+ * again) a tensor it wrote sees its own writes, as the program says:
+ * within a workgroup, where the elements a thread touches may be another
+ * thread's, a barrier of the workgroup orders the two accesses (bar.sync
+ * orders global memory among the threads it joins). By node: a READ or
+ * WRITE that must wait for such a barrier first (ordered_accesses).
+ *
+ * A forward walk in program order with, per written tensor, which
+ * origins (nodes before expansion) stored to, added to and read it since
+ * the last barrier: an access conflicts with one of another origin where
+ * either stores, or one adds and the other reads (adds of different
+ * threads commute; clones of one origin touch disjoint elements). A
+ * conflict places a barrier before the access, which orders everything
+ * before it. A loop's body is walked twice, the second time from its
+ * entry joined with the first walk's end (the previous iteration), only
+ * the second walk placing barriers; after the loop, the entry joined with
+ * the body's end (no trips). Workgroups are ordered by nothing: a
+ * workgroup reading what another wrote is a race no barrier mends, which
+ * the simulator reports (E0616). */
+enum { ORD_STORE, ORD_ADD, ORD_READ, ORD_KINDS };
+
+typedef struct ord_walk {
+  const lw *w;
+  bool *need;      /* by node: a barrier before it */
+  uint32_t nn;
+} ord_walk;
+
+/* An origin set: 0 empty, the origin + 1, or UINT32_MAX (several). */
+static uint32_t ord_join(uint32_t a, uint32_t b) {
+  return !a ? b : !b ? a : a == b ? a : UINT32_MAX;
+}
+
+/* Does set `a` hold an origin other than o + 1? */
+static bool ord_other(uint32_t a, uint32_t o) { return a && a != o + 1; }
+
+static void ord_block(ord_walk *ow, uint32_t block, uint32_t *st,
+                      bool place) {
+  const lw *w = ow->w;
+  const wv_block *b = &w->g->blocks.v[block];
+  size_t bytes = (size_t)ow->nn * ORD_KINDS * sizeof *st;
+  for (uint32_t i = 0; i < b->nodes.n; i++) {
+    uint32_t id = b->nodes.v[i];
+    const wv_node *n = wv_get(w->g, id);
+    if (n->op == WAVEC_OP_ITERATE) {
+      uint32_t *entry = wv_alloc(w->ctx, bytes), *end = wv_alloc(w->ctx, bytes);
+      memcpy(entry, st, bytes);
+      memcpy(end, st, bytes);
+      ord_block(ow, n->body, end, false);
+      for (size_t k = 0; k < (size_t)ow->nn * ORD_KINDS; k++)
+        st[k] = ord_join(entry[k], end[k]);
+      ord_block(ow, n->body, st, place);
+      for (size_t k = 0; k < (size_t)ow->nn * ORD_KINDS; k++)
+        st[k] = ord_join(entry[k], st[k]);
+      continue;
+    }
+    if ((n->op != WAVEC_OP_READ && n->op != WAVEC_OP_WRITE) ||
+        !w->written[n->mem])
+      continue;
+    uint32_t o = w->ix->info[id].origin, *m = st + (size_t)n->mem * ORD_KINDS;
+    int kind = n->op == WAVEC_OP_READ       ? ORD_READ
+               : n->flags & WV_WRITE_ADD ? ORD_ADD
+                                         : ORD_STORE;
+    bool clash = ord_other(m[ORD_STORE], o) ||
+                 (kind != ORD_ADD && ord_other(m[ORD_ADD], o)) ||
+                 (kind != ORD_READ && ord_other(m[ORD_READ], o));
+    if (clash) {
+      memset(st, 0, bytes);
+      if (place)
+        ow->need[id] = true;
+    }
+    m[kind] = ord_join(m[kind], o + 1);
+  }
+}
+
+static bool *ordered_accesses(const lw *w) {
+  uint32_t nn = w->g->nodes.n;
+  ord_walk ow = {w, wv_alloc(w->ctx, nn * sizeof *ow.need), nn};
+  uint32_t *st = wv_alloc(w->ctx, (size_t)nn * ORD_KINDS * sizeof *st);
+  ord_block(&ow, 0, st, true);
+  return ow.need;
+}
+
 /* By node: how many operands name it. */
 static uint32_t *use_counts(const lw *w) {
   uint32_t nn = w->g->nodes.n;
@@ -162,6 +244,7 @@ lw *lw_plan(wv_kernel *k) {
   w->norigin = origins(w);
   w->mma_only = mma_operands_only(w);
   w->written = written_args(w);
+  w->order_before = ordered_accesses(w);
   w->nuses = use_counts(w);
   w->red_more = reduction_links(w);
   w->wgmma = wv_mma_is_warpgroup((wavec_mma_kind)w->d->mma);

@@ -314,14 +314,17 @@ static void place_stages(lw *w) {
   }
 }
 
-/* A remark per read that feeds an mma.sync but stays in global memory
- * (a wgmma's is an error at the mma): why it is not staged. */
+/* A remark per read that feeds an mma but stays in global memory (an
+ * mma.sync's operand, or a wgmma's lhs in registers, index.c's
+ * rows_copyable; a wgmma's operand it reads from shared memory is an
+ * error at the mma): why it is not staged. */
 static void remark_unstaged(lw *w) {
-  for (uint32_t id = 1; id < w->g->nodes.n && !w->wgmma; id++) {
+  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
     const wv_node *n = wv_get(w->g, id);
     uint32_t o = w->ix->info[id].origin;
     const char *why = w->unstaged[o];
     if (n->op != WAVEC_OP_READ || !w->mma_only[id] || !why ||
+        (w->wgmma && !lw_nelem(w, id)) ||
         (w->ctx->test_hooks & WV_HOOK_NO_STAGING))
       continue;
     w->unstaged[o] = NULL; /* once an origin */

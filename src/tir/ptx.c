@@ -1249,7 +1249,12 @@ static void emit_instr(px *x, const tir_instr *in) {
 }
 
 /* ---- the module --------------------------------------------------------------------- */
+/* A PTX identifier for a kernel's name: a letter first, else '_' and at
+ * least one more character; not WARP_SZ, the one predefined identifier
+ * without '%' (ptxas refuses `.entry WARP_SZ` and `.entry _`; opcodes and
+ * directive words are fine). Such names get a '_' more. */
 static void put_ident(wv_buf *b, const char *s) {
+  const char *s0 = s;
   if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
     wv_buf_puts(b, "_");
   for (; *s; s++) {
@@ -1258,6 +1263,8 @@ static void put_ident(wv_buf *b, const char *s) {
               (c >= '0' && c <= '9') || c == '_' || c == '$';
     wv_buf_add(b, ok ? &c : "_", 1);
   }
+  if (!strcmp(s0, "WARP_SZ") || !strcmp(s0, "_") || !*s0)
+    wv_buf_puts(b, "_");
 }
 
 void tir_ptx_entry_name(const char *name, wv_buf *out) {

@@ -1138,12 +1138,17 @@ static void simulate(wv_kernel *k, void *const *args) {
   s.tmp = wv_alloc(ctx, (size_t)s.lanes * 8 * sizeof *s.tmp); /* ldsm x4 */
   s.ginit = wv_alloc(ctx, p->args.n * sizeof *s.ginit);
   s.gwriter = wv_alloc(ctx, p->args.n * sizeof *s.gwriter);
+  s.gwep = wv_alloc(ctx, p->args.n * sizeof *s.gwep);
+  s.grep = wv_alloc(ctx, p->args.n * sizeof *s.grep);
+  s.greader = wv_alloc(ctx, p->args.n * sizeof *s.greader);
   /* an argument the kernel only writes starts unwritten */
-  bool *read = wv_alloc(ctx, p->args.n);
+  bool *read = wv_alloc(ctx, p->args.n), *loaded = wv_alloc(ctx, p->args.n);
   for (uint32_t i = 0; i < p->code.n; i++)
     if (p->code.v[i].op == T_LDG || p->code.v[i].op == T_LDGV ||
-        p->code.v[i].op == T_CPA || p->code.v[i].op == T_REDG)
+        p->code.v[i].op == T_CPA || p->code.v[i].op == T_REDG) {
       read[p->code.v[i].imm] = true; /* an add reads what it adds to */
+      loaded[p->code.v[i].imm] |= p->code.v[i].op != T_REDG;
+    }
   for (uint32_t i = 0; i < p->code.n; i++) /* tensor copies, and stores
                                                that add (not plain ones) */
     if (p->code.v[i].op == T_TMA ||
@@ -1160,8 +1165,14 @@ static void simulate(wv_kernel *k, void *const *args) {
     size_t n = (size_t)p->args.v[a].elems;
     if (p->args.v[a].written && !read[a])
       s.ginit[a] = wv_alloc(ctx, n);
-    if (p->args.v[a].written)
+    if (p->args.v[a].written) {
       s.gwriter[a] = wv_alloc(ctx, n * sizeof(int32_t));
+      s.gwep[a] = wv_alloc(ctx, n * sizeof(uint32_t));
+    }
+    if (p->args.v[a].written && loaded[a]) {
+      s.greader[a] = wv_alloc(ctx, n * sizeof(int32_t));
+      s.grep[a] = wv_alloc(ctx, n * sizeof(uint32_t));
+    }
   }
   if (p->mma >= 0) {
     const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)p->mma);

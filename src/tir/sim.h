@@ -75,6 +75,11 @@ typedef struct sim {
   uint8_t **ginit;    /* per arg: element written (NULL: all are, inputs) */
   int32_t **gwriter;  /* per arg: thread + 1 of the last store this launch
                        * (NULL: an argument the kernel does not write) */
+  /* per argument the kernel both writes and reads (else NULL): the
+   * epoch + 1 of each element's last write, its last reader (thread + 1;
+   * negative: several read it in that epoch) and that epoch + 1 */
+  uint32_t **gwep, **grep;
+  int32_t **greader;
   uint32_t nwaves;
   int lanes;
   val *regs;          /* [wave][reg][lane] */

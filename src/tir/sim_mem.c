@@ -5,6 +5,7 @@
  * readers and their epochs), and cp.async copies, which claim their
  * shared bytes at issue and land when a wait retires their group. */
 #include <math.h>
+#include <stdio.h>
 
 #include "support/half.h"
 #include "tir/sim.h"
@@ -66,6 +67,9 @@ static void global_bounds(sim *s, const tir_instr *in, uint32_t w, int l,
                (long long)off, (long long)a->elems);
 }
 
+static void global_read(sim *s, const tir_instr *in, uint32_t w, int l,
+                        int64_t arg, int64_t off);
+
 val sim_ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
             int64_t off) {
   const tir_arg *a = &s->p->args.v[in->imm];
@@ -74,6 +78,8 @@ val sim_ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
     sim_report(s, in, w, l, D_SIM_UNINIT,
            "read of '%s' element %lld, which nothing wrote", a->name,
            (long long)off);
+  if (off >= 0 && off < a->elems)
+    global_read(s, in, w, l, in->imm, off);
   double x = sim_load_elem(a->dt, s->args[in->imm], off);
   val r;
   if (is_float(ty))
@@ -83,20 +89,114 @@ val sim_ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
   return r;
 }
 
+/* Global memory's order (gwep, greader, grep): the threads of a
+ * workgroup are ordered by its barriers (an epoch each), so an element
+ * one thread wrote and another reads, or one read and another writes,
+ * needs a barrier between; workgroups are ordered by nothing, so there
+ * it is a race whatever lies between. Threads are numbered across the
+ * launch (global_thread), a workgroup's consecutively. */
+static bool same_workgroup(const sim *s, int32_t a, int32_t b) {
+  int64_t t = s->p->block[0] * s->p->block[1] * s->p->block[2];
+  return (a - 1) / t == (b - 1) / t;
+}
+
+/* "thread T of workgroup (x, y, z)" for thread number a (+ 1). */
+static const char *thread_name(sim *s, int32_t a, char buf[96]) {
+  const tir_prog *p = s->p;
+  int64_t t = p->block[0] * p->block[1] * p->block[2];
+  int64_t g = (a - 1) / t;
+  snprintf(buf, 96, "thread %lld of workgroup (%lld, %lld, %lld)",
+           (long long)((a - 1) % t), (long long)(g % p->grid[0]),
+           (long long)(g / p->grid[0] % p->grid[1]),
+           (long long)(g / p->grid[0] / p->grid[1]));
+  return buf;
+}
+
+/* Element `off` of argument `arg`, last written (`did` "wrote") or read
+ * ("read") by thread `prev` (+ 1, negative where it added or where
+ * several read it), is read or written (`what`) by thread me: the race,
+ * if it is one. */
+static void global_order(sim *s, const tir_instr *in, uint32_t w, int l,
+                         int64_t arg, int64_t off, int32_t prev, int32_t me,
+                         const char *what, const char *did) {
+  int32_t who = prev < 0 ? -prev : prev;
+  bool wrote = did[0] == 'w';
+  uint32_t ep = wrote ? s->gwep[arg][off] : s->grep[arg][off];
+  if (!who || (who == me && (wrote || prev > 0)))
+    return;
+  const char *name = s->p->args.v[arg].name;
+  char b[96];
+  if (!same_workgroup(s, who, me))
+    sim_report(s, in, w, l, D_SIM_GRACE,
+               "global-memory race: a %s of '%s' element %lld, which %s %s: "
+               "workgroups run in no order, so a kernel reads back, or "
+               "writes again, only what its own workgroup touches",
+               what, name, (long long)off, thread_name(s, who, b), did);
+  if (ep != s->epoch + 1)
+    return; /* a barrier between */
+  int64_t t = s->p->block[0] * s->p->block[1] * s->p->block[2];
+  if (!wrote && prev < 0)
+    sim_report(s, in, w, l, D_SIM_GRACE,
+               "global-memory race: a %s of '%s' element %lld after other "
+               "threads of the workgroup read it, with no barrier between",
+               what, name, (long long)off);
+  sim_report(s, in, w, l, D_SIM_GRACE,
+             "global-memory race: a %s of '%s' element %lld after thread "
+             "%lld %s it, with no barrier between",
+             what, name, (long long)off, (long long)((who - 1) % t), did);
+}
+
+/* A read of element `off` of a written argument by thread (w, l). */
+static void global_read(sim *s, const tir_instr *in, uint32_t w, int l,
+                        int64_t arg, int64_t off) {
+  if (!s->greader[arg])
+    return;
+  int32_t me = global_thread(s, w, l);
+  uint32_t ep = s->epoch + 1;
+  global_order(s, in, w, l, arg, off, s->gwriter[arg][off], me, "read",
+               "wrote");
+  int32_t r = s->greader[arg][off];
+  bool several = s->grep[arg][off] == ep && r && (r < 0 || r != me) &&
+                 same_workgroup(s, r < 0 ? -r : r, me);
+  s->greader[arg][off] = several ? -me : me;
+  s->grep[arg][off] = ep;
+}
+
+/* Before a write of element `off` by thread me: the reads it follows. */
+static void global_write(sim *s, const tir_instr *in, uint32_t w, int l,
+                         int64_t arg, int64_t off, int32_t me) {
+  if (s->greader[arg])
+    global_order(s, in, w, l, arg, off, s->greader[arg][off], me, "write",
+                 "read");
+}
+
+/* Was element `off`, last written by thread prev (+ 1, negative: added),
+ * written in an earlier epoch of me's workgroup (a barrier between)? */
+static bool ordered_after(const sim *s, int64_t arg, int64_t off,
+                          int32_t prev, int32_t me) {
+  int32_t who = prev < 0 ? -prev : prev;
+  return who && same_workgroup(s, who, me) &&
+         s->gwep[arg][off] != s->epoch + 1;
+}
+
 /* Who last wrote each element of a written argument (gwriter): thread id
  * + 1 where it stored, -(id + 1) where it added (T_REDG); 0 none. Adds of
- * different threads commute; a store and another thread's add do not. */
+ * different threads commute; a store and another thread's add do not,
+ * unless a barrier of their workgroup lies between. */
 static void mixed_writes(sim *s, const tir_instr *in, uint32_t w, int l,
                          int64_t arg, int64_t off, int32_t prev, int32_t me,
                          bool adding) {
-  if (!prev || prev == me || prev == -me || (prev < 0) == adding)
+  if (!prev || prev == me || prev == -me || (prev < 0) == adding ||
+      ordered_after(s, arg, off, prev, me))
     return;
   int32_t other = prev < 0 ? -prev : prev;
+  char b[96];
   sim_report(s, in, w, l, D_SIM_CONFLICT,
-             "thread %d %s '%s' element %lld, which thread %d %s: the result "
-             "depends on their order",
-             me - 1, adding ? "adds to" : "stores to", s->p->args.v[arg].name,
-             (long long)off, other - 1, adding ? "stored" : "added to");
+             "%s '%s' element %lld, which %s %s: the result depends on "
+             "their order",
+             adding ? "an add to" : "a store to", s->p->args.v[arg].name,
+             (long long)off, thread_name(s, other, b),
+             adding ? "stored" : "added to");
 }
 
 /* Flushes a subnormal f32 to a zero of its sign (red.global.add.f32). */
@@ -108,11 +208,13 @@ void sim_add_elem(sim *s, const tir_instr *in, uint32_t w, int l,
                   int64_t arg, int64_t off, double x) {
   const tir_arg *a = &s->p->args.v[arg];
   int32_t me = global_thread(s, w, l);
+  global_write(s, in, w, l, arg, off, me);
   mixed_writes(s, in, w, l, arg, off, s->gwriter[arg][off], me, true);
   double old = sim_load_elem(a->dt, s->args[arg], off);
   double sum = (double)(float)(ftz32(old) + ftz32(x));
   store_elem(a->dt, s->args[arg], off, ftz32(sum));
   s->gwriter[arg][off] = -me;
+  s->gwep[arg][off] = s->epoch + 1;
 }
 
 void sim_redg(sim *s, const tir_instr *in, uint32_t w, int l, int64_t off,
@@ -126,18 +228,24 @@ void sim_store_elem(sim *s, const tir_instr *in, uint32_t w, int l,
   const tir_arg *a = &s->p->args.v[arg];
   int32_t me = global_thread(s, w, l);
   int32_t prev = s->gwriter[arg][off];
+  global_write(s, in, w, l, arg, off, me);
   mixed_writes(s, in, w, l, arg, off, prev, me, false);
   double was = sim_load_elem(a->dt, s->args[arg], off),
          now = sim_round_to(tir_ty_of(a->dt), x);
-  /* (two NaNs are the same value: copies of a row's NaN statistic) */
-  if (prev > 0 && prev != me && was != now && !(isnan(was) && isnan(now)))
+  /* (two NaNs are the same value: copies of a row's NaN statistic; a
+   * store a barrier orders after the other is program order) */
+  char b[96];
+  if (prev > 0 && prev != me && was != now && !(isnan(was) && isnan(now)) &&
+      !ordered_after(s, arg, off, prev, me))
     sim_report(s, in, w, l, D_SIM_CONFLICT,
-           "threads %d and %d store different values to '%s' element %lld",
-           prev - 1, me - 1, a->name, (long long)off);
+               "a store to '%s' element %lld of another value than %s "
+               "stored, with no barrier of one workgroup between",
+               a->name, (long long)off, thread_name(s, prev, b));
   store_elem(a->dt, s->args[arg], off, x);
   if (s->ginit[arg])
     s->ginit[arg][off] = 1;
   s->gwriter[arg][off] = me;
+  s->gwep[arg][off] = s->epoch + 1;
 }
 
 void sim_stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,

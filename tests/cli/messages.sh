@@ -75,3 +75,7 @@ import numpy as np
 np.save('$T/da.npy', np.zeros((64, 96), np.float16)); np.save('$T/db.npy', np.zeros((32, 80), np.float16))"
 run 3 run tests/kernels/dynamic.wave --kernel gemm_dyn --arg a=$T/da.npy --arg b=$T/db.npy
 has "$T/err" "argument 'b': dimension 1 ('K') is 80, the shape of 'a' gave 96"
+# run with --out (or --arg) in a file of several kernels: which one's?
+run 2 run examples/attention_bwd.wave -D B=1 -D M=64 -D K2=64 -D N=32 -D K1=32 --out dq=$T/dq.npy
+has "$T/err" "has 6 kernels; --out names one's arguments: choose it with --kernel (attention_bwd_D,"
+[ ! -e $T/dq.npy ] || fail "run of 6 kernels wrote $T/dq.npy"

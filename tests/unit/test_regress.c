@@ -5,7 +5,9 @@
  * and a reduction whose dimension the waves split (partials meet in shared
  * memory); a warpgroup loop that touches its carried accumulator before
  * any wait (its wgmmas must not run on into the next iteration); sums
- * whose lanes hold copies of the summed elements (sum_of_copies). */
+ * whose lanes hold copies of the summed elements (sum_of_copies); a
+ * wgmma's lhs stored transposed, plain and permuted, with rows a copy
+ * cannot move (transposed_lhs). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,6 +311,88 @@ static void sum_of_copies(void) {
   }
 }
 
+/* c = atᵀ b with the lhs stored [K, M], as written and through a permute:
+ * the same numbers and, where the rows of at are a multiple of 16 bytes,
+ * the same PTX but for the kernel's name (both operands by tensor copies;
+ * the permute once kept the lhs in registers, loaded from global memory);
+ * where they are not (M = 100 f16), the lhs in registers (once an error). */
+static char *ptx_of(kcase *c) {
+  const char *ptx;
+  size_t len;
+  if (wavec_emit_ptx(c->k, "sm_90a", &ptx, &len) != WAVEC_OK)
+    return NULL;
+  /* without the source lines (.loc), which differ */
+  char *s = malloc(len + 1), *o = s;
+  for (const char *l = ptx, *e; l < ptx + len; l = e + 1) {
+    e = memchr(l, '\n', (size_t)(ptx + len - l));
+    if (!e)
+      e = ptx + len;
+    const char *t = l;
+    while (t < e && (*t == ' ' || *t == '\t'))
+      t++;
+    if (!(e - t > 5 && !strncmp(t, ".loc", 4))) {
+      memcpy(o, l, (size_t)(e - l));
+      o += e - l;
+      *o++ = '\n';
+    }
+  }
+  *o = 0;
+  /* the kernel's name out: "gemm_at_permuted_wgmma" -> "gemm_at_wgmma" */
+  for (char *p; (p = strstr(s, "permuted_"));)
+    memmove(p, p + 9, strlen(p + 9) + 1);
+  return s;
+}
+
+static void transposed_lhs(void) {
+  static const int sz[][3] = {{128, 64, 128}, {100, 64, 64}, {72, 128, 64}};
+  static const char *const kn[] = {"gemm_at_wgmma", "gemm_at_permuted_wgmma"};
+  for (int t = 0; t < 3; t++) {
+    int M = sz[t][0], N = sz[t][1], K = sz[t][2];
+    char *ptx[2] = {NULL, NULL};
+    for (int v = 0; v < 2; v++) {
+      char dm[16], dn[16], dk[16];
+      snprintf(dm, sizeof dm, "M=%d", M);
+      snprintf(dn, sizeof dn, "N=%d", N);
+      snprintf(dk, sizeof dk, "K=%d", K);
+      const char *defs[] = {dm, dn, dk, NULL};
+      kcase c;
+      bool ok = kc_open(&c, "tests/kernels/regress.wave", kn[v], NULL, defs);
+      CHECKF(ok, "%s", c.err);
+      if (!ok)
+        continue;
+      uint64_t rng = 9;
+      double *at = kc_input(&c, "at", &rng), *b = kc_input(&c, "b", &rng);
+      double *ref = calloc((size_t)M * N, sizeof *ref);
+      for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++)
+          for (int k = 0; k < K; k++)
+            ref[(size_t)i * N + j] += at[(size_t)k * M + i] * b[(size_t)j * K + k];
+      ok = kc_simulate(&c);
+      CHECKF(ok, "%s", c.err);
+      if (ok) {
+        double e = kc_rel_err(&c, "c", ref);
+        printf("  %s %dx%dx%d: rel err %.2g\n", kn[v], M, N, K, e);
+        CHECKF(e < 1e-5, "%s %dx%dx%d: rel err %g", kn[v], M, N, K, e);
+      }
+      bool copyable = M * 2 % 16 == 0;
+      CHECKF(copyable == !kc_has_remark(c.k, "read of 'at' feeds an mma but "
+                                             "is not staged"),
+             "%s M=%d: the remark on the lhs in registers", kn[v], M);
+      ptx[v] = ptx_of(&c);
+      CHECKF(ptx[v] != NULL, "%s: no PTX", kn[v]);
+      free(at);
+      free(b);
+      free(ref);
+      kc_close(&c);
+    }
+    if (ptx[0] && ptx[1])
+      CHECKF(!strcmp(ptx[0], ptx[1]),
+             "M=%d: the permuted lhs gives other code than the plain one", M);
+    free(ptx[0]);
+    free(ptx[1]);
+  }
+}
+
 int main(void) {
   RUN(carried_sum_keeps_rows);
   RUN(integer_constants);
@@ -317,5 +401,6 @@ int main(void) {
   RUN(integer_division);
   RUN(scalar_values);
   RUN(sum_of_copies);
+  RUN(transposed_lhs);
   CHECK_EXIT();
 }

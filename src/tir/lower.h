@@ -184,7 +184,12 @@ typedef struct sched_plan {
  * is the next column of the element before it, and the power of 2 (up to
  * 8) its column is a multiple of. */
 typedef struct store_plan {
-  uint32_t write;           /* the WRITE, or 0 (direct stores everywhere) */
+  uint32_t write;           /* the WRITE, or 0 (direct stores everywhere);
+                               of several clones of one write (a wave
+                               holding two wgmmas' rows), the last */
+  uint32_t *clones, nclones; /* every clone of the write, in order (the
+                                elements below are theirs, one after the
+                                other); the last stores them all */
   uint32_t tmap;            /* its tensor map */
   int64_t base;             /* the buffer's shared byte offset */
   int64_t rows, cols;       /* the workgroup tile */
@@ -540,6 +545,9 @@ void lw_walk_bounds(lw *w, uint32_t id, uint32_t *rfirst, uint32_t *rlast,
  * staged bytes and its tensor map to the pipeline's), the epilogue at the
  * write, the wait for the stores before the program ends */
 void lw_store_plan(lw *w);
+/* Is WRITE id a clone of the tensor stores' write other than the last
+ * (whose lowering stores every clone's elements)? */
+bool lw_store_clone(const lw *w, uint32_t id);
 void lw_store_remark(lw *w, uint32_t id);
 void lw_store_write(lw *w, uint32_t id);
 void lw_store_finish(lw *w);

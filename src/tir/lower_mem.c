@@ -732,6 +732,9 @@ static bool add_parts(lw *w, uint32_t id, int a, uint32_t owner) {
 void lw_write(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   lw_store_remark(w, id);
+  /* (a clone of the tensor stores' write: the last clone stores it) */
+  if (lw_store_clone(w, id))
+    return;
   /* (an adding write whose waves hold parts reaches its tensor reduces
    * through sum_parts) */
   uint32_t wv = wv_get(w->g, id)->ops[0];

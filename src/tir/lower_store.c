@@ -134,15 +134,25 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
   int64_t es = tir_ty_bytes(tir_ty_of(mem->type.dt));
   if (es != 2 && es != 4)
     return "its elements are not of 16 or 32 bits";
+  /* a plain write's clones (a wave holding two wgmmas' rows of the tile)
+   * are stored together, by the last: every other access of the output
+   * refuses */
+  uint32_t origin = w->ix->info[id].origin, ng = 0;
+  uint32_t *grp = wv_alloc(ctx, w->g->nodes.n * sizeof *grp);
   for (uint32_t o = 1; o < w->g->nodes.n; o++) {
     wv_node *x = wv_get(w->g, o);
-    if (o != id && x->mem == n->mem &&
+    bool clone = x->op == WAVEC_OP_WRITE &&
+                 w->ix->info[o].origin == origin && x->block == n->block;
+    if (o == id || (clone && !add)) {
+      grp[ng++] = o;
+      continue;
+    }
+    if (x->mem == n->mem &&
         (x->op == WAVEC_OP_WRITE || x->op == WAVEC_OP_READ))
       return x->op == WAVEC_OP_READ ? "the kernel reads the output too"
-             : w->ix->info[o].origin == w->ix->info[id].origin
-                 ? "expansion splits the write into pieces (its value's "
-                   "layout is not one tile a thread)"
-                 : "the output is written more than once";
+             : clone ? "expansion splits the adding write into pieces (its "
+                       "value's layout is not one tile a thread)"
+                     : "the output is written more than once";
   }
   int64_t ext[WV_MAX_DIMS];
   for (uint32_t i = 0; i < nd; i++) {
@@ -171,14 +181,16 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
     return "the workgroup tile is larger than shared memory";
   /* every element of the tile, once; an adding write's partial sum once
    * per wave that holds a part (they sum them first: sum_parts) */
-  uint32_t v = n->ops[0], ne = lw_nelem(w, v);
+  uint32_t ne = 0;
+  for (uint32_t g = 0; g < ng; g++)
+    ne += lw_nelem(w, wv_get(w->g, grp[g])->ops[0]);
   int64_t copies = 1;
   if (wv_partial(w->d, val) & WV_PARTS_WAVES) {
     int64_t W = w->d->waves[w->d->dim[val->sym].wg_axis];
     if (w->d->hw[WAVEC_HW_SUM_PARTS] == 0 && w->k->hw.ints[WAVEC_HW_SUM_PARTS])
       return "its waves hold parts and add them each (hardware(sum_parts = "
              "0))";
-    if (ne % (2 * W))
+    if (ng > 1 || ne % (2 * W))
       return "its waves hold parts whose elements do not split in pairs "
              "among them";
     copies = W;
@@ -193,10 +205,13 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
   sp->panel_of = wv_alloc(ctx, ne * sizeof *sp->panel_of);
   sp->follows = wv_alloc(ctx, ne * sizeof *sp->follows);
   sp->calign = wv_alloc(ctx, ne * sizeof *sp->calign);
-  for (uint32_t e = 0; e < ne; e++) {
-    if (!local_coords(w, n, v, mem, e, at))
+  for (uint32_t e = 0, g = 0, e0 = 0; e < ne; e++) {
+    const wv_node *cn = wv_get(w->g, grp[g]);
+    if (!local_coords(w, cn, cn->ops[0], mem, e - e0, at))
       return "its elements' places in the tile depend on more than the "
              "thread";
+    if (e + 1 - e0 == lw_nelem(w, cn->ops[0]))
+      e0 = e + 1, g++;
     int64_t align = 8;
     for (int64_t t = 0; t < threads; t++) {
       bool lead = true; /* the dims before the last two: tiles of 1 */
@@ -223,7 +238,9 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
   for (int64_t i = 0; i < rows * cols; i++)
     if (hit[i] != copies)
       return "the threads do not write each element of the tile once";
-  sp->write = id;
+  sp->write = grp[ng - 1];
+  sp->clones = grp;
+  sp->nclones = ng;
   sp->rows = rows;
   sp->cols = cols;
   sp->panel_cols = pc;
@@ -284,7 +301,8 @@ void lw_store_plan(lw *w) {
     return;
   w->store.why_not = wv_alloc(w->ctx, w->g->nodes.n * sizeof *w->store.why_not);
   for (uint32_t id = 1; id < w->g->nodes.n; id++) {
-    if (wv_get(w->g, id)->op != WAVEC_OP_WRITE)
+    if (wv_get(w->g, id)->op != WAVEC_OP_WRITE || lw_store_clone(w, id) ||
+        (w->store.nclones > 1 && id == w->store.write))
       continue;
     store_plan sp = {0};
     const char *why = refusal(w, id, &sp);
@@ -339,8 +357,15 @@ void lw_store_plan(lw *w) {
   }
 }
 
+bool lw_store_clone(const lw *w, uint32_t id) {
+  for (uint32_t i = 0; i + 1 < w->store.nclones; i++)
+    if (w->store.clones[i] == id)
+      return true;
+  return false;
+}
+
 void lw_store_remark(lw *w, uint32_t id) {
-  if (w->store.why_not)
+  if (w->store.why_not && !lw_store_clone(w, id))
     remark_store(w, id, w->store.why_not[id]);
 }
 
@@ -442,11 +467,24 @@ typedef struct tile_at {
   ex_t *lr, *lc;
 } tile_at;
 
+/* The clones write `id` stores together (its plan's, else itself). */
+static uint32_t clones_of(const lw *w, uint32_t id, const uint32_t **out) {
+  if (id == w->store.write) {
+    *out = w->store.clones;
+    return w->store.nclones;
+  }
+  *out = NULL;
+  return 1;
+}
+
 static tile_at tile_of(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
   wv_node *mem = wv_get(w->g, n->mem);
-  uint32_t v = n->ops[0], ne = lw_nelem(w, v), nd = mem->type.n;
+  const uint32_t *grp;
+  uint32_t ng = clones_of(w, id, &grp), ne = 0, nd = mem->type.n;
+  for (uint32_t g = 0; g < ng; g++)
+    ne += lw_nelem(w, wv_get(w->g, grp ? grp[g] : id)->ops[0]);
   tile_at t;
   for (uint32_t i = 0; i < nd; i++) {
     int64_t ext;
@@ -454,13 +492,16 @@ static tile_at tile_of(lw *w, uint32_t id) {
   }
   t.lr = wv_alloc(ctx, ne * sizeof *t.lr);
   t.lc = wv_alloc(ctx, ne * sizeof *t.lc);
-  for (uint32_t e = 0; e < ne; e++) {
-    ex_t coord[WV_MAX_DIMS];
-    lw_mem_coords(w, v, 0, mem, e, coord);
-    t.lr[e] = ex_simplify(ctx, ex_sub(ctx, coord[nd - 2], t.start[nd - 2]),
-                          w->ranges, w->nranges);
-    t.lc[e] = ex_simplify(ctx, ex_sub(ctx, coord[nd - 1], t.start[nd - 1]),
-                          w->ranges, w->nranges);
+  for (uint32_t g = 0, e = 0; g < ng; g++) {
+    uint32_t v = wv_get(w->g, grp ? grp[g] : id)->ops[0];
+    for (uint32_t k = 0; k < lw_nelem(w, v); k++, e++) {
+      ex_t coord[WV_MAX_DIMS];
+      lw_mem_coords(w, v, 0, mem, k, coord);
+      t.lr[e] = ex_simplify(ctx, ex_sub(ctx, coord[nd - 2], t.start[nd - 2]),
+                            w->ranges, w->nranges);
+      t.lc[e] = ex_simplify(ctx, ex_sub(ctx, coord[nd - 1], t.start[nd - 1]),
+                            w->ranges, w->nranges);
+    }
   }
   return t;
 }
@@ -565,18 +606,23 @@ void lw_store_write(lw *w, uint32_t id) {
   wv_node *n = wv_get(w->g, id);
   const store_plan *sp = n->flags & WV_WRITE_ADD ? &w->add : &w->store;
   wv_node *mem = wv_get(w->g, n->mem);
-  uint32_t v = n->ops[0];
   tir_ty ty = tir_ty_of(mem->type.dt);
   int64_t es = tir_ty_bytes(ty);
   w->p->args.v[mem->index].written = true;
-  uint32_t ne = lw_nelem(w, v);
+  const uint32_t *grp;
+  uint32_t ng = clones_of(w, id, &grp), ne = 0;
+  for (uint32_t g = 0; g < ng; g++)
+    ne += lw_nelem(w, wv_get(w->g, grp ? grp[g] : id)->ops[0]);
   tile_at t = tile_of(w, id);
   uint32_t leader = leader_of(w);
   swz_memo memo = {wv_alloc(ctx, ne * sizeof *memo.b),
                    wv_alloc(ctx, ne * sizeof *memo.s), 0};
   uint32_t *regs = wv_alloc(ctx, ne * sizeof *regs);
-  for (uint32_t e = 0; e < ne; e++)
-    regs[e] = w->vals[v] + e;
+  for (uint32_t g = 0, e = 0; g < ng; g++) {
+    uint32_t v = wv_get(w->g, grp ? grp[g] : id)->ops[0];
+    for (uint32_t k = 0; k < lw_nelem(w, v); k++)
+      regs[e++] = w->vals[v] + k;
+  }
   for (int64_t p0 = 0; p0 < sp->panels; p0 += sp->per_round) {
     /* planted bug for the tests: write the buffer while the stores issued
      * from it may still read it (copied out by the threads: while other

@@ -245,6 +245,8 @@ if [ -e bench/gemm.wave ]; then
   cases+=("store bench gemm_wgmma_bf16 256x512x640 spec st4|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=256 -D N=512 -D K=640 --hardware specialize=1,stages=4|sm_90a")
   cases+=("store bench gemm_wgmma_bf16 256x512x640 stores=1|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=256 -D N=512 -D K=640 --hardware specialize=1,stages=4,stores=1|sm_90a")
   cases+=("store bench gemm_wgmma_bf16 200x72x96 ragged pers|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=200 -D N=72 -D K=96 --hardware persistent=1,sms=2,specialize=1,stages=4|sm_90a")
+  cases+=("store bench gemm_wgmma_f16 300x200x96 two wgmma row blocks a wave|bench/gemm.wave --kernel gemm_wgmma_f16 -D M=300 -D N=200 -D K=96 -D BLOCK_M=256 -D BLOCK_N=128 -D WAVES_M=2 --hardware stages=3|sm_90a")
+  cases+=("store bench gemm_wgmma_bf16 512x512x128 two wgmma row blocks spec+pers|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=512 -D N=512 -D K=128 -D BLOCK_M=128 -D BLOCK_N=128 -D WAVES_M=1 --hardware specialize=1,persistent=1,sms=3,stages=4|sm_90a")
   cases+=("store bench gemm_wgmma_f16 1000x1016x128 ragged pers|bench/gemm.wave --kernel gemm_wgmma_f16 -D M=1000 -D N=1016 -D K=128 --hardware persistent=1,sms=5,stages=3|sm_90a")
   cases+=("store copy-out bench gemm_wgmma_bf16 200x201x96 spec st4|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=200 -D N=201 -D K=96 --hardware specialize=1,stages=4|sm_90a")
   cases+=("store copy-out bench gemm_wgmma_bf16 129x250x40 pers|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=129 -D N=250 -D K=40 --hardware persistent=1,sms=2,stages=4|sm_90a")

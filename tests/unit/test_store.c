@@ -6,8 +6,9 @@
  *    the tiles divide and ragged ones (the tile hangs over the edge: the
  *    copy engine drops what lies outside), with warp specialization and
  *    persistent tiles on and off, and buffers of 1, 2 and 4 column panels
- *    (rounds of stores within a tile): each has tensor stores exactly when
- *    expected;
+ *    (rounds of stores within a tile), warpgroups of two wgmmas' rows (the
+ *    write's two clones stored together): each has tensor stores exactly
+ *    when expected;
  *  - the shape of the program: thread 0 issues one tensor store per panel
  *    and the tile is written with no global store; a proxy fence, a wait
  *    for the buffer before each round and one for every store at the end;
@@ -126,6 +127,21 @@ static void gemm_bf16_f16(void) {
     gemm_case("bench/gemm.wave", "gemm_wgmma_f16", 384, 640, 256, f16[k],
               true, 2e-3, &rng);
     gemm_case("bench/gemm.wave", "gemm_wgmma_f16", 200, 72, 96, f16[k],
+              true, 2e-3, &rng);
+  }
+  /* a warpgroup of 128 rows (two wgmmas' rows: the write expands into two
+   * clones, stored together by the last), 256x128 and 128x128 tiles, one
+   * round a tile and two, specialized and persistent */
+  static const char *const two[][7] = {
+      {"BLOCK_M=256", "BLOCK_N=128", "WAVES_M=2", "stages=3", NULL},
+      {"BLOCK_M=128", "BLOCK_N=128", "WAVES_M=1", "stages=3", NULL},
+      {"BLOCK_M=256", "BLOCK_N=128", "WAVES_M=2", "specialize=1",
+       "persistent=1", "sms=3", NULL},
+  };
+  for (size_t k = 0; k < 3; k++) {
+    gemm_case("bench/gemm.wave", "gemm_wgmma_f16", 512, 256, 128, two[k],
+              true, 2e-3, &rng);
+    gemm_case("bench/gemm.wave", "gemm_wgmma_f16", 300, 200, 96, two[k],
               true, 2e-3, &rng);
   }
 }

@@ -28,9 +28,47 @@ import tempfile
 import time
 
 # outputs of two configurations agree when ||x - y|| <= tol ||y|| (no NaN
-# or inf only one of them has); per output type: accumulation order and the
-# output's rounding differ between tilings
-TOLERANCE = {"f32": 1e-4, "f16": 5e-3, "bf16": 3e-2, "i32": 0.0, "i1": 0.0}
+# or inf only one of them has); per type: accumulation order and rounding
+# differ between tilings. A float output takes the largest tolerance of
+# its own type and the kernel's float inputs' (an f32 output computed
+# through f16 values, attention's p, differs by f16 roundings between
+# tile shapes); integers agree exactly.
+TOLERANCE = {"f32": 1e-4, "f16": 5e-3, "bf16": 3e-2, "f8e4m3": 6e-2, "f8e5m2": 1.2e-1,
+             "i32": 0.0, "i8": 0.0, "i1": 0.0}
+FLOATS = ("f32", "f16", "bf16", "f8e4m3", "f8e5m2")
+
+
+def _tolerance(kern, a):
+    if a.dtype not in FLOATS:
+        return TOLERANCE[a.dtype]
+    return max([TOLERANCE[a.dtype]] + [TOLERANCE[x.dtype] for x in kern.args
+                                       if not x.is_output and x.dtype in FLOATS])
+
+
+def _f8_values(b, mant_bits):
+    """The values of 8-bit float bytes b (NaN for e4m3's 0x7f / 0xff and
+    e5m2's all-ones exponent)."""
+    import numpy as np
+    bias, emax = (7, 15) if mant_bits == 3 else (15, 31)
+    b = b.astype(np.int64)
+    sign = np.where(b >> 7, -1.0, 1.0)
+    e = (b >> mant_bits) & emax
+    m = b & ((1 << mant_bits) - 1)
+    v = np.where(e == 0, m / (1 << mant_bits) * 2.0 ** (1 - bias),
+                 (1 + m / (1 << mant_bits)) * 2.0 ** (e - bias))
+    nan = (b & 0x7F) == 0x7F if mant_bits == 3 else e == emax
+    return np.where(nan, np.nan, sign * v)
+
+
+def _f8_bytes(rng, shape, mant_bits):
+    """Random 8-bit float bytes of magnitude 2^-3 to 2^2, either sign (no
+    NaN or inf): e4m3 (mant_bits 3, bias 7), e5m2 (2, bias 15)."""
+    import numpy as np
+    bias = 7 if mant_bits == 3 else 15
+    e = rng.integers(bias - 3, bias + 2, shape)
+    m = rng.integers(0, 1 << mant_bits, shape)
+    sign = rng.integers(0, 2, shape)
+    return ((sign << 7) | (e << mant_bits) | m).astype(np.uint8)
 
 
 def _split(config):
@@ -178,29 +216,42 @@ class Autotuner:
         return errors, ptxas
 
     # ---- running -------------------------------------------------------------------------
-    def _inputs(self, kern, seed=0):
-        """Random inputs, outputs filled with NaN (or -1 for integers)."""
+    def _inputs(self, kern, sizes, seed=0):
+        """Random inputs, outputs filled with NaN (or -1 for integers); a
+        dynamic dim takes its size from `sizes` (what tune() was given)."""
         import numpy as np
         rng = np.random.default_rng(seed)
         host = []
         for a in kern.args:
+            shape = []
+            for n, d in zip(a.shape, a.dims):
+                if n is None and d not in sizes:
+                    raise ValueError(f"argument '{a.name}': dimension '{d}' is given at run time: pass "
+                                     f"{d}=... to tune() / best() for the inputs it is tuned on")
+                shape.append(n if n is not None else int(sizes[d]))
             if a.dtype in ("f16", "f32", "bf16"):
-                x = rng.uniform(-1, 1, a.shape).astype(np.float32)
+                x = rng.uniform(-1, 1, shape).astype(np.float32)
                 if a.is_output:
                     x[...] = np.nan
                 if a.dtype == "f16":
                     x = x.astype(np.float16)
                 elif a.dtype == "bf16":
                     x = (x.view(np.uint32) >> 16).astype(np.uint16)
-            elif a.dtype == "i32":
-                x = rng.integers(0, 8, a.shape).astype(np.int32) if not a.is_output else np.full(a.shape, -1, np.int32)
+            elif a.dtype in ("f8e4m3", "f8e5m2"):
+                x = _f8_bytes(rng, shape, 3 if a.dtype == "f8e4m3" else 2)
+                if a.is_output:
+                    x[...] = 0x7F if a.dtype == "f8e4m3" else 0x7F  # NaN
+            elif a.dtype in ("i32", "i8"):
+                t = np.int32 if a.dtype == "i32" else np.int8
+                x = rng.integers(-8, 8, shape).astype(t) if not a.is_output else np.full(shape, -1, t)
             else:
-                x = rng.integers(0, 2, a.shape).astype(np.bool_)
+                x = rng.integers(0, 2, shape).astype(np.bool_)
             host.append(np.ascontiguousarray(x))
         if self.target == "sim":
             return host
         import torch
-        dt = {"f16": torch.float16, "f32": torch.float32, "i32": torch.int32, "i1": torch.bool}
+        dt = {"f16": torch.float16, "f32": torch.float32, "i32": torch.int32, "i8": torch.int8,
+              "i1": torch.bool, "f8e4m3": torch.uint8, "f8e5m2": torch.uint8}
         out = []
         for a, x in zip(kern.args, host):
             if a.dtype == "bf16":
@@ -226,13 +277,15 @@ class Autotuner:
                 y = self._to_numpy(x)
                 if a.dtype == "bf16":
                     y = (y.astype(np.uint16).astype(np.uint32) << 16).view(np.float32)
+                elif a.dtype in ("f8e4m3", "f8e5m2"):
+                    y = _f8_values(y.astype(np.uint8), 3 if a.dtype == "f8e4m3" else 2)
                 outs.append((a, y.astype(np.float64)))
         return outs
 
     @staticmethod
-    def _differ(a, got, want):
+    def _differ(a, got, want, tol):
         """The relative difference of got from want, inf when their NaNs
-        differ; and whether it is within the output's tolerance."""
+        differ; and whether it is within tolerance tol."""
         import numpy as np
         gn, wn = ~np.isfinite(got), ~np.isfinite(want)
         if (gn != wn).any() or (gn & (got != want) & ~(np.isnan(got) & np.isnan(want))).any():
@@ -240,7 +293,7 @@ class Autotuner:
         g, w = got[~gn], want[~wn]
         norm = float(np.linalg.norm(w))
         d = float(np.linalg.norm(g - w)) / norm if norm else float(np.linalg.norm(g - w))
-        return d, d <= TOLERANCE[a.dtype]
+        return d, d <= tol
 
     def _time(self, kern, args):
         if self.bench is not None:
@@ -288,7 +341,7 @@ class Autotuner:
             try:
                 kern = self._compile(config, sizes, ptxas=ptxas)
                 if args0 is None:
-                    args0 = self._inputs(kern)
+                    args0 = self._inputs(kern, {**self.defines, **sizes})
                 args = [x.copy() if hasattr(x, "copy") and not hasattr(x, "clone") else x.clone() for x in args0]
                 kern(*args)
                 self._sync()
@@ -307,7 +360,7 @@ class Autotuner:
                     want = got  # the first configuration that ran is the reference
             worst, ok = 0.0, True
             for (a, g), (_, w) in zip(got, want):
-                d, fits = self._differ(a, g, w)
+                d, fits = self._differ(a, g, w, _tolerance(kern, a))
                 worst, ok = max(worst, d), ok and fits
             if not ok:
                 results.append(Result(config, "numbers differ", error=worst))

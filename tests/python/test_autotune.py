@@ -118,5 +118,36 @@ class Autotune(unittest.TestCase):
             wavec.autotune(SGEMM, "sgemm", [], target="sim")
 
 
+    def test_kernels_of_every_kind(self):
+        """Inputs for 8-bit kernels (i8 exact, f8e4m3 bytes that are
+        numbers) and dynamic dims (sized by what tune() is given); an f32
+        output computed through f16 values (the attention's p) agrees
+        within the f16 inputs' tolerance across tile shapes."""
+        ex = os.path.join(ROOT, "examples")
+        cases = [
+            ("gemm_i8.wave", "gemm_i8_sync", [dict(BLOCK_M=64, BLOCK_N=64), dict(BLOCK_M=32, BLOCK_N=32)],
+             dict(M=64, N=64, K=128), {}),
+            ("gemm_fp8.wave", "gemm_fp8_sync", [dict(BLOCK_M=64, BLOCK_N=64), dict(BLOCK_M=32, BLOCK_N=64)],
+             dict(M=64, N=64, K=64), {}),
+            (os.path.join(ROOT, "tests", "kernels", "dynamic.wave"), "gemm_dyn",
+             [dict(BLOCK_M=64, BLOCK_N=64), dict(BLOCK_M=32, BLOCK_N=32)], dict(M=100, N=72, K=96), {}),
+            ("attention_fwd.wave", "attention_fwd",
+             [dict(BLOCK_M=64, BLOCK_K2=32), dict(BLOCK_M=32, BLOCK_K2=64, WAVES=2)], dict(M=100, K2=130),
+             dict(B=1, K1=64, N=64)),
+        ]
+        for src, kern, configs, sizes, fixed in cases:
+            lines = []
+            t = wavec.autotune(os.path.join(ex, src), kern, configs, key=list(sizes), target="sim", workers=1,
+                               progress=lines.append, cache=False, **fixed)
+            results = t.tune(**sizes)
+            self.assertEqual([r.status for r in results], ["ok", "ok"], f"{kern}: {lines}")
+        with self.assertRaisesRegex(ValueError, "dimension 'M' is given at run time: pass M="):
+            wavec.autotune(os.path.join(ROOT, "tests", "kernels", "dynamic.wave"), "gemm_dyn",
+                           [dict(BLOCK_M=64, BLOCK_N=64)], key=["N"], target="sim", workers=1,
+                           progress=lines.append, cache=False, K=96)._inputs(
+                wavec.compile(os.path.join(ROOT, "tests", "kernels", "dynamic.wave"), kernel="gemm_dyn",
+                              target="sim", BLOCK_M=64, BLOCK_N=64), dict(N=72))
+
+
 if __name__ == "__main__":
     unittest.main()

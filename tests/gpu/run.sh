@@ -232,6 +232,15 @@ if [ -e examples/attention_bwd.wave ]; then
     cases+=("${k#attention_} B1 128/64 64x32 4 waves|examples/attention_bwd.wave --kernel $k -D B=1 -D M=128 -D K2=128 -D N=64 -D K1=64 -D BLOCK_M=64 -D BLOCK_K2=64 -D WAVES=4 --hardware stages=2")
   done
 fi
+# program order over global memory (tests/kernels/order.wave): reads of
+# what another wave wrote, a second write in another layout, behind the
+# compiler's barrier; a wgmma lhs stored [K, M], permuted or not, with
+# rows a copy cannot move (loaded into registers) and rows it can
+cases+=("order shift_back 96x160x64|tests/kernels/order.wave --kernel shift_back -D M=96 -D N=160 -D K=64")
+cases+=("order write_twice 72x96x40|tests/kernels/order.wave --kernel write_twice -D M=72 -D N=96 -D K=40")
+cases+=("order shift_back_wgmma 256x192x128|tests/kernels/order.wave --kernel shift_back_wgmma -D M=256 -D N=192 -D K=128|sm_90a")
+cases+=("order gemm_at_wgmma 100x64x64 lhs in registers|tests/kernels/regress.wave --kernel gemm_at_wgmma -D M=100 -D N=64 -D K=64|sm_90a")
+cases+=("order gemm_at_permuted_wgmma 128x192x128|tests/kernels/regress.wave --kernel gemm_at_permuted_wgmma -D M=128 -D N=192 -D K=128|sm_90a")
 if [ -e bench/gemm.wave ]; then
   cases+=("bench gemm_f16 256x256x64|bench/gemm.wave --kernel gemm_f16 -D M=256 -D N=256 -D K=64")
   cases+=("bench gemm_bf16 256x256x64|bench/gemm.wave --kernel gemm_bf16 -D M=256 -D N=256 -D K=64")

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Tenth session's measurement: the one-pass backward of v0.6.7 (dk under
+# dq's staging, a barrier fewer) against the library before it (build/base,
+# 03fb21d, carried), D = 128 and 64, N = 4096, causal and not, each beside
+# SDPA-cuDNN in its own process; D = 64 specialized and with exchange = 1;
+# then the GPU cases (with memcheck, racecheck, synccheck) of the one-pass
+# backward (exchange = 1 among them), of program order over global memory
+# and of tensor stores from two wgmmas' rows; last, ncu's PC samples of the
+# fused backward at D = 128 split by role.
+#
+# Before the call, on the CPU machine (build/ is not committed):
+#   git worktree add /tmp/wv-base 03fb21d && make -C /tmp/wv-base -s MODE=release lib
+#   mkdir -p build/base && cp /tmp/wv-base/build/release/libwavec.so build/base/
+# and call with carry ["build/base"]. Knobs: ROWS (bwd rows), GPU_CASES
+# (patterns, comma-separated; empty: none), PROF (empty: no profile), the
+# timeouts BWD_S, GPU_S, PROF_S.
+. bench/device_env.sh
+NEW=build/release/libwavec.so
+build_release
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+CFGS="[(128, 64, 2, {})]"
+bwd() { for row in "$@"; do
+  L=$NEW; D=${BWD_D:-128,64}; C=$CFGS
+  case $row in
+    base) L=build/base/libwavec.so ;;
+    spec) D=64; C="[(128, 64, 2, dict(specialize=1))]" ;;
+    xchg) D=64; C="[(128, 64, 2, dict(exchange=1))]" ;;
+  esac
+  WAVEC_LIB=$L WV_BWD1_D=$D timeout ${BWD_S:-150} python3 -c "
+import sys; sys.path.insert(0, 'bench'); import bench
+bench.bwd_one_pass(True, $C)" >"$OUT/log-bwd1-$row.txt" 2>&1
+  echo "bwd1 $row rc=$?"; grep -E "^bwd1|FAIL|Error" "$OUT/log-bwd1-$row.txt" | cut -c1-220
+done; }
+bwd ${ROWS-base new spec xchg}
+IFS=, read -ra pats <<<"${GPU_CASES-bwd1 wgmma fused,order,two wgmma row blocks}"
+for p in "${pats[@]}"; do
+  f="$OUT/gpu-$(echo "$p" | tr ' ' '-').txt"
+  GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-200} bash tests/gpu/run.sh "$p" >"$f" 2>&1
+  echo "[gpu $p] rc=$?"; grep -E "^(ok|FAIL)|passed|failed" "$f" | tail -12
+done
+for d in ${PROF:+${PROF_D:-128}}; do
+  WAVEC_LIB=$NEW WV_PROF_D=$d WV_PROFILE_ONLY=$PROF timeout ${PROF_S:-150} python3 bench/profile_bwd1.py "$TMPO/prof$d" \
+    >"$OUT/prof-bwd1-d$d.txt" 2>&1
+  echo "profile D=$d rc=$?"; grep -E "^===|^by opcode|^by role" "$OUT/prof-bwd1-d$d.txt" | cut -c1-400
+  for f in "$TMPO/prof$d"/src-*.csv; do [ -f "$f" ] && gzip -c "$f" >"$OUT/d$d-$(basename "$f").gz"; done
+done

@@ -193,19 +193,32 @@ static const wv_layout *default_layout(solver *s, const wv_type *t,
   int64_t nelem = total > d->lanes ? total / d->lanes : 1;
   if (total > d->lanes && total % d->lanes != 0) {
     /* the dims the value holds more than one coordinate of, for the hint */
-    wv_buf held;
+    wv_buf held, hint;
     wv_buf_init(&held, ctx);
+    wv_buf_init(&hint, ctx);
+    int nheld = 0;
     for (uint32_t i = 0; i < t->n; i++)
-      if (l->d[i].v > 1)
+      if (l->d[i].v > 1) {
         wv_buf_printf(&held, "%s'%s' (%lld)", held.n ? ", " : "",
                       wavec_symbol_name(ctx, t->dims[i]),
                       (long long)l->d[i].v);
+        /* one dim, whole in the wave: a tile past its size is masked */
+        int64_t up = (l->d[i].v + d->lanes - 1) / d->lanes * d->lanes;
+        const char *nm = wavec_symbol_name(ctx, t->dims[i]);
+        wv_buf_printf(&hint,
+                      "; or a tile of %lld, masked past the size: "
+                      "workgroup(%s, %lld, A) and wave(%s, %lld)",
+                      (long long)up, nm, (long long)up, nm, (long long)up);
+        nheld++;
+      }
     wv_fail(ctx, D_TILE_DIVIDE, loc,
             "a wave holds %lld elements of this value, %s, which do not "
             "spread evenly over its %d lanes: make the count a multiple of "
             "%d, or below it (tile the dim with tiling(D, T) or wave(D, T), "
-            "or set hardware(vector_shapes = {D: ...}))",
-            (long long)total, wv_buf_str(&held), d->lanes, d->lanes);
+            "or set hardware(vector_shapes = {D: ...})%s)",
+            (long long)total, wv_buf_str(&held), d->lanes, d->lanes,
+            nheld == 1 ? wv_buf_str(&hint)
+                                                          : "");
   }
   l->nelem = (uint32_t)nelem;
   /* p = position of element E of this lane in the row-major tile */

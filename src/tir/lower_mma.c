@@ -307,7 +307,7 @@ void lw_mma(lw *w, uint32_t id) {
  * `wid` leaves parts rather than exchanging its lhs, or NULL (see
  * lw_exchange_plan); *axis the grid axis its waves split. */
 static const char *exchange_refusal(lw *w, uint32_t wid, uint32_t v,
-                                    bool asked, int *axis) {
+                                    int *axis) {
   wv_dist *d = w->d;
   const wv_node *n = wv_get(w->g, v);
   int a = d->dim[n->sym].wg_axis;
@@ -372,19 +372,14 @@ static const char *exchange_refusal(lw *w, uint32_t wid, uint32_t v,
     /* an N-contiguous rhs: each wave's columns whole 128-byte panels, or
      * a part of one that divides it (the wgmma's descriptor starts inside
      * the panel, at a multiple of 16 bytes: the swizzle is of the address,
-     * so the bytes it reads are where the tensor copy put them) */
+     * so the bytes it reads are where the tensor copy put them; the GPU
+     * cases of the one-pass backward at D = 64 check it, H100 run 13) */
     const wv_type *mt = &wv_get(w->g, st->mem)->type;
     int64_t row = lw_swz_row(st);
     if (mt->dims[mt->n - 1] != m->sym && Nw % row &&
         (row % Nw || (Nw * st->es) % 16))
       return "its rhs is N-contiguous and a wave's columns are neither "
              "whole 128-byte panels nor a part of one that divides it";
-    /* (not yet run on the GPU: only where asked for) */
-    if (mt->dims[mt->n - 1] != m->sym && Nw % row && !asked)
-      return "its rhs is N-contiguous and a wave's columns are a part of a "
-             "128-byte panel (a wgmma descriptor starting inside a panel "
-             "is not yet checked on the GPU: hardware(exchange = 1) asks "
-             "for it)";
     uint32_t acc = m->ops[2];
     const wv_node *ao = wv_get(w->g, acc);
     if (ao->op == WAVEC_OP_MMA && ao->sym == m->sym) {
@@ -415,7 +410,7 @@ void lw_exchange_plan(lw *w) {
         w->xchg[v])
       continue;
     int a;
-    const char *why = exchange_refusal(w, id, v, knob == 1, &a);
+    const char *why = exchange_refusal(w, id, v, &a);
     uint32_t o = w->ix->info[v].origin;
     if (why) {
       if (knob == 1 && !w->remarked[o]) {

@@ -478,6 +478,8 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   w->nloopreg = ctx->sym_names.n;
   w->loopreg = wv_alloc(ctx, w->nloopreg * sizeof *w->loopreg);
   w->hoisted = wv_alloc(ctx, nn * sizeof *w->hoisted);
+  w->pref = wv_alloc(ctx, nn * sizeof *w->pref);
+  w->pref_src = wv_alloc(ctx, nn * sizeof *w->pref_src);
   w->lazy_scope = wv_alloc(ctx, nn * sizeof *w->lazy_scope);
   w->red_init = wv_alloc(ctx, nn * sizeof *w->red_init);
   w->remarked = wv_alloc(ctx, w->norigin * sizeof *w->remarked);

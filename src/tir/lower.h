@@ -283,6 +283,18 @@ typedef struct lw {
    * every wave's fragments), else 0 */
   uint8_t *xchg;
   bool *hoisted;         /* by node: lowered before its loop */
+  /* by READ: the first of the registers that hold its elements for the
+   * next iteration (lower_loop.c's prefetch), 0 if none; and the loop
+   * being lowered's counter symbol and end (the whole walk's: a register,
+   * or 0 for its trips) that the next iteration's loads are checked
+   * against */
+  uint32_t *pref;
+  uint32_t **pref_src; /* by prefetched READ, by element: the first element
+                          of the read with the same coordinates (loaded
+                          once) */
+  wavec_sym pref_lv;
+  uint32_t pref_end;
+  int64_t pref_trips;
   /* by staged read: the fragments of a staged read are loaded at each use
    * instead of at the read, once per scope; 1 + the scope whose registers
    * hold them, 0 if none. That keeps a large operand that a loop reuses
@@ -340,6 +352,10 @@ typedef struct loop_part {
   uint32_t last;      /* register: the end of the whole walk (0: trips) */
   ex_t first;         /* the first tile of the whole walk */
 } loop_part;
+
+/* schedule.c: the accumulator registers a thread holds at the least
+ * (every mma chain's). */
+int64_t lw_chains_regs(const lw *w);
 
 /* plan.c */
 lw *lw_plan(wv_kernel *k);
@@ -442,6 +458,10 @@ const uint32_t *lw_elem_reps(lw *w, const wv_layout *l);
 /* lower_mem.c */
 void lw_mem_coords(lw *w, uint32_t id, uint32_t mapping, const wv_node *mem,
                    uint32_t e, ex_t *out);
+/* The loads of prefetched read `id` (lw->pref) for the iteration after
+ * the loop variable's value `at` into its registers, masked past the
+ * walk's end (`more`, a predicate, 0: none). */
+void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more);
 void lw_read(lw *w, uint32_t id);
 void lw_remark_wide(lw *w, uint32_t id, const wv_node *mem, uint32_t off);
 void lw_write(lw *w, uint32_t id);

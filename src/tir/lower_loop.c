@@ -215,6 +215,91 @@ void lw_walk_bounds(lw *w, uint32_t id, uint32_t *rfirst, uint32_t *rlast,
   *rlast = bounded ? lw_expr(w, last) : 0;
 }
 
+/* Reads an iteration ahead. In a loop that streams its tiles through a
+ * ring of a warpgroup-mma kernel, a read of global memory the body makes
+ * each iteration, not staged, of a tensor the kernel does not write (the
+ * one-pass backward's lse and D rows) waits for its loads where its
+ * value is first used: the profile (bench/NOTES.md v0.6.7 measured) has
+ * the consumers stalled on them after each iteration's first wgmmas.
+ * Each such read gets registers of its own, loaded with the first
+ * iteration's elements before the loop; the read copies them out and
+ * loads the next iteration's into them at once, masked past the walk's
+ * end, so a whole iteration hides their latency. At most 32 registers a
+ * thread in all, and no more than the accumulators of every mma chain
+ * leave of the specialized consumers' 240 and 48 more (at D = 128 the
+ * backward holds 224: none; prefetching both of its reads spills 212
+ * bytes, lse alone measured +3 % / -2 % causal, run ss); an element the
+ * thread holds more than once is loaded once; reads of a single element
+ * a thread stay. */
+enum { PREFETCH_REGS = 32 };
+
+/* src[e]: the first element of read `id` with element e's coordinates
+ * (a value broadcast over a dim the thread holds several of repeats
+ * them); *n the elements that are first. */
+static void distinct_elements(lw *w, uint32_t id, uint32_t *src, uint32_t *n) {
+  const wv_node *r = wv_get(w->g, id);
+  const wv_node *mem = wv_get(w->g, r->mem);
+  uint32_t ne = lw_nelem(w, id), nd = mem->type.n;
+  ex_t *all = wv_alloc(w->ctx, (ne ? ne : 1) * WV_MAX_DIMS * sizeof *all);
+  *n = 0;
+  for (uint32_t e = 0; e < ne; e++) {
+    lw_mem_coords(w, id, r->mapping, mem, e, all + (size_t)e * WV_MAX_DIMS);
+    src[e] = e;
+    for (uint32_t f = 0; f < e && src[e] == e; f++) {
+      bool same = true;
+      for (uint32_t d = 0; d < nd && same; d++)
+        same = all[(size_t)e * WV_MAX_DIMS + d] == all[(size_t)f * WV_MAX_DIMS + d];
+      if (same)
+        src[e] = f;
+    }
+    *n += src[e] == e;
+  }
+}
+
+static void prefetch(lw *w, const wv_node *it, uint32_t npiped, ex_t first,
+                     uint32_t rfirst, uint32_t rlast, int64_t trips) {
+  if (!w->wgmma || !npiped || trips < 2)
+    return;
+  const wv_block *body = &w->g->blocks.v[it->body];
+  /* (what the accumulators leave of a thread's 240 and 48 more: the
+   * backward at D = 128 holds 224, and prefetching both its reads spills;
+   * at D = 64, 144) */
+  int64_t left = 240 - 48 - lw_chains_regs(w);
+  uint32_t room = left < 0 ? 0 : left < PREFETCH_REGS ? (uint32_t)left
+                                                       : PREFETCH_REGS;
+  uint32_t more = 0;
+  for (uint32_t i = 0; i < body->nodes.n; i++) {
+    uint32_t rid = body->nodes.v[i];
+    const wv_node *r = wv_get(w->g, rid);
+    if (r->op != WAVEC_OP_READ || w->hoisted[rid] ||
+        lw_loop_invariant(w, r, it) || w->stage_of[w->ix->info[rid].origin] ||
+        w->written[r->mem])
+      continue;
+    uint32_t ne = lw_nelem(w, rid), distinct = 0;
+    uint32_t *src = wv_alloc(w->ctx, (ne ? ne : 1) * sizeof *src);
+    distinct_elements(w, rid, src, &distinct);
+    if (distinct < 2 || distinct > room)
+      continue;
+    room -= distinct;
+    w->pref_src[rid] = src;
+    if (!more && (rfirst || rlast)) { /* (a walk of no tiles loads none) */
+      more = lw_reg(w, TY_PRED);
+      lw_emit(w, T_SETP, TY_I32, more, rfirst ? rfirst : lw_iconst(w, 0),
+              rlast ? rlast : lw_iconst(w, trips), 0, TIR_CMP_LT);
+    }
+    w->pref[rid] = lw_new_regs(w, lw_node_ty(r), lw_nelem(w, rid));
+    w->loc = r->loc;
+    lw_read_ahead(w, rid, first, more);
+    wv_buf b;
+    wv_remark_start(w->k, r->loc, &b);
+    wv_buf_printf(&b, "read of '%s' loaded an iteration ahead (%u registers "
+                      "a thread; the first iteration's before the loop)",
+                  wv_get(w->g, r->mem)->name, distinct);
+    wv_remark_end(w->k, &b);
+  }
+  w->loc = it->loc;
+}
+
 void lw_iterate(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
@@ -289,6 +374,15 @@ void lw_iterate(lw *w, uint32_t id) {
       lw_emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
     }
   }
+  /* the reads the body loads from global memory each iteration, loaded
+   * an iteration ahead (see prefetch) */
+  wavec_sym pl = w->pref_lv;
+  uint32_t pe = w->pref_end;
+  int64_t pt = w->pref_trips;
+  w->pref_lv = w->d->dim[n->sym].loopvar;
+  w->pref_end = rlast;
+  w->pref_trips = trips;
+  prefetch(w, n, piped.n, first, rfirst, rlast, trips);
   loop_part lp = {id, piped.v, piped.n, S, ahead_n, carry, trips,
                   rlast, first};
   /* a causal mask splits the walk: the tiles it leaves whole first (or
@@ -310,6 +404,9 @@ void lw_iterate(lw *w, uint32_t id) {
   }
   if (tma)
     lw_ring_advance(w, first, last);
+  w->pref_lv = pl;
+  w->pref_end = pe;
+  w->pref_trips = pt;
 }
 
 void lw_yield(lw *w, uint32_t id) {

@@ -252,11 +252,55 @@ void lw_staged_read(lw *w, uint32_t id, stage *st) {
   lw_smem_access(w, T_LDS, ty, addr, regs, NULL, ne, lw_stage_slot(w, st));
 }
 
+void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more) {
+  wavec_ctx *ctx = w->ctx;
+  wv_node *n = wv_get(w->g, id);
+  wv_node *mem = wv_get(w->g, n->mem);
+  tir_ty ty = lw_node_ty(n);
+  double fill = lw_read_fill(w, n);
+  for (uint32_t e = 0; e < lw_nelem(w, id); e++) {
+    if (w->pref_src[id][e] != e)
+      continue; /* (another element's: loaded once) */
+    ex_t coord[WV_MAX_DIMS];
+    lw_mem_coords(w, id, n->mapping, mem, e, coord);
+    for (uint32_t i = 0; i < mem->type.n; i++)
+      coord[i] = ex_simplify(ctx, ex_subst(ctx, coord[i], 1, &w->pref_lv, &at),
+                             w->ranges, w->nranges);
+    uint32_t mask, guards = 0;
+    uint32_t off = lw_mem_offset_at(w, id, n->mapping, mem, coord, &mask,
+                                    &guards);
+    if (more && mask) {
+      uint32_t both = lw_reg(w, TY_PRED);
+      lw_emit(w, T_AND, TY_PRED, both, mask, more, 0, 0);
+      mask = both;
+    } else if (more) {
+      mask = more;
+    }
+    lw_emit(w, T_LDG, ty, w->pref[id] + e, off, mask, 0, mem->index)->fimm =
+        fill;
+  }
+}
+
 void lw_read(lw *w, uint32_t id) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
   tir_ty ty = lw_node_ty(n);
   stage *st = w->stage_of[w->ix->info[id].origin];
+  if (w->pref[id]) {
+    /* loaded the iteration before (or before the loop): taken from the
+     * prefetch registers, which then load the next iteration's */
+    uint32_t ne = lw_nelem(w, id);
+    w->vals[id] = lw_new_regs(w, ty, ne);
+    for (uint32_t e = 0; e < ne; e++)
+      lw_emit(w, T_MOV, ty, w->vals[id] + e,
+              w->pref[id] + w->pref_src[id][e], 0, 0, 0);
+    ex_t next = ex_add(ctx, ex_sym(ctx, w->pref_lv), ex_const(ctx, 1));
+    uint32_t end = w->pref_end ? w->pref_end : lw_iconst(w, w->pref_trips);
+    uint32_t more = lw_reg(w, TY_PRED);
+    lw_emit(w, T_SETP, TY_I32, more, lw_expr(w, next), end, 0, TIR_CMP_LT);
+    lw_read_ahead(w, id, next, more);
+    return;
+  }
   if (st) {
     /* streamed by its loop's ring, or copied here; either way its
      * fragments are loaded where they are used */

@@ -117,7 +117,7 @@ refuse(lw *w, int hw, wavec_loc at, wv_buf *why, const char *fmt, ...) {
 /* The accumulator registers a thread of the plain schedule holds at the
  * least: every mma chain's (a chain's head starts from something other
  * than an mma's result), as a loop body holds them all at its end. */
-static int64_t chains_regs(const lw *w) {
+int64_t lw_chains_regs(const lw *w) {
   int64_t regs = 0;
   for (uint32_t id = 1; id < w->g->nodes.n; id++) {
     const wv_node *n = wv_get(w->g, id);
@@ -139,7 +139,7 @@ static const char *crowded(const lw *w) {
     return "workgroups_per_sm is set";
   if (w->stage_bytes > SM_SMEM / 2 - CTA_RESERVED)
     return NULL;
-  int64_t need = chains_regs(w) + 32;
+  int64_t need = lw_chains_regs(w) + 32;
   if (need <= regs_at_launch(2, lw_block_threads(w), 255))
     return "two workgroups a multiprocessor fit its rings and registers, "
            "and the schedule would leave room for one";

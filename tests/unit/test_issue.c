@@ -212,9 +212,91 @@ static void dk_under_staging(void) {
   dk_under_staging_at(64);
 }
 
+/* lse and D an iteration ahead (lower_loop.c's prefetch): in the one-pass
+ * backward at D = 64, causal and not, at a ragged 200 queries and keys
+ * (the causal walks of some workgroups end early, of others start late):
+ * their loads before the loop, and inside it each load of them masked
+ * (past the walk's end it loads nothing); at D = 128, where the
+ * accumulators leave no registers for them, none before the loop;
+ * gradients against float64 in all four. */
+static void reads_ahead(void) {
+  for (int t = 0; t < 4; t++) {
+    int D = t & 1 ? 64 : 128;
+    bool causal = t >= 2;
+    char k1[16], nn[16];
+    snprintf(k1, sizeof k1, "K1=%d", D), snprintf(nn, sizeof nn, "N=%d", D);
+    const char *defs[] = {"B=1", "M=200", "K2=200", k1, nn, "BLOCK_K2=128",
+                          "BLOCK_M=64", "stages=2", NULL};
+    kcase c;
+    const char *kn = causal ? "attention_bwd_fused_wgmma_causal"
+                            : "attention_bwd_fused_wgmma";
+    bool ok = kc_open(&c, "examples/attention_bwd_wgmma.wave", kn, NULL, defs);
+    CHECKF(ok, "%s D=%d: %s", kn, D, c.err);
+    if (!ok) {
+      kc_close(&c);
+      continue;
+    }
+    const tir_prog *p = c.k->k.tir;
+    size_t lse_arg = kc_arg(&c, "lse"), d_arg = kc_arg(&c, "D");
+    /* (by loop depth: the walk's loop is the deepest holding them) */
+    int at[8] = {0}, masked[8] = {0}, depth = 0, deepest = 0;
+    for (uint32_t i = 0; i < p->code.n; i++) {
+      const tir_instr *in = &p->code.v[i];
+      depth += in->op == T_LOOP;
+      depth -= in->op == T_ENDLOOP;
+      if (in->op != T_LDG || depth >= 8 ||
+          (in->imm != (int64_t)lse_arg && in->imm != (int64_t)d_arg))
+        continue;
+      at[depth]++, masked[depth] += in->b != 0;
+      deepest = depth > deepest ? depth : deepest;
+    }
+    int before = deepest ? at[deepest - 1] : 0, inside = at[deepest];
+    int unmasked = inside - masked[deepest];
+    printf("  %s D=%d: lse and D loads %d before the loop, %d in it\n", kn, D,
+           before, inside);
+    /* (at D = 128 the accumulators leave no registers for it) */
+    CHECKF(D == 128 ? before == 0 : before > 0 && inside > 0 && !unmasked,
+           "%s D=%d: %d loads before the loop, %d in it, %d unmasked", kn, D,
+           before, inside, unmasked);
+    const size_t M = 200, K2 = 200, d = (size_t)D;
+    const double SC = 0.125;
+    int fl = causal ? REF_CAUSAL : 0;
+    uint64_t rng = 11;
+    double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng);
+    double *v = kc_input(&c, "v", &rng), *dO = kc_input(&c, "do", &rng);
+    double *o = calloc(M * d, sizeof *o), *lse = calloc(M, sizeof *lse);
+    double *Dv = calloc(M, sizeof *Dv), *zero = calloc(M * d, sizeof *zero);
+    ref_attn_fwd(1, M, K2, d, d, SC, fl, q, k, v, o, lse);
+    ref_attn_D(1, M, d, dO, o, Dv);
+    kc_set(&c, "lse", lse);
+    kc_set(&c, "D", Dv);
+    kc_set(&c, "dq_acc", zero);
+    bool ran = kc_simulate(&c);
+    CHECKF(ran, "%s", c.err);
+    if (ran) {
+      double *rq = calloc(M * d, sizeof *rq), *rk = calloc(K2 * d, sizeof *rk);
+      double *rv = calloc(K2 * d, sizeof *rv);
+      ref_attn_bwd(1, M, K2, d, d, SC, fl, q, k, v, dO, rq, rk, rv, NULL);
+      double *dk = kc_output(&c, "dk"), *dv = kc_output(&c, "dv");
+      double *dq = kc_output(&c, "dq_acc");
+      for (size_t e = 0; e < M * d; e++)
+        dq[e] *= SC;
+      double ev = ref_rel_err(K2 * d, dv, rv), ek = ref_rel_err(K2 * d, dk, rk),
+             eq = ref_rel_err(M * d, dq, rq);
+      CHECKF(ev < 1e-2 && ek < 1e-2 && eq < 1e-2,
+             "%s D=%d: dv %g, dk %g, dq %g", kn, D, ev, ek, eq);
+      free(dk), free(dv), free(dq), free(rk), free(rv), free(rq);
+    }
+    free(q), free(k), free(v), free(dO), free(o), free(lse), free(Dv);
+    free(zero);
+    kc_close(&c);
+  }
+}
+
 int main(void) {
   RUN(backward_order);
   RUN(unchanged);
   RUN(dk_under_staging);
+  RUN(reads_ahead);
   CHECK_EXIT();
 }

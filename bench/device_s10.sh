@@ -11,7 +11,10 @@
 # Before the call, on the CPU machine (build/ is not committed):
 #   git worktree add /tmp/wv-base 03fb21d && make -C /tmp/wv-base -s MODE=release lib
 #   mkdir -p build/base && cp /tmp/wv-base/build/release/libwavec.so build/base/
-# and call with carry ["build/base"]. Knobs: ROWS (bwd rows), GPU_CASES
+# and call with carry ["build/base"]. Rows: base, new, spec, xchg, ra0 /
+# ra1 (hardware(read_ahead = 0 / 1): the loads in their iteration / ahead
+# past the register rule; D = 128 with 1 spills 212 B). Knobs: ROWS (bwd
+# rows), GPU_CASES
 # (patterns, comma-separated; empty: none), PROF (empty: no profile), the
 # timeouts BWD_S, GPU_S, PROF_S.
 . bench/device_env.sh
@@ -25,6 +28,8 @@ bwd() { for row in "$@"; do
     base) L=build/base/libwavec.so ;;
     spec) D=64; C="[(128, 64, 2, dict(specialize=1))]" ;;
     xchg) D=64; C="[(128, 64, 2, dict(exchange=1))]" ;;
+    ra0) C="[(128, 64, 2, dict(read_ahead=0))]" ;;
+    ra1) C="[(128, 64, 2, dict(read_ahead=1))]" ;;
   esac
   WAVEC_LIB=$L WV_BWD1_D=$D timeout ${BWD_S:-150} python3 -c "
 import sys; sys.path.insert(0, 'bench'); import bench

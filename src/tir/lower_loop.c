@@ -230,7 +230,8 @@ void lw_walk_bounds(lw *w, uint32_t id, uint32_t *rfirst, uint32_t *rlast,
  * backward holds 224: none; prefetching both of its reads spills 212
  * bytes, lse alone measured +3 % / -2 % causal, run ss); an element the
  * thread holds more than once is loaded once; reads of a single element
- * a thread stay. */
+ * a thread stay. hardware(read_ahead = 0) keeps the loads in their
+ * iteration; read_ahead = 1 takes up to 32 registers regardless. */
 enum { PREFETCH_REGS = 32 };
 
 /* src[e]: the first element of read `id` with element e's coordinates
@@ -258,15 +259,19 @@ static void distinct_elements(lw *w, uint32_t id, uint32_t *src, uint32_t *n) {
 
 static void prefetch(lw *w, const wv_node *it, uint32_t npiped, ex_t first,
                      uint32_t rfirst, uint32_t rlast, int64_t trips) {
-  if (!w->wgmma || !npiped || trips < 2)
+  wavec_loc at;
+  int64_t knob = lw_knob(w->k, WAVEC_HW_READ_AHEAD, &at);
+  if (!w->wgmma || !npiped || trips < 2 || knob == 0)
     return;
   const wv_block *body = &w->g->blocks.v[it->body];
   /* (what the accumulators leave of a thread's 240 and 48 more: the
    * backward at D = 128 holds 224, and prefetching both its reads spills;
    * at D = 64, 144) */
   int64_t left = 240 - 48 - lw_chains_regs(w);
-  uint32_t room = left < 0 ? 0 : left < PREFETCH_REGS ? (uint32_t)left
-                                                       : PREFETCH_REGS;
+  uint32_t room = knob == 1 ? PREFETCH_REGS
+                  : left < 0  ? 0
+                  : left < PREFETCH_REGS ? (uint32_t)left
+                                         : PREFETCH_REGS;
   uint32_t more = 0;
   for (uint32_t i = 0; i < body->nodes.n; i++) {
     uint32_t rid = body->nodes.v[i];

@@ -109,6 +109,7 @@ static const pin pins[] = {
     PIN(WAVEC_HW_LONGEST_FIRST, 13),
     PIN(WAVEC_HW_CLUSTER, 14),
     PIN(WAVEC_HW_EARLY_MMA, 15),
+    PIN(WAVEC_HW_READ_AHEAD, 16),
     /* wavec_expr_op */
     PIN(WAVEC_EXPR_ADD, 0),
     PIN(WAVEC_EXPR_SUB, 1),
@@ -213,14 +214,15 @@ static void names_are_pinned(void) {
                                    "pingpong",   "overlap",
                                    "sum_parts",  "adds",
                                    "exchange",   "longest_first",
-                                   "cluster",    "early_mma"};
+                                   "cluster",    "early_mma",
+                                   "read_ahead"};
   static const char *const hw_names[] = {
 #define X(e, v, name, lo, hi) [e] = name,
       WAVEC_HW_INTS(X)
 #undef X
   };
   for (int i = 0; i < WAVEC_HW_INT_COUNT; i++)
-    CHECKF(i < 16 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
+    CHECKF(i < 17 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
            hw_names[i]);
 }
 

@@ -293,10 +293,33 @@ static void reads_ahead(void) {
   }
 }
 
+/* hardware(read_ahead): 0 keeps the loads in their iteration at D = 64,
+ * 1 loads ahead at D = 128 past the register rule (a remark each read). */
+static void read_ahead_knob(void) {
+  static const struct { const char *d, *knob; bool ahead; } t[] = {
+      {"64", "read_ahead=0", false}, {"128", "read_ahead=1", true}};
+  for (int i = 0; i < 2; i++) {
+    char k1[16], nn[16];
+    snprintf(k1, sizeof k1, "K1=%s", t[i].d), snprintf(nn, sizeof nn, "N=%s", t[i].d);
+    const char *defs[] = {"B=1", "M=256", "K2=256", k1, nn, "BLOCK_K2=128",
+                          "BLOCK_M=64", "stages=2", t[i].knob, NULL};
+    kcase c;
+    bool ok = kc_open(&c, "examples/attention_bwd_wgmma.wave",
+                      "attention_bwd_fused_wgmma", NULL, defs);
+    CHECKF(ok, "%s", c.err);
+    if (ok)
+      CHECKF(kc_has_remark(c.k, "read of 'lse' loaded an iteration ahead") ==
+                 t[i].ahead,
+             "D=%s %s", t[i].d, t[i].knob);
+    kc_close(&c);
+  }
+}
+
 int main(void) {
   RUN(backward_order);
   RUN(unchanged);
   RUN(dk_under_staging);
   RUN(reads_ahead);
+  RUN(read_ahead_knob);
   CHECK_EXIT();
 }

@@ -33,6 +33,8 @@ typedef struct cli_run_opts {
   double tolerance;   /* --tolerance: the normwise error compare allows */
   cli_progress *progress; /* what the compile options' callback draws, or
                              NULL (stderr is no terminal) */
+  const char *const *defs; /* the -D definitions (SYM=VALUE), ndefs */
+  size_t ndefs;
 } cli_run_opts;
 
 /* The exit status of wavec, one meaning each (README, --help). */

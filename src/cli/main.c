@@ -425,6 +425,8 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; rc == 0 && i < c.ndefs; i++)
     rc = cli_define(ctx, "wavec", c.defs, i);
+  c.run.defs = c.defs;
+  c.run.ndefs = c.ndefs;
   if (rc == 0)
     rc = run(ctx, &c);
   wavec_ctx_free(ctx);

@@ -381,7 +381,9 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
     }
   }
   /* the sizes of dynamic dimensions from the inputs' shapes (the others
-   * are checked below, with the element type) */
+   * are checked below, with the element type); warned: bit j, -D defs[j]
+   * said so */
+  uint64_t warned = 0;
   for (size_t i = 0; i < n && rc == 0; i++) {
     wavec_arg_info a;
     wavec_arg_info_get(k, i, &a);
@@ -397,6 +399,20 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
         shape[d] = arr.shape[d];
         /* a static dim that differs is reported below, with the type */
         fits &= arr.shape[d] == a.shape[d] || wavec_arg_dim_is_dynamic(k, i, d);
+      }
+      /* a run-time size both defined and given by an argument: the
+       * argument's is the one run, and the definition said otherwise */
+      for (size_t d = 0; fits && d < a.ndims; d++) {
+        const char *dn = wavec_arg_dim_name(k, i, d);
+        size_t dl = dn ? strlen(dn) : 0;
+        for (size_t j = 0; dn && j < o->ndefs && j < 64; j++)
+          if (!strncmp(o->defs[j], dn, dl) && o->defs[j][dl] == '=' &&
+              strtoll(o->defs[j] + dl + 1, NULL, 0) != shape[d] &&
+              !(warned >> j & 1) && (warned |= 1ull << j))
+            fprintf(stderr,
+                    "wavec: warning: -D %s is not what '%s' gives (%s = "
+                    "%lld, from %s): the argument's size is the one run\n",
+                    o->defs[j], a.name, dn, (long long)shape[d], file);
       }
       if (fits && wavec_arg_shape(k, i, a.ndims, shape) != WAVEC_OK) {
         /* (a .npy that does not fit its argument: the exit status of one

@@ -79,3 +79,12 @@ has "$T/err" "argument 'b': dimension 1 ('K') is 80, the shape of 'a' gave 96"
 run 2 run examples/attention_bwd.wave -D B=1 -D M=64 -D K2=64 -D N=32 -D K1=32 --out dq=$T/dq.npy
 has "$T/err" "has 6 kernels; --out names one's arguments: choose it with --kernel (attention_bwd_D,"
 [ ! -e $T/dq.npy ] || fail "run of 6 kernels wrote $T/dq.npy"
+# a run-time size defined and given by an argument: the argument's is run,
+# with a warning that names both
+python3 -c "
+import numpy as np
+np.save('$T/ea.npy', np.zeros((64, 96), np.float16)); np.save('$T/eb.npy', np.zeros((32, 96), np.float16))"
+run 0 run tests/kernels/dynamic.wave --kernel gemm_dyn -D M=50 -D K=96 --arg a=$T/ea.npy --arg b=$T/eb.npy --out c=$T/ec.npy
+has "$T/err" "wavec: warning: -D M=50 is not what 'a' gives (M = 64, from $T/ea.npy): the argument's size is the one run"
+lacks "$T/err" "-D K=96"
+python3 -c "import numpy as np; assert np.load('$T/ec.npy').shape == (64, 32)" || fail "the output is not 64 x 32"

@@ -207,7 +207,7 @@ static const wv_layout *default_layout(solver *s, const wv_type *t,
         const char *nm = wavec_symbol_name(ctx, t->dims[i]);
         wv_buf_printf(&hint,
                       "; or a tile of %lld, masked past the size: "
-                      "workgroup(%s, %lld, A) and wave(%s, %lld)",
+                      "workgroup(%s, %lld, <axis>) and wave(%s, %lld)",
                       (long long)up, nm, (long long)up, nm, (long long)up);
         nheld++;
       }

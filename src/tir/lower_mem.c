@@ -595,6 +595,29 @@ static bool sum_parts(lw *w, add_set *as, int a) {
   return true;
 }
 
+/* A write through a mapping stores element e of value v where the mapping
+ * sends it, which may lie inside the tensor although the element itself
+ * lies past the edge of its own dims (a ragged tile's padding: y[i - 1]
+ * = x[i] + 1 at i = N): the element's own coordinates are guarded too,
+ * into *mask. True where a guard was added. */
+static bool own_guard(lw *w, uint32_t v, uint32_t mapping, uint32_t e,
+                      uint32_t *mask) {
+  if (!mapping)
+    return false;
+  const wv_type *t = &wv_get(w->g, v)->type;
+  bool any = false;
+  for (uint32_t i = 0; i < t->n; i++) {
+    wavec_sym d = t->dims[i];
+    /* (a dynamic dim's coordinate lies below its size unless its tiles
+     * run past it, as lw_mem_offset_at takes it) */
+    if (w->d->dim[d].dynamic && !w->d->dim[d].ragged)
+      continue;
+    ex_t c = lw_concrete(w, lw_index_of(w, v, d), e);
+    any |= lw_bound_check(w, c, lw_dim_size(w, d), mask);
+  }
+  return any;
+}
+
 /* The adds of element e of value v (write n into mem) from register reg,
  * and where `two` of e + 1 from reg + 1 with it, as one vector red when
  * they lie side by side in memory; under `owner` (0: every thread). The
@@ -604,6 +627,8 @@ static uint32_t add_elems(lw *w, const wv_node *n, const wv_node *mem,
                           uint32_t owner, uint32_t *guards) {
   uint32_t mask;
   uint32_t off = mem_offset(w, v, n->mapping, mem, e, &mask, guards);
+  if (own_guard(w, v, n->mapping, e, &mask))
+    two = false; /* (e + 1 may lie past the edge where e does not) */
   if (owner)
     mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, owner) : owner;
   if (!two || !pair_at(w, v, n->mapping, mem, e)) {
@@ -838,6 +863,7 @@ void lw_write(lw *w, uint32_t id) {
   for (uint32_t e = 0; !add && e < ne; e++) {
     uint32_t mask;
     uint32_t off = mem_offset(w, v, n->mapping, mem, e, &mask, &guards);
+    bool own = own_guard(w, v, n->mapping, e, &mask);
     if ((ctx->test_hooks & WV_HOOK_SHIFT_LANE) && e == 0) {
       /* planted bug: lane 5 writes one element further */
       uint32_t lane = lw_expr(w, lw_concrete(w, w->d->lane, 0));
@@ -848,7 +874,7 @@ void lw_write(lw *w, uint32_t id) {
       lw_emit(w, T_SELP, TY_I32, sh, is5, one, zero, 0);
       off = lw_op2(w, T_ADD, TY_I32, off, sh);
     }
-    if (pairs && e + 1 < ne && pair_at(w, v, n->mapping, mem, e)) {
+    if (pairs && !own && e + 1 < ne && pair_at(w, v, n->mapping, mem, e)) {
       uint32_t *regs = wv_alloc(ctx, 2 * sizeof *regs);
       regs[0] = w->vals[v] + e;
       regs[1] = w->vals[v] + e + 1;

@@ -672,6 +672,12 @@ WAVEC_API int wavec_arg_dim_is_dynamic(wavec_kernel *k, size_t i, size_t d);
 WAVEC_API const char *wavec_arg_dim_name(wavec_kernel *k, size_t i, size_t d);
 WAVEC_API wavec_status wavec_arg_info_get(wavec_kernel *k, size_t i,
                                           wavec_arg_info *out);
+/* Whether output i's contents before a run are its initial value (keep
+ * non-zero): the elements the kernel does not write keep them, and the
+ * simulator does not report them unwritten (E0606). Off by default, when
+ * an output the kernel only writes must be written whole. Arguments 0 to
+ * 63; `wavec run` turns it on for an output given by --arg. */
+WAVEC_API wavec_status wavec_arg_keep(wavec_kernel *k, size_t i, int keep);
 
 /* Runs the compiled kernel in the simulator on host buffers args[i] (one per
  * argument, in declaration order). Every thread of every workgroup runs;

@@ -467,6 +467,9 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
       }
       memcpy(bufs[i], arr.data, a.bytes);
       wv_npy_free(&arr);
+      /* an output given a value: what the kernel does not write keeps it */
+      if (a.is_output)
+        wavec_arg_keep(k, i, 1);
     } else if (a.is_output) {
       memset(bufs[i], 0xff, a.bytes); /* poison: NaN for floats */
     } else {

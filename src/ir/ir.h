@@ -195,6 +195,8 @@ struct wv_kernel {
   struct tir_prog *tir;   /* after lower */
   int64_t *run_size;      /* by tir sizes index: the run-time sizes (0:
                              not given yet), set by wavec_arg_shape */
+  uint64_t arg_keep;      /* bit i: output i's contents before a run are
+                             its initial value (wavec_arg_keep) */
   uint64_t *run_from;     /* by tir sizes index: the arguments (bit i:
                              argument i < 64) whose shapes gave it since
                              the last run */

@@ -1163,7 +1163,7 @@ static void simulate(wv_kernel *k, void *const *args) {
       wv_fail(ctx, D_INVALID, k->loc, "no buffer for argument '%s'",
               p->args.v[a].name);
     size_t n = (size_t)p->args.v[a].elems;
-    if (p->args.v[a].written && !read[a])
+    if (p->args.v[a].written && !read[a] && !(a < 64 && k->arg_keep >> a & 1))
       s.ginit[a] = wv_alloc(ctx, n);
     if (p->args.v[a].written) {
       s.gwriter[a] = wv_alloc(ctx, n * sizeof(int32_t));
@@ -1212,7 +1212,7 @@ static void simulate(wv_kernel *k, void *const *args) {
             k->progress(k->progress_ud, ++done, all);
       }
   for (uint32_t a = 0; a < p->args.n; a++) {
-    if (!p->args.v[a].written || read[a])
+    if (!p->args.v[a].written || read[a] || !s.ginit[a])
       continue;
     int64_t missing = 0, first = -1;
     for (int64_t i = 0; i < p->args.v[a].elems; i++)

@@ -591,6 +591,22 @@ wavec_status wavec_arg_shape(wavec_kernel *pk, size_t i, size_t ndims,
   return WAVEC_OK;
 }
 
+wavec_status wavec_arg_keep(wavec_kernel *pk, size_t i, int keep) {
+  if (!pk)
+    return WAVEC_ERR_INVALID;
+  wv_kernel *k = &pk->k;
+  const tir_prog *p = k->tir;
+  if (!p)
+    return wv_error(k->ctx, D_INVALID, k->loc,
+                    "kernel '%s' is not compiled (call wavec_compile first)",
+                    k->name);
+  if (i >= p->args.n || i >= 64)
+    return wv_error(k->ctx, D_INVALID, k->loc,
+                    "kernel '%s' has no argument %zu to keep", k->name, i);
+  k->arg_keep = keep ? k->arg_keep | 1ull << i : k->arg_keep & ~(1ull << i);
+  return WAVEC_OK;
+}
+
 int wavec_arg_dim_is_dynamic(wavec_kernel *pk, size_t i, size_t d) {
   const tir_prog *p = pk ? pk->k.tir : NULL;
   return p && i < p->args.n && d < p->args.v[i].ndims &&

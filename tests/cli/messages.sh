@@ -88,3 +88,21 @@ run 0 run tests/kernels/dynamic.wave --kernel gemm_dyn -D M=50 -D K=96 --arg a=$
 has "$T/err" "wavec: warning: -D M=50 is not what 'a' gives (M = 64, from $T/ea.npy): the argument's size is the one run"
 lacks "$T/err" "-D K=96"
 python3 -c "import numpy as np; assert np.load('$T/ec.npy').shape == (64, 32)" || fail "the output is not 64 x 32"
+# an output given by --arg keeps what the kernel does not write (no E0606);
+# without it, the elements it leaves are reported
+python3 -c "
+import numpy as np
+np.save('$T/sx.npy', np.arange(50, dtype=np.float32)); np.save('$T/sy.npy', np.full(66, -5, np.float32))"
+run 0 run tests/kernels/regress.wave --kernel scatter_add -D N=50 -D S=66 --arg x=$T/sx.npy --arg y=$T/sy.npy --out y=$T/sy2.npy
+python3 -c "
+import numpy as np
+y = np.load('$T/sy2.npy'); x = np.arange(50)
+want = np.full(66, -5.0); want[2:52] += x + 1
+assert (y == want).all(), y" || fail "scatter_add with y given: wrong values"
+run 0 run tests/kernels/regress.wave --kernel shift_write -D N=50 --arg x=$T/sx.npy --arg y=$T/sx.npy --out y=$T/sw.npy
+python3 -c "
+import numpy as np
+y = np.load('$T/sw.npy'); x = np.arange(50)
+assert (y[:49] == x[1:] + 1).all() and y[49] == 49, y" || fail "shift_write with y given: y[49] not kept"
+run 1 run tests/kernels/regress.wave --kernel shift_write -D N=50 --arg x=$T/sx.npy --out y=$T/sw2.npy
+has "$T/err" "error[E0606]: output 'y': 1 of 50 elements were never written (first: [49])"

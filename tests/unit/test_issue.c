@@ -133,6 +133,45 @@ static void unchanged(void) {
  * that buffer, which no wgmma reads): the wait before the first write of
  * the buffer keeps a group in flight, and no full wait comes before the
  * reduces are issued; the results match float64. */
+/* Runs the open one-pass backward c (M queries, K2 keys, head dim d,
+ * REF_CAUSAL in flags or not) in the simulator on random q, k, v, do with
+ * lse and D those of the forward (ref_attn_fwd, ref_attn_D), so that
+ * ref_attn_bwd's gradients are the kernel's; checks dk, dv and dq against
+ * them (relative L2 below 1e-2). */
+static void backward_against_float64(kcase *c, size_t M, size_t K2, size_t d,
+                                     int flags, uint64_t seed,
+                                     const char *what) {
+  const double SC = 0.125;
+  uint64_t rng = seed;
+  double *q = kc_input(c, "q", &rng), *k = kc_input(c, "k", &rng);
+  double *v = kc_input(c, "v", &rng), *dO = kc_input(c, "do", &rng);
+  double *o = calloc(M * d, sizeof *o), *lse = calloc(M, sizeof *lse);
+  double *Dv = calloc(M, sizeof *Dv), *zero = calloc(M * d, sizeof *zero);
+  ref_attn_fwd(1, M, K2, d, d, SC, flags, q, k, v, o, lse);
+  ref_attn_D(1, M, d, dO, o, Dv);
+  kc_set(c, "lse", lse);
+  kc_set(c, "D", Dv);
+  kc_set(c, "dq_acc", zero); /* (the sums are added into it) */
+  bool ran = kc_simulate(c);
+  CHECKF(ran, "%s: %s", what, c->err);
+  if (ran) {
+    double *rq = calloc(M * d, sizeof *rq), *rk = calloc(K2 * d, sizeof *rk);
+    double *rv = calloc(K2 * d, sizeof *rv);
+    ref_attn_bwd(1, M, K2, d, d, SC, flags, q, k, v, dO, rq, rk, rv, NULL);
+    double *dk = kc_output(c, "dk"), *dv = kc_output(c, "dv");
+    double *dq = kc_output(c, "dq_acc"); /* (dq / SCALE) */
+    for (size_t e = 0; e < M * d; e++)
+      dq[e] *= SC;
+    double ev = ref_rel_err(K2 * d, dv, rv), ek = ref_rel_err(K2 * d, dk, rk),
+           eq = ref_rel_err(M * d, dq, rq);
+    CHECKF(ev < 1e-2 && ek < 1e-2 && eq < 1e-2, "%s: dv %g, dk %g, dq %g",
+           what, ev, ek, eq);
+    free(dk), free(dv), free(dq), free(rk), free(rv), free(rq);
+  }
+  free(q), free(k), free(v), free(dO), free(o), free(lse), free(Dv);
+  free(zero);
+}
+
 static void dk_under_staging_at(int D) {
   char k1[16], nn[16];
   snprintf(k1, sizeof k1, "K1=%d", D), snprintf(nn, sizeof nn, "N=%d", D);
@@ -173,37 +212,9 @@ static void dk_under_staging_at(int D) {
   CHECKF(before >= 1, "the wait before the staging keeps %lld groups",
          (long long)before);
   CHECK(!full);
-  /* q, k, v, do random; lse and D those of the forward (ref_attn_fwd,
-   * ref_attn_D), so that ref_attn_bwd's gradients are the kernel's */
-  const size_t M = 128, K2 = 256, d = (size_t)D;
-  const double SC = 0.125;
-  uint64_t rng = 7;
-  double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng);
-  double *v = kc_input(&c, "v", &rng), *dO = kc_input(&c, "do", &rng);
-  double *o = calloc(M * d, sizeof *o), *lse = calloc(M, sizeof *lse);
-  double *Dv = calloc(M, sizeof *Dv), *zero = calloc(M * d, sizeof *zero);
-  ref_attn_fwd(1, M, K2, d, d, SC, 0, q, k, v, o, lse);
-  ref_attn_D(1, M, d, dO, o, Dv);
-  kc_set(&c, "lse", lse);
-  kc_set(&c, "D", Dv);
-  kc_set(&c, "dq_acc", zero); /* (the sums are added into it) */
-  bool ran = kc_simulate(&c);
-  CHECKF(ran, "%s", c.err);
-  if (ran) {
-    double *rq = calloc(M * d, sizeof *rq), *rk = calloc(K2 * d, sizeof *rk);
-    double *rv = calloc(K2 * d, sizeof *rv);
-    ref_attn_bwd(1, M, K2, d, d, SC, 0, q, k, v, dO, rq, rk, rv, NULL);
-    double *dk = kc_output(&c, "dk"), *dv = kc_output(&c, "dv");
-    double *dq = kc_output(&c, "dq_acc"); /* (dq / SCALE) */
-    for (size_t e = 0; e < M * d; e++)
-      dq[e] *= SC;
-    CHECKF(ref_rel_err(K2 * d, dv, rv) < 1e-2, "D=%d: dv", D);
-    CHECKF(ref_rel_err(K2 * d, dk, rk) < 1e-2, "D=%d: dk", D);
-    CHECKF(ref_rel_err(M * d, dq, rq) < 1e-2, "D=%d: dq", D);
-    free(dk), free(dv), free(dq), free(rk), free(rv), free(rq);
-  }
-  free(q), free(k), free(v), free(dO), free(o), free(lse), free(Dv);
-  free(zero);
+  char what[32];
+  snprintf(what, sizeof what, "D=%d", D);
+  backward_against_float64(&c, 128, 256, (size_t)D, 0, 7, what);
   kc_close(&c);
 }
 
@@ -258,37 +269,10 @@ static void reads_ahead(void) {
     CHECKF(D == 128 ? before == 0 : before > 0 && inside > 0 && !unmasked,
            "%s D=%d: %d loads before the loop, %d in it, %d unmasked", kn, D,
            before, inside, unmasked);
-    const size_t M = 200, K2 = 200, d = (size_t)D;
-    const double SC = 0.125;
-    int fl = causal ? REF_CAUSAL : 0;
-    uint64_t rng = 11;
-    double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng);
-    double *v = kc_input(&c, "v", &rng), *dO = kc_input(&c, "do", &rng);
-    double *o = calloc(M * d, sizeof *o), *lse = calloc(M, sizeof *lse);
-    double *Dv = calloc(M, sizeof *Dv), *zero = calloc(M * d, sizeof *zero);
-    ref_attn_fwd(1, M, K2, d, d, SC, fl, q, k, v, o, lse);
-    ref_attn_D(1, M, d, dO, o, Dv);
-    kc_set(&c, "lse", lse);
-    kc_set(&c, "D", Dv);
-    kc_set(&c, "dq_acc", zero);
-    bool ran = kc_simulate(&c);
-    CHECKF(ran, "%s", c.err);
-    if (ran) {
-      double *rq = calloc(M * d, sizeof *rq), *rk = calloc(K2 * d, sizeof *rk);
-      double *rv = calloc(K2 * d, sizeof *rv);
-      ref_attn_bwd(1, M, K2, d, d, SC, fl, q, k, v, dO, rq, rk, rv, NULL);
-      double *dk = kc_output(&c, "dk"), *dv = kc_output(&c, "dv");
-      double *dq = kc_output(&c, "dq_acc");
-      for (size_t e = 0; e < M * d; e++)
-        dq[e] *= SC;
-      double ev = ref_rel_err(K2 * d, dv, rv), ek = ref_rel_err(K2 * d, dk, rk),
-             eq = ref_rel_err(M * d, dq, rq);
-      CHECKF(ev < 1e-2 && ek < 1e-2 && eq < 1e-2,
-             "%s D=%d: dv %g, dk %g, dq %g", kn, D, ev, ek, eq);
-      free(dk), free(dv), free(dq), free(rk), free(rv), free(rq);
-    }
-    free(q), free(k), free(v), free(dO), free(o), free(lse), free(Dv);
-    free(zero);
+    char what[64];
+    snprintf(what, sizeof what, "%s D=%d", kn, D);
+    backward_against_float64(&c, 200, 200, (size_t)D,
+                             causal ? REF_CAUSAL : 0, 11, what);
     kc_close(&c);
   }
 }

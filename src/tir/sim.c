@@ -1141,6 +1141,8 @@ static void simulate(wv_kernel *k, void *const *args) {
   s.gwep = wv_alloc(ctx, p->args.n * sizeof *s.gwep);
   s.grep = wv_alloc(ctx, p->args.n * sizeof *s.grep);
   s.greader = wv_alloc(ctx, p->args.n * sizeof *s.greader);
+  s.gwinst = wv_alloc(ctx, p->args.n * sizeof *s.gwinst);
+  s.grinst = wv_alloc(ctx, p->args.n * sizeof *s.grinst);
   /* an argument the kernel only writes starts unwritten */
   bool *read = wv_alloc(ctx, p->args.n), *loaded = wv_alloc(ctx, p->args.n);
   for (uint32_t i = 0; i < p->code.n; i++)
@@ -1172,6 +1174,8 @@ static void simulate(wv_kernel *k, void *const *args) {
     if (p->args.v[a].written && loaded[a]) {
       s.greader[a] = wv_alloc(ctx, n * sizeof(int32_t));
       s.grep[a] = wv_alloc(ctx, n * sizeof(uint32_t));
+      s.gwinst[a] = wv_alloc(ctx, n * sizeof(uint32_t));
+      s.grinst[a] = wv_alloc(ctx, n * sizeof(uint32_t));
     }
   }
   if (p->mma >= 0) {

@@ -80,6 +80,9 @@ typedef struct sim {
    * negative: several read it in that epoch) and that epoch + 1 */
   uint32_t **gwep, **grep;
   int32_t **greader;
+  /* the same arguments: the instruction (+ 1) of each element's last
+   * write and last read, for the race reports' "at line:col" */
+  uint32_t **gwinst, **grinst;
   uint32_t nwaves;
   int lanes;
   val *regs;          /* [wave][reg][lane] */

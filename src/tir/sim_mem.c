@@ -125,25 +125,30 @@ static void global_order(sim *s, const tir_instr *in, uint32_t w, int l,
   if (!who || (who == me && (wrote || prev > 0)))
     return;
   const char *name = s->p->args.v[arg].name;
-  char b[96];
+  /* where the other access is in the source */
+  uint32_t ix = (wrote ? s->gwinst[arg] : s->grinst[arg])[off];
+  char b[96], at[48] = "";
+  if (ix && s->p->code.v[ix - 1].loc.line)
+    snprintf(at, sizeof at, " (at %u:%u)", s->p->code.v[ix - 1].loc.line,
+             s->p->code.v[ix - 1].loc.col);
   if (!same_workgroup(s, who, me))
     sim_report(s, in, w, l, D_SIM_GRACE,
-               "global-memory race: a %s of '%s' element %lld, which %s %s: "
-               "workgroups run in no order, so a kernel reads back, or "
+               "global-memory race: a %s of '%s' element %lld, which %s "
+               "%s%s: workgroups run in no order, so a kernel reads back, or "
                "writes again, only what its own workgroup touches",
-               what, name, (long long)off, thread_name(s, who, b), did);
+               what, name, (long long)off, thread_name(s, who, b), did, at);
   if (ep != s->epoch + 1)
     return; /* a barrier between */
   int64_t t = s->p->block[0] * s->p->block[1] * s->p->block[2];
   if (!wrote && prev < 0)
     sim_report(s, in, w, l, D_SIM_GRACE,
                "global-memory race: a %s of '%s' element %lld after other "
-               "threads of the workgroup read it, with no barrier between",
-               what, name, (long long)off);
+               "threads of the workgroup read it%s, with no barrier between",
+               what, name, (long long)off, at);
   sim_report(s, in, w, l, D_SIM_GRACE,
              "global-memory race: a %s of '%s' element %lld after thread "
-             "%lld %s it, with no barrier between",
-             what, name, (long long)off, (long long)((who - 1) % t), did);
+             "%lld %s it%s, with no barrier between",
+             what, name, (long long)off, (long long)((who - 1) % t), did, at);
 }
 
 /* A read of element `off` of a written argument by thread (w, l). */
@@ -160,6 +165,7 @@ static void global_read(sim *s, const tir_instr *in, uint32_t w, int l,
                  same_workgroup(s, r < 0 ? -r : r, me);
   s->greader[arg][off] = several ? -me : me;
   s->grep[arg][off] = ep;
+  s->grinst[arg][off] = (uint32_t)(in - s->p->code.v) + 1;
 }
 
 /* Before a write of element `off` by thread me: the reads it follows. */
@@ -215,6 +221,8 @@ void sim_add_elem(sim *s, const tir_instr *in, uint32_t w, int l,
   store_elem(a->dt, s->args[arg], off, ftz32(sum));
   s->gwriter[arg][off] = -me;
   s->gwep[arg][off] = s->epoch + 1;
+  if (s->gwinst[arg])
+    s->gwinst[arg][off] = (uint32_t)(in - s->p->code.v) + 1;
 }
 
 void sim_redg(sim *s, const tir_instr *in, uint32_t w, int l, int64_t off,
@@ -246,6 +254,8 @@ void sim_store_elem(sim *s, const tir_instr *in, uint32_t w, int l,
     s->ginit[arg][off] = 1;
   s->gwriter[arg][off] = me;
   s->gwep[arg][off] = s->epoch + 1;
+  if (s->gwinst[arg])
+    s->gwinst[arg][off] = (uint32_t)(in - s->p->code.v) + 1;
 }
 
 void sim_stg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,

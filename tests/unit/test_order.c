@@ -124,6 +124,10 @@ static void planted_no_order_barrier(void) {
   CHECKF(strstr(err, "error[E0616]: global-memory race") != NULL, "%s", err);
   CHECKF(strstr(err, "order.wave:23:5") || strstr(err, "order.wave:24:11"),
          "not at the write or the read: %s", err);
+  /* (and it names the other access's line: the read at 24:11 for the
+   * write at 23:5, or the other way) */
+  CHECKF(strstr(err, "(at 24:11)") || strstr(err, "(at 23:5)"),
+         "the other access's line is not named: %s", err);
   shifted("shift_back_wgmma", 128, 128, 64, 128, true, "no-order-barrier",
           err, sizeof err);
   CHECKF(strstr(err, "error[E0616]") != NULL, "wgmma: %s", err);

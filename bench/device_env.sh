@@ -1,4 +1,4 @@
-# Sourced by the device scripts (device_s9b.sh on): strict mode, the CUDA
+# Sourced by the device scripts (device_s10.sh on): strict mode, the CUDA
 # tools on PATH, $OUT (what comes back), $TMPO (a scratch folder for what
 # should not: a call brings back a limited number of files), and
 # build_release (the release library and tools, its log under $OUT).

@@ -101,6 +101,15 @@ static bool local_coords(lw *w, const wv_node *n, uint32_t v,
   return true;
 }
 
+/* The elements of the clones plan sp stores together, one clone after
+ * the other (a write not split by expansion: itself alone). */
+static uint32_t plan_elems(lw *w, const store_plan *sp) {
+  uint32_t ne = 0;
+  for (uint32_t g = 0; g < sp->nclones; g++)
+    ne += lw_nelem(w, wv_get(w->g, sp->clones[g])->ops[0]);
+  return ne;
+}
+
 /* Why write `id` keeps direct stores, or NULL (then *sp is its plan but
  * for the buffer). */
 static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
@@ -181,9 +190,9 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
     return "the workgroup tile is larger than shared memory";
   /* every element of the tile, once; an adding write's partial sum once
    * per wave that holds a part (they sum them first: sum_parts) */
-  uint32_t ne = 0;
-  for (uint32_t g = 0; g < ng; g++)
-    ne += lw_nelem(w, wv_get(w->g, grp[g])->ops[0]);
+  sp->clones = grp;
+  sp->nclones = ng;
+  uint32_t ne = plan_elems(w, sp);
   int64_t copies = 1;
   if (wv_partial(w->d, val) & WV_PARTS_WAVES) {
     int64_t W = w->d->waves[w->d->dim[val->sym].wg_axis];
@@ -239,8 +248,6 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
     if (hit[i] != copies)
       return "the threads do not write each element of the tile once";
   sp->write = grp[ng - 1];
-  sp->clones = grp;
-  sp->nclones = ng;
   sp->rows = rows;
   sp->cols = cols;
   sp->panel_cols = pc;
@@ -467,24 +474,12 @@ typedef struct tile_at {
   ex_t *lr, *lc;
 } tile_at;
 
-/* The clones write `id` stores together (its plan's, else itself). */
-static uint32_t clones_of(const lw *w, uint32_t id, const uint32_t **out) {
-  if (id == w->store.write) {
-    *out = w->store.clones;
-    return w->store.nclones;
-  }
-  *out = NULL;
-  return 1;
-}
-
-static tile_at tile_of(lw *w, uint32_t id) {
+/* The tile of plan sp's write and each of its elements' places in it. */
+static tile_at tile_of(lw *w, const store_plan *sp) {
   wavec_ctx *ctx = w->ctx;
-  wv_node *n = wv_get(w->g, id);
+  wv_node *n = wv_get(w->g, sp->write);
   wv_node *mem = wv_get(w->g, n->mem);
-  const uint32_t *grp;
-  uint32_t ng = clones_of(w, id, &grp), ne = 0, nd = mem->type.n;
-  for (uint32_t g = 0; g < ng; g++)
-    ne += lw_nelem(w, wv_get(w->g, grp ? grp[g] : id)->ops[0]);
+  uint32_t ne = plan_elems(w, sp), nd = mem->type.n;
   tile_at t;
   for (uint32_t i = 0; i < nd; i++) {
     int64_t ext;
@@ -492,8 +487,8 @@ static tile_at tile_of(lw *w, uint32_t id) {
   }
   t.lr = wv_alloc(ctx, ne * sizeof *t.lr);
   t.lc = wv_alloc(ctx, ne * sizeof *t.lc);
-  for (uint32_t g = 0, e = 0; g < ng; g++) {
-    uint32_t v = wv_get(w->g, grp ? grp[g] : id)->ops[0];
+  for (uint32_t g = 0, e = 0; g < sp->nclones; g++) {
+    uint32_t v = wv_get(w->g, sp->clones[g])->ops[0];
     for (uint32_t k = 0; k < lw_nelem(w, v); k++, e++) {
       ex_t coord[WV_MAX_DIMS];
       lw_mem_coords(w, v, 0, mem, k, coord);
@@ -609,17 +604,14 @@ void lw_store_write(lw *w, uint32_t id) {
   tir_ty ty = tir_ty_of(mem->type.dt);
   int64_t es = tir_ty_bytes(ty);
   w->p->args.v[mem->index].written = true;
-  const uint32_t *grp;
-  uint32_t ng = clones_of(w, id, &grp), ne = 0;
-  for (uint32_t g = 0; g < ng; g++)
-    ne += lw_nelem(w, wv_get(w->g, grp ? grp[g] : id)->ops[0]);
-  tile_at t = tile_of(w, id);
+  uint32_t ne = plan_elems(w, sp);
+  tile_at t = tile_of(w, sp);
   uint32_t leader = leader_of(w);
   swz_memo memo = {wv_alloc(ctx, ne * sizeof *memo.b),
                    wv_alloc(ctx, ne * sizeof *memo.s), 0};
   uint32_t *regs = wv_alloc(ctx, ne * sizeof *regs);
-  for (uint32_t g = 0, e = 0; g < ng; g++) {
-    uint32_t v = wv_get(w->g, grp ? grp[g] : id)->ops[0];
+  for (uint32_t g = 0, e = 0; g < sp->nclones; g++) {
+    uint32_t v = wv_get(w->g, sp->clones[g])->ops[0];
     for (uint32_t k = 0; k < lw_nelem(w, v); k++)
       regs[e++] = w->vals[v] + k;
   }
@@ -651,10 +643,10 @@ void lw_store_add_wait(lw *w) { wait_buffer(w, &w->add); }
 
 /* The adding write's tile (its elements' places), worked out once: the
  * parts' sum puts its elements a pair at a time. */
-static const tile_at *add_tile(lw *w, uint32_t id) {
+static const tile_at *add_tile(lw *w) {
   if (!w->add_tile) {
     tile_at *t = wv_alloc(w->ctx, sizeof *t);
-    *t = tile_of(w, id);
+    *t = tile_of(w, &w->add);
     w->add_tile = t;
   }
   return w->add_tile;
@@ -666,7 +658,7 @@ void lw_store_add_put(lw *w, uint32_t id, uint32_t e, uint32_t len,
   wv_node *n = wv_get(w->g, id);
   tir_ty ty = tir_ty_of(wv_get(w->g, n->mem)->type.dt);
   uint32_t ne = lw_nelem(w, n->ops[0]);
-  const tile_at *t = add_tile(w, id);
+  const tile_at *t = add_tile(w);
   /* (a memo of this call's: its registers are defined in this region) */
   swz_memo memo = {wv_alloc(w->ctx, ne * sizeof *memo.b),
                    wv_alloc(w->ctx, ne * sizeof *memo.s), 0};
@@ -677,7 +669,7 @@ void lw_store_add_put(lw *w, uint32_t id, uint32_t e, uint32_t len,
 }
 
 void lw_store_add_issue(lw *w, uint32_t id) {
-  issue_round(w, &w->add, id, add_tile(w, id), 0, leader_of(w));
+  issue_round(w, &w->add, id, add_tile(w), 0, leader_of(w));
 }
 
 void lw_store_finish(lw *w) {

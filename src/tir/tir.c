@@ -529,11 +529,8 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
   return WAVEC_OK;
 }
 
-wavec_status wavec_arg_shape(wavec_kernel *pk, size_t i, size_t ndims,
-                             const int64_t *shape) {
-  if (!pk || !shape)
-    return WAVEC_ERR_INVALID;
-  wv_kernel *k = &pk->k;
+/* Argument i of compiled kernel k exists: WAVEC_OK, else the error. */
+static wavec_status compiled_arg(wv_kernel *k, size_t i) {
   const tir_prog *p = k->tir;
   if (!p)
     return wv_error(k->ctx, D_INVALID, k->loc,
@@ -542,6 +539,18 @@ wavec_status wavec_arg_shape(wavec_kernel *pk, size_t i, size_t ndims,
   if (i >= p->args.n)
     return wv_error(k->ctx, D_INVALID, k->loc, "kernel '%s' has %u arguments",
                     k->name, p->args.n);
+  return WAVEC_OK;
+}
+
+wavec_status wavec_arg_shape(wavec_kernel *pk, size_t i, size_t ndims,
+                             const int64_t *shape) {
+  if (!pk || !shape)
+    return WAVEC_ERR_INVALID;
+  wv_kernel *k = &pk->k;
+  wavec_status st = compiled_arg(k, i);
+  if (st != WAVEC_OK)
+    return st;
+  const tir_prog *p = k->tir;
   const tir_arg *a = &p->args.v[i];
   if (ndims != a->ndims)
     return wv_error(k->ctx, D_INVALID, k->loc,
@@ -595,14 +604,13 @@ wavec_status wavec_arg_keep(wavec_kernel *pk, size_t i, int keep) {
   if (!pk)
     return WAVEC_ERR_INVALID;
   wv_kernel *k = &pk->k;
-  const tir_prog *p = k->tir;
-  if (!p)
+  wavec_status st = compiled_arg(k, i);
+  if (st != WAVEC_OK)
+    return st;
+  if (i >= 64)
     return wv_error(k->ctx, D_INVALID, k->loc,
-                    "kernel '%s' is not compiled (call wavec_compile first)",
-                    k->name);
-  if (i >= p->args.n || i >= 64)
-    return wv_error(k->ctx, D_INVALID, k->loc,
-                    "kernel '%s' has no argument %zu to keep", k->name, i);
+                    "kernel '%s': wavec_arg_keep takes arguments 0 to 63, "
+                    "not %zu", k->name, i);
   k->arg_keep = keep ? k->arg_keep | 1ull << i : k->arg_keep & ~(1ull << i);
   return WAVEC_OK;
 }

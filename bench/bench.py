@@ -918,7 +918,9 @@ def bwd_one_pass(quick=False, cfgs=BWD1):
     W = "examples/attention_bwd_wgmma.wave"
     # WV_BWD1_D: the head dims to run (a short device call: "128")
     for D in tuple(int(x) for x in os.environ.get("WV_BWD1_D", "128,64").split(",")):
-        for N in ((4096,) if quick else (4096, 8192, 3072)):
+        # WV_BWD1_N: the sequence lengths (default: 4096 quick, else three)
+        ns = os.environ.get("WV_BWD1_N")
+        for N in (tuple(int(x) for x in ns.split(",")) if ns else (4096,) if quick else (4096, 8192, 3072)):
             B = max(1, 16384 // N); H = 2048 // D; BH = B * H
             q = torch.randn(B, H, N, D, dtype=torch.float16, device=dev, requires_grad=True)
             kk = torch.randn_like(q, requires_grad=True); v = torch.randn_like(q, requires_grad=True)

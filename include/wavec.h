@@ -407,7 +407,8 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *  - read_ahead: not given, a loop that streams tiles on a warpgroup
  *    kernel loads the global reads it makes each iteration (not staged)
  *    an iteration ahead, within the registers its accumulators leave; 1:
- *    up to 32 a thread regardless; 0: in the iteration. */
+ *    up to 32 a thread regardless; N from 2 to 64: up to N regardless;
+ *    0: in the iteration. */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \
@@ -425,7 +426,7 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
   X(WAVEC_HW_LONGEST_FIRST, 13, "longest_first", 0, 1)                        \
   X(WAVEC_HW_CLUSTER, 14, "cluster", 1, 8)                                     \
   X(WAVEC_HW_EARLY_MMA, 15, "early_mma", 0, 1)                               \
-  X(WAVEC_HW_READ_AHEAD, 16, "read_ahead", 0, 1)
+  X(WAVEC_HW_READ_AHEAD, 16, "read_ahead", 0, 64)
 
 typedef enum wavec_hw_int {
 #define X(e, v, name, lo, hi) e = v,

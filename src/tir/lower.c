@@ -64,6 +64,17 @@ uint32_t lw_clones_from(lw *w, uint32_t id, uint32_t *out) {
   return cnt;
 }
 
+uint32_t lw_clones_of(lw *w, uint32_t id, uint32_t *out) {
+  const wv_block *b = &w->g->blocks.v[wv_get(w->g, id)->block];
+  for (uint32_t i = 0; i < b->nodes.n; i++) {
+    uint32_t x = b->nodes.v[i];
+    if (wv_get(w->g, x)->op == wv_get(w->g, id)->op &&
+        w->ix->info[x].origin == w->ix->info[id].origin)
+      return lw_clones_from(w, x, out);
+  }
+  return 0;
+}
+
 /* A barrier among the threads of the role being lowered: the workgroup's,
  * or in the consumers' region of a specialized kernel their named one
  * (the producer never reaches it). */

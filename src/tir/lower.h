@@ -356,6 +356,9 @@ typedef struct loop_part {
 /* schedule.c: the accumulator registers a thread holds at the least
  * (every mma chain's). */
 int64_t lw_chains_regs(const lw *w);
+/* Could two workgroups' threads of the plain schedule hold those and 32
+ * registers more each? */
+bool lw_regs_fit_two(const lw *w);
 
 /* plan.c */
 lw *lw_plan(wv_kernel *k);
@@ -389,6 +392,9 @@ uint32_t lw_group_tag(lw *w);
 /* The nodes of id's block from id on with id's op and origin (its later
  * clones, id first) into out (room for the block's nodes); their count. */
 uint32_t lw_clones_from(lw *w, uint32_t id, uint32_t *out);
+/* All of id's clones in its block, the first one first (as
+ * lw_clones_from of the first). */
+uint32_t lw_clones_of(lw *w, uint32_t id, uint32_t *out);
 tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
                    uint32_t b, uint32_t c, int64_t imm);
 uint32_t lw_op2(lw *w, tir_op op, tir_ty ty, uint32_t a, uint32_t b);
@@ -565,6 +571,9 @@ void lw_walk_bounds(lw *w, uint32_t id, uint32_t *rfirst, uint32_t *rlast,
  * staged bytes and its tensor map to the pipeline's), the epilogue at the
  * write, the wait for the stores before the program ends */
 void lw_store_plan(lw *w);
+/* Where write `id` is a clone of the adding write's tensor reduces: its
+ * place among them (the last is w->add.write); else -1. */
+int64_t lw_add_clone(const lw *w, uint32_t id);
 /* Is WRITE id a clone of the tensor stores' write other than the last
  * (whose lowering stores every clone's elements)? */
 bool lw_store_clone(const lw *w, uint32_t id);

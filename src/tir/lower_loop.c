@@ -225,13 +225,15 @@ void lw_walk_bounds(lw *w, uint32_t id, uint32_t *rfirst, uint32_t *rlast,
  * iteration's elements before the loop; the read copies them out and
  * loads the next iteration's into them at once, masked past the walk's
  * end, so a whole iteration hides their latency. At most 32 registers a
- * thread in all, and no more than the accumulators of every mma chain
- * leave of the specialized consumers' 240 and 48 more (at D = 128 the
- * backward holds 224: none; prefetching both of its reads spills 212
- * bytes, lse alone measured +3 % / -2 % causal, run ss); an element the
- * thread holds more than once is loaded once; reads of a single element
- * a thread stay. hardware(read_ahead = 0) keeps the loads in their
- * iteration; read_ahead = 1 takes up to 32 registers regardless. */
+ * thread in all, and no more than the accumulators (body_regs) leave of
+ * the specialized consumers' 240 and 32 more (at D = 128 the backward
+ * holds 192 beside dq's: lse's 16 distinct elements, loaded in pairs,
+ * +5 % / +2 % causal in run ww; prefetching both of its reads spills 212
+ * bytes); reads are
+ * taken in program order while they fit; an element the thread holds
+ * more than once is loaded once; reads of a single element a thread
+ * stay. hardware(read_ahead = 0) keeps the loads in their iteration;
+ * read_ahead = 1 takes up to 32 registers regardless, N up to N. */
 enum { PREFETCH_REGS = 32 };
 
 /* src[e]: the first element of read `id` with element e's coordinates
@@ -257,6 +259,42 @@ static void distinct_elements(lw *w, uint32_t id, uint32_t *src, uint32_t *n) {
   }
 }
 
+/* The accumulator registers loop `it`'s body holds beside the reads
+ * ahead: every mma chain's (lw_chains_regs, an exchanged chain's share)
+ * but a chain whose result is only added to memory (the backward's dq:
+ * started from zero in the iteration, it lives from its mma to its write,
+ * after the chains it reads are spent), and where the loop overlaps
+ * (hardware(overlap = 1)) its first chain's again (the next iteration's
+ * runs beside this one's last). */
+static int64_t body_regs(lw *w, const wv_node *it) {
+  int64_t regs = lw_chains_regs(w);
+  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
+    const wv_node *n = wv_get(w->g, id);
+    uint32_t v = n->op == WAVEC_OP_WRITE && (n->flags & WV_WRITE_ADD)
+                     ? n->ops[0]
+                     : 0;
+    if (!v || wv_get(w->g, v)->op != WAVEC_OP_MMA || w->nuses[v] != 1)
+      continue;
+    while (wv_get(w->g, wv_get(w->g, v)->ops[2])->op == WAVEC_OP_MMA)
+      v = wv_get(w->g, v)->ops[2];
+    int a = w->xchg[v] - 1;
+    int64_t ne = w->ix->info[v].layout->nelem;
+    regs -= a >= 0 ? ne / w->d->waves[a] : ne;
+  }
+  wavec_loc at;
+  const wv_block *body = &w->g->blocks.v[it->body];
+  for (uint32_t i = 0; i < body->nodes.n &&
+                       lw_knob(w->k, WAVEC_HW_OVERLAP, &at) == 1; i++) {
+    const wv_node *n = wv_get(w->g, body->nodes.v[i]);
+    if (n->op == WAVEC_OP_MMA &&
+        wv_get(w->g, n->ops[2])->op != WAVEC_OP_MMA) {
+      regs += w->ix->info[body->nodes.v[i]].layout->nelem;
+      break;
+    }
+  }
+  return regs;
+}
+
 static void prefetch(lw *w, const wv_node *it, uint32_t npiped, ex_t first,
                      uint32_t rfirst, uint32_t rlast, int64_t trips) {
   wavec_loc at;
@@ -264,11 +302,13 @@ static void prefetch(lw *w, const wv_node *it, uint32_t npiped, ex_t first,
   if (!w->wgmma || !npiped || trips < 2 || knob == 0)
     return;
   const wv_block *body = &w->g->blocks.v[it->body];
-  /* (what the accumulators leave of a thread's 240 and 48 more: the
-   * backward at D = 128 holds 224, and prefetching both its reads spills;
-   * at D = 64, 144) */
-  int64_t left = 240 - 48 - lw_chains_regs(w);
+  /* (what the accumulators leave of a consumer's 240 and 32 more: the
+   * backward at D = 128 holds 192 beside dq's, which leaves lse's 16
+   * distinct elements (both its reads, 32, spill); at D = 64, 112: both) */
+  int64_t left = 240 - 32 - body_regs(w, it);
+  /* (knob 1: 32 registers whatever the accumulators hold; N >= 2: N) */
   uint32_t room = knob == 1 ? PREFETCH_REGS
+                  : knob >= 2 ? (uint32_t)knob
                   : left < 0  ? 0
                   : left < PREFETCH_REGS ? (uint32_t)left
                                          : PREFETCH_REGS;

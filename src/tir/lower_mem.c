@@ -252,22 +252,38 @@ void lw_staged_read(lw *w, uint32_t id, stage *st) {
   lw_smem_access(w, T_LDS, ty, addr, regs, NULL, ne, lw_stage_slot(w, st));
 }
 
+static uint32_t run_len(lw *w, const wv_node *mem, ex_t (*co)[WV_MAX_DIMS],
+                        uint32_t most, int64_t es);
+static uint32_t run_most(uint32_t left, int64_t es);
+static uint32_t run_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
+                       uint32_t e, uint32_t left);
+static bool load_run(lw *w, uint32_t dst, uint32_t len, uint32_t off,
+                     uint32_t mask, tir_ty ty, double fill, int64_t arg);
+
 void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
   wv_node *mem = wv_get(w->g, n->mem);
   tir_ty ty = lw_node_ty(n);
   double fill = lw_read_fill(w, n);
-  for (uint32_t e = 0; e < lw_nelem(w, id); e++) {
+  uint32_t ne = lw_nelem(w, id);
+  ex_t co[16][WV_MAX_DIMS];
+  for (uint32_t e = 0; e < ne; e++) {
     if (w->pref_src[id][e] != e)
       continue; /* (another element's: loaded once) */
-    ex_t coord[WV_MAX_DIMS];
-    lw_mem_coords(w, id, n->mapping, mem, e, coord);
-    for (uint32_t i = 0; i < mem->type.n; i++)
-      coord[i] = ex_simplify(ctx, ex_subst(ctx, coord[i], 1, &w->pref_lv, &at),
-                             w->ranges, w->nranges);
+    /* the next iteration's coordinates of e and of the elements after it
+     * that are loaded here too (a run's candidates) */
+    uint32_t most = run_most(ne - e, tir_ty_bytes(ty)), k = 0;
+    for (; k < most && (k == 0 || w->pref_src[id][e + k] == e + k); k++) {
+      lw_mem_coords(w, id, n->mapping, mem, e + k, co[k]);
+      for (uint32_t i = 0; i < mem->type.n; i++)
+        co[k][i] = ex_simplify(ctx, ex_subst(ctx, co[k][i], 1, &w->pref_lv,
+                                             &at),
+                               w->ranges, w->nranges);
+    }
+    uint32_t len = run_len(w, mem, co, k, tir_ty_bytes(ty));
     uint32_t mask, guards = 0;
-    uint32_t off = lw_mem_offset_at(w, id, n->mapping, mem, coord, &mask,
+    uint32_t off = lw_mem_offset_at(w, id, n->mapping, mem, co[0], &mask,
                                     &guards);
     if (more && mask) {
       uint32_t both = lw_reg(w, TY_PRED);
@@ -275,6 +291,11 @@ void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more) {
       mask = both;
     } else if (more) {
       mask = more;
+    }
+    if (len > 1 &&
+        load_run(w, w->pref[id] + e, len, off, mask, ty, fill, mem->index)) {
+      e += len - 1;
+      continue;
     }
     lw_emit(w, T_LDG, ty, w->pref[id] + e, off, mask, 0, mem->index)->fimm =
         fill;
@@ -316,51 +337,119 @@ void lw_read(lw *w, uint32_t id) {
   wv_node *mem = wv_get(w->g, n->mem);
   double fill = lw_read_fill(w, n);
   uint32_t guards = 0;
-  for (uint32_t e = 0; e < ne; e++) {
+  bool cache = !w->written[n->mem];
+  for (uint32_t e = 0; e < ne;) {
     uint32_t mask;
     uint32_t off = mem_offset(w, id, n->mapping, mem, e, &mask, &guards);
-    uint32_t seen = w->written[n->mem] ? 0 : loaded(w, mem->index, off,
-                                                    mask, ty, fill);
+    uint32_t seen = cache ? loaded(w, mem->index, off, mask, ty, fill) : 0;
     if (seen) {
       lw_emit(w, T_MOV, ty, w->vals[id] + e, seen, 0, 0, 0);
+      e++;
       continue;
     }
-    lw_emit(w, T_LDG, ty, w->vals[id] + e, off, mask, 0, mem->index)->fimm =
-        fill;
-    load_ent le = {mem->index, off, mask, ty, fill, w->vals[id] + e,
-                   w->scopes.v[w->scopes.n - 1]};
-    vec_push(ctx, &w->loads, le);
+    /* e and the elements after it where they are an aligned run (one
+     * vector load), each then known loaded in this scope */
+    uint32_t len = run_at(w, id, n->mapping, mem, e, ne - e);
+    if (len < 2 ||
+        !load_run(w, w->vals[id] + e, len, off, mask, ty, fill, mem->index)) {
+      len = 1;
+      lw_emit(w, T_LDG, ty, w->vals[id] + e, off, mask, 0, mem->index)->fimm =
+          fill;
+    }
+    for (uint32_t k = 0; k < len; k++) {
+      uint32_t mk = mask, ok = off;
+      if (k)
+        ok = mem_offset(w, id, n->mapping, mem, e + k, &mk, &guards);
+      load_ent le = {mem->index, ok, mk, ty, fill, w->vals[id] + e + k,
+                     w->scopes.v[w->scopes.n - 1]};
+      vec_push(ctx, &w->loads, le);
+    }
+    e += len;
   }
   remark_access(w, id, mem, guards);
 }
 
-/* Do elements e and e+1 of value v, written to `mem`, go out as one aligned
- * pair? Their coordinates agree but for the last dim, where e+1's is e's
- * plus 1 and e's is even, and the last dim's size is even (a static size,
- * or a run-time one stated a multiple of 2): every row then starts at an
- * even element, so the pair is aligned to its size, and e's guard covers
- * e+1 (e < N, both even: e + 1 < N). */
-static bool pair_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
-                    uint32_t e) {
+/* The most elements of es bytes from one with `left` after it (itself
+ * included) that one vector access may move: 16 bytes. */
+static uint32_t run_most(uint32_t left, int64_t es) {
+  uint32_t most = (uint32_t)(16 / es);
+  return left < most ? left : most;
+}
+
+/* How many elements from the first of co[0 .. most) (their coordinates
+ * in `mem`, es bytes each) go as one aligned vector access: the largest
+ * power of 2 len (2 at least, 4 for 8-bit elements: whole 4-byte words)
+ * such that they agree but for the last dim, where each is the one
+ * before plus 1, the first is a multiple of len, and the last dim's size
+ * is a multiple of len (a static size, or a run-time one stated a
+ * multiple of it). Every row then starts at a multiple of len, so the run
+ * is aligned to its size, and the first's guard covers the run (c < N,
+ * both multiples of len: c + len - 1 < N). 1 where none is. */
+static uint32_t run_len(lw *w, const wv_node *mem, ex_t (*co)[WV_MAX_DIMS],
+                        uint32_t most, int64_t es) {
   wavec_ctx *ctx = w->ctx;
   uint32_t n = mem->type.n;
   wavec_sym d = mem->type.dims[n - 1];
   int64_t size;
   if (!ex_is_const(ctx, lw_dim_size(w, d), &size))
     size = w->d->dim[d].dynamic ? w->d->dim[d].multiple : 1;
-  if (size % 2)
-    return false;
-  ex_t a[WV_MAX_DIMS], b[WV_MAX_DIMS];
-  lw_mem_coords(w, v, mapping, mem, e, a);
-  lw_mem_coords(w, v, mapping, mem, e + 1, b);
-  for (uint32_t i = 0; i < n; i++) {
-    int64_t c;
-    ex_t diff = ex_simplify(ctx, ex_sub(ctx, b[i], a[i]), w->ranges,
-                            w->nranges);
-    if (!ex_is_const(ctx, diff, &c) || c != (i + 1 == n))
-      return false;
+  uint32_t follow = 1; /* co[0 .. follow) run along the last dim */
+  for (; follow < most; follow++) {
+    bool next = true;
+    for (uint32_t i = 0; i < n && next; i++) {
+      int64_t c;
+      ex_t diff = ex_simplify(ctx, ex_sub(ctx, co[follow][i], co[follow - 1][i]),
+                              w->ranges, w->nranges);
+      next = ex_is_const(ctx, diff, &c) && c == (i + 1 == n);
+    }
+    if (!next)
+      break;
   }
-  return ex_multiple_of(ctx, a[n - 1], 2);
+  uint32_t len = 1;
+  while (len * 2 <= follow)
+    len *= 2;
+  for (; len >= (es == 1 ? 4u : 2u); len /= 2)
+    if (size % len == 0 && ex_multiple_of(ctx, co[0][n - 1], len))
+      return len;
+  return 1;
+}
+
+/* run_len of elements e .. e + left of value v (mapping, `mem`). */
+static uint32_t run_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
+                       uint32_t e, uint32_t left) {
+  ex_t co[16][WV_MAX_DIMS];
+  int64_t es = tir_ty_bytes(tir_ty_of(mem->type.dt));
+  uint32_t most = run_most(left, es);
+  for (uint32_t k = 0; k < most; k++)
+    lw_mem_coords(w, v, mapping, mem, e + k, co[k]);
+  return run_len(w, mem, co, most, es);
+}
+
+/* Do elements e and e+1 of value v, written to `mem`, go out as one aligned
+ * pair (run_len)? */
+static bool pair_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
+                    uint32_t e) {
+  ex_t co[2][WV_MAX_DIMS];
+  lw_mem_coords(w, v, mapping, mem, e, co[0]);
+  lw_mem_coords(w, v, mapping, mem, e + 1, co[1]);
+  return run_len(w, mem, co, 2, 4) == 2;
+}
+
+/* Elements e .. e + len - 1 of a read (a run: run_len) loaded as one
+ * vector (T_LDGV) into dst ..: where a masked-off run may read as zeros
+ * (the read's fill is 0). */
+static bool load_run(lw *w, uint32_t dst, uint32_t len, uint32_t off,
+                     uint32_t mask, tir_ty ty, double fill, int64_t arg) {
+  if ((mask && fill != 0.0) || ty == TY_PRED ||
+      (w->ctx->test_hooks & WV_HOOK_SHIFT_LANE))
+    return false;
+  uint32_t *regs = wv_alloc(w->ctx, len * sizeof *regs);
+  for (uint32_t k = 0; k < len; k++)
+    regs[k] = dst + k;
+  tir_instr *in = lw_emit(w, T_LDGV, ty, 0, off, mask, 0, arg);
+  in->list = regs;
+  in->nlist = len;
+  return true;
 }
 
 /* Which lane of a wave adds each element of value v (write `id`, reduce
@@ -714,8 +803,14 @@ static void add_exchanged(lw *w, uint32_t id, int a, uint32_t owner) {
   as.el = wv_alloc(ctx, ne * sizeof *as.el);
   for (uint32_t e = 0; e < ne; e++)
     as.el[e] = e;
-  bool bulk = w->add.write == id;
-  if (bulk) {
+  /* (the tensor reduces' clones, one under the other: the first waits
+   * for the buffer, each puts its elements, the last issues them) */
+  int64_t clone = lw_add_clone(w, id);
+  bool bulk = clone >= 0;
+  uint32_t at = 0;
+  for (int64_t g = 0; g < clone; g++)
+    at += lw_nelem(w, wv_get(w->g, w->add.clones[g])->ops[0]);
+  if (clone == 0) {
     lw_store_add_wait(w);
     /* the buffer's last reduces have read it (pass barriers moves the
      * wait up to an earlier barrier and drops this one where it can) */
@@ -730,7 +825,7 @@ static void add_exchanged(lw *w, uint32_t id, int a, uint32_t owner) {
       uint32_t *regs = wv_alloc(ctx, chunk * sizeof *regs);
       for (uint32_t i = 0; i < chunk; i++)
         regs[i] = w->vals[v] + i;
-      lw_store_add_put(w, id, from, chunk, regs);
+      lw_store_add_put(w, id, at + from, chunk, regs);
     } else {
       for (uint32_t g = from; g < from + chunk; g += 2)
         add_pair(w, &as, g, w->vals[v] + (g - from));
@@ -738,7 +833,7 @@ static void add_exchanged(lw *w, uint32_t id, int a, uint32_t owner) {
     lw_close_scope(w);
     lw_region_end(w, region);
   }
-  if (bulk)
+  if (bulk && id == w->add.write)
     lw_store_add_issue(w, id);
   remark_access(w, id, as.mem, as.guards);
 }
@@ -818,8 +913,8 @@ void lw_write(lw *w, uint32_t id) {
   wv_node *mem = wv_get(w->g, n->mem);
   tir_ty vt = tir_ty_of(wv_get(w->g, v)->type.dt);
   w->p->args.v[mem->index].written = true;
-  /* pairs of 16- and 32-bit elements of the memory's own type go out as
-   * one vector store (T_STGV) where pair_at shows them adjacent */
+  /* runs of 16- and 32-bit elements of the memory's own type go out as
+   * one vector store (T_STGV) where run_at shows them adjacent */
   bool pairs = mem->type.dt != WAVEC_I1 && vt == tir_ty_of(mem->type.dt) &&
                (tir_ty_bytes(vt) == 2 || tir_ty_bytes(vt) == 4) &&
                mem->type.n > 0 && !(ctx->test_hooks & WV_HOOK_SHIFT_LANE);
@@ -874,14 +969,20 @@ void lw_write(lw *w, uint32_t id) {
       lw_emit(w, T_SELP, TY_I32, sh, is5, one, zero, 0);
       off = lw_op2(w, T_ADD, TY_I32, off, sh);
     }
-    if (pairs && !own && e + 1 < ne && pair_at(w, v, n->mapping, mem, e)) {
-      uint32_t *regs = wv_alloc(ctx, 2 * sizeof *regs);
-      regs[0] = w->vals[v] + e;
-      regs[1] = w->vals[v] + e + 1;
+    /* (through a mapping: pairs at most, as each element's own guard
+     * was checked for e alone) */
+    uint32_t len = pairs && !own && e + 1 < ne
+                       ? run_at(w, v, n->mapping, mem, e,
+                                n->mapping ? 2 : ne - e)
+                       : 1;
+    if (len > 1) {
+      uint32_t *regs = wv_alloc(ctx, len * sizeof *regs);
+      for (uint32_t k = 0; k < len; k++)
+        regs[k] = w->vals[v] + e + k;
       tir_instr *in = lw_emit(w, T_STGV, vt, 0, off, mask, 0, mem->index);
       in->list = regs;
-      in->nlist = 2;
-      e++;
+      in->nlist = len;
+      e += len - 1;
       continue;
     }
     lw_emit(w, T_STG, vt, 0, off, w->vals[v] + e, mask, mem->index);

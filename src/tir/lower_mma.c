@@ -303,20 +303,18 @@ void lw_mma(lw *w, uint32_t id) {
   in->nlist = t;
 }
 
-/* Why the mma chain whose last link `v` is the value of adding write
- * `wid` leaves parts rather than exchanging its lhs, or NULL (see
- * lw_exchange_plan); *axis the grid axis its waves split. */
-static const char *exchange_refusal(lw *w, uint32_t wid, uint32_t v,
+/* Why the mma chain whose last link `v` is the value of one of the
+ * `nclones` clones of an adding write leaves parts rather than exchanging
+ * its lhs, or NULL (see lw_exchange_plan); *axis the grid axis its waves
+ * split. Clones must be a wave's wgmmas of 64 rows each, one under the
+ * other (a wave holding 128 rows: two), each exchanged alike. */
+static const char *exchange_refusal(lw *w, uint32_t v, uint32_t nclones,
                                     int *axis) {
   wv_dist *d = w->d;
   const wv_node *n = wv_get(w->g, v);
   int a = d->dim[n->sym].wg_axis;
   int64_t W = d->waves[a];
   *axis = a;
-  const wv_block *b = &w->g->blocks.v[wv_get(w->g, wid)->block];
-  uint32_t *ids = wv_alloc(w->ctx, b->nodes.n * sizeof *ids);
-  if (lw_clones_from(w, wid, ids) != 1)
-    return "its result is cloned along its columns";
   /* wave c's elements [c ne/W, (c + 1) ne/W) must be those of an
    * N/W-column wgmma at column c N/W: in every lane, element c ne/W + i
    * where element i is, c N/W columns on */
@@ -326,15 +324,17 @@ static const char *exchange_refusal(lw *w, uint32_t wid, uint32_t v,
   const wv_layout *lr = w->ix->info[v].layout;
   uint32_t nd = n->type.n;
   int64_t Nw = wv_layout_dim(lr, n->type.dims[nd - 1])->v / W;
-  /* (one wgmma a wave k: the wave's rows of the result are one wgmma's
-   * 64) */
+  /* (one wgmma a wave k and clone: the wave's rows of the result are
+   * its clones' 64 each) */
   const wv_diminfo *md = &d->dim[n->type.dims[nd - 2]];
   int64_t rows = md->wave_tile ? md->wave_tile
                  : md->tile    ? md->tile
                  : md->wg_axis >= 0 ? md->wg_tile
                                     : md->size;
-  if (rows != 64)
-    return "a wave holds other than one wgmma's 64 rows of it";
+  if (rows != 64 * (int64_t)nclones ||
+      wv_layout_dim(lr, n->type.dims[nd - 2])->v != 64)
+    return nclones == 1 ? "a wave holds other than one wgmma's 64 rows of it"
+                        : "its clones are not the wave's rows 64 at a time";
   const int64_t *ft = lw_frag_table(w, lr);
   size_t pw = (size_t)lr->nelem * lr->n;
   for (int l = 0; l < d->lanes; l++)
@@ -400,18 +400,30 @@ void lw_exchange_plan(lw *w) {
   int64_t knob = lw_knob(w->k, WAVEC_HW_EXCHANGE, &at);
   if (!w->wgmma || knob == 0)
     return;
+  bool *decided = wv_alloc(ctx, w->g->nodes.n * sizeof *decided);
   for (uint32_t id = 1; id < w->g->nodes.n; id++) {
     const wv_node *wr = wv_get(w->g, id);
     if (wr->op != WAVEC_OP_WRITE || !(wr->flags & WV_WRITE_ADD))
       continue;
     uint32_t v = wr->ops[0];
     const wv_node *n = wv_get(w->g, v);
-    if (n->op != WAVEC_OP_MMA || !(wv_partial(w->d, n) & WV_PARTS_WAVES) ||
-        w->xchg[v])
-      continue;
-    int a;
-    const char *why = exchange_refusal(w, id, v, &a);
     uint32_t o = w->ix->info[v].origin;
+    if (n->op != WAVEC_OP_MMA || !(wv_partial(w->d, n) & WV_PARTS_WAVES) ||
+        w->xchg[v] || decided[w->ix->info[id].origin])
+      continue;
+    decided[w->ix->info[id].origin] = true;
+    /* every clone of the write (expansion's, one under the other) or none */
+    uint32_t *ids = wv_alloc(ctx, w->g->blocks.v[wr->block].nodes.n *
+                                      sizeof *ids);
+    uint32_t nc = lw_clones_of(w, id, ids);
+    int a = w->d->dim[n->sym].wg_axis;
+    const char *why = NULL;
+    for (uint32_t c = 0; c < nc && !why; c++) {
+      uint32_t cv = wv_get(w->g, ids[c])->ops[0];
+      why = wv_get(w->g, cv)->op != WAVEC_OP_MMA
+                ? "a clone of its write adds other than an mma's result"
+                : exchange_refusal(w, cv, nc, &a);
+    }
     if (why) {
       if (knob == 1 && !w->remarked[o]) {
         w->remarked[o] = true;
@@ -423,14 +435,16 @@ void lw_exchange_plan(lw *w) {
       }
       continue;
     }
-    for (uint32_t x = v;; x = wv_get(w->g, x)->ops[2]) {
-      const wv_node *m = wv_get(w->g, x);
-      if (m->op != WAVEC_OP_MMA || m->sym != n->sym)
-        break;
-      w->xchg[x] = (uint8_t)(a + 1);
-      if (wv_get(w->g, m->ops[0])->op == WV_OP_CONVERT)
-        w->xchg[m->ops[0]] = (uint8_t)(a + 1);
-    }
+    for (uint32_t c = 0; c < nc; c++)
+      for (uint32_t x = wv_get(w->g, ids[c])->ops[0];;
+           x = wv_get(w->g, x)->ops[2]) {
+        const wv_node *m = wv_get(w->g, x);
+        if (m->op != WAVEC_OP_MMA || m->sym != n->sym)
+          break;
+        w->xchg[x] = (uint8_t)(a + 1);
+        if (wv_get(w->g, m->ops[0])->op == WV_OP_CONVERT)
+          w->xchg[m->ops[0]] = (uint8_t)(a + 1);
+      }
     if (!w->remarked[o]) {
       w->remarked[o] = true;
       int64_t W = w->d->waves[a];

@@ -146,13 +146,16 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
   /* a plain write's clones (a wave holding two wgmmas' rows of the tile)
    * are stored together, by the last: every other access of the output
    * refuses */
+  /* (an adding write's clones, where each wave adds its columns of an
+   * exchanged mma's result: lw_exchange_plan exchanges all or none) */
+  bool xchg = add && w->xchg[n->ops[0]];
   uint32_t origin = w->ix->info[id].origin, ng = 0;
   uint32_t *grp = wv_alloc(ctx, w->g->nodes.n * sizeof *grp);
   for (uint32_t o = 1; o < w->g->nodes.n; o++) {
     wv_node *x = wv_get(w->g, o);
     bool clone = x->op == WAVEC_OP_WRITE &&
                  w->ix->info[o].origin == origin && x->block == n->block;
-    if (o == id || (clone && !add)) {
+    if (o == id || (clone && (!add || xchg))) {
       grp[ng++] = o;
       continue;
     }
@@ -199,7 +202,7 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
     if (w->d->hw[WAVEC_HW_SUM_PARTS] == 0 && w->k->hw.ints[WAVEC_HW_SUM_PARTS])
       return "its waves hold parts and add them each (hardware(sum_parts = "
              "0))";
-    if (ng > 1 || ne % (2 * W))
+    if (!xchg && (ng > 1 || ne % (2 * W)))
       return "its waves hold parts whose elements do not split in pairs "
              "among them";
     copies = W;
@@ -260,8 +263,10 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
  * the kernel had without the buffer. */
 static int64_t smem_limit(const lw *w) {
   int64_t n = w->d->hw[WAVEC_HW_WORKGROUPS_PER_SM];
-  if (!n) /* (a specialized kernel's registers allow one) */
-    n = !w->sched.specialize && w->stage_bytes <= SM_SMEM / 2 - CTA_RESERVED
+  if (!n) /* (a specialized kernel's registers allow one; a plain one's
+             * where its accumulators take more than half) */
+    n = !w->sched.specialize && w->stage_bytes <= SM_SMEM / 2 - CTA_RESERVED &&
+                lw_regs_fit_two(w)
             ? 2
             : 1;
   int64_t lim = SM_SMEM / n - CTA_RESERVED;
@@ -309,7 +314,8 @@ void lw_store_plan(lw *w) {
   w->store.why_not = wv_alloc(w->ctx, w->g->nodes.n * sizeof *w->store.why_not);
   for (uint32_t id = 1; id < w->g->nodes.n; id++) {
     if (wv_get(w->g, id)->op != WAVEC_OP_WRITE || lw_store_clone(w, id) ||
-        (w->store.nclones > 1 && id == w->store.write))
+        (w->store.nclones > 1 && id == w->store.write) ||
+        lw_add_clone(w, id) >= 0)
       continue;
     store_plan sp = {0};
     const char *why = refusal(w, id, &sp);
@@ -329,7 +335,8 @@ void lw_store_plan(lw *w) {
        * first need their shared memory too) */
       const wv_node *val = wv_get(w->g, wv_get(w->g, id)->ops[0]);
       int64_t parts = 0;
-      if (add && (wv_partial(w->d, val) & WV_PARTS_WAVES))
+      if (add && (wv_partial(w->d, val) & WV_PARTS_WAVES) &&
+          !w->xchg[wv_get(w->g, id)->ops[0]])
         parts = lw_parts_slot_bytes(w, w->d->waves[w->d->dim[val->sym].wg_axis],
                                     lw_nelem(w, wv_get(w->g, id)->ops[0]));
       if (!sp.per_round) {
@@ -371,8 +378,20 @@ bool lw_store_clone(const lw *w, uint32_t id) {
   return false;
 }
 
+int64_t lw_add_clone(const lw *w, uint32_t id) {
+  for (uint32_t i = 0; i < w->add.nclones; i++)
+    if (w->add.clones[i] == id)
+      return i;
+  return -1;
+}
+
 void lw_store_remark(lw *w, uint32_t id) {
-  if (w->store.why_not && !lw_store_clone(w, id))
+  /* (one remark a write: at its last clone) */
+  if (!w->store.why_not)
+    return;
+  uint32_t *later = wv_alloc(
+      w->ctx, w->g->blocks.v[wv_get(w->g, id)->block].nodes.n * sizeof *later);
+  if (lw_clones_from(w, id, later) == 1)
     remark_store(w, id, w->store.why_not[id]);
 }
 

@@ -116,16 +116,24 @@ refuse(lw *w, int hw, wavec_loc at, wv_buf *why, const char *fmt, ...) {
 
 /* The accumulator registers a thread of the plain schedule holds at the
  * least: every mma chain's (a chain's head starts from something other
- * than an mma's result), as a loop body holds them all at its end. */
+ * than an mma's result), as a loop body holds them all at its end; once
+ * lower has planned the exchanges (lw_exchange_plan), a chain whose W
+ * waves exchange its lhs holds 1/W of its elements. */
 int64_t lw_chains_regs(const lw *w) {
   int64_t regs = 0;
   for (uint32_t id = 1; id < w->g->nodes.n; id++) {
     const wv_node *n = wv_get(w->g, id);
     const wv_layout *l = n->op == WAVEC_OP_MMA ? w->ix->info[id].layout : NULL;
-    if (l && wv_get(w->g, n->ops[2])->op != WAVEC_OP_MMA)
-      regs += l->nelem;
+    if (!l || wv_get(w->g, n->ops[2])->op == WAVEC_OP_MMA)
+      continue;
+    int a = w->xchg ? w->xchg[id] - 1 : -1;
+    regs += a >= 0 ? l->nelem / w->d->waves[a] : l->nelem;
   }
   return regs;
+}
+
+bool lw_regs_fit_two(const lw *w) {
+  return lw_chains_regs(w) + 32 <= regs_at_launch(2, lw_block_threads(w), 255);
 }
 
 /* NULL where one workgroup a multiprocessor is all that fits: the rings
@@ -140,7 +148,7 @@ static const char *crowded(const lw *w) {
   if (w->stage_bytes > SM_SMEM / 2 - CTA_RESERVED)
     return NULL;
   int64_t need = lw_chains_regs(w) + 32;
-  if (need <= regs_at_launch(2, lw_block_threads(w), 255))
+  if (lw_regs_fit_two(w))
     return "two workgroups a multiprocessor fit its rings and registers, "
            "and the schedule would leave room for one";
   /* (the one-pass backward at D = 128 with 64-key tiles: 256

@@ -435,9 +435,13 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
       for (uint32_t j = 0; j < in->nlist && !bad; j++)
         bad |= p->regs.v[in->list[j]] != TY_F32;
     }
-    /* a vector store: 2 or 4 registers of its type, a predicate guard */
-    if (in->op == T_STGV && !bad) {
-      bad |= (in->nlist != 2 && in->nlist != 4) || !in->a ||
+    /* a vector load or store: a power of 2 of registers of its type, 2 at
+     * least (4 of 8-bit elements: whole words) and 16 bytes at most, a
+     * predicate guard */
+    if ((in->op == T_STGV || in->op == T_LDGV) && !bad) {
+      int64_t bytes = (int64_t)in->nlist * tir_ty_bytes(in->ty);
+      bad |= in->nlist < 2 || (in->nlist & (in->nlist - 1)) || bytes > 16 ||
+             bytes < 4 || !in->a ||
              (in->b && p->regs.v[in->b] != TY_PRED);
       for (uint32_t j = 0; j < in->nlist && !bad; j++)
         bad |= p->regs.v[in->list[j]] != in->ty;

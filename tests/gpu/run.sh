@@ -198,6 +198,9 @@ cases=(
   "bwd1 wgmma fused B1 200/64 ragged adds=2|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=1 -D M=200 -D K2=200 -D N=64 -D K1=64 --hardware adds=2|sm_90a"
   "bwd1 wgmma fused_causal B2 256/128 adds=2|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware adds=2|sm_90a"
   "bwd1 wgmma fused B1 256/64 exchange=1 (descriptor inside a panel)|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=1 -D M=256 -D K2=256 -D N=64 -D K1=64 --hardware exchange=1|sm_90a"
+  "bwd1 wgmma fused B2 256/64 wide 128x128 (cloned dq exchanged)|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=2 -D M=256 -D K2=256 -D N=64 -D K1=64 -D BLOCK_M=128|sm_90a"
+  "bwd1 wgmma fused_causal B1 200/64 ragged wide 128x128|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma_causal -D B=1 -D M=200 -D K2=200 -D N=64 -D K1=64 -D BLOCK_M=128|sm_90a"
+  "bwd1 wgmma fused B1 328/64 ragged wide 128x128 spec=1|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=1 -D M=328 -D K2=328 -D N=64 -D K1=64 -D BLOCK_M=128 --hardware specialize=1|sm_90a"
   "bwd1 wgmma fused_causal B1 200/64 ragged exchange=1|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma_causal -D B=1 -D M=200 -D K2=200 -D N=64 -D K1=64 --hardware exchange=1|sm_90a"
   "bwd1 wgmma fused B2 256/128 sum_parts=0|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=2 -D M=256 -D K2=256 -D N=128 -D K1=128 --hardware exchange=0,sum_parts=0|sm_90a"
   # D = 128: the warpgroups exchange ds for dq's mma (hardware(exchange),

@@ -228,8 +228,9 @@ static void dk_under_staging(void) {
  * (the causal walks of some workgroups end early, of others start late):
  * their loads before the loop, and inside it each load of them masked
  * (past the walk's end it loads nothing); at D = 128, where the
- * accumulators leave no registers for them, none before the loop;
- * gradients against float64 in all four. */
+ * accumulators leave 16 registers, lse's alone (its 16 distinct elements
+ * a thread, loaded in pairs), not D's; gradients against float64 in all
+ * four. */
 static void reads_ahead(void) {
   for (int t = 0; t < 4; t++) {
     int D = t & 1 ? 64 : 128;
@@ -249,26 +250,33 @@ static void reads_ahead(void) {
     }
     const tir_prog *p = c.k->k.tir;
     size_t lse_arg = kc_arg(&c, "lse"), d_arg = kc_arg(&c, "D");
-    /* (by loop depth: the walk's loop is the deepest holding them) */
+    /* (by loop depth: the walk's loop is the deepest holding them; of
+     * the reads ahead: at D = 128 lse's alone) */
     int at[8] = {0}, masked[8] = {0}, depth = 0, deepest = 0;
     for (uint32_t i = 0; i < p->code.n; i++) {
       const tir_instr *in = &p->code.v[i];
       depth += in->op == T_LOOP;
       depth -= in->op == T_ENDLOOP;
-      if (in->op != T_LDG || depth >= 8 ||
-          (in->imm != (int64_t)lse_arg && in->imm != (int64_t)d_arg))
+      if ((in->op != T_LDG && in->op != T_LDGV) || depth >= 8 ||
+          (in->imm != (int64_t)lse_arg &&
+           (D == 128 || in->imm != (int64_t)d_arg)))
         continue;
       at[depth]++, masked[depth] += in->b != 0;
       deepest = depth > deepest ? depth : deepest;
     }
     int before = deepest ? at[deepest - 1] : 0, inside = at[deepest];
     int unmasked = inside - masked[deepest];
-    printf("  %s D=%d: lse and D loads %d before the loop, %d in it\n", kn, D,
-           before, inside);
-    /* (at D = 128 the accumulators leave no registers for it) */
-    CHECKF(D == 128 ? before == 0 : before > 0 && inside > 0 && !unmasked,
+    printf("  %s D=%d: %s loads %d before the loop, %d in it\n", kn, D,
+           D == 128 ? "lse" : "lse and D", before, inside);
+    /* (at D = 128 the accumulators leave 16 registers: lse's) */
+    CHECKF(before > 0 && inside > 0 && !unmasked,
            "%s D=%d: %d loads before the loop, %d in it, %d unmasked", kn, D,
            before, inside, unmasked);
+    CHECKF(kc_has_remark(c.k, "read of 'lse' loaded an iteration ahead (16 "
+                              "registers") &&
+               kc_has_remark(c.k, "read of 'D' loaded an iteration ahead") ==
+                   (D == 64),
+           "%s D=%d: lse and D ahead other than the registers allow", kn, D);
     char what[64];
     snprintf(what, sizeof what, "%s D=%d", kn, D);
     backward_against_float64(&c, 200, 200, (size_t)D,
@@ -277,12 +285,16 @@ static void reads_ahead(void) {
   }
 }
 
-/* hardware(read_ahead): 0 keeps the loads in their iteration at D = 64,
- * 1 loads ahead at D = 128 past the register rule (a remark each read). */
+/* hardware(read_ahead): 0 keeps the loads in their iteration (D = 64 and
+ * 128); 1 (32 registers) and 32 load both lse and D ahead at D = 128 past
+ * the register rule (a remark each read). */
 static void read_ahead_knob(void) {
-  static const struct { const char *d, *knob; bool ahead; } t[] = {
-      {"64", "read_ahead=0", false}, {"128", "read_ahead=1", true}};
-  for (int i = 0; i < 2; i++) {
+  static const struct { const char *d, *knob; bool ahead, d_ahead; } t[] = {
+      {"64", "read_ahead=0", false, false},
+      {"128", "read_ahead=0", false, false},
+      {"128", "read_ahead=1", true, true},
+      {"128", "read_ahead=32", true, true}};
+  for (int i = 0; i < 4; i++) {
     char k1[16], nn[16];
     snprintf(k1, sizeof k1, "K1=%s", t[i].d), snprintf(nn, sizeof nn, "N=%s", t[i].d);
     const char *defs[] = {"B=1", "M=256", "K2=256", k1, nn, "BLOCK_K2=128",
@@ -293,8 +305,45 @@ static void read_ahead_knob(void) {
     CHECKF(ok, "%s", c.err);
     if (ok)
       CHECKF(kc_has_remark(c.k, "read of 'lse' loaded an iteration ahead") ==
-                 t[i].ahead,
+                     t[i].ahead &&
+                 kc_has_remark(c.k, "read of 'D' loaded an iteration ahead") ==
+                     t[i].d_ahead,
              "D=%s %s", t[i].d, t[i].knob);
+    kc_close(&c);
+  }
+}
+
+/* The one-pass backward with 128-query tiles at D = 64: each warpgroup
+ * holds dq's 128 rows as two wgmmas' clones, and both clones exchange ds
+ * (each warpgroup 32 of the 64 columns, over the 128 keys): the remark,
+ * no partial sums in shared memory, and gradients against float64 at a
+ * ragged 200 (causal and not) and a whole 256. */
+static void wide_query_tiles(void) {
+  static const struct { const char *m; bool causal; } t[] = {
+      {"200", false}, {"200", true}, {"256", false}};
+  for (int i = 0; i < 3; i++) {
+    char mm[16], kk[16];
+    snprintf(mm, sizeof mm, "M=%s", t[i].m), snprintf(kk, sizeof kk, "K2=%s", t[i].m);
+    const char *defs[] = {"B=1", mm, kk, "K1=64", "N=64", "BLOCK_K2=128",
+                          "BLOCK_M=128", "stages=2", NULL};
+    const char *kn = t[i].causal ? "attention_bwd_fused_wgmma_causal"
+                                 : "attention_bwd_fused_wgmma";
+    kcase c;
+    bool ok = kc_open(&c, "examples/attention_bwd_wgmma.wave", kn, NULL, defs);
+    CHECKF(ok, "%s M=%s: %s", kn, t[i].m, c.err);
+    if (!ok) {
+      kc_close(&c);
+      continue;
+    }
+    CHECKF(kc_has_remark(c.k, "each wave computes 32 of its 64 columns"),
+           "%s M=%s: no exchange of the cloned dq", kn, t[i].m);
+    CHECKF(!kc_has_remark(c.k, "they sum their parts"),
+           "%s M=%s: dq's parts summed in shared memory", kn, t[i].m);
+    char what[64];
+    snprintf(what, sizeof what, "%s M=%s BLOCK_M=128", kn, t[i].m);
+    size_t n = (size_t)atoi(t[i].m);
+    backward_against_float64(&c, n, n, 64, t[i].causal ? REF_CAUSAL : 0,
+                             13 + (uint64_t)i, what);
     kc_close(&c);
   }
 }
@@ -305,5 +354,6 @@ int main(void) {
   RUN(dk_under_staging);
   RUN(reads_ahead);
   RUN(read_ahead_knob);
+  RUN(wide_query_tiles);
   CHECK_EXIT();
 }

@@ -164,8 +164,9 @@ static void gemm_output_past_2_31(void) {
 }
 
 /* y = 2x + 1 over 2^31 + 4096 elements: every offset is 64-bit; at 2^31 -
- * 1024 (the largest multiple of its tile below 2^31) none. Eight loads of
- * x, and y's eight elements stored as four pairs. */
+ * 1024 (the largest multiple of its tile below 2^31) none. x's eight
+ * f16 elements a thread loaded and y's stored as one 16-byte vector
+ * each. */
 static void elementwise_past_2_31(void) {
   static const char *const sizes[] = {"N=2147487744", "N=2147482624"};
   for (int i = 0; i < 2; i++) {
@@ -185,10 +186,10 @@ static void elementwise_past_2_31(void) {
       widths(ptx, 0, &x64, &x32);
       widths(ptx, 1, &y64, &y32);
       if (i == 0)
-        CHECKF(x64 == 8 && x32 == 0 && y64 == 4 && y32 == 0,
+        CHECKF(x64 == 1 && x32 == 0 && y64 == 1 && y32 == 0,
                "x %d/%d y %d/%d (64/32-bit)", x64, x32, y64, y32);
       else
-        CHECKF(x64 == 0 && x32 == 8 && y64 == 0 && y32 == 4,
+        CHECKF(x64 == 0 && x32 == 1 && y64 == 0 && y32 == 1,
                "x %d/%d y %d/%d (64/32-bit)", x64, x32, y64, y32);
       assemble(ptx, "sm_90", sizes[i]);
     }

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Eleventh session's measurement: the one-pass backward at D = 64 with
+# 128-query tiles (dq's two clones a warpgroup exchanged, tensor reduces
+# of both) against the 64-query default, each beside SDPA-cuDNN in its own
+# process; then the GPU cases (with memcheck, racecheck, synccheck) of the
+# one-pass backward; last, optionally, ncu's PC samples split by role.
+#
+# Before the call, on the CPU machine (build/ is not committed):
+#   git worktree add /tmp/wv-base 03fb21d && make -C /tmp/wv-base -s MODE=release lib
+#   mkdir -p build/base && cp /tmp/wv-base/build/release/libwavec.so build/base/
+# and call with carry ["build/base"]. Rows: base, new, spec, xchg, ra0 /
+# ra1 (hardware(read_ahead = 0 / 1): the loads in their iteration / ahead
+# past the register rule; D = 128 with 1 spills 212 B). Knobs: ROWS (bwd
+# rows), GPU_CASES
+# (patterns, comma-separated; empty: none), PROF (empty: no profile), the
+# timeouts BWD_S, GPU_S, PROF_S.
+. bench/device_env.sh
+NEW=build/release/libwavec.so
+build_release
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+CFGS="[(128, 64, 2, {})]"
+bwd() { for row in "$@"; do
+  L=$NEW; D=${BWD_D:-128,64}; C=$CFGS
+  case $row in
+    base) L=build/base/libwavec.so ;;
+    spec) D=64; C="[(128, 64, 2, dict(specialize=1))]" ;;
+    xchg) D=64; C="[(128, 64, 2, dict(exchange=1))]" ;;
+    ra0) C="[(128, 64, 2, dict(read_ahead=0))]" ;;
+    ra1) C="[(128, 64, 2, dict(read_ahead=1))]" ;;
+    ra16) D=128; C="[(128, 64, 2, dict(read_ahead=16))]" ;;
+    wide) D=64; C="[(128, 128, 2, {})]" ;;
+    widespec) D=64; C="[(128, 128, 2, dict(specialize=1))]" ;;
+  esac
+  WAVEC_LIB=$L WV_BWD1_D=$D timeout ${BWD_S:-150} python3 -c "
+import sys; sys.path.insert(0, 'bench'); import bench
+bench.bwd_one_pass(True, $C)" >"$OUT/log-bwd1-$row.txt" 2>&1
+  echo "bwd1 $row rc=$?"; grep -E "^bwd1|FAIL|Error" "$OUT/log-bwd1-$row.txt" | cut -c1-220
+done; }
+bwd ${ROWS-new wide widespec}
+IFS=, read -ra pats <<<"${GPU_CASES-bwd1 wgmma fused}"
+for p in "${pats[@]}"; do
+  f="$OUT/gpu-$(echo "$p" | tr ' ' '-').txt"
+  GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-200} bash tests/gpu/run.sh "$p" >"$f" 2>&1
+  echo "[gpu $p] rc=$?"; grep -E "^(ok|FAIL)|passed|failed" "$f" | tail -12
+done
+for d in ${PROF:+${PROF_D:-128}}; do
+  WAVEC_LIB=$NEW WV_PROF_D=$d WV_PROFILE_ONLY=$PROF timeout ${PROF_S:-150} python3 bench/profile_bwd1.py "$TMPO/prof$d" \
+    >"$OUT/prof-bwd1-d$d.txt" 2>&1
+  echo "profile D=$d rc=$?"; grep -E "^===|^by opcode|^by role" "$OUT/prof-bwd1-d$d.txt" | cut -c1-400
+  for f in "$TMPO/prof$d"/src-*.csv; do [ -f "$f" ] && gzip -c "$f" >"$OUT/d$d-$(basename "$f").gz"; done
+done

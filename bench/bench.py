@@ -931,8 +931,17 @@ def bwd_one_pass(quick=False, cfgs=BWD1):
             Dt = torch.empty(BH, N, dtype=torch.float32, device=dev)
             acc = torch.empty(BH, N, D, dtype=torch.float32, device=dev)
             dq, dk, dv = (torch.empty(BH, N, D, dtype=torch.float16, device=dev) for _ in range(3))
-            prep, *_ = wavec_compile(W, "attention_bwd_prep", dict(B=BH, M=N, N=D))
-            scale, *_ = wavec_compile(W, "attention_bwd_dq_scale", dict(B=BH, M=N, K1=D, SCALE=0.125))
+            # WV_BWD1_AUX: another file's prep and dq_scale (an A/B)
+            AUX = os.environ.get("WV_BWD1_AUX", W)
+            prep, *_ = wavec_compile(AUX, "attention_bwd_prep", dict(B=BH, M=N, N=D))
+            scale, *_ = wavec_compile(AUX, "attention_bwd_dq_scale", dict(B=BH, M=N, K1=D, SCALE=0.125))
+            ms_prep = bench(lambda: prep(dof, o, Dt, acc))
+            ms_scale = bench(lambda: scale(acc, dq))
+            # bytes: do, o read, D and dq_acc written; dq_acc read, dq written
+            gb_prep = (2 * 2 + 4) * BH * N * D / ms_prep / 1e6
+            gb_scale = (4 + 2) * BH * N * D / ms_scale / 1e6
+            print(f"bwd1 D={D} N={N} prep {ms_prep * 1e3:.1f} us ({gb_prep:.0f} GB/s), "
+                  f"dq_scale {ms_scale * 1e3:.1f} us ({gb_scale:.0f} GB/s)", flush=True)
             for causal in (False, True):
                 sfx = "_causal" if causal else ""
                 fk, *_ = wavec_compile("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma" + sfx,

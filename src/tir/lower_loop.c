@@ -229,11 +229,11 @@ void lw_walk_bounds(lw *w, uint32_t id, uint32_t *rfirst, uint32_t *rlast,
  * the specialized consumers' 240 and 32 more (at D = 128 the backward
  * holds 192 beside dq's: lse's 16 distinct elements, loaded in pairs,
  * +5 % / +2 % causal in run ww; prefetching both of its reads spills 212
- * bytes); reads are
- * taken in program order while they fit; an element the thread holds
- * more than once is loaded once; reads of a single element a thread
- * stay. hardware(read_ahead = 0) keeps the loads in their iteration;
- * read_ahead = 1 takes up to 32 registers regardless, N up to N. */
+ * bytes); reads are taken in program order while they fit; an element
+ * the thread holds more than once is loaded once; reads of a single
+ * element a thread stay. hardware(read_ahead = 0) keeps the loads in
+ * their iteration; read_ahead = 1 takes up to 32 registers regardless,
+ * N up to N. */
 enum { PREFETCH_REGS = 32 };
 
 /* src[e]: the first element of read `id` with element e's coordinates

@@ -436,11 +436,12 @@ static bool pair_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
 }
 
 /* Elements e .. e + len - 1 of a read (a run: run_len) loaded as one
- * vector (T_LDGV) into dst ..: where a masked-off run may read as zeros
- * (the read's fill is 0). */
+ * vector (T_LDGV) into dst ..: where they are of the argument's own type
+ * and a masked-off run may read as zeros (the read's fill is 0). */
 static bool load_run(lw *w, uint32_t dst, uint32_t len, uint32_t off,
                      uint32_t mask, tir_ty ty, double fill, int64_t arg) {
-  if ((mask && fill != 0.0) || ty == TY_PRED ||
+  wavec_dtype dt = w->p->args.v[arg].dt;
+  if ((mask && fill != 0.0) || dt == WAVEC_I1 || tir_ty_of(dt) != ty ||
       (w->ctx->test_hooks & WV_HOOK_SHIFT_LANE))
     return false;
   uint32_t *regs = wv_alloc(w->ctx, len * sizeof *regs);

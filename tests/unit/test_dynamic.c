@@ -14,7 +14,9 @@
  *  - gemm_add_dyn (c += a bᵀ, reduce = add, M at run time) at M = 50, 77, 1;
  *  - row_mean_dyn (1 / N of the run-time N as a value) at four shapes;
  *  - attention_decode_dyn (16 static causal queries, K2 = 40, 100, 200 at
- *    run time: a walk that folds to one tile).
+ *    run time: a walk that folds to one tile);
+ *  - scale_rows8_dyn and scale_rows2_dyn (vector accesses of runs of 8 and
+ *    of pairs, as the stated multiple of N allows) at ragged shapes.
  * Also: a size not given, one that breaks a stated multiple, and a static
  * dim given another size are errors at run time, not crashes; sizes whose
  * grid no launch can take (more than 65535 workgroups along y, more than
@@ -206,6 +208,65 @@ static void size_as_value(void) {
     same_ptx(k, "sm_90", ptx);
   free(ptx);
   wavec_ctx_free(ctx);
+}
+
+/* Vector accesses at run-time sizes: scale_rows8_dyn (N a multiple of 8)
+ * loads and stores each 8 f16 of a row a lane holds as one 16-byte access,
+ * and scale_rows2_dyn (a multiple of 2) in pairs; both right at ragged
+ * (M, N) = (3, 8), (45, 200), (33, 72) (and (7, 34) for the pairs: a run
+ * of 8 would not be aligned there), against float64. */
+static void vector_runs(void) {
+  static const struct { const char *kernel, *load, *store; int nsz; } ks[] = {
+      {"scale_rows8_dyn", "ld.global.nc.v4.b32", "st.global.v4.b32", 3},
+      {"scale_rows2_dyn", "ld.global.nc.b32", "st.global.b32", 4}};
+  static const int mn[][2] = {{3, 8}, {45, 200}, {33, 72}, {7, 34}};
+  for (int i = 0; i < 2; i++) {
+    wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+    char *ptx = NULL;
+    wavec_kernel *k = compile(ctx, ks[i].kernel, "sm_90", &ptx);
+    if (ptx) {
+      /* (every load and store of the kernel: a lane's 16 elements, two
+       * runs of 8 or eight pairs) */
+      size_t nl = 0, ns = 0;
+      for (const char *p = ptx; (p = strstr(p, "ld.global.")); p++) {
+        nl++;
+        CHECKF(!strncmp(p, ks[i].load, strlen(ks[i].load)), "%s: %.40s",
+               ks[i].kernel, p);
+      }
+      for (const char *p = ptx; (p = strstr(p, "st.global.")); p++) {
+        ns++;
+        CHECKF(!strncmp(p, ks[i].store, strlen(ks[i].store)), "%s: %.40s",
+               ks[i].kernel, p);
+      }
+      CHECKF(nl == (i ? 8u : 2u) && ns == nl, "%s: %zu loads, %zu stores",
+             ks[i].kernel, nl, ns);
+    }
+    uint64_t rng = 75;
+    for (int s = 0; k && s < ks[i].nsz; s++) {
+      int M = mn[s][0], N = mn[s][1];
+      const int64_t shapes[2][4] = {{M, N}, {M, N}};
+      void **bufs = shaped(k, 2, shapes);
+      size_t n = (size_t)M * N;
+      double *x = rand_in(bufs[0], n, &rng), *ref = malloc(n * sizeof *ref);
+      for (size_t e = 0; e < n; e++)
+        ref[e] = x[e] * 2.0 + 1.0;
+      bool ok = wavec_simulate(k, bufs) == WAVEC_OK;
+      CHECKF(ok, "%s %dx%d: %s", ks[i].kernel, M, N, wavec_errmsg(ctx));
+      if (ok) {
+        double *y = malloc(n * sizeof *y);
+        ref_unpack(n, bufs[1], REF_F16, y);
+        CHECKF(ref_rel_err(n, y, ref) < 1e-3, "%s %dx%d: rel err %g",
+               ks[i].kernel, M, N, ref_rel_err(n, y, ref));
+        free(y);
+      }
+      free(x), free(ref);
+      free_bufs(bufs, 2);
+    }
+    if (k)
+      same_ptx(k, "sm_90", ptx);
+    free(ptx);
+    wavec_ctx_free(ctx);
+  }
 }
 
 static void gemm_mma_sync(void) { gemm("gemm_dyn", "sm_90", 8); }
@@ -479,6 +540,7 @@ int main(void) {
   RUN(gemm_wgmma);
   RUN(adds);
   RUN(size_as_value);
+  RUN(vector_runs);
   RUN(attention);
   RUN(decode);
   RUN(batched);

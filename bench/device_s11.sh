@@ -11,7 +11,9 @@
 #   git worktree add /tmp/wv-base a96f5c8 && make -C /tmp/wv-base -s MODE=release lib
 #   mkdir -p build/base && cp /tmp/wv-base/build/release/libwavec.so build/base/
 # and call with carry ["build/base"]. Rows: base, new, spec, xchg, ra0 /
-# ra1 / ra16 (hardware(read_ahead = 0 / 1 / 16)), aux32, wide, widespec.
+# ra1 / ra16 (hardware(read_ahead = 0 / 1 / 16)), aux32, wide, widespec,
+# st3 (D = 64 in 3 stages: what a kernel without hardware(stages) gets;
+# the rows above pass stages = 2).
 # Knobs: ROWS (bwd rows), BWD_D, WV_BWD1_N, GPU_CASES (patterns,
 # comma-separated; empty: none), PROF (empty: no profile), the timeouts
 # BWD_S, GPU_S, PROF_S.
@@ -30,6 +32,7 @@ bwd() { for row in "$@"; do
     ra1) C="[(128, 64, 2, dict(read_ahead=1))]" ;;
     ra16) D=128; C="[(128, 64, 2, dict(read_ahead=16))]" ;;
     aux32) AUXF=bench/bwd_aux_lanes32.wave ;;
+    st3) D=64; C="[(128, 64, 3, {})]" ;;
     wide) D=64; C="[(128, 128, 2, {})]" ;;
     widespec) D=64; C="[(128, 128, 2, dict(specialize=1))]" ;;
   esac

@@ -317,17 +317,19 @@ static void read_ahead_knob(void) {
  * holds dq's 128 rows as two wgmmas' clones, and both clones exchange ds
  * (each warpgroup 32 of the 64 columns, over the 128 keys): the remark,
  * no partial sums in shared memory, and gradients against float64 at a
- * ragged 200 (causal and not) and a whole 256; and 192-query tiles, three
- * clones, at 200. */
+ * ragged 200 (causal and not) and a whole 256; 192-query tiles, three
+ * clones, at 200; and the threads' atomic adds (adds = 1) of the clones
+ * instead of tensor reduces. */
 static void wide_query_tiles(void) {
-  static const struct { const char *m, *bm; bool causal; } t[] = {
-      {"200", "BLOCK_M=128", false}, {"200", "BLOCK_M=128", true},
-      {"256", "BLOCK_M=128", false}, {"200", "BLOCK_M=192", false}};
-  for (int i = 0; i < 4; i++) {
+  static const struct { const char *m, *bm, *knob; bool causal; } t[] = {
+      {"200", "BLOCK_M=128", NULL, false}, {"200", "BLOCK_M=128", NULL, true},
+      {"256", "BLOCK_M=128", NULL, false}, {"200", "BLOCK_M=192", NULL, false},
+      {"200", "BLOCK_M=128", "adds=1", true}};
+  for (int i = 0; i < 5; i++) {
     char mm[16], kk[16];
     snprintf(mm, sizeof mm, "M=%s", t[i].m), snprintf(kk, sizeof kk, "K2=%s", t[i].m);
     const char *defs[] = {"B=1", mm, kk, "K1=64", "N=64", "BLOCK_K2=128",
-                          t[i].bm, "stages=2", NULL};
+                          t[i].bm, "stages=2", t[i].knob, NULL};
     const char *kn = t[i].causal ? "attention_bwd_fused_wgmma_causal"
                                  : "attention_bwd_fused_wgmma";
     kcase c;
@@ -342,7 +344,8 @@ static void wide_query_tiles(void) {
     CHECKF(!kc_has_remark(c.k, "they sum their parts"),
            "%s M=%s: dq's parts summed in shared memory", kn, t[i].m);
     char what[64];
-    snprintf(what, sizeof what, "%s M=%s %s", kn, t[i].m, t[i].bm);
+    snprintf(what, sizeof what, "%s M=%s %s %s", kn, t[i].m, t[i].bm,
+             t[i].knob ? t[i].knob : "");
     size_t n = (size_t)atoi(t[i].m);
     backward_against_float64(&c, n, n, 64, t[i].causal ? REF_CAUSAL : 0,
                              13 + (uint64_t)i, what);

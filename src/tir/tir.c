@@ -315,7 +315,10 @@ int64_t tir_arg_align(const tir_prog *p, uint32_t a) {
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *in = &p->code.v[i];
     int64_t b = 0;
-    if ((in->op == T_LDGV || in->op == T_STGV) && in->imm == (int64_t)a)
+    /* (a vector of adds too: one red of 8 or 16 bytes from sm_90) */
+    if ((in->op == T_LDGV || in->op == T_STGV ||
+         (in->op == T_REDG && in->nlist)) &&
+        in->imm == (int64_t)a)
       b = tir_ty_bytes(in->ty) * (int64_t)in->nlist;
     else if (in->op == T_CPA && in->imm == (int64_t)a)
       b = 16;

@@ -586,8 +586,9 @@ const char *tir_grid(wavec_ctx *ctx, const tir_prog *p, const int64_t *vals,
                      int64_t grid[3]);
 
 /* The alignment in bytes the address of argument a must have: its element
- * size, or what its widest access moves at once (a vector access its
- * bytes, an asynchronous copy 16, a tensor map 16). */
+ * size, or what its widest access moves at once (a vector access or a
+ * vector of atomic adds its bytes, an asynchronous copy 16, a tensor map
+ * 16). */
 int64_t tir_arg_align(const tir_prog *p, uint32_t a);
 
 /* The program for run-time sizes vals (one per p->sizes): a copy whose

@@ -26,6 +26,7 @@
 #include "../ref/kcase.c"
 #include "../ref/ref.c"
 #include "check.h"
+#include "tir/tir.h"
 
 static const char *const FILE_ = "tests/kernels/reduce_add.wave";
 
@@ -111,6 +112,31 @@ static double run(const char *kn, int M, int N, int K, const char *hook,
   free(in[0]), free(in[1]), free(in[2]), free(y);
   kc_close(&c);
   return err;
+}
+
+/* A kernel whose adds go out as vectors (red.global.add.v2/v4.f32 on
+ * sm_90) asks for its output's address aligned to the vector (the launch
+ * refuses a view at an odd offset instead of a misaligned fault). */
+static void vector_adds_align(void) {
+  kcase c;
+  const char *defs[] = {"M=64", "N=96", "K=128", NULL};
+  bool ok = kc_open(&c, "tests/kernels/reduce_add.wave", "gemm_split_k", NULL,
+                    defs);
+  CHECKF(ok, "%s", c.err);
+  if (ok) {
+    const tir_prog *p = c.k->k.tir;
+    size_t out = kc_arg(&c, "c");
+    int64_t widest = 4;
+    for (uint32_t i = 0; i < p->code.n; i++)
+      if (p->code.v[i].op == T_REDG && p->code.v[i].imm == (int64_t)out &&
+          4 * (int64_t)p->code.v[i].nlist > widest)
+        widest = 4 * (int64_t)p->code.v[i].nlist;
+    CHECKF(widest > 4, "no vector of adds to 'c'");
+    CHECKF(tir_arg_align(p, (uint32_t)out) == widest,
+           "'c' aligned to %lld bytes, its adds move %lld",
+           (long long)tir_arg_align(p, (uint32_t)out), (long long)widest);
+  }
+  kc_close(&c);
 }
 
 static void split_k(void) {
@@ -337,6 +363,7 @@ static void row_sums_of_mma(void) {
 
 int main(void) {
   RUN(split_k);
+  RUN(vector_adds_align);
   RUN(split_k_waves);
   RUN(split_k_wgmma);
   RUN(from_a_value);

@@ -356,6 +356,9 @@ typedef struct loop_part {
 /* schedule.c: the accumulator registers a thread holds at the least
  * (every mma chain's). */
 int64_t lw_chains_regs(const lw *w);
+/* The accumulator registers a thread holds of mma `id` (a chain's link):
+ * its layout's elements, 1/W of them where W waves exchange its lhs. */
+int64_t lw_chain_regs(const lw *w, uint32_t id);
 /* Could two workgroups' threads of the plain schedule hold those and 32
  * registers more each? */
 bool lw_regs_fit_two(const lw *w);

@@ -277,20 +277,18 @@ static int64_t body_regs(lw *w, const wv_node *it) {
       continue;
     while (wv_get(w->g, wv_get(w->g, v)->ops[2])->op == WAVEC_OP_MMA)
       v = wv_get(w->g, v)->ops[2];
-    int a = w->xchg[v] - 1;
-    int64_t ne = w->ix->info[v].layout->nelem;
-    regs -= a >= 0 ? ne / w->d->waves[a] : ne;
+    regs -= lw_chain_regs(w, v);
   }
   wavec_loc at;
+  if (lw_knob(w->k, WAVEC_HW_OVERLAP, &at) != 1)
+    return regs;
   const wv_block *body = &w->g->blocks.v[it->body];
-  for (uint32_t i = 0; i < body->nodes.n &&
-                       lw_knob(w->k, WAVEC_HW_OVERLAP, &at) == 1; i++) {
-    const wv_node *n = wv_get(w->g, body->nodes.v[i]);
+  for (uint32_t i = 0; i < body->nodes.n; i++) {
+    uint32_t id = body->nodes.v[i];
+    const wv_node *n = wv_get(w->g, id);
     if (n->op == WAVEC_OP_MMA &&
-        wv_get(w->g, n->ops[2])->op != WAVEC_OP_MMA) {
-      regs += w->ix->info[body->nodes.v[i]].layout->nelem;
-      break;
-    }
+        wv_get(w->g, n->ops[2])->op != WAVEC_OP_MMA)
+      return regs + w->ix->info[id].layout->nelem;
   }
   return regs;
 }

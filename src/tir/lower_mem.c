@@ -257,8 +257,8 @@ static uint32_t run_len(lw *w, const wv_node *mem, ex_t (*co)[WV_MAX_DIMS],
 static uint32_t run_most(uint32_t left, int64_t es);
 static uint32_t run_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
                        uint32_t e, uint32_t left);
-static bool load_run(lw *w, uint32_t dst, uint32_t len, uint32_t off,
-                     uint32_t mask, tir_ty ty, double fill, int64_t arg);
+static uint32_t load_run(lw *w, uint32_t dst, uint32_t len, uint32_t off,
+                         uint32_t mask, tir_ty ty, double fill, int64_t arg);
 
 void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more) {
   wavec_ctx *ctx = w->ctx;
@@ -292,13 +292,10 @@ void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more) {
     } else if (more) {
       mask = more;
     }
-    if (len > 1 &&
-        load_run(w, w->pref[id] + e, len, off, mask, ty, fill, mem->index)) {
-      e += len - 1;
-      continue;
-    }
-    lw_emit(w, T_LDG, ty, w->pref[id] + e, off, mask, 0, mem->index)->fimm =
-        fill;
+    /* (the loop's e++ steps past the run's last) */
+    uint32_t got =
+        load_run(w, w->pref[id] + e, len, off, mask, ty, fill, mem->index);
+    e += got - 1;
   }
 }
 
@@ -349,13 +346,9 @@ void lw_read(lw *w, uint32_t id) {
     }
     /* e and the elements after it where they are an aligned run (one
      * vector load), each then known loaded in this scope */
-    uint32_t len = run_at(w, id, n->mapping, mem, e, ne - e);
-    if (len < 2 ||
-        !load_run(w, w->vals[id] + e, len, off, mask, ty, fill, mem->index)) {
-      len = 1;
-      lw_emit(w, T_LDG, ty, w->vals[id] + e, off, mask, 0, mem->index)->fimm =
-          fill;
-    }
+    uint32_t len = load_run(w, w->vals[id] + e,
+                            run_at(w, id, n->mapping, mem, e, ne - e), off,
+                            mask, ty, fill, mem->index);
     for (uint32_t k = 0; k < len; k++) {
       uint32_t mk = mask, ok = off;
       if (k)
@@ -435,22 +428,26 @@ static bool pair_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
   return run_len(w, mem, co, 2, 4) == 2;
 }
 
-/* Elements e .. e + len - 1 of a read (a run: run_len) loaded as one
- * vector (T_LDGV) into dst ..: where they are of the argument's own type
- * and a masked-off run may read as zeros (the read's fill is 0). */
-static bool load_run(lw *w, uint32_t dst, uint32_t len, uint32_t off,
-                     uint32_t mask, tir_ty ty, double fill, int64_t arg) {
+/* Elements e .. e + len - 1 of a read (a run: run_len) loaded into dst
+ * ..: as one vector (T_LDGV) where len > 1, they are of the argument's own
+ * type and a masked-off run may read as zeros (the read's fill is 0);
+ * else element e alone (T_LDG, its fill where masked off). The elements
+ * loaded. */
+static uint32_t load_run(lw *w, uint32_t dst, uint32_t len, uint32_t off,
+                         uint32_t mask, tir_ty ty, double fill, int64_t arg) {
   wavec_dtype dt = w->p->args.v[arg].dt;
-  if ((mask && fill != 0.0) || dt == WAVEC_I1 || tir_ty_of(dt) != ty ||
-      (w->ctx->test_hooks & WV_HOOK_SHIFT_LANE))
-    return false;
+  if (len < 2 || (mask && fill != 0.0) || dt == WAVEC_I1 ||
+      tir_ty_of(dt) != ty || (w->ctx->test_hooks & WV_HOOK_SHIFT_LANE)) {
+    lw_emit(w, T_LDG, ty, dst, off, mask, 0, arg)->fimm = fill;
+    return 1;
+  }
   uint32_t *regs = wv_alloc(w->ctx, len * sizeof *regs);
   for (uint32_t k = 0; k < len; k++)
     regs[k] = dst + k;
   tir_instr *in = lw_emit(w, T_LDGV, ty, 0, off, mask, 0, arg);
   in->list = regs;
   in->nlist = len;
-  return true;
+  return len;
 }
 
 /* Which lane of a wave adds each element of value v (write `id`, reduce

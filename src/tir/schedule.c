@@ -119,15 +119,19 @@ refuse(lw *w, int hw, wavec_loc at, wv_buf *why, const char *fmt, ...) {
  * than an mma's result), as a loop body holds them all at its end; once
  * lower has planned the exchanges (lw_exchange_plan), a chain whose W
  * waves exchange its lhs holds 1/W of its elements. */
+int64_t lw_chain_regs(const lw *w, uint32_t id) {
+  int64_t ne = w->ix->info[id].layout->nelem;
+  int a = w->xchg ? w->xchg[id] - 1 : -1;
+  return a >= 0 ? ne / w->d->waves[a] : ne;
+}
+
 int64_t lw_chains_regs(const lw *w) {
   int64_t regs = 0;
   for (uint32_t id = 1; id < w->g->nodes.n; id++) {
     const wv_node *n = wv_get(w->g, id);
-    const wv_layout *l = n->op == WAVEC_OP_MMA ? w->ix->info[id].layout : NULL;
-    if (!l || wv_get(w->g, n->ops[2])->op == WAVEC_OP_MMA)
-      continue;
-    int a = w->xchg ? w->xchg[id] - 1 : -1;
-    regs += a >= 0 ? l->nelem / w->d->waves[a] : l->nelem;
+    if (n->op == WAVEC_OP_MMA && w->ix->info[id].layout &&
+        wv_get(w->g, n->ops[2])->op != WAVEC_OP_MMA)
+      regs += lw_chain_regs(w, id);
   }
   return regs;
 }

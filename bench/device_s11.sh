@@ -35,6 +35,10 @@ bwd() { for row in "$@"; do
     st3) D=64; C="[(128, 64, 3, {})]" ;;
     wide) D=64; C="[(128, 128, 2, {})]" ;;
     widespec) D=64; C="[(128, 128, 2, dict(specialize=1))]" ;;
+    ah1) D=64; C="[(128, 64, 2, dict(mma_ahead=1, read_ahead=0))]" ;;
+    ah2) D=64; C="[(128, 64, 2, dict(mma_ahead=2))]" ;;
+    ah2st3) D=64; C="[(128, 64, 3, dict(mma_ahead=2))]" ;;
+    ra0d64) D=64; C="[(128, 64, 2, dict(read_ahead=0))]" ;;
   esac
   WAVEC_LIB=$L WV_BWD1_D=$D WV_BWD1_AUX=$AUXF timeout ${BWD_S:-150} python3 -c "
 import sys; sys.path.insert(0, 'bench'); import bench

@@ -408,7 +408,14 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
  *    kernel loads the global reads it makes each iteration (not staged)
  *    an iteration ahead, within the registers its accumulators leave; 1:
  *    up to 32 a thread regardless; N from 2 to 64: up to N regardless;
- *    0: in the iteration. */
+ *    0: in the iteration.
+ *  - mma_ahead: 1, a loop whose iteration opens with wgmmas that read only
+ *    its ring slot and what the loop leaves unchanged (the one-pass
+ *    backward's s = k qᵀ and dp = v doᵀ) issues them for the next
+ *    iteration right after its own last wgmma, so that they run while the
+ *    iteration finishes (the last iteration peeled); 2: after the last
+ *    wgmmas' results are staged (fewer registers live beside them). 0 or
+ *    not given: off (a remark says where it would apply). */
 #define WAVEC_HW_INTS(X)                                                       \
   X(WAVEC_HW_STAGES, 0, "stages", 1, 8)                                        \
   X(WAVEC_HW_WORKGROUPS_PER_SM, 1, "workgroups_per_sm", 1, 32)                 \
@@ -426,7 +433,8 @@ WAVEC_API wavec_status wavec_hardware_mma(wavec_kernel *k, wavec_mma_kind mma,
   X(WAVEC_HW_LONGEST_FIRST, 13, "longest_first", 0, 1)                        \
   X(WAVEC_HW_CLUSTER, 14, "cluster", 1, 8)                                     \
   X(WAVEC_HW_EARLY_MMA, 15, "early_mma", 0, 1)                               \
-  X(WAVEC_HW_READ_AHEAD, 16, "read_ahead", 0, 64)
+  X(WAVEC_HW_READ_AHEAD, 16, "read_ahead", 0, 64)                            \
+  X(WAVEC_HW_MMA_AHEAD, 17, "mma_ahead", 0, 2)
 
 typedef enum wavec_hw_int {
 #define X(e, v, name, lo, hi) e = v,
@@ -574,7 +582,8 @@ typedef enum wavec_pass {
   WAVEC_PASS_CONTRACT = 15,
   WAVEC_PASS_RELEASE = 16,
   WAVEC_PASS_BARRIERS = 17,
-  WAVEC_PASS_COUNT = 18 /* one more than the largest value */
+  WAVEC_PASS_AHEAD = 18,
+  WAVEC_PASS_COUNT = 19 /* one more than the largest value */
 } wavec_pass;
 /* The i-th pass of the pipeline, in the order they run; -1 past the last. */
 WAVEC_API int wavec_pass_at(size_t i);

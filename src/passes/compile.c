@@ -113,6 +113,8 @@ static const struct {
      "a float product used once by a sum: one fused multiply-add"},
     {WAVEC_PASS_OVERLAP, "overlap", wv_pass_overlap, verify_tir, print_tir,
      "a loop's last wgmmas issued after the next iteration's first"},
+    {WAVEC_PASS_AHEAD, "ahead", wv_pass_ahead, verify_tir, print_tir,
+     "a loop's first wgmmas issued at the end of the iteration before"},
     {WAVEC_PASS_WAITS, "waits", wv_pass_waits, verify_waits, print_tir,
      "wgmma waits where a wgmma's registers or tiles are next touched"},
     {WAVEC_PASS_RELEASE, "release", wv_pass_release, verify_release,

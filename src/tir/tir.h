@@ -298,6 +298,10 @@ enum {
   TIR_WG_A_MN = 0x400
 };
 enum { TIR_WAIT_CARRY = 1 }; /* T_WGWAIT imm2 */
+/* T_LOOP and T_ENDLOOP imm2: the body issues the next iteration's first
+ * groups of wgmmas after its last wgmma (pass `ahead`); the carry wait
+ * before its release keeps them in flight into the next iteration */
+enum { TIR_LOOP_AHEAD = 1 };
 
 typedef enum tir_op {
 #define X(e, name, n, ptx, fptx) e,
@@ -551,6 +555,9 @@ wavec_status tir_verify_barriers(wavec_ctx *ctx, const tir_prog *p);
 /* Pass `overlap` (overlap.c): a carried group issued after the next
  * iteration's first. */
 wavec_status wv_pass_overlap(wv_kernel *k);
+/* Pass `ahead` (ahead.c): a loop's first wgmmas issued an iteration
+ * ahead. */
+wavec_status wv_pass_ahead(wv_kernel *k);
 /* Pass `release` (release.c): ring slots given back at the wait that
  * retires their wgmmas. */
 wavec_status wv_pass_release(wv_kernel *k);

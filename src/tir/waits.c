@@ -138,6 +138,40 @@ static int64_t wait_before(const inflight *f, const tir_instr *in) {
   return (int64_t)(f->closed + f->open) - g;
 }
 
+static void step(inflight *f, const tir_instr *in, int64_t w);
+
+/* A loop whose body issues its next iteration's first groups
+ * (TIR_LOOP_AHEAD, pass `ahead`): at its top, after the wait before it,
+ * those groups are in flight, as the body leaves them at its carry wait
+ * (an iteration walked from an empty state up to that wait, and the wait
+ * applied: the newest groups it keeps). */
+static void seed_ahead(inflight *f, uint32_t loop) {
+  const tir_prog *p = f->p;
+  uint32_t end = p->code.v[loop].match, carry = 0;
+  for (uint32_t j = loop + 1; j < end; j++)
+    if (p->code.v[j].op == T_WGWAIT && p->code.v[j].imm2 == TIR_WAIT_CARRY)
+      carry = j;
+  if (!carry)
+    return;
+  inflight g = {.ctx = f->ctx, .p = p};
+  for (uint32_t j = loop + 1; j <= carry; j++) {
+    const tir_instr *in = &p->code.v[j];
+    int64_t w = j < carry ? wait_before(&g, in) : NO_WAIT;
+    step(&g, in, w);
+  }
+  /* g's groups closed - imm + 1 .. closed become f's next ones */
+  int64_t base = (int64_t)g.closed - p->code.v[carry].imm;
+  for (uint32_t r = 0; r < g.reg.n; r++)
+    if (g.reg.v[r]) {
+      while (f->reg.n <= r)
+        vec_push(f->ctx, &f->reg, 0);
+      f->n += !f->reg.v[r];
+      f->reg.v[r] = (uint32_t)((int64_t)f->closed + g.reg.v[r] - base);
+    }
+  f->closed += (uint32_t)p->code.v[carry].imm;
+  f->open = false;
+}
+
 static void clear(inflight *f) {
   if (f->reg.n) /* (none yet: a wait before any wgmma) */
     memset(f->reg.v, 0, f->reg.n * sizeof *f->reg.v);
@@ -175,6 +209,8 @@ static void step(inflight *f, const tir_instr *in, int64_t w) {
   f->carried_out = false;
   if (in->op == T_LOOP)
     f->depth++;
+  if (in->op == T_LOOP && in->imm2 == TIR_LOOP_AHEAD && f->p)
+    seed_ahead(f, (uint32_t)(in - f->p->code.v));
   if (in->op == T_ENDLOOP) {
     f->depth--;
     f->carried_out = f->partial && f->depth > 0 && f->n;
@@ -345,7 +381,8 @@ wavec_status tir_verify_waits(wavec_ctx *ctx, const tir_prog *p) {
   for (uint32_t i = 0; i < p->code.n; i++) {
     const tir_instr *end = &p->code.v[i];
     if (end->op != T_ENDLOOP || !i || p->code.v[i - 1].op != T_WGWAIT ||
-        p->code.v[i - 1].imm2 != TIR_WAIT_CARRY)
+        p->code.v[i - 1].imm2 != TIR_WAIT_CARRY ||
+        end->imm2 == TIR_LOOP_AHEAD) /* (its top walked with them above) */
       continue;
     inflight g = {.ctx = ctx, .p = p};
     for (uint32_t j = end->match; j < i; j++)

@@ -110,6 +110,7 @@ static const pin pins[] = {
     PIN(WAVEC_HW_CLUSTER, 14),
     PIN(WAVEC_HW_EARLY_MMA, 15),
     PIN(WAVEC_HW_READ_AHEAD, 16),
+    PIN(WAVEC_HW_MMA_AHEAD, 17),
     /* wavec_expr_op */
     PIN(WAVEC_EXPR_ADD, 0),
     PIN(WAVEC_EXPR_SUB, 1),
@@ -215,14 +216,14 @@ static void names_are_pinned(void) {
                                    "sum_parts",  "adds",
                                    "exchange",   "longest_first",
                                    "cluster",    "early_mma",
-                                   "read_ahead"};
+                                   "read_ahead", "mma_ahead"};
   static const char *const hw_names[] = {
 #define X(e, v, name, lo, hi) [e] = name,
       WAVEC_HW_INTS(X)
 #undef X
   };
   for (int i = 0; i < WAVEC_HW_INT_COUNT; i++)
-    CHECKF(i < 17 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
+    CHECKF(i < 18 && strcmp(hw_names[i], hw[i]) == 0, "hw int %d is %s", i,
            hw_names[i]);
 }
 

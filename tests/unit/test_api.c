@@ -320,7 +320,8 @@ static void passes(void) {
                 {WAVEC_PASS_MASKSPLIT, 11, "masksplit"},
                 {WAVEC_PASS_SCHEDULE, 12, "schedule"},
                 {WAVEC_PASS_TURNS, 13, "turns"},
-                {WAVEC_PASS_OVERLAP, 14, "overlap"}};
+                {WAVEC_PASS_OVERLAP, 14, "overlap"},
+                {WAVEC_PASS_AHEAD, 18, "ahead"}};
   for (size_t i = 0; i < sizeof pinned / sizeof *pinned; i++) {
     CHECKF((int)pinned[i].p == pinned[i].value, "%s is %d, pinned %d",
            pinned[i].name, (int)pinned[i].p, pinned[i].value);

@@ -353,6 +353,61 @@ static void wide_query_tiles(void) {
   }
 }
 
+/* hardware(mma_ahead): the one-pass backward issues the next
+ * iteration's s and dp right after its own dk (1) or after dq's staging
+ * (2), the last iteration peeled (each loop of the causal walk's split
+ * its own): the remark, gradients against float64 at ragged and whole
+ * sizes, 2 and 3 stages; where no loop opens with wgmmas it could issue
+ * early (a GEMM's one group), E0408 when asked and nothing when not. */
+static void mma_ahead(void) {
+  static const struct { const char *m, *knob, *ra, *st; bool causal; } t[] = {
+      {"256", "mma_ahead=1", "read_ahead=0", "stages=2", false},
+      {"200", "mma_ahead=2", NULL, "stages=2", false},
+      {"200", "mma_ahead=2", NULL, "stages=2", true},
+      {"256", "mma_ahead=1", "read_ahead=0", "stages=3", true},
+      {"128", "mma_ahead=2", NULL, "stages=3", true}};
+  for (int i = 0; i < 5; i++) {
+    char mm[16], kk[16];
+    snprintf(mm, sizeof mm, "M=%s", t[i].m), snprintf(kk, sizeof kk, "K2=%s", t[i].m);
+    const char *defs[] = {"B=1", mm, kk, "K1=64", "N=64", "BLOCK_K2=128",
+                          "BLOCK_M=64", t[i].st, t[i].knob, t[i].ra, NULL};
+    const char *kn = t[i].causal ? "attention_bwd_fused_wgmma_causal"
+                                 : "attention_bwd_fused_wgmma";
+    kcase c;
+    bool ok = kc_open(&c, "examples/attention_bwd_wgmma.wave", kn, NULL, defs);
+    CHECKF(ok, "%s M=%s %s: %s", kn, t[i].m, t[i].knob, c.err);
+    if (!ok) {
+      kc_close(&c);
+      continue;
+    }
+    CHECKF(kc_has_remark(c.k, "mma_ahead: each iteration issues the next "
+                              "one's first wgmmas"),
+           "%s M=%s %s: no remark", kn, t[i].m, t[i].knob);
+    char what[96];
+    snprintf(what, sizeof what, "%s M=%s %s %s", kn, t[i].m, t[i].knob,
+             t[i].st);
+    size_t n = (size_t)atoi(t[i].m);
+    backward_against_float64(&c, n, n, 64, t[i].causal ? REF_CAUSAL : 0,
+                             41 + (uint64_t)i, what);
+    kc_close(&c);
+  }
+  for (int ask = 0; ask < 2; ask++) {
+    const char *defs[] = {"M=256", "N=256", "K=512", "persistent=0",
+                          ask ? "mma_ahead=1" : "stages=3", NULL};
+    kcase c;
+    bool ok = kc_open(&c, "examples/gemm_wgmma.wave", "gemm_wgmma", NULL, defs);
+    if (!ask)
+      CHECKF(ok && !kc_has_remark(c.k, "mma_ahead"), "gemm: %s",
+             ok ? "a remark" : c.err);
+    else
+      CHECKF(!ok && strstr(c.err, "error[E0408]") &&
+                 strstr(c.err, "hardware(mma_ahead = 1)") &&
+                 strstr(c.err, ".wave:"),
+             "gemm asked: got %s", c.err);
+    kc_close(&c);
+  }
+}
+
 int main(void) {
   RUN(backward_order);
   RUN(unchanged);
@@ -360,5 +415,6 @@ int main(void) {
   RUN(reads_ahead);
   RUN(read_ahead_knob);
   RUN(wide_query_tiles);
+  RUN(mma_ahead);
   CHECK_EXIT();
 }

@@ -113,7 +113,7 @@ class Compile(unittest.TestCase):
 
     def test_hardware_keys(self):
         with self.assertRaisesRegex(ValueError, r"invalid hardware entry stagez=2 \(keys: threads_per_wave, mma, "
-                                    r"stages, .*longest_first, cluster, early_mma, read_ahead;"):
+                                    r"stages, .*longest_first, cluster, early_mma, read_ahead, mma_ahead;"):
             wavec.compile(GEMM, target="sim", M=64, N=64, K=32, hardware=dict(stagez=2))
 
     def test_unknown_target(self):

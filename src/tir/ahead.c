@@ -79,10 +79,12 @@ static const char *qualifies(wavec_ctx *ctx, const tir_prog *p, uint32_t i,
     return "it runs fewer than 2 trips at most";
   for (uint32_t j = i + 1; j < e; j++) {
     const tir_instr *in = &p->code.v[j];
+    if (in->op == T_WGWAIT || in->op == T_WGCOMMIT)
+      return "its body already waits for wgmmas of its own (a group it "
+             "carries into the next iteration)";
     if (in->op == T_LOOP || in->op == T_TURNWAIT || in->op == T_TURNPASS ||
-        in->op == T_EXIT || in->op == T_WGWAIT || in->op == T_WGCOMMIT ||
-        in->op == T_REGINC || in->op == T_REGDEC)
-      return "its body has a loop, a turn, an exit or a wgmma wait of its "
+        in->op == T_EXIT || in->op == T_REGINC || in->op == T_REGDEC)
+      return "its body has a loop, a turn, an exit or a setmaxnreg of its "
              "own";
     depth += in->op == T_IF;
     depth -= in->op == T_ENDIF;
@@ -346,15 +348,21 @@ wavec_status wv_pass_ahead(wv_kernel *k) {
   bool asked = knob > 0;
   VEC(ahead_site) sites = {0};
   const char *why = "it has no loop";
+  bool why_inner = false; /* (the reason of a loop with no loop inside) */
   for (uint32_t i = 0; i < p->code.n; i++) {
     if (p->code.v[i].op != T_LOOP)
       continue;
     ahead_site s;
     const char *no = qualifies(ctx, p, i, &s, knob == 2);
-    if (no)
+    bool inner = true;
+    for (uint32_t j = i + 1; j < p->code.v[i].match && inner; j++)
+      inner = p->code.v[j].op != T_LOOP;
+    if (no && (inner || !why_inner)) {
       why = no;
-    else
+      why_inner |= inner;
+    } else if (!no) {
       vec_push(ctx, &sites, s);
+    }
   }
   if (!sites.n) {
     if (asked)

@@ -402,6 +402,7 @@ static void mma_ahead(void) {
     else
       CHECKF(!ok && strstr(c.err, "error[E0408]") &&
                  strstr(c.err, "hardware(mma_ahead = 1)") &&
+                 strstr(c.err, "a group it carries into the next") &&
                  strstr(c.err, ".wave:"),
              "gemm asked: got %s", c.err);
     kc_close(&c);

@@ -191,11 +191,13 @@ static void emit(wavec_ctx *ctx, code_vec *c, tir_instr in) {
 }
 
 /* H with the counter read from `ctr` and every result but the
- * accumulators on a register of its own, as one group of wgmmas; with
- * `close`, a commit before it closes the group in flight (the last
- * wgmmas'). One group: where the next iteration's top retires H's groups
- * one by one across the back edge (the first accumulator's, then the
- * next), ptxas serializes every wgmma (C7514). */
+ * accumulators on a register of its own, as one group of wgmmas, closed
+ * right after them; with `close`, a commit before H closes the group in
+ * flight (the last wgmmas'; a group left open across H's wait, a spin
+ * loop, makes ptxas serialize every wgmma, C7514). One group: where the
+ * next iteration's top retires H's groups one by one across the back
+ * edge (the first accumulator's, then the next), ptxas serializes every
+ * wgmma too. */
 static void put_head(wavec_ctx *ctx, tir_prog *p, code_vec *c,
                      const ahead_site *s, uint32_t ctr, bool close) {
   uint32_t nr = p->regs.n;
@@ -230,6 +232,11 @@ static void put_head(wavec_ctx *ctx, tir_prog *p, code_vec *c,
     }
     emit(ctx, c, in);
   }
+  /* (closed where its wgmmas are: a commit in a later block, past a
+   * region, becomes a wgmma of its own in ptxas's code, and the carry
+   * wait then retires H) */
+  emit(ctx, c, (tir_instr){.op = T_WGCOMMIT, .ty = TY_PRED,
+                           .loc = p->code.v[s->h_end].loc});
 #undef MAP
 }
 

@@ -76,7 +76,7 @@ static void open_groups(px *x) {
           open = open || entry[--depth];
         break;
       case T_WGMMA: open = true; break;
-      case T_WGCOMMIT: open = false; break;
+      case T_WGCOMMIT: /* (one with nothing to close is left out) */
       case T_WGWAIT:
       case T_TURNPASS: /* a turn passes once its section is committed */
         x->commits[i] = open;
@@ -371,9 +371,12 @@ void ptx_emit_wgmma(px *x, const tir_instr *in) {
 }
 
 /* T_WGCOMMIT: closes the group of the wgmmas before it. */
+/* A commit where a group may be open (open_groups): PTX counts an empty
+ * group as a group, which the waits' counts (waits.c: a close closes the
+ * open group, if any) do not, so none is emitted. */
 void ptx_emit_wgcommit(px *x, const tir_instr *in) {
-  (void)in;
-  ins(x, "wgmma.commit_group.sync.aligned");
+  if (x->commits[in - x->p->code.v])
+    ins(x, "wgmma.commit_group.sync.aligned");
 }
 
 /* A wgmma wait: closes the open group, if there is one (open_groups), then

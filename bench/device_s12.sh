@@ -18,6 +18,6 @@ echo "bwd1 rc=$?"; grep -E "^bwd1|FAIL|Error" "$OUT/log-bwd1-ahead.txt" | cut -c
   sed -E 's/^bwd1 attn bwd one-pass f16 //'
 for hw in stages=2,mma_ahead=2 stages=3,mma_ahead=1,read_ahead=0; do
   timeout 40 build/carry/wavec run examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma_causal \
-    -D B=1 -D M=200 -D K2=200 -D N=64 -D K1=64 --hardware $hw --target sm_90a --compare sim 2>&1 | tail -2 | cut -c1-220
-  echo "compare $hw rc=$?"
+    -D B=1 -D M=200 -D K2=200 -D N=64 -D K1=64 --hardware $hw --target sm_90a --compare sim >"$OUT/cmp.txt" 2>&1
+  echo "compare $hw rc=$?"; tail -2 "$OUT/cmp.txt" | cut -c1-220
 done

@@ -70,19 +70,6 @@ static void shape_str(char *out, size_t len, size_t ndims,
     snprintf(out + o, len - o, "]");
 }
 
-/* Element i of a buffer as a double. */
-static double elem_at(wavec_dtype dt, const void *buf, size_t i) {
-  switch (dt) {
-  case WAVEC_F16: return wv_f16_to_f32(((const uint16_t *)buf)[i]);
-  case WAVEC_BF16: return wv_bf16_to_f32(((const uint16_t *)buf)[i]);
-  case WAVEC_F32: return ((const float *)buf)[i];
-  case WAVEC_I32: return ((const int32_t *)buf)[i];
-  case WAVEC_F8E4M3: return wv_e4m3_to_f64(((const uint8_t *)buf)[i]);
-  case WAVEC_F8E5M2: return wv_e5m2_to_f64(((const uint8_t *)buf)[i]);
-  case WAVEC_I8: return ((const int8_t *)buf)[i];
-  default: return ((const uint8_t *)buf)[i];
-  }
-}
 
 /* Compares an output of the GPU run (g) with the simulator's (s): the
  * largest absolute difference, the largest relative one among elements
@@ -96,12 +83,13 @@ static int compare(const char *kname, const wavec_arg_info *a, const void *g,
   double smax = 0, maxabs = 0, maxrel = 0, d2 = 0, s2 = 0;
   size_t nan = 0;
   for (size_t i = 0; i < a->elems; i++) {
-    double v = fabs(elem_at(a->dtype, s, i));
+    double v = fabs(wv_elem_load((int)a->dtype, s, i));
     if (v > smax && !isinf(v))
       smax = v;
   }
   for (size_t i = 0; i < a->elems; i++) {
-    double gv = elem_at(a->dtype, g, i), sv = elem_at(a->dtype, s, i);
+    double gv = wv_elem_load((int)a->dtype, g, i),
+           sv = wv_elem_load((int)a->dtype, s, i);
     if (isnan(gv) || isnan(sv)) {
       nan += isnan(gv) != isnan(sv);
       continue;

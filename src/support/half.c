@@ -1,6 +1,8 @@
 /* f64 -> f16/bf16, rounded once (see half.h). */
 #include "support/half.h"
 
+#include "wavec.h"
+
 #include <math.h>
 #include <stdbool.h>
 
@@ -78,3 +80,16 @@ static double widen8(uint8_t b, int mb, int bias, bool has_inf) {
 double wv_e4m3_to_f64(uint8_t b) { return widen8(b, 3, 7, false); }
 double wv_e5m2_to_f64(uint8_t b) { return widen8(b, 2, 15, true); }
 
+
+double wv_elem_load(int dt, const void *base, int64_t i) {
+  switch ((wavec_dtype)dt) {
+  case WAVEC_F16: return wv_f16_to_f32(((const uint16_t *)base)[i]);
+  case WAVEC_BF16: return wv_bf16_to_f32(((const uint16_t *)base)[i]);
+  case WAVEC_F32: return ((const float *)base)[i];
+  case WAVEC_I32: return ((const int32_t *)base)[i];
+  case WAVEC_F8E4M3: return wv_e4m3_to_f64(((const uint8_t *)base)[i]);
+  case WAVEC_F8E5M2: return wv_e5m2_to_f64(((const uint8_t *)base)[i]);
+  case WAVEC_I8: return ((const int8_t *)base)[i];
+  default: return ((const uint8_t *)base)[i];
+  }
+}

@@ -123,4 +123,10 @@ uint16_t wv_f64_to_bf16(double d);
 double wv_round_f16(double d);
 double wv_round_bf16(double d);
 
+/* Element i of a buffer of elements of wavec_dtype `dt` (an int: this
+ * header stands without wavec.h), widened exactly to double; i1 and
+ * unknown types read one byte. The simulator's loads and the CLI's
+ * comparisons read elements through it. */
+double wv_elem_load(int dt, const void *base, int64_t i);
+
 #endif

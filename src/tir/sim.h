@@ -183,8 +183,6 @@ void sim_wgmma_close(sim *s, uint32_t w);
 /* T_WGWAIT: all but the `keep` newest groups of wave w retire. */
 void sim_wgmma_wait(sim *s, uint32_t w, int64_t keep);
 
-/* Element i of an argument of type dt, as a double. */
-double sim_load_elem(wavec_dtype dt, const void *base, int64_t i);
 /* x as type ty holds it (f16, bf16, f32, fp8 rounding; others as is). */
 double sim_round_to(tir_ty ty, double x);
 /* Thread (w, l)'s global read, store and add of element `off` of argument

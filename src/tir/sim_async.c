@@ -45,6 +45,7 @@
  * T_FENCE) after the write, with a barrier between the fence and the
  * store (or the storing thread's own fence); a thread that ends with
  * stores in flight (no T_BULKWAIT) is reported. */
+#include "support/half.h"
 #include "tir/sim.h"
 
 typedef struct smbar {
@@ -495,7 +496,7 @@ static void tma_land(sim *s, uint32_t i) {
         sim_report(c.by, c.in, c.wave, c.lane, D_SIM_UNINIT,
                    "tensor copy reads '%s' element %lld, which nothing wrote",
                    ar->name, (long long)off);
-      double x = sim_load_elem(ar->dt, s->args[t->arg], off);
+      double x = wv_elem_load((int)ar->dt, s->args[t->arg], off);
       if (ty == TY_I32 || ty == TY_I8)
         v.i = (int64_t)x;
       else

@@ -21,18 +21,6 @@ double sim_round_to(tir_ty ty, double x) {
   }
 }
 
-double sim_load_elem(wavec_dtype dt, const void *base, int64_t i) {
-  switch (dt) {
-  case WAVEC_F16: return wv_f16_to_f32(((const uint16_t *)base)[i]);
-  case WAVEC_BF16: return wv_bf16_to_f32(((const uint16_t *)base)[i]);
-  case WAVEC_F32: return ((const float *)base)[i];
-  case WAVEC_I32: return ((const int32_t *)base)[i];
-  case WAVEC_F8E4M3: return wv_e4m3_to_f64(((const uint8_t *)base)[i]);
-  case WAVEC_F8E5M2: return wv_e5m2_to_f64(((const uint8_t *)base)[i]);
-  case WAVEC_I8: return ((const int8_t *)base)[i];
-  default: return ((const uint8_t *)base)[i];
-  }
-}
 
 static void store_elem(wavec_dtype dt, void *base, int64_t i, double v) {
   switch (dt) {
@@ -80,7 +68,7 @@ val sim_ldg(sim *s, const tir_instr *in, uint32_t w, int l, tir_ty ty,
            (long long)off);
   if (off >= 0 && off < a->elems)
     global_read(s, in, w, l, in->imm, off);
-  double x = sim_load_elem(a->dt, s->args[in->imm], off);
+  double x = wv_elem_load((int)a->dt, s->args[in->imm], off);
   val r;
   if (is_float(ty))
     r.f = x;
@@ -216,7 +204,7 @@ void sim_add_elem(sim *s, const tir_instr *in, uint32_t w, int l,
   int32_t me = global_thread(s, w, l);
   global_write(s, in, w, l, arg, off, me);
   mixed_writes(s, in, w, l, arg, off, s->gwriter[arg][off], me, true);
-  double old = sim_load_elem(a->dt, s->args[arg], off);
+  double old = wv_elem_load((int)a->dt, s->args[arg], off);
   double sum = (double)(float)(ftz32(old) + ftz32(x));
   store_elem(a->dt, s->args[arg], off, ftz32(sum));
   s->gwriter[arg][off] = -me;
@@ -238,7 +226,7 @@ void sim_store_elem(sim *s, const tir_instr *in, uint32_t w, int l,
   int32_t prev = s->gwriter[arg][off];
   global_write(s, in, w, l, arg, off, me);
   mixed_writes(s, in, w, l, arg, off, prev, me, false);
-  double was = sim_load_elem(a->dt, s->args[arg], off),
+  double was = wv_elem_load((int)a->dt, s->args[arg], off),
          now = sim_round_to(tir_ty_of(a->dt), x);
   /* (two NaNs are the same value: copies of a row's NaN statistic; a
    * store a barrier orders after the other is program order) */

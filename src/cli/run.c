@@ -70,7 +70,6 @@ static void shape_str(char *out, size_t len, size_t ndims,
     snprintf(out + o, len - o, "]");
 }
 
-
 /* Compares an output of the GPU run (g) with the simulator's (s): the
  * largest absolute difference, the largest relative one among elements
  * whose magnitude is at least 1e-3 of the largest (smaller ones are

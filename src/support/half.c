@@ -80,7 +80,6 @@ static double widen8(uint8_t b, int mb, int bias, bool has_inf) {
 double wv_e4m3_to_f64(uint8_t b) { return widen8(b, 3, 7, false); }
 double wv_e5m2_to_f64(uint8_t b) { return widen8(b, 2, 15, true); }
 
-
 double wv_elem_load(int dt, const void *base, int64_t i) {
   switch ((wavec_dtype)dt) {
   case WAVEC_F16: return wv_f16_to_f32(((const uint16_t *)base)[i]);

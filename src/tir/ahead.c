@@ -17,12 +17,13 @@
  *     X(b - 1) R1(b - 1) R2(b - 1)
  * X is H's integer arithmetic, which stays where it was (R1 and R2 read
  * it); H' is H on registers of its own for everything but the
- * accumulators, the counter j + 1; the first wgmma of each accumulator in
- * H' opens a group of its own (a commit before it), and the wait before
- * the first arrival after the cut (the slot's release) keeps H's groups in
- * flight (TIR_WAIT_CARRY), which the waits pass then knows are in flight
- * at the top of the body (T_LOOP's imm2 TIR_LOOP_AHEAD). The last
- * iteration, peeled, issues no H'.
+ * accumulators, the counter j + 1, one group of wgmmas (put_head says
+ * why), after R1's last wgmma (mma_ahead = 1) or after R2's last read of
+ * what R1's wgmmas give (= 2: dq's staging); the wait before the first
+ * arrival after it (the slot's release) keeps H' in flight
+ * (TIR_WAIT_CARRY), which the waits pass then knows is in flight at the
+ * top of the body (T_LOOP's imm2 TIR_LOOP_AHEAD). The last iteration,
+ * peeled, issues no H'.
  *
  * It applies where H's wgmmas read only registers H writes, the counter,
  * or what the loop body does not write; R2 neither reads nor writes H's
@@ -39,20 +40,8 @@ typedef struct ahead_site {
   uint32_t at;        /* H' goes after it: cut, or (mma_ahead = 2) the
                          last read of what R1's wgmmas give R2 */
   uint32_t carry_at;  /* the carry wait goes before it */
+  const bool *acc;    /* by register: H's accumulators */
 } ahead_site;
-
-/* Integer or predicate arithmetic without side effects. */
-static bool int_arith(const tir_prog *p, const tir_instr *in) {
-  static const bool ops[T__COUNT] = {
-      [T_CONST] = 1, [T_MOV] = 1,  [T_ADD] = 1,  [T_SUB] = 1,  [T_MUL] = 1,
-      [T_DIV] = 1,   [T_MOD] = 1,  [T_TDIV] = 1, [T_TREM] = 1, [T_SHR] = 1,
-      [T_MIN] = 1,   [T_MAX] = 1,  [T_SETP] = 1, [T_AND] = 1,  [T_SELP] = 1,
-      [T_SWZ] = 1};
-  if (!ops[in->op] || !in->dst || in->nlist)
-    return false;
-  tir_ty t = p->regs.v[in->dst];
-  return t == TY_I32 || t == TY_I64 || t == TY_PRED;
-}
 
 /* The accumulator registers of a wgmma: its list less the lhs's. */
 static uint32_t acc_count(const tir_instr *in) {
@@ -65,7 +54,7 @@ static uint32_t acc_count(const tir_instr *in) {
 /* May instruction `in` be part of H (it is cloned whole)? */
 static bool head_op(const tir_prog *p, const tir_instr *in) {
   return in->op == T_WGMMA || in->op == T_MBWAIT || in->op == T_CONST ||
-         int_arith(p, in);
+         tir_int_pure(p, in);
 }
 
 /* NULL and *s where loop i qualifies; else why not. */
@@ -180,7 +169,7 @@ static const char *qualifies(wavec_ctx *ctx, const tir_prog *p, uint32_t i,
     }
   }
   *s = (ahead_site){.loop = i, .end = e, .h_end = h_end, .cut = cut,
-                    .at = at, .carry_at = carry_at};
+                    .at = at, .carry_at = carry_at, .acc = acc};
   return NULL;
 }
 
@@ -205,14 +194,7 @@ static void put_head(wavec_ctx *ctx, tir_prog *p, code_vec *c,
     emit(ctx, c, (tir_instr){.op = T_WGCOMMIT, .ty = TY_PRED,
                              .loc = p->code.v[s->cut].loc});
   uint32_t *map = wv_alloc(ctx, nr * sizeof *map);
-  bool *acc = wv_alloc(ctx, nr * sizeof *acc);
   map[p->code.v[s->loop].dst] = ctr;
-  for (uint32_t j = s->loop + 1; j <= s->h_end; j++) {
-    const tir_instr *in = &p->code.v[j];
-    if (in->op == T_WGMMA)
-      for (uint32_t k = 0; k < acc_count(in); k++)
-        acc[in->list[k]] = true;
-  }
 #define MAP(r) ((r) && (r) < nr && map[r] ? map[r] : (r))
   for (uint32_t j = s->loop + 1; j <= s->h_end; j++) {
     tir_instr in = p->code.v[j];
@@ -225,7 +207,7 @@ static void put_head(wavec_ctx *ctx, tir_prog *p, code_vec *c,
         l[e] = MAP(in.list[e]);
       in.list = l;
     }
-    if (in.op != T_WGMMA && in.dst && writes_dst(&in) && !acc[in.dst]) {
+    if (in.op != T_WGMMA && in.dst && writes_dst(&in) && !s->acc[in.dst]) {
       uint32_t d = tir_new_reg(ctx, p, p->regs.v[in.dst]);
       map[in.dst] = d;
       in.dst = d;
@@ -244,18 +226,11 @@ static void put_head(wavec_ctx *ctx, tir_prog *p, code_vec *c,
  * wgmmas and accumulator zeros). */
 static void put_body(wavec_ctx *ctx, const tir_prog *p, code_vec *c,
                      const ahead_site *s, uint32_t from, uint32_t to) {
-  bool *acc = wv_alloc(ctx, p->regs.n * sizeof *acc);
-  for (uint32_t j = s->loop + 1; j <= s->h_end; j++) {
-    const tir_instr *in = &p->code.v[j];
-    if (in->op == T_WGMMA)
-      for (uint32_t k = 0; k < acc_count(in); k++)
-        acc[in->list[k]] = true;
-  }
   for (uint32_t j = from; j < to; j++) {
     const tir_instr *in = &p->code.v[j];
     if (j <= s->h_end &&
         (in->op == T_WGMMA || in->op == T_MBWAIT ||
-         (in->op == T_CONST && in->dst && acc[in->dst])))
+         (in->op == T_CONST && in->dst && s->acc[in->dst])))
       continue;
     emit(ctx, c, *in);
   }
@@ -277,9 +252,9 @@ static void pipeline_loop(wavec_ctx *ctx, tir_prog *p, code_vec *c,
   uint32_t ctr = lp.dst;
   /* the bounds: first, and the last trip's counter */
   uint32_t first = lp.a ? lp.a : const_reg(ctx, p, c, 0, at);
+  uint32_t one = const_reg(ctx, p, c, 1, at);
   uint32_t last = tir_new_reg(ctx, p, TY_I32);
   if (lp.b) {
-    uint32_t one = const_reg(ctx, p, c, 1, at);
     emit(ctx, c, (tir_instr){.op = T_SUB, .ty = TY_I32, .dst = last,
                              .a = lp.b, .b = one, .loc = at});
   } else {
@@ -307,7 +282,6 @@ static void pipeline_loop(wavec_ctx *ctx, tir_prog *p, code_vec *c,
   emit(ctx, c, lp);
   put_body(ctx, p, c, s, s->loop + 1, s->at + 1);
   uint32_t next = tir_new_reg(ctx, p, TY_I32);
-  uint32_t one = const_reg(ctx, p, c, 1, at);
   emit(ctx, c, (tir_instr){.op = T_ADD, .ty = TY_I32, .dst = next, .a = ctr,
                            .b = one, .loc = at});
   put_head(ctx, p, c, s, next, true);

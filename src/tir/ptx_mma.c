@@ -370,10 +370,10 @@ void ptx_emit_wgmma(px *x, const tir_instr *in) {
   ins(x, "%s", wv_buf_str(&m));
 }
 
-/* T_WGCOMMIT: closes the group of the wgmmas before it. */
-/* A commit where a group may be open (open_groups): PTX counts an empty
+/* T_WGCOMMIT: closes the group of the wgmmas before it, where one may be
+ * open (open_groups). With none, nothing is emitted: PTX counts an empty
  * group as a group, which the waits' counts (waits.c: a close closes the
- * open group, if any) do not, so none is emitted. */
+ * open group, if any) do not. */
 void ptx_emit_wgcommit(px *x, const tir_instr *in) {
   if (x->commits[in - x->p->code.v])
     ins(x, "wgmma.commit_group.sync.aligned");

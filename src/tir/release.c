@@ -22,19 +22,6 @@
  * at the same wait: the producer refills each a softmax earlier. */
 #include "tir/lower.h"
 
-/* Integer or predicate arithmetic without side effects, safe to compute
- * earlier on the same operands. */
-static bool movable(const tir_prog *p, const tir_instr *in) {
-  static const bool ops[T__COUNT] = {
-      [T_CONST] = 1, [T_MOV] = 1,  [T_ADD] = 1,  [T_SUB] = 1,  [T_MUL] = 1,
-      [T_DIV] = 1,   [T_MOD] = 1,  [T_TDIV] = 1, [T_TREM] = 1, [T_SHR] = 1, [T_MIN] = 1,
-      [T_MAX] = 1,   [T_SETP] = 1, [T_AND] = 1,  [T_SELP] = 1};
-  if (!ops[in->op] || !in->dst || in->nlist)
-    return false;
-  tir_ty t = p->regs.v[in->dst];
-  return t == TY_I32 || t == TY_I64 || t == TY_PRED;
-}
-
 static bool reads_shared(const tir_instr *in) {
   return in->op == T_LDS || in->op == T_LDSV || in->op == T_LDSM ||
          in->op == T_LDSMT;
@@ -99,7 +86,7 @@ static bool slice_of(wavec_ctx *ctx, const tir_prog *p, move *m) {
     for (uint32_t k = 0; k < need.n; k++) {
       if (!writes_reg(in, need.v[k]))
         continue;
-      if (depth || !movable(p, in))
+      if (depth || !tir_int_pure(p, in))
         return false;
       vec_push(ctx, &m->slice, j);
       need.v[k] = need.v[--need.n];

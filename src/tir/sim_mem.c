@@ -21,7 +21,6 @@ double sim_round_to(tir_ty ty, double x) {
   }
 }
 
-
 static void store_elem(wavec_dtype dt, void *base, int64_t i, double v) {
   switch (dt) {
   case WAVEC_F16: ((uint16_t *)base)[i] = wv_f64_to_f16(v); break;

@@ -151,6 +151,18 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
   }
 }
 
+bool tir_int_pure(const tir_prog *p, const tir_instr *in) {
+  static const bool ops[T__COUNT] = {
+      [T_CONST] = 1, [T_MOV] = 1,  [T_ADD] = 1,  [T_SUB] = 1,  [T_MUL] = 1,
+      [T_DIV] = 1,   [T_MOD] = 1,  [T_TDIV] = 1, [T_TREM] = 1, [T_SHR] = 1,
+      [T_MIN] = 1,   [T_MAX] = 1,  [T_SETP] = 1, [T_AND] = 1,  [T_SELP] = 1,
+      [T_SWZ] = 1};
+  if (!ops[in->op] || !in->dst || in->nlist)
+    return false;
+  tir_ty t = p->regs.v[in->dst];
+  return t == TY_I32 || t == TY_I64 || t == TY_PRED;
+}
+
 int64_t tir_tmap_bytes(const tir_prog *p, const tir_tmap *m) {
   int64_t n = tir_ty_bytes(tir_ty_of(p->args.v[m->arg].dt));
   for (uint32_t d = 0; d < m->rank; d++)

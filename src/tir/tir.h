@@ -527,6 +527,11 @@ static inline bool touches_reg(const tir_instr *in, uint32_t r) {
   return r && (in->dst == r || reads_reg(in, r));
 }
 
+/* Integer or predicate arithmetic without side effects (an address's, a
+ * counter's, a guard's): safe to compute again, earlier or on registers
+ * of its own, from the same operands. */
+bool tir_int_pure(const tir_prog *p, const tir_instr *in);
+
 /* Does `in` write register r? (Its result, a load's list, a wgmma's or
  * an mma's accumulators.) */
 static inline bool writes_reg(const tir_instr *in, uint32_t r) {

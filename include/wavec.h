@@ -41,9 +41,9 @@ extern "C" {
 #endif
 
 #define WAVEC_VERSION_MAJOR 0
-#define WAVEC_VERSION_MINOR 4
+#define WAVEC_VERSION_MINOR 5
 #define WAVEC_VERSION_PATCH 0
-#define WAVEC_VERSION_STRING "0.4.0"
+#define WAVEC_VERSION_STRING "0.5.0"
 /* major * 10000 + minor * 100 + patch */
 #define WAVEC_VERSION_NUMBER                                                   \
   (WAVEC_VERSION_MAJOR * 10000 + WAVEC_VERSION_MINOR * 100 +                   \
@@ -775,13 +775,17 @@ WAVEC_API wavec_status wavec_launch_dims(wavec_kernel *k, uint32_t grid[3],
  * launcher builds map i with cuTensorMapEncodeTiled over argument `arg`
  * (its dims innermost first, byte strides of a dense row-major tensor),
  * box dims `box` (the argument's dim order, outermost first, as `shape`),
- * element strides 1, no interleave, swizzle 128B when swizzle_128b (else
- * none), L2 promotion 256B, out-of-bounds fill with zeros. */
+ * element strides 1, no interleave, the swizzle `swizzle` names (its span
+ * in bytes: 128, 64 or 32 for CU_TENSOR_MAP_SWIZZLE_128B, _64B, _32B; 0
+ * for none; the box's last dim is then that many bytes), L2 promotion
+ * 256B, out-of-bounds fill with zeros. (Until 0.5 the field was
+ * swizzle_128b, 1 for 128 bytes: a launcher built against 0.4 must be
+ * rebuilt.) */
 typedef struct wavec_tensor_map_info {
   size_t arg;
   size_t ndims;
   uint32_t box[8];
-  int swizzle_128b;
+  int swizzle;
 } wavec_tensor_map_info;
 WAVEC_API size_t wavec_tensor_map_count(wavec_kernel *k);
 WAVEC_API int wavec_tensor_map_info_get(wavec_kernel *k, size_t i,

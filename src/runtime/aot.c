@@ -237,7 +237,7 @@ static void header(wv_buf *h, const wavec_module *m, const char *fn,
 /* The launcher's tensor maps (wavec_tensor_map_info), built over the
  * argument pointers at every launch as the library builds them: dims
  * innermost first, byte strides of a dense row-major tensor, element
- * strides 1, swizzle 128B or none, L2 promotion 256B, zeros out of
+ * strides 1, the swizzle (128B, 64B, 32B or none), L2 promotion 256B, zeros out of
  * bounds. */
 static void tensor_maps(wv_buf *c, const wavec_module *m, const char *fn) {
   static const char *const cu_dtype[WAVEC_DTYPE_COUNT] = {
@@ -298,7 +298,8 @@ static void tensor_maps(wv_buf *c, const wavec_module *m, const char *fn) {
                   "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n"
                   "    if (tr != CUDA_SUCCESS)\n      return %s_fail(tr);\n"
                   "  }\n",
-                  t->swizzle_128b ? "128B" : "NONE", fn);
+                  t->swizzle == 128 ? "128B" : t->swizzle == 64 ? "64B"
+                  : t->swizzle == 32 ? "32B" : "NONE", fn);
   }
 }
 

@@ -12,7 +12,7 @@
  *                            i64 shape[ndims], u32 is_output,
  *                            u32 align (a power of two, 1 to 16)
  *   u32 ntmaps; per tensor map: u32 arg, u32 ndims, u32 box[ndims],
- *                               u32 swizzle_128b
+ *                               u32 swizzle (bytes)
  *   u32 nsizes; per run-time size: str name, i64 multiple
  *   per argument: u32 dyn[ndims] (1 + its size, 0: fixed)
  *   u32 grid_size[3]; i64 grid_tile[3]
@@ -95,7 +95,7 @@ void wv_module_write(const wavec_module *b, wv_buf *out) {
     put_u32(out, (uint32_t)m->ndims);
     for (size_t d = 0; d < m->ndims; d++)
       put_u32(out, m->box[d]);
-    put_u32(out, (uint32_t)m->swizzle_128b);
+    put_u32(out, (uint32_t)m->swizzle);
   }
   put_u32(out, b->nsizes);
   for (uint32_t i = 0; i < b->nsizes; i++) {
@@ -224,7 +224,10 @@ wavec_module *wv_module_read(wavec_ctx *ctx, const void *data, size_t len,
       return NULL;
     for (size_t d = 0; d < m->ndims; d++)
       m->box[d] = get_u32(&r);
-    m->swizzle_128b = get_u32(&r) != 0;
+    m->swizzle = (int)get_u32(&r);
+    if (m->swizzle && m->swizzle != 128 && m->swizzle != 64 &&
+        m->swizzle != 32)
+      return NULL;
   }
   b->nsizes = get_u32(&r);
   if (r.bad || b->nsizes > WV_MAX_SIZES)

@@ -132,6 +132,12 @@ uint32_t lw_op2(lw *w, tir_op op, tir_ty ty, uint32_t a, uint32_t b) {
   return d;
 }
 
+uint32_t lw_swz(lw *w, uint32_t a, int64_t bytes) {
+  uint32_t d = lw_reg(w, TY_I32);
+  lw_emit(w, T_SWZ, TY_I32, d, a, 0, 0, bytes);
+  return d;
+}
+
 uint32_t lw_iconst(lw *w, int64_t v) {
   uint32_t d = lw_reg(w, TY_I32);
   lw_emit(w, T_CONST, TY_I32, d, 0, 0, 0, v);

@@ -102,7 +102,8 @@ typedef struct stage {
   int64_t sstride[WV_MAX_DIMS]; /* shared stride (elements) per memory dim */
   ex_t start[WV_MAX_DIMS];      /* the workgroup tile's first coordinate */
   uint32_t done_scope;          /* scope whose iteration copied it, +1 */
-  bool swz;                     /* a wgmma operand: 128-byte rows, swizzled */
+  int64_t swz;                  /* a wgmma operand: the bytes of its swizzled
+                                   rows (128, 64 or 32); 0: unswizzled */
   int64_t es;                   /* bytes of an element: 2 or 1 */
   wavec_loc loc;                /* the (first) read it stages */
   /* a ring filled by tensor copies (lower_tma.c): its tensor map + 1 (0:
@@ -122,10 +123,16 @@ typedef struct stage {
 /* Copies move vectors of 16 bytes; unswizzled rows are padded by 16. */
 enum { STAGE_VEC_BYTES = 16, STAGE_PAD_BYTES = 16 };
 /* A wgmma operand tile [rows, cols] (the last two memory dims; any dims
- * before them of extent 1): column panels of 128 bytes (64 elements of 16
- * bits, 128 of 8), each panel rows x 128 bytes, one after the other; each
- * group of 8 rows is 1024 bytes and 1024-aligned, its 16-byte chunks
- * swizzled (T_SWZ) as the matrix descriptor's 128-byte mode expects. */
+ * before them of extent 1): column panels of W = st->swz bytes (W / e
+ * elements of e bytes), each panel rows x W bytes, one after the other,
+ * its 16-byte chunks swizzled (tir_swz) as the matrix descriptor's W-byte
+ * mode expects. W is the widest of 128, 64 and 32 that divides the tile's
+ * rows (promote.c): 128 where it can be (one wgmma's K is 32 bytes: a
+ * 128-byte row holds 4, with the fewest descriptors and the fewest bank
+ * conflicts), 64 and 32 for the head dims 96, 80, 48 and the like. Every
+ * tile starts and ends on a multiple of 1024 bytes (SWZ_ALIGN): the
+ * pattern repeats every 8 W bytes. Tensor stores (lower_store.c) use 128
+ * (SWZ_ROW_BYTES). */
 enum { SWZ_ROW_BYTES = 128, SWZ_ALIGN = 1024 };
 /* Shared memory of a multiprocessor, what the driver keeps of it per
  * workgroup, and the most one workgroup may opt in to (sm_90). */
@@ -135,7 +142,7 @@ static inline int64_t lw_stage_vec(const struct stage *st) {
   return STAGE_VEC_BYTES / st->es;
 }
 static inline int64_t lw_swz_row(const struct stage *st) {
-  return SWZ_ROW_BYTES / st->es;
+  return st->swz / st->es;
 }
 
 /* The rows of one tensor-copy box of a tile of `rows` rows: the most, up
@@ -401,6 +408,8 @@ uint32_t lw_clones_of(lw *w, uint32_t id, uint32_t *out);
 tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
                    uint32_t b, uint32_t c, int64_t imm);
 uint32_t lw_op2(lw *w, tir_op op, tir_ty ty, uint32_t a, uint32_t b);
+/* The `bytes`-byte swizzle (tir_swz) of shared address register a. */
+uint32_t lw_swz(lw *w, uint32_t a, int64_t bytes);
 uint32_t lw_iconst(lw *w, int64_t v);
 void lw_const_into(lw *w, tir_ty ty, uint32_t d, double v);
 uint32_t lw_nelem(lw *w, uint32_t id);

@@ -55,7 +55,7 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
       m = mask ? lw_op2(w, T_AND, TY_PRED, mask, extra) : extra;
     uint32_t sa = lw_smem_addr(w, lw_concrete(w, soff, 0), at);
     if (st->swz)
-      sa = lw_op2(w, T_SWZ, TY_I32, sa, 0);
+      sa = lw_swz(w, sa, st->swz);
     uint32_t ga = lw_expr_wide(w, lw_concrete(w, goff, 0));
     for (uint32_t id = 1; id < w->g->nodes.n; id++) /* at a read of it */
       if (wv_get(w->g, id)->op == WAVEC_OP_READ &&

@@ -129,9 +129,16 @@ static int64_t wgmma_tiles(lw *w, wv_node *n, int64_t N, ex_t kmove,
     }
     bool mn;
     stage *st = wgmma_tile(w, n, r, &mn);
+    flags |= tir_wg_swz_flag(st->swz, r);
     if (mn && r == 0) {
       /* M-contiguous: a wave's 64 rows are one 128-byte panel (16-bit
        * elements: wgmma_tile refuses 8-bit ones) */
+      if (st->swz != 128)
+        wv_fail(ctx, D_UNSUPPORTED, n->loc,
+                "wgmma reads an M-contiguous lhs in 128-byte panels, a "
+                "wave's 64 rows each: the workgroup's tile of '%s' along "
+                "its last dim must be a multiple of 64 elements",
+                wv_get(w->g, st->mem)->name);
       flags |= TIR_WG_A_MN;
     } else if (mn) {
       uint32_t nd = wv_get(w->g, st->mem)->type.n;
@@ -142,7 +149,7 @@ static int64_t wgmma_tiles(lw *w, wv_node *n, int64_t N, ex_t kmove,
                 "N tile (%lld) must divide %lld or be a multiple of it",
                 (long long)row, (long long)N, (long long)row);
       flags |= TIR_WG_B_MN;
-      *lbo = st->ext[nd - 2] * SWZ_ROW_BYTES;
+      *lbo = st->ext[nd - 2] * st->swz;
     }
     ex_t e = kmove ? lw_staged_addr_moved(w, n->ops[r], st, 0, r ? 2 : 1,
                                           dims, by)
@@ -379,7 +386,7 @@ static const char *exchange_refusal(lw *w, uint32_t v, uint32_t nclones,
     if (mt->dims[mt->n - 1] != m->sym && Nw % row &&
         (row % Nw || (Nw * st->es) % 16))
       return "its rhs is N-contiguous and a wave's columns are neither "
-             "whole 128-byte panels nor a part of one that divides it";
+             "whole swizzled panels nor a part of one that divides it";
     uint32_t acc = m->ops[2];
     const wv_node *ao = wv_get(w->g, acc);
     if (ao->op == WAVEC_OP_MMA && ao->sym == m->sym) {

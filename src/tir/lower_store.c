@@ -355,7 +355,7 @@ void lw_store_plan(lw *w) {
         if (!sp.by_threads) {
           const wv_node *mem = wv_get(w->g, wv_get(w->g, id)->mem);
           tir_tmap m = {.arg = mem->index, .rank = mem->type.n,
-                        .swz128 = true};
+                        .swz = SWZ_ROW_BYTES};
           for (uint32_t d = 0; d + 2 < m.rank; d++)
             m.box[d] = 1;
           m.box[m.rank - 2] = sp.box_rows;
@@ -410,7 +410,7 @@ static uint32_t swz_addr(lw *w, ex_t a, ex_t b, swz_memo *m) {
     if (m->b[i] == rb)
       s = m->s[i];
   if (!s) {
-    s = lw_op2(w, T_SWZ, TY_I32, rb, 0);
+    s = lw_swz(w, rb, SWZ_ROW_BYTES);
     m->b[m->n] = rb;
     m->s[m->n++] = s;
   }

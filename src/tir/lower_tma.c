@@ -170,8 +170,7 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
     if (st->mcast) {
       rows /= w->sched.cluster;
       part_row = lw_op2(w, T_MUL, TY_I32, w->cl_rank, lw_iconst(w, rows));
-      part_byte = lw_op2(w, T_MUL, TY_I32, part_row,
-                         lw_iconst(w, SWZ_ROW_BYTES));
+      part_byte = lw_op2(w, T_MUL, TY_I32, part_row, lw_iconst(w, st->swz));
     }
     for (int64_t c = 0; c < st->ext[nd - 1]; c += row)
       for (int64_t r = 0; r < rows; r += brows) {
@@ -196,8 +195,8 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
           if (part_row && d == nd - 2)
             co[d] = lw_op2(w, T_ADD, TY_I32, co[d], part_row);
         }
-        int64_t off = st->base + (c / row) * st->ext[nd - 2] * SWZ_ROW_BYTES +
-                      r * SWZ_ROW_BYTES;
+        int64_t off = st->base + (c / row) * st->ext[nd - 2] * st->swz +
+                      r * st->swz;
         uint32_t dst = lw_smem_addr(w, ex_const(ctx, off), at);
         if (part_byte)
           dst = lw_op2(w, T_ADD, TY_I32, dst, part_byte);

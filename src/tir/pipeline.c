@@ -168,7 +168,7 @@ wavec_status wv_pass_pipeline(wv_kernel *k) {
         continue;
       wv_node *mem = wv_get(w->g, st->mem);
       uint32_t nd = mem->type.n;
-      tir_tmap m = {.arg = mem->index, .rank = nd, .swz128 = true};
+      tir_tmap m = {.arg = mem->index, .rank = nd, .swz = st->swz};
       for (uint32_t d = 0; d < nd; d++)
         m.box[d] = 1;
       m.box[nd - 1] = lw_swz_row(st);

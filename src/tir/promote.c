@@ -173,22 +173,32 @@ static const char *unstageable(lw *w, uint32_t id, stage *st) {
     return wv_buf_str(&b);
   }
   if (w->wgmma) {
-    /* [.., rows, cols] in panels of 128-byte swizzled rows */
+    /* [.., rows, cols] in panels of W-byte swizzled rows, W the widest
+     * swizzle that divides a row (lower.h) */
     if (nd < 2)
       return "a wgmma tile has two dims at least";
-    if (st->ext[nd - 1] % lw_swz_row(st)) {
+    int64_t row_bytes = st->ext[nd - 1] * st->es;
+    for (st->swz = SWZ_ROW_BYTES; st->swz >= 32 && row_bytes % st->swz;)
+      st->swz /= 2;
+    if (st->swz < 32) {
+      st->swz = 0;
       wv_buf_printf(&b, "the workgroup's tile of '%s' along '%s' is %lld "
-                        "elements, not a multiple of %lld (the 128-byte rows "
-                        "of a swizzled wgmma tile)",
+                        "elements, not a multiple of %lld (the 32-byte rows "
+                        "of the narrowest swizzled wgmma tile)",
                     mem->name, wavec_symbol_name(ctx, ls),
-                    (long long)st->ext[nd - 1], (long long)lw_swz_row(st));
+                    (long long)st->ext[nd - 1], (long long)(32 / st->es));
       return wv_buf_str(&b);
     }
-    if (st->ext[nd - 2] % 8) {
+    /* a panel is rows x W bytes, on 1024 bytes */
+    int64_t rows = SWZ_ALIGN / st->swz;
+    if (st->ext[nd - 2] % rows) {
       wv_buf_printf(&b, "the workgroup's tile of '%s' has %lld rows along "
-                        "'%s', not a multiple of 8",
+                        "'%s', not a multiple of %lld (%lld-byte swizzled "
+                        "rows in 1024-byte groups)",
                     mem->name, (long long)st->ext[nd - 2],
-                    wavec_symbol_name(ctx, mem->type.dims[nd - 2]));
+                    wavec_symbol_name(ctx, mem->type.dims[nd - 2]),
+                    (long long)rows, (long long)st->swz);
+      st->swz = 0;
       return wv_buf_str(&b);
     }
     for (uint32_t i = 0; i + 2 < nd; i++)
@@ -200,7 +210,6 @@ static const char *unstageable(lw *w, uint32_t id, stage *st) {
                       wavec_symbol_name(ctx, mem->type.dims[i]));
         return wv_buf_str(&b);
       }
-    st->swz = true;
     st->bytes = st->ext[nd - 2] * st->ext[nd - 1] * st->es; /* 1024 | bytes */
   }
   int64_t raw = st->bytes; /* before the rounding to 16 bytes */
@@ -354,9 +363,10 @@ static void print_stage(lw *w, wv_buf *b, const stage *st) {
   wv_buf_printf(b, "'%s' [", mem->name);
   for (uint32_t d = 0; d < mem->type.n; d++)
     wv_buf_printf(b, "%s%lld", d ? ", " : "", (long long)st->ext[d]);
-  wv_buf_printf(b, "] %lld bytes%s at %lld", (long long)st->bytes,
-                st->swz ? " (128-byte rows, swizzled)" : "",
-                (long long)st->base);
+  wv_buf_printf(b, "] %lld bytes", (long long)st->bytes);
+  if (st->swz)
+    wv_buf_printf(b, " (%lld-byte rows, swizzled)", (long long)st->swz);
+  wv_buf_printf(b, " at %lld", (long long)st->base);
   if (st->loop) {
     wv_node *it = wv_get(w->g, st->loop);
     wv_buf_printf(b, ", slots %lld bytes apart, streamed by the iterate over "

@@ -153,6 +153,9 @@ static void put_form(px *x, const tir_instr *in, const char *f,
       break;
     }
     case 'i': wv_buf_printf(b, "%lld", (long long)in->imm); break;
+    case 'm': /* T_SWZ's mask */
+      wv_buf_printf(b, "0x%llx", (unsigned long long)tir_swz_mask(in->imm));
+      break;
     case 't':
       if (!t.s[0])
         t = T(x, f32 ? C_F32 : C_B32);
@@ -190,7 +193,7 @@ static bool yields_nonneg(px *x, const tir_instr *in) {
   case T_PARAM: /* a size: positive */
   case T_ABS: return true;
   case T_MOV:
-  case T_SWZ: /* flips bits 4..6 only */
+  case T_SWZ: /* flips bits 4..6 at most */
   case T_SHFL: return nn[in->a];
   case T_ADD:
   case T_MUL:

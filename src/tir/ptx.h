@@ -45,7 +45,7 @@ typedef struct px {
   uint32_t nwd;                  /* %wd registers: wgmma descriptor bases */
   struct {                       /* the bases of this straight-line run */
     uint32_t root, wd;           /* shared offset register, its %wd */
-    int64_t lbo;
+    int64_t lbo, W;              /* leading byte offset, swizzle bytes */
   } wdbase[8];
   uint32_t nwdbase;
   /* analyses */

@@ -213,8 +213,9 @@ void ptx_emit_mma(px *x, const tir_instr *in) {
 /* T_WGMMA: a shared-memory matrix descriptor per operand in shared memory
  * (start address >> 4 in bits 0-13; leading byte offset >> 4 in 16-29:
  * unused for K-major swizzled tiles (1), the panel stride for N-contiguous
- * ones; stride byte offset 1024 >> 4 between groups of 8 rows in 32-45; the
- * 128-byte swizzle mode 1 in 62-63: PTX ISA, "Matrix Descriptor Format"),
+ * ones; stride byte offset 8 W >> 4 between groups of 8 rows of W bytes in
+ * 32-45; the swizzle mode in 62-63, 1, 2, 3 for W = 128, 64, 32: PTX ISA,
+ * "Matrix Descriptor Format"),
  * an lhs in registers packed into .b32 registers of its own (pack_lhs)
  * that stay untouched until the wait; then wgmma.mma_async with the
  * accumulator in place, scale-d true (accumulate; false where every
@@ -262,7 +263,7 @@ static void pack_window(px *x, const tir_instr *in) {
 }
 
 /* The descriptor of the tile at shared offset `byte` with leading byte
- * offset lbo, in the .b64 `d`. The wgmmas of one mma read tiles at
+ * offset lbo and rows of W swizzled bytes, in the .b64 `d`. The wgmmas of one mma read tiles at
  * constant distances from one offset (the stage's, the k-step's multiple
  * of 16 bytes added), so the descriptor of that offset, its base, is built
  * once in a straight-line run (%wd) and each wgmma's is the base plus the
@@ -270,7 +271,8 @@ static void pack_window(px *x, const tir_instr *in) {
  * uniform instructions before every HGMMA. The sum stays in the 14-bit
  * address field: both offsets are >= 0 and their sum, a shared address,
  * is below 256 KiB. */
-static void desc_of(px *x, uint32_t byte, int64_t lbo, const char *d) {
+static void desc_of(px *x, uint32_t byte, int64_t lbo, int64_t W,
+                    const char *d) {
   uint32_t root = byte;
   int64_t dist = 0;
   const tir_instr *def = x->def[byte] ? &x->p->code.v[x->def[byte] - 1] : NULL;
@@ -286,21 +288,24 @@ static void desc_of(px *x, uint32_t byte, int64_t lbo, const char *d) {
     }
   uint32_t k = 0;
   while (k < x->nwdbase && !(x->wdbase[k].root == root &&
-                             x->wdbase[k].lbo == lbo))
+                             x->wdbase[k].lbo == lbo && x->wdbase[k].W == W))
     k++;
   if (k == x->nwdbase) {
     if (k == sizeof x->wdbase / sizeof *x->wdbase)
       k = --x->nwdbase; /* full: the last one makes room */
     x->wdbase[k].root = root;
     x->wdbase[k].lbo = lbo;
+    x->wdbase[k].W = W;
     x->wdbase[k].wd = x->nwd++;
     x->nwdbase++;
     nm lo = ptx_shared_addr(x, root);
     ins(x, "bfe.u32 %s, %s, 4, 14", lo.s, lo.s);
     ins(x, "or.b32 %s, %s, 0x%llx", lo.s, lo.s,
         (unsigned long long)((lbo >> 4) << 16));
-    /* swizzle 1 << 30 | stride byte offset 1024 >> 4 */
-    ins(x, "mov.b64 %%wd%u, {%s, 0x40000040}", x->wdbase[k].wd, lo.s);
+    /* the high word: swizzle mode << 30 | stride byte offset 8 W >> 4 */
+    int64_t mode = W == 128 ? 1 : W == 64 ? 2 : 3;
+    ins(x, "mov.b64 %%wd%u, {%s, 0x%llx}", x->wdbase[k].wd, lo.s,
+        (unsigned long long)(mode << 30 | (8 * W) >> 4));
   }
   if (dist)
     ins(x, "add.s64 %s, %%wd%u, %lld", d, x->wdbase[k].wd,
@@ -323,7 +328,8 @@ void ptx_emit_wgmma(px *x, const tir_instr *in) {
   uint32_t src[2] = {in->a, in->b};
   for (int i = areg ? 1 : 0; i < 2; i++) {
     d[i] = T(x, C_B64);
-    desc_of(x, src[i], i == 1 && bmn ? in->imm2 : 16, d[i].s);
+    desc_of(x, src[i], i == 1 && bmn ? in->imm2 : 16, tir_wg_swz(in->imm, i),
+            d[i].s);
   }
   wv_buf b;
   wv_buf_init(&b, x->ctx);

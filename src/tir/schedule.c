@@ -525,8 +525,9 @@ static void clusters(lw *w, sched_plan *s) {
     for (uint32_t j = 0; j < nd; j++)
       same &= !ex_uses(ctx, st->start[j], d->WG[0]);
     all += st->bytes;
+    /* each workgroup's part of a panel starts on 1024 bytes */
     int64_t rows = st->ext[nd - 2];
-    if (!same || rows % (8 * C))
+    if (!same || rows % (SWZ_ALIGN / st->swz * C))
       continue;
     st->mcast = true;
     shared += st->bytes;

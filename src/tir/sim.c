@@ -277,7 +277,7 @@ static int64_t int_op(sim *s, const tir_instr *in, uint32_t w, int l,
     return (int64_t)((uint32_t)ua >> (b & 31));
   case T_NEG: return (int64_t)(0 - ua);
   case T_ABS: return a < 0 ? (int64_t)(0 - ua) : a;
-  case T_SWZ: return tir_swz128(a);
+  case T_SWZ: return tir_swz(a, in->imm);
   default:
     wv_fail(s->ctx, D_INTERNAL, in->loc, "simulator: no integer %s", "op");
   }

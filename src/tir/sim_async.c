@@ -372,7 +372,7 @@ static void arrive_cluster(sim *s, const tir_instr *in, uint32_t w, int l,
 
 /* The shared byte element `e` (row-major in the box) of copy c lands at. */
 static int64_t land_addr(const tir_tmap *t, int64_t dst, int64_t byte) {
-  return t->swz128 ? tir_swz128(dst + byte) : dst + byte;
+  return t->swz ? tir_swz(dst + byte, t->swz) : dst + byte;
 }
 
 /* Copy c, issued by thread (c->wave, c->lane) of workgroup s, lands in
@@ -439,7 +439,7 @@ static void tma_issue(sim *s, const tir_instr *in, uint32_t w, int l) {
   const tir_tmap *t = &s->p->tmaps.v[in->imm];
   int64_t dst = sim_rd(s, in, w, in->a, l).i;
   int64_t bar = sim_rd(s, in, w, in->b, l).i;
-  int64_t bytes = tir_tmap_bytes(s->p, t), align = t->swz128 ? 1024 : 128;
+  int64_t bytes = tir_tmap_bytes(s->p, t), align = t->swz ? 1024 : 128;
   bool multi = in->imm2 == TIR_TMA_MULTICAST;
   stma c = {.in = in, .by = s, .wave = w, .lane = l, .dst = dst};
   for (uint32_t r = 0; r < (multi ? s->cl->n : 1); r++) {
@@ -576,7 +576,7 @@ static void store_issue(sim *s, const tir_instr *in, uint32_t w, int l) {
   const tir_arg *ar = &s->p->args.v[t->arg];
   tir_ty ty = tir_ty_of(ar->dt);
   int64_t src = sim_rd(s, in, w, in->a, l).i;
-  int64_t bytes = tir_tmap_bytes(s->p, t), align = t->swz128 ? 1024 : 128;
+  int64_t bytes = tir_tmap_bytes(s->p, t), align = t->swz ? 1024 : 128;
   int64_t es = tir_ty_bytes(ty), n = bytes / es;
   if (src < 0 || src + bytes > s->ngran || src % align)
     sim_report(s, in, w, l, D_SIM_OOB,

@@ -102,7 +102,7 @@ static val wgmma_read(sim *s, const tir_instr *in, uint32_t w, int l,
 }
 
 /* T_WGMMA of wave w (a warpgroup), as tir.h says: the operands come from
- * registers or from shared memory through the 128-byte swizzle (each lhs
+ * registers or from shared memory through its swizzle (each lhs
  * row read by the first lane of the warp whose accumulator rows it feeds,
  * the rhs by lane 0). The accumulator is updated now; its registers and
  * the lhs fragment stay marked in flight until a wait. */
@@ -125,19 +125,21 @@ void sim_wgmma(sim *s, const tir_instr *in, uint32_t w) {
         A[mk[0] * K + mk[1]] = num(ity, sim_rd(s, in, w, in->list[ne + e], l));
       }
   } else {
-    int64_t a = sim_uniform(s, in, w, in->a, WGMMA_ADDR);
+    int64_t a = sim_uniform(s, in, w, in->a, WGMMA_ADDR),
+            W = tir_wg_swz(in->imm, 0);
     for (int m = 0; m < M; m++)
       for (int k = 0; k < K; k++)
         A[m * K + k] = num(
             ity, wgmma_read(s, in, w, 32 * (m / 16), ity,
-                            tir_swz128(amn ? a + 128 * k + es * m
-                                           : a + 128 * m + es * k)));
+                            tir_swz(amn ? a + W * k + es * m
+                                        : a + W * m + es * k, W)));
   }
+  int64_t W = tir_wg_swz(in->imm, 1), pn = W / es; /* a panel's columns */
   for (int n = 0; n < N; n++)
     for (int k = 0; k < K; k++) {
-      int64_t at = bmn ? b + 128 * k + es * (n % 64) + in->imm2 * (n / 64)
-                       : b + 128 * n + es * k;
-      B[n * K + k] = num(ity, wgmma_read(s, in, w, 0, ity, tir_swz128(at)));
+      int64_t at = bmn ? b + W * k + es * (n % pn) + in->imm2 * (n / pn)
+                       : b + W * n + es * k;
+      B[n * K + k] = num(ity, wgmma_read(s, in, w, 0, ity, tir_swz(at, W)));
     }
   for (int l = 0; l < s->lanes; l++) {
     for (int e = 0; e < ne; e++) {

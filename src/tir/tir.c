@@ -51,7 +51,10 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
     wv_buf_printf(b, "  tmap %u %s box [", i, p->args.v[m->arg].name);
     for (uint32_t d = 0; d < m->rank; d++)
       wv_buf_printf(b, "%s%lld", d ? ", " : "", (long long)m->box[d]);
-    wv_buf_printf(b, "]%s\n", m->swz128 ? " swizzle 128" : "");
+    if (m->swz)
+      wv_buf_printf(b, "] swizzle %lld\n", (long long)m->swz);
+    else
+      wv_buf_puts(b, "]\n");
   }
   if (p->maxnreg)
     wv_buf_printf(b, "  registers: %lld per thread at entry\n",
@@ -127,6 +130,9 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
     case T_SHFL:
       wv_buf_printf(b, " xor %lld", (long long)in->imm);
       break;
+    case T_SWZ:
+      wv_buf_printf(b, " %lld", (long long)in->imm);
+      break;
     case T_LOOP:
     case T_ENDLOOP:
       wv_buf_printf(b, " %lld trips", (long long)in->imm);
@@ -179,9 +185,9 @@ static bool tmap_ok(const tir_prog *p, const tir_tmap *m) {
   for (uint32_t d = 0; d < m->rank; d++)
     if (m->box[d] < 1 || m->box[d] > 256)
       return false;
-  /* rows of 16-byte multiples; a swizzled row is the swizzle's 128 bytes */
+  /* rows of 16-byte multiples; a swizzled row is the swizzle's bytes */
   int64_t row = m->box[m->rank - 1] * es;
-  return m->swz128 ? row == 128 : row % 16 == 0;
+  return m->swz ? tir_swz_ok(m->swz) && row == m->swz : row % 16 == 0;
 }
 
 /* The operand checks of the mbarrier and tensor copy ops. */
@@ -476,7 +482,10 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
       bad |= !mi || !wv_mma_is_warpgroup(kind) || in->nlist < na ||
              (!areg && !in->a) || !in->b || in->dst ||
              (in->imm & ~(int64_t)(TIR_WG_KIND | TIR_WG_A_REGS |
-                                   TIR_WG_B_MN | TIR_WG_A_MN)) ||
+                                   TIR_WG_B_MN | TIR_WG_A_MN |
+                                   3 << TIR_WG_SWZ_A | 3 << TIR_WG_SWZ_B)) ||
+             tir_wg_swz(in->imm, 0) < 32 || tir_wg_swz(in->imm, 1) < 32 ||
+             (areg && tir_wg_swz(in->imm, 0) != 128) ||
              (areg && (in->imm & TIR_WG_A_MN)) ||
              (in->a && p->regs.v[in->a] != TY_I32) ||
              p->regs.v[in->b] != TY_I32 ||
@@ -501,7 +510,8 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
         bad |= p->regs.v[in->list[j]] != tir_ty_of(acc ? mi->acc : mi->in);
       }
     }
-    if (in->op == T_SWZ && (p->regs.v[in->a] != TY_I32 || in->ty != TY_I32))
+    if (in->op == T_SWZ && (p->regs.v[in->a] != TY_I32 || in->ty != TY_I32 ||
+                            !tir_swz_ok(in->imm)))
       bad = true;
     if (in->op == T_PARAM &&
         (in->ty != TY_I32 || in->imm < 0 || in->imm >= p->sizes.n))
@@ -661,7 +671,7 @@ int wavec_tensor_map_info_get(wavec_kernel *pk, size_t i,
   out->ndims = m->rank;
   for (uint32_t d = 0; d < m->rank; d++)
     out->box[d] = (uint32_t)m->box[d];
-  out->swizzle_128b = m->swz128;
+  out->swizzle = (int)m->swz;
   return 0;
 }
 

@@ -38,8 +38,8 @@
  *    only other wgmmas touch its registers (accumulating in order into the
  *    same registers with the same shape) and no thread writes the shared
  *    bytes it reads.
- *    Its shared tiles hold rows of 128 bytes swizzled as T_SWZ says, from
- *    addresses that are multiples of 1024 apart from 0.
+ *    Its shared tiles hold rows of W = 128, 64 or 32 bytes swizzled as
+ *    tir_swz says, from addresses that are multiples of 8 W.
  *  - An mbarrier (T_MBINIT) is 8 bytes of shared memory that nothing else
  *    touches. A phase completes when its arrivals (T_MBARRIVE) have all
  *    come and the transaction bytes they announced have all landed; a
@@ -112,7 +112,7 @@ extern const char *const tir_ty_names[TY_COUNT];
  *    in f32: the operands widened to f32 (exact), the result rounded once
  *    to the register's type (compute exactly, round once).
  * In a format "; " separates instructions; %= is dst, %0 %1 %2 are a, b, c
- * (in fptx their f32 values), %i is imm, %t one temporary (.b32; in fptx
+ * (in fptx their f32 values), %i is imm, %m the swizzle mask of imm (T_SWZ), %t one temporary (.b32; in fptx
  * .f32), %s the special register imm names, %T the move type of ty (pred,
  * b32, b16, f32), %% a '%'. */
 #define TIR_OPS(X)                                                             \
@@ -196,11 +196,10 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_CPCOMMIT, "cp.commit", 0, "cp.async.commit_group", 0)                    \
   /* waits until at most imm of the thread's closed groups are in flight */    \
   X(T_CPWAIT, "cp.wait", 0, "cp.async.wait_group %i", 0)                       \
-  /* dst = a ^ ((a >> 3) & 0x70): the 16-byte chunk c of 128-byte row r of     \
-   * a 1024-byte aligned group of 8 rows moves to chunk c ^ (r mod 8) (the     \
-   * 128-byte swizzle) */                                                      \
-  X(T_SWZ, "swz128", 1,                                                        \
-    "shr.u32 %t, %0, 3; and.b32 %t, %t, 0x70; xor.b32 %=, %0, %t", 0)          \
+  /* dst = a ^ ((a >> 3) & mask): the imm-byte swizzle (128, 64 or 32;     \
+   * tir_swz) of shared byte address a; %m is its mask */                      \
+  X(T_SWZ, "swz", 1,                                                           \
+    "shr.u32 %t, %0, 3; and.b32 %t, %t, %m; xor.b32 %=, %0, %t", 0)            \
   /* acc (in place) += lhs . rhs^T: see below */                               \
   X(T_WGMMA, "wgmma", 2, 0, 0)                                                 \
   /* closes the group of wgmmas issued since the last close, if any; all   \
@@ -284,19 +283,31 @@ extern const char *const tir_ty_names[TY_COUNT];
  * T_WGWAIT no other instruction touches its list registers. imm is the mma
  * kind plus the flags below; list is the N/2 accumulator registers (read
  * and written in place), then, with TIR_WG_A_REGS, the lhs's 8 fragment
- * registers. Shared tiles are 128-byte rows swizzled as T_SWZ says:
- *  - lhs (without TIR_WG_A_REGS): 64 x 16, row m at a + 128 m; with
- *    TIR_WG_A_MN stored M-contiguous instead: element (m, k) at a + 128 k
- *    + 2 m (one 64-column panel: a wave's 64 rows);
- *  - rhs: N x 16, row n at b + 128 n; with TIR_WG_B_MN the rhs is stored
- *    N-contiguous instead: element (n, k) at b + 128 k + 2 (n mod 64) +
- *    imm2 (n div 64), imm2 the stride of its 64-column panels. */
+ * registers. A shared operand is rows of W bytes swizzled as tir_swz says,
+ * W its own (tir_wg_swz: 128, 64 or 32); e the bytes of an element, K the
+ * mma's (16 of 16-bit elements, 32 of 8-bit):
+ *  - lhs (without TIR_WG_A_REGS): 64 x K, row m at a + W m; with
+ *    TIR_WG_A_MN stored M-contiguous instead: element (m, k) at a + W k
+ *    + e m (one panel: a wave's 64 rows are W bytes);
+ *  - rhs: N x K, row n at b + W n; with TIR_WG_B_MN the rhs is stored
+ *    N-contiguous instead: element (n, k) at b + W k + e (n mod W/e) +
+ *    imm2 (n div W/e), imm2 the stride of its W-byte column panels. */
 enum {
   TIR_WG_KIND = 0xff,
   TIR_WG_A_REGS = 0x100,
   TIR_WG_B_MN = 0x200,
-  TIR_WG_A_MN = 0x400
+  TIR_WG_A_MN = 0x400,
+  /* 2-bit fields: operand r's W is 128 >> field (0: 128 bytes) */
+  TIR_WG_SWZ_A = 11,
+  TIR_WG_SWZ_B = 13
 };
+static inline int64_t tir_wg_swz(int64_t imm, int r) {
+  return 128 >> ((imm >> (r ? TIR_WG_SWZ_B : TIR_WG_SWZ_A)) & 3);
+}
+static inline int64_t tir_wg_swz_flag(int64_t w, int r) {
+  int64_t f = w == 128 ? 0 : w == 64 ? 1 : 2;
+  return f << (r ? TIR_WG_SWZ_B : TIR_WG_SWZ_A);
+}
 enum { TIR_WAIT_CARRY = 1 }; /* T_WGWAIT imm2 */
 /* T_LOOP and T_ENDLOOP imm2: the body issues the next iteration's first
  * groups of wgmmas after its last wgmma (pass `ahead`); the carry wait
@@ -376,13 +387,14 @@ enum { TIR_TAG_STAGES = 31 }; /* stage bits; bit 31: */
  * a T_TMA of it copies the box of `box` elements per dim (the argument's
  * dim order) whose first element is at its coordinates; elements outside
  * the tensor read as 0. The box lands row-major (last dim contiguous) at
- * the shared address, swizzled as T_SWZ says when swz128 (then the last
- * dim is 128 bytes and the address a multiple of 1024), else 128-aligned. */
+ * the shared address, swizzled (tir_swz) when swz is 128, 64 or 32 (then
+ * the last dim is swz bytes and the address a multiple of 8 swz), else
+ * 128-aligned. */
 typedef struct tir_tmap {
   uint32_t arg;
   uint32_t rank;              /* the argument's dims, at most 5 */
   int64_t box[WV_MAX_DIMS];   /* each 1 to 256 */
-  bool swz128;
+  int64_t swz;                /* the swizzle's bytes, or 0: none */
 } tir_tmap;
 
 /* The bytes one copy of tensor map m brings. */
@@ -445,8 +457,19 @@ typedef struct tir_prog {
  * read's fill of -inf) takes this value. */
 int64_t tir_int_of(tir_ty ty, double x);
 
-/* T_SWZ: the 128-byte swizzle of shared byte address a. */
-static inline int64_t tir_swz128(int64_t a) { return a ^ ((a >> 3) & 0x70); }
+/* The swizzles of shared tiles (T_SWZ, a tensor map's, a wgmma
+ * descriptor's), by their span of W = 128, 64 or 32 bytes: address bits
+ * 4 and up (the 16-byte chunk in a W-byte row) are XORed with the bits 3
+ * places above them, log2(W / 16) bits of each. With rows of W bytes from
+ * an address that is a multiple of 8 W, the chunk c of row r moves to
+ * c ^ (r mod 8) for W = 128, c ^ ((r / 2) mod 4) for 64, c ^ ((r / 4) mod
+ * 2) for 32: the pattern repeats every 8 W bytes (PTX ISA, "Tensor
+ * swizzling modes"; CU_TENSOR_MAP_SWIZZLE_128B/64B/32B). */
+static inline bool tir_swz_ok(int64_t w) { return w == 128 || w == 64 || w == 32; }
+static inline int64_t tir_swz_mask(int64_t w) { return (w / 16 - 1) << 4; }
+static inline int64_t tir_swz(int64_t a, int64_t w) {
+  return a ^ ((a >> 3) & tir_swz_mask(w));
+}
 
 /* The passes from the expanded graph to the thread program, in the order
  * they run; each file's top says its contract. The five before `lower`

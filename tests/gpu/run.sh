@@ -94,6 +94,19 @@ cases=(
   "wgmma gemm_tn 200x136x192 (lhs M-contiguous)|tests/kernels/layouts.wave --kernel gemm_tn -D M=200 -D N=136 -D K=192|sm_90a"
   "wgmma gemm_tt 256x128x192 spec (both transposed)|tests/kernels/layouts.wave --kernel gemm_tt -D M=256 -D N=128 -D K=192 --hardware stages=3,specialize=1|sm_90a"
   "wgmma gemm 256x256x320|examples/gemm_wgmma.wave -D M=256 -D N=256 -D K=320|sm_90a"
+  # 64- and 32-byte swizzles (tests/kernels/swizzle.wave): K tiles of 32
+  # and 48, N-contiguous N tiles of 96 and 80, fp8 K tiles of 32 bytes,
+  # the cp.async ring's own XOR; attention at head dims 96, 80 and 48
+  "swz64 wgmma gemm_nt 200x136x208 K tile 32|tests/kernels/swizzle.wave --kernel gemm_nt -D M=200 -D N=136 -D K=208 -D BLOCK_K=32|sm_90a"
+  "swz32 wgmma gemm_nt 256x128x192 K tile 48 spec|tests/kernels/swizzle.wave --kernel gemm_nt -D M=256 -D N=128 -D K=192 -D BLOCK_K=48 --hardware stages=3,specialize=1|sm_90a"
+  "swz64 wgmma gemm_nn 200x200x192 N tile 96|tests/kernels/swizzle.wave --kernel gemm_nn -D M=200 -D N=200 -D K=192 -D BLOCK_N=96|sm_90a"
+  "swz32 wgmma gemm_nn 128x160x128 N tile 80 cp.async|tests/kernels/swizzle.wave --kernel gemm_nn -D M=128 -D N=160 -D K=128 -D BLOCK_N=80 --hardware copies=1|sm_90a"
+  "swz32 wgmma gemm_fp8_nt 200x136x208 K tile 32|tests/kernels/swizzle.wave --kernel gemm_fp8_nt -D M=200 -D N=136 -D K=208 -D BLOCK_K=32|sm_90a"
+  "swz64 wgmma fwd B2 300/96|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=2 -D M=300 -D K2=300 -D N=96 -D K1=96|sm_90a"
+  "swz32 wgmma fwd_causal B2 256/80|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=80 -D K1=80|sm_90a"
+  "swz64 bwd1 wgmma fused_causal B1 200/96 ragged|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma_causal -D B=1 -D M=200 -D K2=200 -D N=96 -D K1=96|sm_90a"
+  "swz32 bwd1 wgmma fused B2 256/48|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=2 -D M=256 -D K2=256 -D N=48 -D K1=48|sm_90a"
+  "swz32 bwd1 prep B2 200/80 VEC=16|examples/attention_bwd_wgmma.wave --kernel attention_bwd_prep -D B=2 -D M=200 -D N=80 -D VEC=16"
   "wgmma gemm 128x256x256 N=64|examples/gemm_wgmma.wave -D M=128 -D N=256 -D K=256 -D BLOCK_N=64|sm_90a"
   "wgmma gemm 256x256x128 64x256|examples/gemm_wgmma.wave -D M=256 -D N=256 -D K=128 -D BLOCK_M=64 -D BLOCK_N=256|sm_90a"
   "cluster2 wgmma gemm 512x200x96 plain|examples/gemm_wgmma.wave -D M=512 -D N=200 -D K=96 --hardware cluster=2,stages=3|sm_90a"

@@ -12,7 +12,8 @@
  * the kernels' default blocks on their own NVIDIA m16n8k16 hardware, plus
  * 64 x 64 blocks with four waves, plus the 64-lane AMD MFMA 16x16x16
  * layouts, plus the warpgroup (wgmma) kernels of attention_bwd_wgmma.wave,
- * plus ragged sequence lengths (1, 77, 100) that no tile divides.
+ * plus ragged sequence lengths (1, 77, 100) that no tile divides, plus the
+ * warpgroup kernels at head dims 48, 80 and 96 (narrower swizzles).
  * Outputs start poisoned; the simulator fails a run that leaves
  * any element unwritten. Each case prints its errors and simulator times.
  *
@@ -258,6 +259,9 @@ static void bwd_case(const cfg *g, int B, int MK, int NK, uint64_t *rng) {
   const char *fwd_defs[] = {d[0], d[1], d[2], d[3], d[4], d[5], d[6], NULL};
   const char *defs[12] = {d[0], d[1], d[2], d[3], d[4]};
   size_t nd = 5;
+  /* prep and dq_scale in vectors of 16 columns where 32 do not divide */
+  if (NK % 32)
+    defs[nd++] = "VEC=16";
   int w =
       snprintf(what, sizeof what, "%s%s B=%d M=K2=%d N=K1=%d",
                g->causal ? "causal" : "plain",
@@ -294,8 +298,9 @@ static void bwd_case(const cfg *g, int B, int MK, int NK, uint64_t *rng) {
     }
   }
   kc_close(&c);
-  /* D from the forward's o */
-  if (o_k) {
+  /* D from the forward's o (attention_bwd_D: a head dim of whole 32-lane
+   * rows; the warpgroup pipeline's own D is prep's, below) */
+  if (o_k && NK % 32 == 0) {
     if (open_case(&c, BWD, "attention_bwd_D", g->hw, defs, scale)) {
       kc_set(&c, "do", dO), kc_set(&c, "o", o_k);
       if (run(&c, &t_D)) {
@@ -417,6 +422,20 @@ static void ragged(void) {
     }
 }
 
+/* The warpgroup kernels at head dims no 128-byte row divides: their
+ * staged q, k, v and do rows are 64 bytes (D = 96) or 32 (80, 48), in the
+ * wgmma's narrower swizzles (tests/unit/test_swizzle.c has the GEMMs). */
+static void head_dims(void) {
+  static const int ms[] = {128, 100}, ns[] = {48, 80, 96};
+  uint64_t rng = 92;
+  for (int causal_ = 0; causal_ < 2; causal_++) {
+    cfg g = {causal_, NULL, {NULL}, true};
+    for (size_t i = 0; i < 2; i++)
+      for (size_t j = 0; j < 3; j++)
+        bwd_case(&g, 1, ms[i], ns[j], &rng);
+  }
+}
+
 /* The same source on the 64-lane AMD MFMA 16x16x16 layouts. */
 static void mfma(void) {
   cfg g = {false, &kc_mfma, {NULL}, false};
@@ -430,6 +449,7 @@ int main(void) {
   RUN(mfma);
   RUN(wgmma);
   RUN(ragged);
+  RUN(head_dims);
   printf("  %d simulated runs, %.1f s in the simulator\n", cases_run,
          sim_seconds);
   CHECK_EXIT();

@@ -118,7 +118,7 @@ static wavec_module *sample(wavec_ctx *ctx, size_t code_len) {
   m->ntmaps = 1;
   m->tmaps = wv_alloc(ctx, sizeof *m->tmaps);
   m->tmaps[0] = (wavec_tensor_map_info){
-      .arg = 0, .ndims = 2, .box = {64, 32}, .swizzle_128b = 1};
+      .arg = 0, .ndims = 2, .box = {64, 32}, .swizzle = 64};
   /* one run-time size, M: dim 0 of both arguments, grid x in tiles of 16 */
   m->nsizes = 1;
   m->sizes = wv_alloc(ctx, sizeof *m->sizes);
@@ -156,7 +156,7 @@ static void entry_round_trip(void) {
     CHECK(r->code_len == 300 && memcmp(r->code, m->code, 300) == 0);
     CHECK(r->ntmaps == 1 && r->tmaps[0].arg == 0 && r->tmaps[0].ndims == 2);
     CHECK(r->tmaps[0].box[0] == 64 && r->tmaps[0].box[1] == 32);
-    CHECK(r->tmaps[0].swizzle_128b == 1);
+    CHECK(r->tmaps[0].swizzle == 64);
     CHECK(r->nsizes == 1 && strcmp(r->sizes[0].name, "M") == 0 &&
           r->sizes[0].multiple == 8 && r->sizes[0].most == 1 << 20 &&
           r->sizes[0].now == 0);

@@ -404,7 +404,7 @@ static void tensor_map_info(void) {
         wavec_tensor_map_info ti;
         CHECK(wavec_tensor_map_info_get(k, m, &ti) == 0);
         CHECKF(ti.arg == ts[i].arg[m] && ti.ndims == ts[i].ndims &&
-                   ti.swizzle_128b == 1,
+                   ti.swizzle == 128,
                "%s map %zu: arg %zu, %zu dims", c->kernel, m, ti.arg,
                ti.ndims);
         for (size_t d = 0; d < ti.ndims; d++)
@@ -566,7 +566,7 @@ static void eight_bit_modules(void) {
         wavec_tensor_map_info ti;
         CHECKF(wavec_tensor_map_count(k) >= 1 &&
                    wavec_tensor_map_info_get(k, 0, &ti) == 0 &&
-                   ti.box[ti.ndims - 1] == 128 && ti.swizzle_128b,
+                   ti.box[ti.ndims - 1] == 128 && ti.swizzle == 128,
                "%s: tensor maps", what);
       }
       /* a target without this mma refuses it, naming the one to use */

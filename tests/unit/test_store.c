@@ -290,7 +290,7 @@ static void program_shape(void) {
       m = &p->tmaps.v[in->imm];
     }
   }
-  CHECK(m && strcmp(p->args.v[m->arg].name, "c") == 0 && m->swz128 &&
+  CHECK(m && strcmp(p->args.v[m->arg].name, "c") == 0 && m->swz == 128 &&
         m->box[0] == 128 && m->box[1] == 64);
   kc_close(&c);
 }

@@ -26,6 +26,9 @@ API unsigned long long fake_ptrs[16];
 API unsigned fake_sizes[8];
 API unsigned long long fake_tmaps[16][2];
 API int fake_launch_result;               /* what cuLaunchKernel returns */
+/* per cuTensorMapEncodeTiled call (the last 16): the address, the swizzle
+ * (CU_TENSOR_MAP_SWIZZLE_*) and the bytes of the box's innermost dim */
+API unsigned long long fake_encoded[16][3];
 
 static int ctx_object;
 static void *current;
@@ -89,10 +92,17 @@ API int cuTensorMapEncodeTiled(void *out, int dtype, unsigned rank, void *addr,
                                const unsigned long long *dim, const unsigned long long *stride,
                                const unsigned *box, const unsigned *estride, int il, int sw,
                                int l2, int fill) {
-  (void)dtype, (void)stride, (void)box, (void)estride, (void)il, (void)sw, (void)l2, (void)fill;
+  (void)stride, (void)estride, (void)il, (void)l2, (void)fill;
   unsigned long long held[2] = {(unsigned long long)(uintptr_t)addr, 1};
   for (unsigned j = 0; j < rank; j++)
     held[1] *= dim[j];
+  /* CU_TENSOR_MAP_DATA_TYPE_FLOAT16 6, BFLOAT16 9, FLOAT32 7: 2 or 4
+   * bytes; the rest (8-bit types) 1 */
+  unsigned es = dtype == 6 || dtype == 9 ? 2 : dtype == 7 ? 4 : 1;
+  unsigned long long *e = fake_encoded[fake_encodes % 16];
+  e[0] = (unsigned long long)(uintptr_t)addr;
+  e[1] = (unsigned long long)sw;
+  e[2] = (unsigned long long)box[0] * es;
   fake_encodes++;
   memset(out, 0, 128);
   memcpy(out, held, sizeof held);

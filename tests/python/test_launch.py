@@ -246,6 +246,25 @@ expect(256, 128, 128)
 assert recorded("fake_launches") == 6
 ''')
 
+    def test_tensor_maps_swizzle_as_the_tiles_rows(self):
+        # each map's swizzle is its tile's (128, 64 or 32 bytes: the driver's
+        # CU_TENSOR_MAP_SWIZZLE_128B 3, 64B 2, 32B 1), its box's innermost
+        # dim that many bytes: gemm_nn's a in K tiles of 64 (128 bytes), b
+        # read N-contiguous in panels of 96 / 3 or 80 / 5 columns
+        self.run_case(r'''
+for bn, want_b in ((96, (2, 64)), (80, (1, 32))):
+    K = wavec.compile("tests/kernels/swizzle.wave", kernel="gemm_nn", target="sm_90a", ptxas=True,
+                      M=128, N=2 * bn, K=128, BLOCK_N=bn, hardware=dict(stores=1))
+    before = recorded("fake_encodes")
+    layout(3, ntmaps=0)
+    K(T((128, 128), "float16", ptr=A), T((128, 2 * bn), "float16", ptr=B), T((128, 2 * bn), "float32", ptr=C))
+    n = recorded("fake_encodes") - before
+    assert n == 2, n
+    enc = recorded("fake_encoded", 48)
+    got = {enc[3 * (i % 16)]: tuple(enc[3 * (i % 16) + 1:3 * (i % 16) + 3]) for i in range(before, before + n)}
+    assert got == {A: (3, 128), B: want_b}, (bn, got)
+''')
+
 
 if __name__ == "__main__":
     unittest.main()

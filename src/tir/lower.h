@@ -200,7 +200,9 @@ typedef struct store_plan {
   uint32_t tmap;            /* its tensor map */
   int64_t base;             /* the buffer's shared byte offset */
   int64_t rows, cols;       /* the workgroup tile */
-  int64_t panel_cols;       /* columns of a 128-byte panel */
+  int64_t swz;              /* the bytes of a panel's rows, swizzled:
+                               128, 64 or 32 (lower.h's tiles) */
+  int64_t panel_cols;       /* columns of a panel: swz / element bytes */
   int64_t panels, per_round; /* panels of the tile; those the buffer holds */
   int64_t box_rows;         /* rows of one tensor store */
   bool by_threads;          /* the threads copy the buffer out, consecutive

@@ -7,7 +7,9 @@
  * outside every loop, of its own dtype (16 or 32 bits) without a mapping,
  * that the kernel does not read, whose workgroup tile (each dim split
  * among workgroups or whole in each, those before the last two in tiles
- * of 1; rows a multiple of 8, columns of whole 128-byte panels) its
+ * of 1; rows a multiple of 8, columns of whole panels of W = 128, 64 or
+ * 32 bytes, the widest that divides a row, each on whole 1024-byte
+ * groups of rows) its
  * threads cover exactly once (checked element by element for every
  * thread), and for which shared memory has room. hardware(stores = 1)
  * turns it off. Where the output's rows are not a multiple of 16 bytes (a
@@ -16,7 +18,7 @@
  * One remark at the write says which epilogue it got and why.
  *
  * The buffer: dedicated, after the rings and their barriers, 1024-aligned,
- * holding P of the tile's column panels (rows x 128 bytes each, the
+ * holding P of the tile's column panels (rows x W bytes each, the
  * layout a swizzled tensor copy lands), P the most that divides the
  * panels and fits in the shared memory the workgroup may use (as many
  * workgroups a multiprocessor as the kernel had without it:
@@ -27,8 +29,9 @@
  *   (cp.async.bulk.wait_group.read 0); a barrier among the storing threads
  *   (the consumers' named one when specialized); every thread writes its
  *   elements of the round's panels, pairs as one 32- or 64-bit access, at
- *   the 128-byte swizzle's addresses (16-byte chunk c of row r at c ^ (r
- *   mod 8): the 8 rows of a warp's 4-byte stores fall in distinct banks);
+ *   the W-byte swizzle's addresses (tir_swz; for 128, 16-byte chunk c of
+ *   row r at c ^ (r mod 8): the 8 rows of a warp's 4-byte stores fall in
+ *   distinct banks);
  *   fence.proxy.async.shared::cta; a barrier; thread 0 issues one tensor
  *   store per panel and run of up to 256 rows and commits the group.
  * Before the program ends, thread 0 waits for all of them
@@ -186,9 +189,28 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
   sp->by_threads = (last->dynamic ? last->multiple : last->size) * es % 16;
   if (add && sp->by_threads)
     return "its rows are not a multiple of 16 bytes (a tensor map's stride)";
-  int64_t pc = SWZ_ROW_BYTES / es;
-  if (cols % pc || !store_box_rows(rows))
-    return "the workgroup tile is not rows of 8 by 128-byte column panels";
+  /* column panels of pw bytes, the widest swizzle that divides a row */
+  int64_t pw = SWZ_ROW_BYTES;
+  while (pw >= 32 && cols * es % pw)
+    pw /= 2;
+  if (pw < 32)
+    return "the workgroup tile's rows are not a multiple of 32 bytes (the "
+           "narrowest swizzled column panel)";
+  int64_t pc = pw / es;
+  wv_buf wb;
+  wv_buf_init(&wb, ctx);
+  if (!store_box_rows(rows)) {
+    wv_buf_printf(&wb, "the workgroup tile is not rows of 8 by %lld-byte "
+                       "column panels", (long long)pw);
+    return wv_buf_str(&wb);
+  }
+  /* each panel, and each tensor store's box of rows, on 1024 bytes */
+  if (rows * pw % SWZ_ALIGN || store_box_rows(rows) * pw % SWZ_ALIGN) {
+    wv_buf_printf(&wb, "the workgroup tile's %lld rows of %lld-byte column "
+                       "panels are not whole 1024-byte groups",
+                  (long long)rows, (long long)pw);
+    return wv_buf_str(&wb);
+  }
   if (rows * cols * es > SMEM_OPTIN)
     return "the workgroup tile is larger than shared memory";
   /* every element of the tile, once; an adding write's partial sum once
@@ -253,6 +275,7 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
   sp->write = grp[ng - 1];
   sp->rows = rows;
   sp->cols = cols;
+  sp->swz = pw;
   sp->panel_cols = pc;
   sp->panels = cols / pc;
   sp->box_rows = store_box_rows(rows);
@@ -289,14 +312,15 @@ static void remark_store(lw *w, uint32_t id, const char *why_not) {
   } else {
     int64_t rounds = sp->panels / sp->per_round;
     wv_buf_printf(&b, "%s a dedicated %lld-byte shared buffer holding %lld "
-                      "of the tile's %lld column panels of 128 bytes (%lld "
-                      "round%s a tile), written with the 128-byte swizzle",
+                      "of the tile's %lld column panels of %lld bytes (%lld "
+                      "round%s a tile), written with the %lld-byte swizzle",
                   sp->by_threads ? "through"
                   : add          ? "tensor reduces (TMA, adding) from"
                                  : "tensor stores (TMA) from",
-                  (long long)(sp->per_round * sp->rows * SWZ_ROW_BYTES),
+                  (long long)(sp->per_round * sp->rows * sp->swz),
                   (long long)sp->per_round, (long long)sp->panels,
-                  (long long)rounds, rounds == 1 ? "" : "s");
+                  (long long)sp->swz, (long long)rounds,
+                  rounds == 1 ? "" : "s", (long long)sp->swz);
     wv_buf_puts(&b, sp->by_threads
                         ? " and read back by the threads, consecutive "
                           "threads storing consecutive elements of a row "
@@ -325,7 +349,7 @@ void lw_store_plan(lw *w) {
       why = "another output of the kernel has them";
     if (!why) {
       int64_t base = (w->stage_bytes + SWZ_ALIGN - 1) / SWZ_ALIGN * SWZ_ALIGN;
-      int64_t panel = sp.rows * SWZ_ROW_BYTES, lim = smem_limit(w);
+      int64_t panel = sp.rows * sp.swz, lim = smem_limit(w);
       for (sp.per_round = sp.panels; sp.per_round > 0; sp.per_round--)
         if (sp.panels % sp.per_round == 0 &&
             base + sp.per_round * panel <= lim)
@@ -355,7 +379,7 @@ void lw_store_plan(lw *w) {
         if (!sp.by_threads) {
           const wv_node *mem = wv_get(w->g, wv_get(w->g, id)->mem);
           tir_tmap m = {.arg = mem->index, .rank = mem->type.n,
-                        .swz = SWZ_ROW_BYTES};
+                        .swz = sp.swz};
           for (uint32_t d = 0; d + 2 < m.rank; d++)
             m.box[d] = 1;
           m.box[m.rank - 2] = sp.box_rows;
@@ -400,17 +424,18 @@ typedef struct swz_memo {
   uint32_t *b, *s, n;
 } swz_memo;
 
-/* The shared address of byte offset A + B of the buffer, swizzled: A a
- * multiple of 1024 (the panel and the group of 8 rows), B the row in the
- * group and the byte in the row, so that the address is A + swz(B), with
- * one swz per distinct B. */
-static uint32_t swz_addr(lw *w, ex_t a, ex_t b, swz_memo *m) {
+/* The shared address of byte offset A + B of the buffer, swizzled in W
+ * bytes: A a multiple of 8 W (the panel and the group of 8 rows), B the
+ * row in the group and the byte in the row, so that the address is A +
+ * swz(B) (the pattern repeats every 8 W bytes), with one swz per distinct
+ * B. */
+static uint32_t swz_addr(lw *w, ex_t a, ex_t b, int64_t W, swz_memo *m) {
   uint32_t rb = lw_expr(w, b), s = 0;
   for (uint32_t i = 0; i < m->n && !s; i++)
     if (m->b[i] == rb)
       s = m->s[i];
   if (!s) {
-    s = lw_swz(w, rb, SWZ_ROW_BYTES);
+    s = lw_swz(w, rb, W);
     m->b[m->n] = rb;
     m->s[m->n++] = s;
   }
@@ -445,7 +470,7 @@ static void copy_out(lw *w, uint32_t id, int64_t p0, const ex_t *start,
   wv_node *mem = wv_get(w->g, n->mem);
   tir_ty ty = tir_ty_of(mem->type.dt);
   int64_t es = tir_ty_bytes(ty), pc = sp->panel_cols;
-  int64_t cols = sp->per_round * pc, panel = sp->rows * SWZ_ROW_BYTES;
+  int64_t cols = sp->per_round * pc, panel = sp->rows * sp->swz;
   int64_t threads = lw_block_threads(w);
   uint32_t nd = mem->type.n, guards = 0;
   ex_t tid = lw_linear_tid(w);
@@ -461,17 +486,17 @@ static void copy_out(lw *w, uint32_t id, int64_t p0, const ex_t *start,
         ex_add(ctx, ex_const(ctx, sp->base),
                ex_mul(ctx, pl, ex_const(ctx, panel))),
         ex_mul(ctx, ex_floordiv(ctx, row, ex_const(ctx, 8)),
-               ex_const(ctx, SWZ_ALIGN)));
+               ex_const(ctx, 8 * sp->swz)));
     ex_t b = ex_add(
         ctx,
         ex_mul(ctx, ex_mod(ctx, row, ex_const(ctx, 8)),
-               ex_const(ctx, SWZ_ROW_BYTES)),
+               ex_const(ctx, sp->swz)),
         ex_mul(ctx, ex_mod(ctx, col, ex_const(ctx, pc)), ex_const(ctx, es)));
     a = ex_simplify(ctx, a, w->ranges, w->nranges);
     b = ex_simplify(ctx, b, w->ranges, w->nranges);
     uint32_t val = lw_reg(w, ty);
-    lw_emit(w, T_LDS, ty, val, swz_addr(w, a, b, memo), 0, 0, 0)->tag =
-        TIR_REGION_STORE;
+    lw_emit(w, T_LDS, ty, val, swz_addr(w, a, b, sp->swz, memo), 0, 0,
+            0)->tag = TIR_REGION_STORE;
     ex_t coord[WV_MAX_DIMS];
     for (uint32_t d = 0; d < nd; d++)
       coord[d] = start[d];
@@ -528,21 +553,21 @@ static void put_run(lw *w, const store_plan *sp, tir_ty ty, const tile_at *t,
                     int64_t p0, swz_memo *memo) {
   wavec_ctx *ctx = w->ctx;
   int64_t es = tir_ty_bytes(ty), pc = sp->panel_cols;
-  int64_t panel = sp->rows * SWZ_ROW_BYTES, p = sp->panel_of[e];
+  int64_t panel = sp->rows * sp->swz, p = sp->panel_of[e];
   /* A: the panel in the buffer and the group of 8 rows; B: the row in the
    * group and the byte in the row */
   ex_t a = ex_add(ctx, ex_const(ctx, sp->base + (p - p0) * panel),
                   ex_mul(ctx, ex_floordiv(ctx, t->lr[e], ex_const(ctx, 8)),
-                         ex_const(ctx, SWZ_ALIGN)));
+                         ex_const(ctx, 8 * sp->swz)));
   ex_t b = ex_add(
       ctx,
       ex_mul(ctx, ex_mod(ctx, t->lr[e], ex_const(ctx, 8)),
-             ex_const(ctx, SWZ_ROW_BYTES)),
+             ex_const(ctx, sp->swz)),
       ex_mul(ctx, ex_sub(ctx, t->lc[e], ex_const(ctx, p * pc)),
              ex_const(ctx, es)));
   a = ex_simplify(ctx, a, w->ranges, w->nranges);
   b = ex_simplify(ctx, b, w->ranges, w->nranges);
-  uint32_t addr = swz_addr(w, a, b, memo);
+  uint32_t addr = swz_addr(w, a, b, sp->swz, memo);
   if (len == 1) {
     lw_emit(w, T_STS, ty, 0, addr, regs[0], 0, 0)->tag = TIR_REGION_STORE;
     return;
@@ -573,7 +598,7 @@ static void issue_round(lw *w, const store_plan *sp, uint32_t id,
   wv_node *n = wv_get(w->g, id);
   wv_node *mem = wv_get(w->g, n->mem);
   tir_ty ty = tir_ty_of(mem->type.dt);
-  int64_t pc = sp->panel_cols, panel = sp->rows * SWZ_ROW_BYTES;
+  int64_t pc = sp->panel_cols, panel = sp->rows * sp->swz;
   uint32_t nd = mem->type.n;
   /* planted bug for the tests: no proxy fence after the writes */
   if (!(ctx->test_hooks & WV_HOOK_TMA_STORE_NO_FENCE))
@@ -598,7 +623,7 @@ static void issue_round(lw *w, const store_plan *sp, uint32_t id,
         co[d] = lw_expr(w, x);
       }
       uint32_t src =
-          lw_iconst(w, sp->base + (p - p0) * panel + r * SWZ_ROW_BYTES);
+          lw_iconst(w, sp->base + (p - p0) * panel + r * sp->swz);
       tir_instr *in = lw_emit(w, T_TMAST, ty, 0, src, 0, leader, sp->tmap);
       in->list = co;
       in->nlist = nd;

@@ -285,6 +285,13 @@ static void struct_layout(void) {
       {"offsetof(wavec_arg_info, bytes)", offsetof(wavec_arg_info, bytes), 96},
       {"offsetof(wavec_arg_info, is_output)",
        offsetof(wavec_arg_info, is_output), 104},
+      /* 0.5 renamed swizzle_128b (1: 128 bytes) to swizzle (its bytes) in
+       * the same place */
+      {"sizeof(wavec_tensor_map_info)", sizeof(wavec_tensor_map_info), 56},
+      {"offsetof(wavec_tensor_map_info, box)",
+       offsetof(wavec_tensor_map_info, box), 16},
+      {"offsetof(wavec_tensor_map_info, swizzle)",
+       offsetof(wavec_tensor_map_info, swizzle), 48},
   };
   for (size_t i = 0; i < sizeof l / sizeof *l; i++)
     CHECKF(l[i].got == l[i].want, "%s is %zu, pinned at %zu", l[i].what,

@@ -15,7 +15,9 @@
  *    bytes), the cp.async path's XOR mask;
  *  - attention on warpgroups at head dims 32, 48, 80 and 96
  *    (examples/attention_fwd_wgmma.wave, causal and not, ragged lengths)
- *    against float64: o (f16) and lse;
+ *    against float64: o (f16) and lse; o and the GEMMs' c leave through
+ *    tensor stores from buffers in the same narrower swizzles
+ *    (lower_store.c);
  *  - the refusals (E0701), with their reasons: a 64-byte-row tile of 24
  *    rows (not a whole 1024-byte group) and an N tile of 8 columns (16
  *    bytes). */
@@ -137,6 +139,12 @@ static void gemms(void) {
         printf("  %-48s rel err %.2g\n", what, e);
         if (s == 0 && h != 1)
           check_ptx(&c, g, h == 2);
+        /* c (f32) leaves by tensor stores in panels its rows divide into:
+         * 80 and 48 columns of 4 bytes, 64-byte panels */
+        if (h == 0 && !strcmp(g->kernel, "gemm_nn") &&
+            (strstr(g->knob, "=80") || strstr(g->knob, "=48")))
+          CHECKF(kc_has_remark(c.k, "written with the 64-byte swizzle"),
+                 "%s: c not stored in 64-byte panels", what);
         free(a), free(b), free(ref);
         kc_close(&c);
       }
@@ -169,6 +177,12 @@ static void attention(void) {
           continue;
         }
         size_t n = 2 * (size_t)M * D;
+        /* o (f16) leaves by tensor stores from panels of its rows' width */
+        char panels[64];
+        snprintf(panels, sizeof panels, "column panels of %d bytes",
+                 D * 2 % 128 == 0 ? 128 : D * 2 % 64 == 0 ? 64 : 32);
+        CHECKF(kc_has_remark(c.k, panels), "%s: no remark '%s'", what,
+               panels);
         double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng),
                *v = kc_input(&c, "v", &rng);
         double *o = malloc(n * sizeof *o), *lse = malloc(2 * M * sizeof *lse);

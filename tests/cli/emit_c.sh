@@ -35,6 +35,12 @@ run 0 compile examples/gemm_wgmma.wave -D M=256 -D N=256 -D K=256 --hardware sta
 has "$T/wg.c" "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES"
 has "$T/wg.h" "for sm_90a"
 has "$T/wg.c" "cuTensorMapEncodeTiled(&tmap[1]"  # tensor copies: maps built per launch
+has "$T/wg.c" "CU_TENSOR_MAP_SWIZZLE_128B"
+# a head dim of 80: k, v and o in 32-byte swizzled rows
+run 0 compile examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=1 -D M=256 -D K2=256 \
+  -D K1=80 -D N=80 --target sm_90a --emit=c -o "$T/hd80.c"
+has "$T/hd80.c" "CU_TENSOR_MAP_SWIZZLE_32B"
+lacks "$T/hd80.c" "CU_TENSOR_MAP_SWIZZLE_128B"
 # run-time sizes: the launcher takes them after the pointers, checks them
 # (below 2^31, the stated multiple), and computes the grid and the tensor
 # maps from them

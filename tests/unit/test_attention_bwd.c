@@ -259,9 +259,6 @@ static void bwd_case(const cfg *g, int B, int MK, int NK, uint64_t *rng) {
   const char *fwd_defs[] = {d[0], d[1], d[2], d[3], d[4], d[5], d[6], NULL};
   const char *defs[12] = {d[0], d[1], d[2], d[3], d[4]};
   size_t nd = 5;
-  /* prep and dq_scale in vectors of 16 columns where 32 do not divide */
-  if (NK % 32)
-    defs[nd++] = "VEC=16";
   int w =
       snprintf(what, sizeof what, "%s%s B=%d M=K2=%d N=K1=%d",
                g->causal ? "causal" : "plain",

@@ -8,7 +8,7 @@
 #  2. the forward at head dims 96 and 80 beside SDPA-cuDNN (N = 4096);
 #  3. the one-pass backward at D = 64, N = 4096: the default against
 #     hardware(mma_ahead = 2) and (mma_ahead = 1, read_ahead = 0), in one
-#     process beside SDPA-cuDNN.
+#     process beside SDPA-cuDNN; then at D = 96, the default.
 # Builds the release library on the device (about 20 s).
 # Knobs: GPU_CASES (comma-separated patterns; empty: none), GPU_S, HD
 # (the forward's head dims; empty: none), FWD_S, WV_BWD1_N, BWD_S.
@@ -35,3 +35,11 @@ bench.bwd_one_pass(True, [(128, 64, 2, {}), (128, 64, 2, dict(mma_ahead=2)),
                           (128, 64, 2, dict(mma_ahead=1, read_ahead=0))])" >"$OUT/log-bwd1-ahead.txt" 2>&1
 echo "bwd1 rc=$?"; grep -E "^bwd1|FAIL|Error" "$OUT/log-bwd1-ahead.txt" | cut -c1-230 |
   sed -E 's/^bwd1 attn bwd one-pass f16 //; s/ \(fused kernel alone/ (fused/'
+# the one-pass backward at head dim 96 (64-byte rows), the default beside SDPA-cuDNN
+if [ -n "${HD-96,80}" ]; then
+  WAVEC_LIB=build/release/libwavec.so WV_BWD1_D=96 WV_BWD1_N=4096 timeout ${BWD_S:-200} python3 -c "
+import sys; sys.path.insert(0, 'bench'); import bench
+bench.bwd_one_pass(True, [(128, 64, 2, {})])" >"$OUT/log-bwd1-hd96.txt" 2>&1
+  echo "bwd1 hd96 rc=$?"; grep -E "^bwd1|FAIL|Error" "$OUT/log-bwd1-hd96.txt" | cut -c1-230 |
+    sed -E 's/^bwd1 attn bwd one-pass f16 //; s/ \(fused kernel alone/ (fused/'
+fi

@@ -131,8 +131,8 @@ enum { STAGE_VEC_BYTES = 16, STAGE_PAD_BYTES = 16 };
  * 128-byte row holds 4, with the fewest descriptors and the fewest bank
  * conflicts), 64 and 32 for the head dims 96, 80, 48 and the like. Every
  * tile starts and ends on a multiple of 1024 bytes (SWZ_ALIGN): the
- * pattern repeats every 8 W bytes. Tensor stores (lower_store.c) use 128
- * (SWZ_ROW_BYTES). */
+ * pattern repeats every 8 W bytes. The epilogue's tensor stores
+ * (lower_store.c) choose their panels the same way. */
 enum { SWZ_ROW_BYTES = 128, SWZ_ALIGN = 1024 };
 /* Shared memory of a multiprocessor, what the driver keeps of it per
  * workgroup, and the most one workgroup may opt in to (sm_90). */
@@ -145,11 +145,13 @@ static inline int64_t lw_swz_row(const struct stage *st) {
   return st->swz / st->es;
 }
 
-/* The rows of one tensor-copy box of a tile of `rows` rows: the most, up
- * to 256, dividing them in groups of 8 (1024-byte swizzle atoms); 0 where
- * none does. */
-static inline int64_t lw_box_rows(int64_t rows) {
-  for (int64_t r = rows < 256 ? rows : 256; r >= 8; r -= 8)
+/* The rows of one tensor-copy box of a tile of `rows` rows of st's
+ * swizzle: the most, up to 256, dividing them in groups of 1024 bytes (8
+ * rows of 128 bytes, 16 of 64, 32 of 32), so that every box lands on
+ * 1024 bytes; 0 where none does. */
+static inline int64_t lw_box_rows(const struct stage *st, int64_t rows) {
+  int64_t g = SWZ_ALIGN / st->swz;
+  for (int64_t r = (rows < 256 ? rows : 256) / g * g; r >= g; r -= g)
     if (rows % r == 0)
       return r;
   return 0;

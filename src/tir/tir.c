@@ -486,6 +486,8 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
                                    3 << TIR_WG_SWZ_A | 3 << TIR_WG_SWZ_B)) ||
              tir_wg_swz(in->imm, 0) < 32 || tir_wg_swz(in->imm, 1) < 32 ||
              (areg && tir_wg_swz(in->imm, 0) != 128) ||
+             /* an M-contiguous lhs is one panel: a wave's 64 rows */
+             ((in->imm & TIR_WG_A_MN) && tir_wg_swz(in->imm, 0) != 128) ||
              (areg && (in->imm & TIR_WG_A_MN)) ||
              (in->a && p->regs.v[in->a] != TY_I32) ||
              p->regs.v[in->b] != TY_I32 ||

@@ -320,6 +320,23 @@ class Kernel:
                 given_by.setdefault(name, info.name)
         return sizes
 
+    def _nothing_to_run(self, adapted, sizes):
+        """Whether a call whose run-time sizes are `sizes` has nothing to
+        do: some size is 0 and every output is empty (an empty batch: a
+        PyTorch caller gets what torch's own ops give, nothing written).
+        Where an output is not empty (a size of 0 that it does not have,
+        such as K of c = a bᵀ: it would have to be written without running
+        the loop), the call is refused."""
+        zero = sorted(name for name, n in sizes.items() if n == 0)
+        if not zero:
+            return False
+        for info, a in zip(self.args, adapted):
+            if info.is_output and all(int(n) > 0 for n in a.shape):
+                raise ArgumentError(self.name, info.name, f"{' = '.join(zero)} = 0, but the output is "
+                                    f"{shape_str(a.shape)}, not empty: a size of 0 is taken only where "
+                                    "every output is empty (nothing to run)")
+        return True
+
     def _give_shapes(self, adapted, arg_shape, handle):
         """The shapes of this call's arguments with dynamic dims, to the
         kernel (arg_shape: wavec_arg_shape or wavec_module_arg_shape, on
@@ -344,7 +361,8 @@ class Kernel:
 
     def _simulate(self, args):
         adapted = self._adapt_all(args, gpu=False)
-        self._sizes_of(self.args, [a.shape for a in adapted])
+        if self._nothing_to_run(adapted, self._sizes_of(self.args, [a.shape for a in adapted])):
+            return
         ptrs = (ctypes.c_void_p * max(1, len(adapted)))(*[a.ptr for a in adapted])
         with self._lock:
             k = self._compile_here()
@@ -391,7 +409,8 @@ class Kernel:
         if stream is None and fns is not None:
             stream = fns.stream(first.device[1])  # torch's current stream of the tensors' device
         handle = _stream_handle(stream)
-        self._sizes_of(self.args, [a.shape for a in adapted])
+        if self._nothing_to_run(adapted, self._sizes_of(self.args, [a.shape for a in adapted])):
+            return
         with self._lock:
             self._fast = None  # the module's shapes are this call's from here on
             if self._module is None:

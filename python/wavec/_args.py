@@ -46,9 +46,10 @@ def shape_str(shape, dims=None):
 
 def shape_fits(shape, declared):
     """The shape of an object against a declared one, whose dynamic dims
-    (None) take any positive size."""
+    (None) take any size, 0 included (a call whose outputs are all empty
+    runs nothing: Kernel._nothing_to_run)."""
     return len(shape) == len(declared) and all(
-        (w is None and n > 0) or n == w for n, w in zip(shape, declared))
+        (w is None and n >= 0) or n == w for n, w in zip(shape, declared))
 
 
 def c_contiguous_strides(shape, itemsize):
@@ -84,10 +85,12 @@ def check(kernel, info, *, dtype_ok, dtype_name, shape, contiguous, writable=Tru
                             + (" (bf16: NumPy uint16 holding the raw bits, or ml_dtypes.bfloat16)"
                                if info.dtype == "bf16" else ""))
     if not shape_fits(tuple(shape), tuple(info.shape)):
-        empty = len(shape) == len(info.shape) and any(n <= 0 for n in shape)
+        empty = len(shape) == len(info.shape) and any(
+            n <= 0 and w is not None for n, w in zip(shape, info.shape))
         raise ArgumentError(kernel, info.name, f"shape {shape_str(shape)}, but the kernel declares "
                             f"{info.dtype} {_declared(info)}"
-                            + (" (every size is positive: an empty tensor has nothing to run)" if empty else ""))
+                            + (" (a size fixed at compile time is not 0: compile the kernel with "
+                               "dynamic(...) sizes to call it on empty tensors)" if empty else ""))
     if not contiguous:
         raise ArgumentError(kernel, info.name, "not contiguous: the kernel takes dense row-major tensors "
                             "(make a copy with .contiguous() or numpy.ascontiguousarray)")

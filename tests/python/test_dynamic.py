@@ -31,14 +31,29 @@ class DynamicSizes(unittest.TestCase):
             self.assertLess(rel_err(c, ref), 1e-5, (m, n, kk))
         self.assertEqual(k.ptx("sm_90"), ptx)  # the same kernel served every size
 
-    def test_empty_tensor(self):
+    def test_empty_tensors(self):
+        # an empty batch (M = 0 or N = 0: every output empty) runs nothing,
+        # as torch.matmul gives an empty result; the next call runs as usual
         k = wavec.compile(DYN, kernel="gemm_dyn", target="sim")
-        a = np.zeros((0, 96), np.float16)
-        b = np.zeros((64, 96), np.float16)
-        c = np.zeros((0, 64), np.float32)
-        with self.assertRaisesRegex(wavec.ArgumentError, r"argument 'a': shape \[0, 96\].*every size is "
-                                    r"positive"):
-            k(a, b, c)
+        b = np.ones((64, 96), np.float16)
+        self.assertIsNone(k(np.zeros((0, 96), np.float16), b, np.zeros((0, 64), np.float32)))
+        self.assertEqual(k.sizes(np.zeros((0, 96)), b, np.zeros((0, 64))), {"M": 0, "N": 64, "K": 96})
+        self.assertIsNone(k(np.ones((8, 96), np.float16), np.zeros((0, 96), np.float16),
+                            np.zeros((8, 0), np.float32)))
+        c = np.full((8, 64), np.nan, np.float32)
+        k(np.ones((8, 96), np.float16), b, c)
+        self.assertTrue(np.all(c == 96), c)
+        # K = 0 leaves c non-empty: it would have to be written without the
+        # loop running, so the call is refused, saying which size and output
+        with self.assertRaisesRegex(wavec.ArgumentError, r"argument 'c': K = 0, but the output is \[8, 64\], "
+                                    r"not empty"):
+            k(np.zeros((8, 0), np.float16), np.zeros((64, 0), np.float16), c)
+        # a size fixed at compile time takes no empty tensor
+        s = wavec.compile(os.path.join(ROOT, "examples", "gemm.wave"), kernel="gemm", target="sim",
+                          M=64, N=64, K=64)
+        with self.assertRaisesRegex(wavec.ArgumentError, r"argument 'a': shape \[0, 64\].*fixed at compile "
+                                    r"time"):
+            s(np.zeros((0, 64), np.float16), np.zeros((64, 64), np.float16), np.zeros((0, 64), np.float32))
 
     def test_shapes_that_disagree(self):
         k = wavec.compile(DYN, kernel="gemm_dyn", target="sim")

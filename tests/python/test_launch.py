@@ -246,6 +246,22 @@ expect(256, 128, 128)
 assert recorded("fake_launches") == 6
 ''')
 
+    def test_empty_batch_launches_nothing(self):
+        # M = 0 (every output empty): no launch, no error, and the next call
+        # launches as usual; K = 0 (c not empty) is refused before any launch
+        self.run_case(r'''
+layout(3, nsizes=3)
+n0 = recorded("fake_launches")
+assert DYN(*dyn_args(0, 96, 64)) is None
+assert recorded("fake_launches") == n0, recorded("fake_launches")
+DYN(*dyn_args(128, 96, 64))
+assert recorded("fake_launches") == n0 + 1
+assert recorded("fake_sizes", 3, ctypes.c_uint) == [128, 96, 64], recorded("fake_sizes", 3, ctypes.c_uint)
+r = refusal(DYN, *dyn_args(16, 96, 0))
+assert r is not None and r[0] == "ArgumentError" and "K = 0" in r[1], r
+assert recorded("fake_launches") == n0 + 1
+''')
+
     def test_tensor_maps_swizzle_as_the_tiles_rows(self):
         # each map's swizzle is its tile's (128, 64 or 32 bytes: the driver's
         # CU_TENSOR_MAP_SWIZZLE_128B 3, 64B 2, 32B 1), its box's innermost

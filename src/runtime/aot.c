@@ -298,8 +298,9 @@ static void tensor_maps(wv_buf *c, const wavec_module *m, const char *fn) {
                   "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n"
                   "    if (tr != CUDA_SUCCESS)\n      return %s_fail(tr);\n"
                   "  }\n",
-                  t->swizzle == 128 ? "128B" : t->swizzle == 64 ? "64B"
-                  : t->swizzle == 32 ? "32B" : "NONE", fn);
+                  (const char *const[]){"NONE", "32B", "64B",
+                                        "128B"}[tir_swz_code(t->swizzle)],
+                  fn);
   }
 }
 

@@ -291,14 +291,11 @@ static CUresult encode_tmap(wv_cuda *cu, const wavec_tensor_map_info *m,
       stride[j - 1] = bytes;
     bytes *= dim[j];
   }
-  /* no interleave; the swizzle (CU_TENSOR_MAP_SWIZZLE_NONE 0, 32B 1, 64B 2,
-   * 128B 3); L2 promotion 256B (3); out of bounds elements are zeros (fill
-   * none) */
-  unsigned swz = m->swizzle == 128 ? 3 : m->swizzle == 64 ? 2
-               : m->swizzle == 32 ? 1 : 0;
+  /* no interleave; the swizzle (tir_swz_code: CU_TENSOR_MAP_SWIZZLE_*); L2
+   * promotion 256B (3); out of bounds elements are zeros (fill none) */
   return cu->TensorMapEncodeTiled(out, cu_dtype[a->dtype], (unsigned)r,
                                   (void *)(uintptr_t)dptr, dim, stride, box,
-                                  estride, 0, swz, 3, 0);
+                                  estride, 0, tir_swz_code(m->swizzle), 3, 0);
 }
 
 wavec_status wv_cuda_tensor_map(wv_cuda *cu, wavec_loc loc,

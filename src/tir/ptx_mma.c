@@ -303,7 +303,7 @@ static void desc_of(px *x, uint32_t byte, int64_t lbo, int64_t W,
     ins(x, "or.b32 %s, %s, 0x%llx", lo.s, lo.s,
         (unsigned long long)((lbo >> 4) << 16));
     /* the high word: swizzle mode << 30 | stride byte offset 8 W >> 4 */
-    int64_t mode = W == 128 ? 1 : W == 64 ? 2 : 3;
+    int64_t mode = 4 - tir_swz_code(W);
     ins(x, "mov.b64 %%wd%u, {%s, 0x%llx}", x->wdbase[k].wd, lo.s,
         (unsigned long long)(mode << 30 | (8 * W) >> 4));
   }

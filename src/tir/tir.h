@@ -112,9 +112,9 @@ extern const char *const tir_ty_names[TY_COUNT];
  *    in f32: the operands widened to f32 (exact), the result rounded once
  *    to the register's type (compute exactly, round once).
  * In a format "; " separates instructions; %= is dst, %0 %1 %2 are a, b, c
- * (in fptx their f32 values), %i is imm, %m the swizzle mask of imm (T_SWZ), %t one temporary (.b32; in fptx
- * .f32), %s the special register imm names, %T the move type of ty (pred,
- * b32, b16, f32), %% a '%'. */
+ * (in fptx their f32 values), %i is imm, %m the swizzle mask of imm
+ * (T_SWZ), %t one temporary (.b32; in fptx .f32), %s the special register
+ * imm names, %T the move type of ty (pred, b32, b16, f32), %% a '%'. */
 #define TIR_OPS(X)                                                             \
   /* dst = imm (ival or fval) */                                               \
   X(T_CONST, "const", 0, 0, 0)                                                 \
@@ -279,6 +279,28 @@ extern const char *const tir_ty_names[TY_COUNT];
   X(T_LOOP, "loop", 2, 0, 0)                                                   \
   X(T_ENDLOOP, "endloop", 2, 0, 0)
 
+/* The swizzles of shared tiles (T_SWZ, a tensor map's, a wgmma
+ * descriptor's), by their span of W = 128, 64 or 32 bytes: address bits
+ * 4 and up (the 16-byte chunk in a W-byte row) are XORed with the bits 3
+ * places above them, log2(W / 16) bits of each. With rows of W bytes from
+ * an address that is a multiple of 8 W, the chunk c of row r moves to
+ * c ^ (r mod 8) for W = 128, c ^ ((r / 2) mod 4) for 64, c ^ ((r / 4) mod
+ * 2) for 32: the pattern repeats every 8 W bytes (PTX ISA, "Tensor
+ * swizzling modes"; CU_TENSOR_MAP_SWIZZLE_128B/64B/32B). */
+static inline bool tir_swz_ok(int64_t w) {
+  return w == 128 || w == 64 || w == 32;
+}
+static inline int64_t tir_swz_mask(int64_t w) { return (w / 16 - 1) << 4; }
+/* log2(W / 16): 3, 2, 1 for 128, 64, 32 (0: none), which is the driver's
+ * CUtensorMapSwizzle (CU_TENSOR_MAP_SWIZZLE_128B 3, 64B 2, 32B 1, NONE 0);
+ * a wgmma descriptor's mode is 4 minus it (128B 1, 64B 2, 32B 3). */
+static inline int tir_swz_code(int64_t w) {
+  return w == 128 ? 3 : w == 64 ? 2 : w == 32 ? 1 : 0;
+}
+static inline int64_t tir_swz(int64_t a, int64_t w) {
+  return a ^ ((a >> 3) & tir_swz_mask(w));
+}
+
 /* T_WGMMA, issued by a warpgroup (a 128-lane wave), asynchronous: until a
  * T_WGWAIT no other instruction touches its list registers. imm is the mma
  * kind plus the flags below; list is the N/2 accumulator registers (read
@@ -305,8 +327,7 @@ static inline int64_t tir_wg_swz(int64_t imm, int r) {
   return 128 >> ((imm >> (r ? TIR_WG_SWZ_B : TIR_WG_SWZ_A)) & 3);
 }
 static inline int64_t tir_wg_swz_flag(int64_t w, int r) {
-  int64_t f = w == 128 ? 0 : w == 64 ? 1 : 2;
-  return f << (r ? TIR_WG_SWZ_B : TIR_WG_SWZ_A);
+  return (int64_t)(3 - tir_swz_code(w)) << (r ? TIR_WG_SWZ_B : TIR_WG_SWZ_A);
 }
 enum { TIR_WAIT_CARRY = 1 }; /* T_WGWAIT imm2 */
 /* T_LOOP and T_ENDLOOP imm2: the body issues the next iteration's first
@@ -457,19 +478,6 @@ typedef struct tir_prog {
  * read's fill of -inf) takes this value. */
 int64_t tir_int_of(tir_ty ty, double x);
 
-/* The swizzles of shared tiles (T_SWZ, a tensor map's, a wgmma
- * descriptor's), by their span of W = 128, 64 or 32 bytes: address bits
- * 4 and up (the 16-byte chunk in a W-byte row) are XORed with the bits 3
- * places above them, log2(W / 16) bits of each. With rows of W bytes from
- * an address that is a multiple of 8 W, the chunk c of row r moves to
- * c ^ (r mod 8) for W = 128, c ^ ((r / 2) mod 4) for 64, c ^ ((r / 4) mod
- * 2) for 32: the pattern repeats every 8 W bytes (PTX ISA, "Tensor
- * swizzling modes"; CU_TENSOR_MAP_SWIZZLE_128B/64B/32B). */
-static inline bool tir_swz_ok(int64_t w) { return w == 128 || w == 64 || w == 32; }
-static inline int64_t tir_swz_mask(int64_t w) { return (w / 16 - 1) << 4; }
-static inline int64_t tir_swz(int64_t a, int64_t w) {
-  return a ^ ((a >> 3) & tir_swz_mask(w));
-}
 
 /* The passes from the expanded graph to the thread program, in the order
  * they run; each file's top says its contract. The five before `lower`

@@ -101,7 +101,7 @@ cases=(
   "swz32 wgmma gemm_nt 256x128x192 K tile 48 spec|tests/kernels/swizzle.wave --kernel gemm_nt -D M=256 -D N=128 -D K=192 -D BLOCK_K=48 --hardware stages=3,specialize=1|sm_90a"
   "swz64 wgmma gemm_nn 200x200x192 N tile 96|tests/kernels/swizzle.wave --kernel gemm_nn -D M=200 -D N=200 -D K=192 -D BLOCK_N=96|sm_90a"
   "swz32 wgmma gemm_nn 128x160x128 N tile 80 cp.async|tests/kernels/swizzle.wave --kernel gemm_nn -D M=128 -D N=160 -D K=128 -D BLOCK_N=80 --hardware copies=1|sm_90a"
-  "swz32 wgmma gemm_fp8_nt 200x136x208 K tile 32|tests/kernels/swizzle.wave --kernel gemm_fp8_nt -D M=200 -D N=136 -D K=208 -D BLOCK_K=32|sm_90a"
+  "swz32 wgmma gemm_fp8_nt 200x136x208 K tile 32|tests/kernels/swizzle.wave --kernel gemm_fp8_nt -D M=200 -D N=136 -D K=208 -D BLOCK_K=32|sm_90a|5e-3"
   "swz64 wgmma fwd B2 300/96|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=2 -D M=300 -D K2=300 -D N=96 -D K1=96|sm_90a"
   "swz32 wgmma fwd_causal B2 256/80|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=80 -D K1=80|sm_90a"
   "swz64 bwd1 wgmma fused_causal B1 200/96 ragged|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma_causal -D B=1 -D M=200 -D K2=200 -D N=96 -D K1=96|sm_90a"

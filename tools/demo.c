@@ -241,6 +241,11 @@ int main(void) {
          128, 64);
   bwd_in("examples/attention_bwd_wgmma.wave", "_wgmma_causal", "sim wgmma", 1,
          2, 256, 128);
+  /* head dims whose rows are 64 and 32 bytes (narrower swizzles) */
+  fwd_in("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
+         "sim wgmma", 0, 2, 200, 96);
+  bwd_in("examples/attention_bwd_wgmma.wave", "_wgmma_causal", "sim wgmma", 1,
+         1, 128, 80);
   printf("\n%s\n", failures ? "SOME KERNELS FAILED" : "all kernels match "
                                                        "their references");
   return failures ? 1 : 0;

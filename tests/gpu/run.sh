@@ -106,6 +106,7 @@ cases=(
   "swz32 wgmma fwd_causal B2 256/80|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=2 -D M=256 -D K2=256 -D N=80 -D K1=80|sm_90a"
   "swz64 bwd1 wgmma fused_causal B1 200/96 ragged|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma_causal -D B=1 -D M=200 -D K2=200 -D N=96 -D K1=96|sm_90a"
   "swz32 bwd1 wgmma fused B2 256/48|examples/attention_bwd_wgmma.wave --kernel attention_bwd_fused_wgmma -D B=2 -D M=256 -D K2=256 -D N=48 -D K1=48|sm_90a"
+  "swz64 gqa wgmma B1 H4/2 200/96|tests/kernels/gqa.wave --kernel attention_gqa_wgmma -D B=1 -D H=4 -D HK=2 -D G=2 -D M=200 -D K2=200 -D K1=96 -D N=96|sm_90a"
   "swz32 bwd1 prep B2 200/80 (vectors of 16 columns)|examples/attention_bwd_wgmma.wave --kernel attention_bwd_prep -D B=2 -D M=200 -D N=80"
   "wgmma gemm 128x256x256 N=64|examples/gemm_wgmma.wave -D M=128 -D N=256 -D K=256 -D BLOCK_N=64|sm_90a"
   "wgmma gemm 256x256x128 64x256|examples/gemm_wgmma.wave -D M=256 -D N=256 -D K=128 -D BLOCK_M=64 -D BLOCK_N=256|sm_90a"

@@ -14,8 +14,9 @@
  *    swizzle and box (wavec_tensor_map_info: its last dim the swizzle's
  *    bytes), the cp.async path's XOR mask;
  *  - attention on warpgroups at head dims 32, 48, 80 and 96
- *    (examples/attention_fwd_wgmma.wave, causal and not, ragged lengths)
- *    against float64: o (f16) and lse; o and the GEMMs' c leave through
+ *    (examples/attention_fwd_wgmma.wave, causal and not, ragged lengths;
+ *    96 and 80 also in five other schedules) against float64: o (f16)
+ *    and lse; o and the GEMMs' c leave through
  *    tensor stores from buffers in the same narrower swizzles
  *    (lower_store.c);
  *  - the refusals (E0701), with their reasons: a 64-byte-row tile of 24
@@ -150,23 +151,39 @@ static void gemms(void) {
       }
 }
 
-/* Attention forward on warpgroups at head dims no 128-byte row divides. */
+/* Attention forward on warpgroups at head dims no 128-byte row divides:
+ * D = 32, 48, 80, 96 in the compiler's schedule, then D = 96 and 80 at
+ * M = 256 in the others a user may ask for (a producer warpgroup with
+ * overlap and ping-pong, persistent tiles, a cluster of 2 multicasting k
+ * and v, the cp.async ring, 4 stages). */
 static void attention(void) {
-  static const int ds[] = {32, 48, 80, 96}, ms[] = {128, 100};
+  static const int ds[] = {32, 48, 80, 96, 96, 80}, ms[] = {128, 100};
+  static const char *const sched[][3] = {
+      {NULL}, {"specialize=1", "overlap=1", "pingpong=1"},
+      {"specialize=1", "persistent=1", "sms=2"}, {"cluster=2", "stages=3"},
+      {"copies=1"}, {"stages=4"}};
   uint64_t rng = 12;
-  for (size_t i = 0; i < 4; i++)
-    for (size_t j = 0; j < 2; j++)
-      for (int causal = 0; causal < 2; causal++) {
-        int D = ds[i], M = ms[j];
-        char d[5][32], what[128];
+  /* cases 0-3: every D in the default schedule at both lengths; 4-5: one
+   * D at M = 256 in each other schedule */
+  for (size_t i = 0; i < 6; i++)
+    for (size_t h = i < 4 ? 0 : 1; h < (i < 4 ? 1u : 6u); h++)
+      for (size_t j = 0; j < (i < 4 ? 2u : 1u); j++)
+        for (int causal = 0; causal < 2; causal++) {
+        int D = ds[i], M = i < 4 ? ms[j] : 256;
+        if (causal && sched[h][0] && !strcmp(sched[h][0], "cluster=2"))
+          continue; /* a causal walk depends on the query tile: no cluster */
+        char d[5][32], what[160];
         snprintf(d[0], 32, "B=2");
         snprintf(d[1], 32, "M=%d", M);
         snprintf(d[2], 32, "K2=%d", M);
         snprintf(d[3], 32, "K1=%d", D);
         snprintf(d[4], 32, "N=%d", D);
-        const char *defs[] = {d[0], d[1], d[2], d[3], d[4], NULL};
-        snprintf(what, sizeof what, "attention_fwd_wgmma%s D=%d M=K2=%d",
-                 causal ? "_causal" : "", D, M);
+        const char *defs[] = {d[0], d[1], d[2], d[3], d[4], sched[h][0],
+                              sched[h][1], sched[h][2], NULL};
+        int w = snprintf(what, sizeof what, "attention_fwd_wgmma%s D=%d M=K2=%d",
+                         causal ? "_causal" : "", D, M);
+        for (int x = 0; x < 3 && sched[h][x]; x++)
+          w += snprintf(what + w, sizeof what - (size_t)w, " %s", sched[h][x]);
         kcase c;
         if (!kc_open(&c, "examples/attention_fwd_wgmma.wave",
                      causal ? "attention_fwd_wgmma_causal"
@@ -177,11 +194,13 @@ static void attention(void) {
           continue;
         }
         size_t n = 2 * (size_t)M * D;
-        /* o (f16) leaves by tensor stores from panels of its rows' width */
+        /* o (f16) leaves by tensor stores from panels of its rows' width
+         * (where the rings are tensor copies: not with copies = 1) */
         char panels[64];
         snprintf(panels, sizeof panels, "column panels of %d bytes",
                  D * 2 % 128 == 0 ? 128 : D * 2 % 64 == 0 ? 64 : 32);
-        CHECKF(kc_has_remark(c.k, panels), "%s: no remark '%s'", what,
+        bool tma = !sched[h][0] || strcmp(sched[h][0], "copies=1");
+        CHECKF(!tma || kc_has_remark(c.k, panels), "%s: no remark '%s'", what,
                panels);
         double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng),
                *v = kc_input(&c, "v", &rng);

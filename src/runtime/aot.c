@@ -237,8 +237,8 @@ static void header(wv_buf *h, const wavec_module *m, const char *fn,
 /* The launcher's tensor maps (wavec_tensor_map_info), built over the
  * argument pointers at every launch as the library builds them: dims
  * innermost first, byte strides of a dense row-major tensor, element
- * strides 1, the swizzle (128B, 64B, 32B or none), L2 promotion 256B, zeros out of
- * bounds. */
+ * strides 1, the swizzle (128B, 64B, 32B or none), L2 promotion 256B,
+ * zeros out of bounds. */
 static void tensor_maps(wv_buf *c, const wavec_module *m, const char *fn) {
   static const char *const cu_dtype[WAVEC_DTYPE_COUNT] = {
       [WAVEC_F16] = "FLOAT16", [WAVEC_BF16] = "BFLOAT16",

@@ -33,6 +33,7 @@
 #include "runtime/runtime.h"
 #include "support/outfile.h"
 #include "support/xxh64.h"
+#include "tir/tir.h"
 
 #ifndef WV_SOURCE_ID
 #define WV_SOURCE_ID "unknown"
@@ -225,8 +226,7 @@ wavec_module *wv_module_read(wavec_ctx *ctx, const void *data, size_t len,
     for (size_t d = 0; d < m->ndims; d++)
       m->box[d] = get_u32(&r);
     m->swizzle = (int)get_u32(&r);
-    if (m->swizzle && m->swizzle != 128 && m->swizzle != 64 &&
-        m->swizzle != 32)
+    if (m->swizzle && !tir_swz_ok(m->swizzle))
       return NULL;
   }
   b->nsizes = get_u32(&r);

@@ -144,13 +144,22 @@ static inline int64_t lw_stage_vec(const struct stage *st) {
 static inline int64_t lw_swz_row(const struct stage *st) {
   return st->swz / st->es;
 }
+/* The widest swizzle, 128, 64 or 32 bytes, that divides rows of `bytes`;
+ * 0 where none does. Staged tiles (promote.c) and the epilogue's buffer
+ * (lower_store.c) take their panels' width from it. */
+static inline int64_t lw_swz_width(int64_t bytes) {
+  for (int64_t w = SWZ_ROW_BYTES; w >= 32; w /= 2)
+    if (bytes % w == 0)
+      return w;
+  return 0;
+}
 
-/* The rows of one tensor-copy box of a tile of `rows` rows of st's
- * swizzle: the most, up to 256, dividing them in groups of 1024 bytes (8
+/* The rows of one tensor-copy box of a tile of `rows` rows of W swizzled
+ * bytes: the most, up to 256, dividing them in groups of 1024 bytes (8
  * rows of 128 bytes, 16 of 64, 32 of 32), so that every box lands on
  * 1024 bytes; 0 where none does. */
-static inline int64_t lw_box_rows(const struct stage *st, int64_t rows) {
-  int64_t g = SWZ_ALIGN / st->swz;
+static inline int64_t lw_box_rows(int64_t W, int64_t rows) {
+  int64_t g = SWZ_ALIGN / W;
   for (int64_t r = (rows < 256 ? rows : 256) / g * g; r >= g; r -= g)
     if (rows % r == 0)
       return r;

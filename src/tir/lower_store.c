@@ -45,14 +45,6 @@
  * backward's dk += ds q runs under the staging of its dq sums. */
 #include "tir/lower.h"
 
-/* The most rows, up to 256, in groups of 8, that divide `rows`. */
-static int64_t store_box_rows(int64_t rows) {
-  for (int64_t r = rows < 256 ? rows : 256; r >= 8; r -= 8)
-    if (rows % r == 0)
-      return r;
-  return 0;
-}
-
 /* Does write n lie in the loop that walks dim d? */
 static bool in_walk_of(lw *w, const wv_node *n, wavec_sym d) {
   for (uint32_t b = n->block; b;) {
@@ -189,23 +181,23 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
   sp->by_threads = (last->dynamic ? last->multiple : last->size) * es % 16;
   if (add && sp->by_threads)
     return "its rows are not a multiple of 16 bytes (a tensor map's stride)";
-  /* column panels of pw bytes, the widest swizzle that divides a row */
-  int64_t pw = SWZ_ROW_BYTES;
-  while (pw >= 32 && cols * es % pw)
-    pw /= 2;
-  if (pw < 32)
+  /* column panels of pw bytes, the widest swizzle that divides a row; a
+   * tensor store's box of rows as the buffer's 128-byte rows would have
+   * it (groups of 8) */
+  int64_t pw = lw_swz_width(cols * es), box = lw_box_rows(SWZ_ROW_BYTES, rows);
+  if (!pw)
     return "the workgroup tile's rows are not a multiple of 32 bytes (the "
            "narrowest swizzled column panel)";
   int64_t pc = pw / es;
   wv_buf wb;
   wv_buf_init(&wb, ctx);
-  if (!store_box_rows(rows)) {
+  if (!box) {
     wv_buf_printf(&wb, "the workgroup tile is not rows of 8 by %lld-byte "
                        "column panels", (long long)pw);
     return wv_buf_str(&wb);
   }
   /* each panel, and each tensor store's box of rows, on 1024 bytes */
-  if (rows * pw % SWZ_ALIGN || store_box_rows(rows) * pw % SWZ_ALIGN) {
+  if (rows * pw % SWZ_ALIGN || box * pw % SWZ_ALIGN) {
     wv_buf_printf(&wb, "the workgroup tile's %lld rows of %lld-byte column "
                        "panels are not whole 1024-byte groups",
                   (long long)rows, (long long)pw);
@@ -278,7 +270,7 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
   sp->swz = pw;
   sp->panel_cols = pc;
   sp->panels = cols / pc;
-  sp->box_rows = store_box_rows(rows);
+  sp->box_rows = box;
   return NULL;
 }
 

@@ -53,7 +53,7 @@ static const char *tma_refusal(lw *w, uint32_t loop) {
     if (st->loop != loop)
       continue;
     uint32_t nd = wv_get(w->g, st->mem)->type.n;
-    if (!st->swz || nd > 5 || !lw_box_rows(st, st->ext[nd - 2]))
+    if (!st->swz || nd > 5 || !lw_box_rows(st->swz, st->ext[nd - 2]))
       return "a tile is not a swizzled wgmma operand of at most 5 dims";
     if (w->written[st->mem])
       return "the kernel writes a streamed tensor";
@@ -172,7 +172,7 @@ wavec_status wv_pass_pipeline(wv_kernel *k) {
       for (uint32_t d = 0; d < nd; d++)
         m.box[d] = 1;
       m.box[nd - 1] = lw_swz_row(st);
-      m.box[nd - 2] = lw_box_rows(st, st->ext[nd - 2]);
+      m.box[nd - 2] = lw_box_rows(st->swz, st->ext[nd - 2]);
       vec_push(ctx, &w->tmaps, m);
       st->tmap = w->tmaps.n; /* + 1 */
     }

@@ -177,11 +177,8 @@ static const char *unstageable(lw *w, uint32_t id, stage *st) {
      * swizzle that divides a row (lower.h) */
     if (nd < 2)
       return "a wgmma tile has two dims at least";
-    int64_t row_bytes = st->ext[nd - 1] * st->es;
-    for (st->swz = SWZ_ROW_BYTES; st->swz >= 32 && row_bytes % st->swz;)
-      st->swz /= 2;
-    if (st->swz < 32) {
-      st->swz = 0;
+    st->swz = lw_swz_width(st->ext[nd - 1] * st->es);
+    if (!st->swz) {
       wv_buf_printf(&b, "the workgroup's tile of '%s' along '%s' is %lld "
                         "elements, not a multiple of %lld (the 32-byte rows "
                         "of the narrowest swizzled wgmma tile)",

@@ -263,9 +263,9 @@ static void pack_window(px *x, const tir_instr *in) {
 }
 
 /* The descriptor of the tile at shared offset `byte` with leading byte
- * offset lbo and rows of W swizzled bytes, in the .b64 `d`. The wgmmas of one mma read tiles at
- * constant distances from one offset (the stage's, the k-step's multiple
- * of 16 bytes added), so the descriptor of that offset, its base, is built
+ * offset lbo and rows of W swizzled bytes, in the .b64 `d`. The wgmmas of
+ * one mma read tiles at constant distances from one offset (the stage's,
+ * the k-step's multiple of 16 bytes added), so the descriptor of that offset, its base, is built
  * once in a straight-line run (%wd) and each wgmma's is the base plus the
  * distance >> 4: one add, where a descriptor of its own costs ptxas five
  * uniform instructions before every HGMMA. The sum stays in the 14-bit

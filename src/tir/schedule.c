@@ -552,7 +552,7 @@ static void clusters(lw *w, sched_plan *s) {
     if (!st->mcast)
       continue;
     tir_tmap *m = &w->tmaps.v[st->tmap - 1];
-    m->box[m->rank - 2] = lw_box_rows(st, st->ext[m->rank - 2] / C);
+    m->box[m->rank - 2] = lw_box_rows(st->swz, st->ext[m->rank - 2] / C);
     for (uint32_t j = 0; j < w->stages_all.n; j++)
       if (w->stages_all.v[j]->tmap && w->stages_all.v[j]->fbar == st->fbar)
         w->stages_all.v[j]->cset = true;

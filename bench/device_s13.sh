@@ -15,7 +15,7 @@
 . bench/device_env.sh
 build_release
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-IFS=, read -ra pats <<<"${GPU_CASES-swz}"
+IFS=, read -ra pats <<<"${GPU_CASES-swz,narrow}"
 for p in "${pats[@]}"; do
   f="$OUT/gpu-$(echo "$p" | tr ' ' '-').txt"
   GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-220} bash tests/gpu/run.sh "$p" >"$f" 2>&1

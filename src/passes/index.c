@@ -103,15 +103,16 @@ typedef struct solver {
   VEC(wv_ids) users;
 } solver;
 
-/* Can the tile copies (16 bytes at a time) bring read `rd`'s rows to
- * shared memory: is its memory's last dim a multiple of 16 bytes (every
- * size of it, where it is given at run time)? A wgmma's lhs read whose
- * rows are not is loaded into registers instead. */
+/* Can the tile copies bring read `rd`'s rows to shared memory: is its
+ * memory's last dim a multiple of 4 bytes, the narrowest asynchronous copy
+ * (STAGE_VEC_MIN of tir/lower.h; every size of it, where it is given at
+ * run time)? A wgmma's lhs read whose rows are not is loaded into
+ * registers instead. */
 static bool rows_copyable(wv_kernel *k, const wv_node *rd) {
   const wv_node *mem = wv_get(k->g, rd->mem);
   const wv_diminfo *di = &k->dist->dim[mem->type.dims[mem->type.n - 1]];
   int64_t size = di->dynamic ? di->multiple : di->size;
-  return size * wv_dtypes[mem->type.dt].bits / 8 % 16 == 0;
+  return size * wv_dtypes[mem->type.dt].bits / 8 % 4 == 0;
 }
 
 const wv_layout *wv_mma_role_layout(wv_kernel *k, uint32_t mma_id,

@@ -105,6 +105,9 @@ typedef struct stage {
   int64_t swz;                  /* a wgmma operand: the bytes of its swizzled
                                    rows (128, 64 or 32); 0: unswizzled */
   int64_t es;                   /* bytes of an element: 2 or 1 */
+  int64_t vb;                   /* bytes a copy moves: 16; 8 or 4 for a
+                                   wgmma tile whose rows are not a multiple
+                                   of 16 bytes (no tensor copies then) */
   wavec_loc loc;                /* the (first) read it stages */
   /* a ring filled by tensor copies (lower_tma.c): its tensor map + 1 (0:
    * cp.async), its slots' own full and empty barriers, the bytes of its
@@ -120,8 +123,11 @@ typedef struct stage {
   ex_t due, due_first;
 } stage;
 
-/* Copies move vectors of 16 bytes; unswizzled rows are padded by 16. */
-enum { STAGE_VEC_BYTES = 16, STAGE_PAD_BYTES = 16 };
+/* Copies move vectors of 16 bytes; unswizzled rows are padded by 16. A
+ * wgmma operand whose rows in memory are not a multiple of 16 bytes (K = 66
+ * of f16) is copied 8 or 4 bytes at a time (STAGE_VEC_MIN, the narrowest
+ * asynchronous copy): slower, but the alternative is no wgmma at all. */
+enum { STAGE_VEC_BYTES = 16, STAGE_VEC_MIN = 4, STAGE_PAD_BYTES = 16 };
 /* A wgmma operand tile [rows, cols] (the last two memory dims; any dims
  * before them of extent 1): column panels of W = st->swz bytes (W / e
  * elements of e bytes), each panel rows x W bytes, one after the other,
@@ -139,7 +145,7 @@ enum { SWZ_ROW_BYTES = 128, SWZ_ALIGN = 1024 };
 enum { SM_SMEM = 228 * 1024, CTA_RESERVED = 1024, SMEM_OPTIN = 227 * 1024 };
 /* Elements of st in a copy's vector, and in a swizzled row. */
 static inline int64_t lw_stage_vec(const struct stage *st) {
-  return STAGE_VEC_BYTES / st->es;
+  return st->vb / st->es;
 }
 static inline int64_t lw_swz_row(const struct stage *st) {
   return st->swz / st->es;

@@ -2,12 +2,12 @@
  * memory, where they stand or through a loop's ring. */
 #include "tir/lower.h"
 
-/* Issues the asynchronous copies of st's workgroup tile, 16 bytes each,
+/* Issues the asynchronous copies of st's workgroup tile, st->vb bytes each,
  * all threads together, into the slot at byte offset `at` (0: slot 0); the
  * loop counter (if any) replaced by `shift` (0: as is), each copy also
  * predicated by `extra` (0: none). Along a ragged dimension the vectors
- * past the edge are zeros (nothing is read): a vector is 16 bytes of the
- * last dimension, whose size stageable() makes a multiple of it, so a
+ * past the edge are zeros (nothing is read): a vector is st->vb bytes of
+ * the last dimension, whose size promote makes a multiple of it, so a
  * vector lies wholly inside or wholly past the edge. */
 void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
   wavec_ctx *ctx = w->ctx;
@@ -64,6 +64,7 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
         break;
       }
     tir_instr *in = lw_emit(w, T_CPA, ty, 0, sa, ga, m, mem->index);
+    in->imm2 = st->vb;
     if (inside) {
       in->list = wv_dup(ctx, &inside, sizeof inside);
       in->nlist = 1;

@@ -55,6 +55,9 @@ static const char *tma_refusal(lw *w, uint32_t loop) {
     uint32_t nd = wv_get(w->g, st->mem)->type.n;
     if (!st->swz || nd > 5 || !lw_box_rows(st->swz, st->ext[nd - 2]))
       return "a tile is not a swizzled wgmma operand of at most 5 dims";
+    if (st->vb < STAGE_VEC_BYTES)
+      return "a streamed tensor's rows are not a multiple of 16 bytes (a "
+             "tensor map's row stride)";
     if (w->written[st->mem])
       return "the kernel writes a streamed tensor";
     for (uint32_t d = 0; d < nd; d++) /* (a run-time size is below) */

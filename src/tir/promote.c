@@ -165,11 +165,23 @@ static const char *unstageable(lw *w, uint32_t id, stage *st) {
   wavec_sym ls = mem->type.dims[nd - 1];
   wv_diminfo *ld = &w->d->dim[ls];
   int64_t last = ld->dynamic ? ld->multiple : ld->size;
+  /* the widest copy that divides the rows in memory and in the tile; a
+   * wgmma, which has no other way to its operands, takes narrower ones */
+  int64_t narrowest = w->wgmma ? STAGE_VEC_MIN : STAGE_VEC_BYTES;
+  st->vb = STAGE_VEC_BYTES;
+  while (st->vb > narrowest &&
+         ((st->ext[nd - 1] * st->es) % st->vb || (last * st->es) % st->vb))
+    st->vb /= 2;
   int64_t vec = lw_stage_vec(st);
   if (st->ext[nd - 1] % vec || last % vec) {
-    wv_buf_printf(&b, "rows of '%s' along '%s' are not a multiple of 16 "
-                      "bytes (copies move 16 at a time)",
-                  mem->name, wavec_symbol_name(ctx, ls));
+    if (w->wgmma)
+      wv_buf_printf(&b, "rows of '%s' along '%s' are not a multiple of 4 "
+                        "bytes (the narrowest asynchronous copy)",
+                    mem->name, wavec_symbol_name(ctx, ls));
+    else
+      wv_buf_printf(&b, "rows of '%s' along '%s' are not a multiple of 16 "
+                        "bytes (copies move 16 at a time)",
+                    mem->name, wavec_symbol_name(ctx, ls));
     return wv_buf_str(&b);
   }
   if (w->wgmma) {
@@ -249,6 +261,34 @@ static uint32_t ring_loop(lw *w, uint32_t id, const stage *st) {
   return owner;
 }
 
+/* A remark at the read of a tile copied in vectors narrower than 16
+ * bytes: why, and what it costs. */
+static void remark_narrow(lw *w, const stage *st) {
+  const wv_node *mem = wv_get(w->g, st->mem);
+  wavec_sym d = mem->type.dims[mem->type.n - 1];
+  const wv_diminfo *di = &w->d->dim[d];
+  wv_buf b;
+  wv_remark_start(w->k, st->loc, &b);
+  if (di->dynamic)
+    wv_buf_printf(&b, "the copies of '%s' into shared memory move %lld "
+                      "bytes at a time, not 16: its rows along '%s' are "
+                      "known to be a multiple of %lld elements only "
+                      "(dynamic(%s, multiple_of = %lld) takes 16-byte "
+                      "copies and tensor copies)",
+                  mem->name, (long long)st->vb,
+                  wavec_symbol_name(w->ctx, d), (long long)di->multiple,
+                  wavec_symbol_name(w->ctx, d),
+                  (long long)(STAGE_VEC_BYTES / st->es));
+  else
+    wv_buf_printf(&b, "the copies of '%s' into shared memory move %lld "
+                      "bytes at a time, not 16, and no tensor copies: its "
+                      "rows (%s = %lld, %lld bytes) are not a multiple of 16 "
+                      "bytes",
+                  mem->name, (long long)st->vb, wavec_symbol_name(w->ctx, d),
+                  (long long)di->size, (long long)(di->size * st->es));
+  wv_remark_end(w->k, &b);
+}
+
 /* Decides which reads are staged and which loops stream them through a
  * ring, picks the number of slots, and places every tile in shared memory:
  * tiles copied where they stand first, then each loop's ring, slot by
@@ -285,6 +325,8 @@ static void place_stages(lw *w) {
       continue;
     w->stage_of[o] = wv_dup(ctx, &st, sizeof st);
     vec_push(ctx, &w->stages_all, w->stage_of[o]);
+    if (st.vb < STAGE_VEC_BYTES)
+      remark_narrow(w, &st);
   }
   stage *const *all = w->stages_all.v;
   uint32_t n = w->stages_all.n;
@@ -363,6 +405,8 @@ static void print_stage(lw *w, wv_buf *b, const stage *st) {
   wv_buf_printf(b, "] %lld bytes", (long long)st->bytes);
   if (st->swz)
     wv_buf_printf(b, " (%lld-byte rows, swizzled)", (long long)st->swz);
+  if (st->vb < STAGE_VEC_BYTES)
+    wv_buf_printf(b, ", copied %lld bytes at a time", (long long)st->vb);
   wv_buf_printf(b, " at %lld", (long long)st->base);
   if (st->loop) {
     wv_node *it = wv_get(w->g, st->loop);

@@ -903,10 +903,11 @@ static void emit_vector(px *x, const tir_instr *in) {
   }
 }
 
-/* T_CPA: cp.async of 16 bytes, bypassing L1 (.cg); a masked-off copy is
- * not issued. A copy past an edge (its list predicate false) reads 0 bytes
- * (the src-size operand), which zero-fills all 16, from the argument's
- * first element (an address that exists, for memory checkers). */
+/* T_CPA: cp.async of 16 bytes, bypassing L1 (.cg), or of 8 or 4 through
+ * L1 (.ca, the only form of those sizes); a masked-off copy is not issued.
+ * A copy past an edge (its list predicate false) reads 0 bytes (the
+ * src-size operand), which zero-fills them all, from the argument's first
+ * element (an address that exists, for memory checkers). */
 static void emit_cpa(px *x, const tir_instr *in) {
   nm off = R(x, in->b), size = {""};
   bool wide = ty(x, in->b) == TY_I64;
@@ -916,15 +917,17 @@ static void emit_cpa(px *x, const tir_instr *in) {
     size = T(x, C_B32);
     ins(x, "selp.b%s %s, %s, 0, %s", wide ? "64" : "32", off.s,
         R(x, in->b).s, inside.s);
-    ins(x, "selp.b32 %s, 16, 0, %s", size.s, inside.s);
+    ins(x, "selp.b32 %s, %lld, 0, %s", size.s, (long long)in->imm2,
+        inside.s);
   }
   nm src = global_addr_at(x, in->imm, off, wide);
   nm dst = ptx_shared_addr(x, in->a);
   char guard[32] = "";
   if (in->c)
     snprintf(guard, sizeof guard, "@%s ", R(x, in->c).s);
-  ins(x, "%scp.async.cg.shared.global [%s], [%s], 16%s%s", guard, dst.s,
-      src.s, in->nlist ? ", " : "", size.s);
+  ins(x, "%scp.async.%s.shared.global [%s], [%s], %lld%s%s", guard,
+      in->imm2 == 16 ? "cg" : "ca", dst.s, src.s, (long long)in->imm2,
+      in->nlist ? ", " : "", size.s);
 }
 
 /* T_LDSM: ldmatrix; each b32 result holds a lane's two 16-bit elements of

@@ -396,19 +396,19 @@ val sim_shared_access(sim *s, const tir_instr *in, uint32_t w, int l,
   return sim_decode(ty, bits);
 }
 
-/* Issues thread (w, l)'s asynchronous copy of 16 bytes from element `off`
- * of argument in->imm to shared byte `addr` (16 zero bytes, reading
- * nothing, when `zero`): the global read happens now, the shared bytes are
+/* Issues thread (w, l)'s asynchronous copy of in->imm2 bytes (16, 8 or 4)
+ * from element `off` of argument in->imm to shared byte `addr` (zeros,
+ * reading nothing, when `zero`): the global read happens now, the bytes are
  * claimed (as written, for the race checks) and land when a wait retires
  * the copy. */
 void sim_copy_issue(sim *s, const tir_instr *in, uint32_t w, int l,
                     int64_t addr, int64_t off, bool zero) {
-  int64_t size = tir_ty_bytes(in->ty), n = 16 / size;
-  shared_bounds(s, in, w, l, addr, 16, 16, true);
-  if (!zero && off * size % 16)
+  int64_t size = tir_ty_bytes(in->ty), vb = in->imm2, n = vb / size;
+  shared_bounds(s, in, w, l, addr, vb, vb, true);
+  if (!zero && off * size % vb)
     sim_report(s, in, w, l, D_SIM_OOB,
-           "misaligned 16-byte asynchronous copy from element %lld",
-           (long long)off);
+           "misaligned %lld-byte asynchronous copy from element %lld",
+           (long long)vb, (long long)off);
   scopy c = {.in = in, .wave = w, .lane = l, .group = s->groups[w],
              .addr = addr};
   for (int64_t j = 0; j < n && !zero; j++) {
@@ -419,7 +419,7 @@ void sim_copy_issue(sim *s, const tir_instr *in, uint32_t w, int l,
   }
   int32_t me = (int32_t)((int64_t)w * s->lanes + l);
   s->waves[w].smem_touched = true;
-  for (int g = 0; g < 16; g++) {
+  for (int64_t g = 0; g < vb; g++) {
     sshared *m = &s->smem[addr + g];
     check_write(s, in, w, l, m, (long long)(addr + g), c.bits[g]);
     m->inflight++;
@@ -439,7 +439,7 @@ void sim_copy_wait(sim *s, uint32_t w, int64_t keep) {
       s->copies.v[kept++] = *c;
       continue;
     }
-    for (int g = 0; g < 16; g++) {
+    for (int64_t g = 0; g < c->in->imm2; g++) {
       sshared *m = &s->smem[c->addr + g];
       m->inflight--;
       granule_set(s, m, c->bits[g], (int32_t)((int64_t)w * s->lanes + c->lane));

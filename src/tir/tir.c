@@ -91,8 +91,12 @@ void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b) {
     case T_REDG:
     case T_LDGV:
     case T_STGV:
+      wv_buf_printf(b, " %s", p->args.v[in->imm].name);
+      break;
     case T_CPA:
       wv_buf_printf(b, " %s", p->args.v[in->imm].name);
+      if (in->imm2 != 16)
+        wv_buf_printf(b, " %lldB", (long long)in->imm2);
       break;
     case T_CPWAIT:
     case T_BULKWAIT:
@@ -339,7 +343,7 @@ int64_t tir_arg_align(const tir_prog *p, uint32_t a) {
         in->imm == (int64_t)a)
       b = tir_ty_bytes(in->ty) * (int64_t)in->nlist;
     else if (in->op == T_CPA && in->imm == (int64_t)a)
-      b = 16;
+      b = in->imm2;
     al = b > al ? b : al;
   }
   for (uint32_t i = 0; i < p->tmaps.n; i++)
@@ -469,6 +473,7 @@ wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p) {
     }
     if (in->op == T_CPA &&
         (!in->a || !in->b || p->regs.v[in->a] != TY_I32 ||
+         (in->imm2 != 16 && in->imm2 != 8 && in->imm2 != 4) ||
          (p->regs.v[in->b] != TY_I32 && p->regs.v[in->b] != TY_I64) ||
          (in->c && p->regs.v[in->c] != TY_PRED) ||
          in->nlist > 1 || (in->nlist && p->regs.v[in->list[0]] != TY_PRED)))

@@ -188,9 +188,10 @@ extern const char *const tir_ty_names[TY_COUNT];
   /* the same, transposed: lane l gets rows 2(l%4), +1 of column l/4           \
    * (.trans) */                                                               \
   X(T_LDSMT, "ldsm.t", 1, 0, 0)                                                \
-  /* shared[byte a .. +16) = arg[imm][b ..] if c, arriving at a later          \
-   * T_CPWAIT; aligned; with a predicate list[0] (nlist 1), zeros where it   \
-   * is false (past an edge: nothing is read) */                             \
+  /* shared[byte a .. +imm2) = arg[imm][b ..] if c, arriving at a later        \
+   * T_CPWAIT; imm2 16, 8 or 4 bytes, aligned to it; with a predicate          \
+   * list[0] (nlist 1), zeros where it is false (past an edge: nothing is      \
+   * read) */                                                                  \
   X(T_CPA, "cp.async", 3, 0, 0)                                                \
   /* closes the thread's group of copies */                                    \
   X(T_CPCOMMIT, "cp.commit", 0, "cp.async.commit_group", 0)                    \

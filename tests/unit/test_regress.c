@@ -312,10 +312,12 @@ static void sum_of_copies(void) {
 }
 
 /* c = atᵀ b with the lhs stored [K, M], as written and through a permute:
- * the same numbers and, where the rows of at are a multiple of 16 bytes,
- * the same PTX but for the kernel's name (both operands by tensor copies;
- * the permute once kept the lhs in registers, loaded from global memory);
- * where they are not (M = 100 f16), the lhs in registers (once an error). */
+ * the same numbers and the same PTX but for the kernel's name. Where the
+ * rows of at are a multiple of 16 bytes, both operands come by tensor
+ * copies (the permute once kept the lhs in registers, loaded from global
+ * memory); where they are a multiple of 4 only (M = 100 f16), the lhs is
+ * copied 8 bytes at a time (a remark says so); where they are not even
+ * that (M = 99), the lhs is in registers (once an error). */
 static char *ptx_of(kcase *c) {
   const char *ptx;
   size_t len;
@@ -344,9 +346,10 @@ static char *ptx_of(kcase *c) {
 }
 
 static void transposed_lhs(void) {
-  static const int sz[][3] = {{128, 64, 128}, {100, 64, 64}, {72, 128, 64}};
+  static const int sz[][3] = {
+      {128, 64, 128}, {100, 64, 64}, {72, 128, 64}, {99, 64, 64}};
   static const char *const kn[] = {"gemm_at_wgmma", "gemm_at_permuted_wgmma"};
-  for (int t = 0; t < 3; t++) {
+  for (int t = 0; t < 4; t++) {
     int M = sz[t][0], N = sz[t][1], K = sz[t][2];
     char *ptx[2] = {NULL, NULL};
     for (int v = 0; v < 2; v++) {
@@ -374,10 +377,13 @@ static void transposed_lhs(void) {
         printf("  %s %dx%dx%d: rel err %.2g\n", kn[v], M, N, K, e);
         CHECKF(e < 1e-5, "%s %dx%dx%d: rel err %g", kn[v], M, N, K, e);
       }
-      bool copyable = M * 2 % 16 == 0;
+      bool copyable = M * 2 % 4 == 0, narrow = copyable && M * 2 % 16;
       CHECKF(copyable == !kc_has_remark(c.k, "read of 'at' feeds an mma but "
                                              "is not staged"),
              "%s M=%d: the remark on the lhs in registers", kn[v], M);
+      CHECKF(narrow == kc_has_remark(c.k, "the copies of 'at' into shared "
+                                          "memory move 8 bytes at a time"),
+             "%s M=%d: the remark on 8-byte copies", kn[v], M);
       ptx[v] = ptx_of(&c);
       CHECKF(ptx[v] != NULL, "%s: no PTX", kn[v]);
       free(at);

@@ -1,0 +1,170 @@
+/* Warpgroup GEMMs whose operand rows in memory are not a multiple of 16
+ * bytes (K = 66 of f16: 132 bytes; an N-contiguous rhs with N = 100: 200
+ * bytes; fp8 with K = 52): promote.c copies their staged tiles 8 or 4 bytes
+ * at a time (cp.async.ca), where they were refused (E0701) before; a tensor
+ * map cannot take such rows (its strides are multiples of 16), so they
+ * never come by tensor copies.
+ *  - the GEMMs of tests/kernels/swizzle.wave in the simulator against
+ *    float64 at ragged sizes, in the compiler's schedule, 3 stages, the
+ *    copies=2 ring and without a ring (stages = 1);
+ *  - what the GPU is told: the PTX's copies are cp.async.ca of the chosen
+ *    width, with the zero-filling form past the ragged K edge, and no
+ *    tensor map of an operand; the remark that says why;
+ *  - a producer warpgroup (specialize = 1), which needs tensor copies, is
+ *    refused with the reason;
+ *  - the run-time form: gemm_wgmma_dyn with dynamic(K, multiple_of = 2)
+ *    at K = 66, 100 and 128 (the same 4-byte copies at every K). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ref/kcase.c"
+#include "../ref/ref.c"
+#include "check.h"
+
+static const char *const FILE_ = "tests/kernels/swizzle.wave";
+
+typedef struct ncase {
+  const char *kernel;
+  int M, N, K;
+  int vb; /* the copies' bytes: of a (and of b, K-contiguous) */
+  int vb_b; /* of b where it is N-contiguous */
+} ncase;
+
+static const ncase CASES[] = {
+    {"gemm_nt", 128, 128, 66, 4, 4},  /* 132-byte rows */
+    {"gemm_nt", 200, 72, 100, 8, 8},  /* 200: 8 bytes */
+    {"gemm_nt", 64, 130, 36, 8, 8},   /* 72, one K tile (BLOCK_K = 32) */
+    {"gemm_nn", 130, 100, 64, 16, 8}, /* b [K, N]: 200-byte rows */
+    {"gemm_nn", 128, 98, 70, 4, 4},   /* a 140, b 196 */
+    {"gemm_fp8_nt", 130, 128, 52, 4, 4},
+    {"gemm_fp8_nt", 128, 64, 200, 8, 8},
+};
+
+/* The PTX's copies of compiled case n: cp.async.ca of the narrower width
+ * (with its zero-filling form), 16-byte ones only where an operand has
+ * them, and no operand's tensor map. */
+static void check_ptx(kcase *c, const ncase *n, const char *what) {
+  const char *ptx = NULL;
+  size_t len = 0;
+  bool ok = wavec_emit_ptx(c->k, "sm_90a", &ptx, &len) == WAVEC_OK && ptx;
+  CHECKF(ok, "%s: %s", what, wavec_errmsg(c->ctx));
+  if (!ok)
+    return;
+  int narrow = n->vb < n->vb_b ? n->vb : n->vb_b;
+  char want[64];
+  snprintf(want, sizeof want, "], %d", narrow);
+  CHECKF(strstr(ptx, "cp.async.ca.shared.global") && strstr(ptx, want),
+         "%s: no %d-byte cp.async.ca", what, narrow);
+  bool wide = n->vb == 16 || n->vb_b == 16;
+  CHECKF(wide == (strstr(ptx, "cp.async.cg.shared.global") != NULL),
+         "%s: 16-byte copies %s", what, wide ? "missing" : "present");
+  /* the zero-filling form past the ragged edge (every case has one): a
+   * src-size register after the width */
+  snprintf(want, sizeof want, "], %d, %%", narrow);
+  CHECKF(strstr(ptx, want), "%s: no zero-filling %d-byte copy", what, narrow);
+  size_t maps = wavec_tensor_map_count(c->k);
+  for (size_t i = 0; i < maps; i++) {
+    wavec_tensor_map_info ti;
+    CHECK(wavec_tensor_map_info_get(c->k, i, &ti) == 0);
+    CHECKF(ti.arg > 1, "%s: a tensor map of operand %zu", what, (size_t)ti.arg);
+  }
+}
+
+static void gemms(void) {
+  static const char *const hw[][2] = {
+      {NULL, NULL}, {"stages=3", NULL}, {"copies=2", NULL}, {"stages=1", NULL}};
+  uint64_t rng = 21;
+  for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++)
+    for (size_t h = 0; h < 4; h++) {
+      const ncase *n = &CASES[i];
+      int M = n->M, N = n->N, K = n->K;
+      const char *knobs[4] = {hw[h][0], hw[h][1], NULL, NULL};
+      if (!strcmp(n->kernel, "gemm_nt") && K < 64) {
+        knobs[0] = "BLOCK_K=32";
+        knobs[1] = hw[h][0];
+      }
+      if (!strcmp(n->kernel, "gemm_nn")) {
+        knobs[0] = "BLOCK_N=64";
+        knobs[1] = hw[h][0];
+      }
+      char what[256];
+      kcase c;
+      if (!kc_gemm_open(&c, FILE_, n->kernel, M, N, K, knobs, what)) {
+        CHECKF(0, "%s: %s", what, c.err);
+        kc_close(&c);
+        continue;
+      }
+      double *a = kc_input(&c, "a", &rng), *b = kc_input(&c, "b", &rng);
+      double *ref = malloc(sizeof *ref * (size_t)M * N);
+      bool nn = !strcmp(n->kernel, "gemm_nn");
+      for (int m = 0; m < M; m++)
+        for (int j = 0; j < N; j++) {
+          double sum = 0;
+          for (int k = 0; k < K; k++)
+            sum += a[m * K + k] * (nn ? b[k * N + j] : b[j * K + k]);
+          ref[m * N + j] = sum;
+        }
+      bool ran = kc_simulate(&c);
+      CHECKF(ran, "%s: %s", what, c.err);
+      double e = ran ? kc_rel_err(&c, "c", ref) : -1;
+      CHECKF(ran && e < 1e-5, "%s: rel err %g", what, e);
+      printf("  %-44s rel err %.2g\n", what, e);
+      if (h == 0) {
+        check_ptx(&c, n, what);
+        char rem[128];
+        snprintf(rem, sizeof rem,
+                 "the copies of '%s' into shared memory move %d bytes at a "
+                 "time, not 16, and no tensor copies",
+                 n->vb < 16 ? "a" : "b", n->vb < 16 ? n->vb : n->vb_b);
+        CHECKF(kc_has_remark(c.k, rem), "%s: no remark '%s'", what, rem);
+      }
+      free(a), free(b), free(ref);
+      kc_close(&c);
+    }
+}
+
+/* A producer warpgroup issues tensor copies only: refused where the rows
+ * cannot take them, with the reason. */
+static void specialize_refused(void) {
+  const char *knobs[] = {"specialize=1", NULL};
+  char what[256];
+  kcase c;
+  bool ok = kc_gemm_open(&c, FILE_, "gemm_nt", 128, 128, 66, knobs, what);
+  CHECKF(!ok && strstr(c.err, "E0408") &&
+             strstr(c.err, "rows are not a multiple of 16 bytes"),
+         "%s: %s", what, ok ? "compiled" : c.err);
+  kc_close(&c);
+}
+
+/* A run-time K, stated even: 4-byte copies whatever K is (the size here
+ * from a definition, as wavec run -D gives it). */
+static void dynamic_k(void) {
+  static const int ks[] = {66, 100, 128};
+  uint64_t rng = 22;
+  for (size_t i = 0; i < 3; i++) {
+    int K = ks[i];
+    char what[256];
+    kcase c;
+    if (!kc_gemm_open(&c, FILE_, "gemm_wgmma_dyn", 130, 72, K, NULL, what)) {
+      CHECKF(0, "%s: %s", what, c.err);
+      kc_close(&c);
+      continue;
+    }
+    CHECKF(kc_has_remark(c.k, "the copies of 'b' into shared memory move 4 "
+                              "bytes at a time, not 16: its rows along 'K' "
+                              "are known to be a multiple of 2 elements only"),
+           "%s: no remark on the 4-byte copies", what);
+    double e = kc_gemm_err(&c, 130, 72, K, &rng);
+    printf("  %-44s rel err %.2g\n", what, e);
+    CHECKF(e >= 0 && e < 1e-5, "%s: rel err %g (%s)", what, e, c.err);
+    kc_close(&c);
+  }
+}
+
+int main(void) {
+  RUN(gemms);
+  RUN(specialize_refused);
+  RUN(dynamic_k);
+  CHECK_EXIT();
+}

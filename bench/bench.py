@@ -514,6 +514,31 @@ def ragged(quick=False):
             except Exception as e:
                 print(f"ragged attn N={N - 1} causal={int(causal)}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
 
+def narrow(quick=False):
+    """The warpgroup GEMM where K's rows are not a multiple of 16 bytes
+    (K = n - 2: 4-byte copies; n - 4: 8-byte; cp.async rings, no tensor
+    copies) against K = n, the same kernel and tiles, and against cuBLAS
+    at the same size."""
+    n = 4096 if quick else 8192
+    defs = dict(BLOCK_M=128, BLOCK_N=256, WAVES_M=2)
+    def gemm_at(M, N, K, hw):
+        a = torch.randn(M, K, dtype=torch.bfloat16, device=dev); b = torch.randn(N, K, dtype=torch.bfloat16, device=dev)
+        c = torch.empty(M, N, dtype=torch.bfloat16, device=dev)
+        k, t1, t2, _ = wavec_compile("bench/gemm.wave", "gemm_wgmma_bf16", dict(M=M, N=N, K=K, **defs), hw,
+                                     target="sm_90a")
+        k(a, b, c); torch.cuda.synchronize()
+        return bench(lambda: k(a, b, c)), 2 * M * N * K, rel_err(c, a.float() @ b.float().T), (t1, t2), a, b
+    try:
+        ms_d, f_d, _, _, _, _ = gemm_at(n, n, n, stages_opt(4))
+        for K, hw in ((n - 2, stages_opt(4)), (n - 4, stages_opt(4)), (n - 2, stages_opt(3))):
+            ms_r, f_r, err, cm, a, b = gemm_at(n, n, K, hw)
+            ragged_row(f"narrow gemm_wgmma_bf16 {n}x{n}x{K} st{hw.get('stages')}", f"K={n}", ms_r, f_r, ms_d, f_d,
+                       err, cm)
+            report(f"narrow gemm_wgmma_bf16 {n}x{n}x{K} vs cuBLAS", "cuBLAS", ms_r, bench(lambda: a @ b.T), f_r,
+                   err, cm)
+    except Exception as e:
+        print(f"narrow: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+
 triton_ms = {}
 
 def tma_ab(quick=False):

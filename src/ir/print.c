@@ -175,6 +175,9 @@ static void print_dist(wv_kernel *k, wv_buf *b) {
                     (long long)di->tile);
     if (di->ragged && di->dynamic)
       wv_buf_puts(b, " ragged");
+    else if (di->ragged && di->wg_axis < 0 && !di->tile)
+      wv_buf_printf(b, " ragged (held whole, %lld past the edge)",
+                    (long long)(di->span - di->size));
     else if (di->ragged)
       wv_buf_printf(b, " ragged (%lld tiles, the last %lld past the edge)",
                     (long long)di->tiles,

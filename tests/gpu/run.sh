@@ -112,6 +112,8 @@ cases=(
   "narrow8 wgmma gemm_nn 130x100x200 (b 8-byte copies) stages=3|tests/kernels/swizzle.wave --kernel gemm_nn -D M=130 -D N=100 -D K=200 -D BLOCK_N=64 --hardware stages=3|sm_90a"
   "narrow4 wgmma gemm_fp8_nt 130x128x52|tests/kernels/swizzle.wave --kernel gemm_fp8_nt -D M=130 -D N=128 -D K=52|sm_90a|5e-3"
   "narrow4 wgmma gemm_wgmma_dyn 130x72x98 (K at run time)|tests/kernels/swizzle.wave --kernel gemm_wgmma_dyn -D M=130 -D N=72 -D K=98|sm_90a"
+  "whole rows softmax 33x1000 (N padded to 1024)|tests/kernels/ragged.wave --kernel row_softmax -D M=33 -D N=1000"
+  "whole rows layer_norm 37x777 (N padded to 800)|tests/kernels/ragged.wave --kernel layer_norm -D M=37 -D N=777"
   "wgmma gemm 128x256x256 N=64|examples/gemm_wgmma.wave -D M=128 -D N=256 -D K=256 -D BLOCK_N=64|sm_90a"
   "wgmma gemm 256x256x128 64x256|examples/gemm_wgmma.wave -D M=256 -D N=256 -D K=128 -D BLOCK_M=64 -D BLOCK_N=256|sm_90a"
   "cluster2 wgmma gemm 512x200x96 plain|examples/gemm_wgmma.wave -D M=512 -D N=200 -D K=96 --hardware cluster=2,stages=3|sm_90a"

@@ -3,15 +3,17 @@
  * The examples as shipped, unchanged, at sizes their tiles do not divide:
  *  - GEMM (gemm.wave, mma.sync, and the 64-lane MFMA layouts; gemm_wgmma)
  *    at (M, N, K) in {(1, 64, 64), (17, 33, 100), (200, 72, 96),
- *    (129, 250, 40)} (the warpgroup GEMM at K = 104 for the second: its
- *    operands are staged in 16-byte rows, so K is a multiple of 8);
+ *    (129, 250, 40)} (the warpgroup GEMM also at (17, 33, 104));
  *  - attention forward (attention_fwd.wave, attention_fwd_wgmma.wave),
  *    plain and causal, at sequence lengths M = K2 in {1, 77, 100} (and
  *    1000 for attention_fwd.wave): the
  *    keys past the edge must enter neither the row max, nor the row sum,
  *    nor p · v;
  *  - reads with a fill value, writes past the edge dropped, and a row
- *    maximum over a ragged dimension (tests/kernels/ragged.wave).
+ *    maximum over a ragged dimension (tests/kernels/ragged.wave);
+ *  - rows held whole by a wave with no constraint on their dim (softmax,
+ *    layer norm), padded up to the lanes where the size is not a
+ *    multiple of them.
  * Outputs start poisoned; the simulator fails a run that leaves an element
  * unwritten or touches memory out of bounds through an unguarded access.
  * Thresholds as in test_numerics.c: 1e-5 for f32 GEMM results, 1e-2 for o
@@ -86,12 +88,13 @@ static void gemm(void) {
 static void gemm_wgmma(void) {
   uint64_t rng = 42;
   /* tensor copies (the hardware fills past the edge) and cp.async rings
-   * (zero-filling copies) */
+   * (zero-filling copies); K = 100 (rows of 200 bytes) by 8-byte copies
+   * either way, and K = 104 */
   for (int copies = 1; copies <= 2; copies++)
-    for (size_t i = 0; i < 4; i++)
+    for (size_t i = 0; i < 5; i++)
       gemm_case("examples/gemm_wgmma.wave", "gemm_wgmma", NULL,
-                gemm_sizes[i][0], gemm_sizes[i][1],
-                i == 1 ? 104 : gemm_sizes[i][2],
+                gemm_sizes[i < 4 ? i : 1][0], gemm_sizes[i < 4 ? i : 1][1],
+                i == 4 ? 104 : gemm_sizes[i][2],
                 copies == 1 ? "copies=1" : "copies=2", &rng);
 }
 
@@ -216,6 +219,63 @@ static void row_reduce(void) {
   }
 }
 
+/* Rows held whole by a wave, N unconstrained: softmax and layer norm at
+ * sizes that are and are not multiples of the 32 lanes (padded up and
+ * masked: the padding enters neither max nor sums), below a wave (lanes
+ * holding copies) and one. The remark names the padding. */
+static void whole_rows(void) {
+  static const int ns[] = {33, 1000, 777, 64, 20, 1};
+  uint64_t rng = 47;
+  for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+    int M = 7, N = ns[i];
+    char dm[16], dn[16], what[64];
+    snprintf(dm, sizeof dm, "M=%d", M);
+    snprintf(dn, sizeof dn, "N=%d", N);
+    const char *defs[] = {dm, dn, NULL};
+    for (int ln = 0; ln < 2; ln++) {
+      snprintf(what, sizeof what, "%s N=%d", ln ? "layer_norm" : "row_softmax",
+               N);
+      kcase c;
+      bool ok = kc_open(&c, KERNELS, ln ? "layer_norm" : "row_softmax", NULL,
+                        defs);
+      CHECKF(ok, "%s: %s", what, c.err);
+      if (!ok) {
+        kc_close(&c);
+        continue;
+      }
+      bool padded = N > 32 && N % 32;
+      CHECKF(padded == kc_has_remark(c.k, "held whole by a wave, is padded"),
+             "%s: the remark on the padding", what);
+      double *x = kc_input(&c, "x", &rng);
+      double *ref = malloc((size_t)M * N * sizeof *ref);
+      double *g = ln ? kc_input(&c, "g", &rng) : NULL;
+      double *b = ln ? kc_input(&c, "b", &rng) : NULL;
+      for (int r = 0; r < M; r++) {
+        const double *row = x + (size_t)r * N;
+        double *o = ref + (size_t)r * N, mx = -INFINITY, s = 0, v = 0;
+        for (int j = 0; j < N; j++)
+          mx = fmax(mx, row[j]), s += row[j];
+        if (ln) {
+          for (int j = 0; j < N; j++)
+            v += (row[j] - s / N) * (row[j] - s / N);
+          for (int j = 0; j < N; j++)
+            o[j] = (row[j] - s / N) / sqrt(v / N + 1e-5) * g[j] + b[j];
+        } else {
+          double e = 0;
+          for (int j = 0; j < N; j++)
+            e += exp(row[j] - mx);
+          for (int j = 0; j < N; j++)
+            o[j] = exp(row[j] - mx) / e;
+        }
+      }
+      if (simulate(&c, what))
+        expect(&c, "y", ref, ln ? 1e-5 : 1e-3, what);
+      free(x), free(ref), free(g), free(b);
+      kc_close(&c);
+    }
+  }
+}
+
 /* Integer / and % truncate toward zero: signs of both operands. */
 static void integer_division(void) {
   const char *defs[] = {"N=40", NULL};
@@ -247,6 +307,7 @@ static void integer_division(void) {
 int main(void) {
   RUN(shift_fill);
   RUN(row_reduce);
+  RUN(whole_rows);
   RUN(integer_division);
   RUN(gemm);
   RUN(gemm_wgmma);

@@ -318,7 +318,8 @@ void wv_on_free(wavec_ctx *ctx, void (*fn)(void *ud), void *ud);
   X(WV_HOOK_NO_CLUSTER_BAR, "no-cluster-bar")                                  \
   X(WV_HOOK_NO_CLUSTER_TAIL, "no-cluster-tail")                                \
   X(WV_HOOK_LOCAL_RELEASE, "local-release")                                    \
-  X(WV_HOOK_NO_ORDER_BARRIER, "no-order-barrier")
+  X(WV_HOOK_NO_ORDER_BARRIER, "no-order-barrier")                             \
+  X(WV_HOOK_NO_COPY_FENCE, "no-copy-fence")
 
 enum {
 #define X(e, name) e##_BIT,

@@ -507,6 +507,7 @@ ex_t lw_staged_addr(lw *w, uint32_t id, const stage *st, uint32_t e);
 ex_t lw_staged_addr_moved(lw *w, uint32_t id, const stage *st, uint32_t e,
                           uint32_t n, const wavec_sym *dims, const ex_t *by);
 void lw_staged_read(lw *w, uint32_t id, stage *st);
+void lw_copies_fence(lw *w);
 void lw_smem_access(lw *w, tir_op op, tir_ty ty, const ex_t *addr,
                     const uint32_t *regs, const uint32_t *masks, uint32_t ne,
                     ex_t at);

@@ -98,7 +98,19 @@ void lw_stage_copy(lw *w, stage *const *sts, uint32_t n) {
     lw_stage_issue(w, sts[i], 0, 0, 0);
   lw_emit(w, T_CPCOMMIT, TY_PRED, 0, 0, 0, 0, 0);
   lw_emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, 0);
+  lw_copies_fence(w);
   lw_barrier(w);
+}
+
+/* After a wait that landed a thread's copies, before the barrier that
+ * shows them to the others: where a wgmma reads them, a proxy fence. The
+ * copies (cp.async, not the bulk tensor copies) write through the generic
+ * proxy and a wgmma reads through the async proxy; the PTX ISA asks for
+ * fence.proxy.async between the two (the simulator reports a wgmma read
+ * of bytes written without one). */
+void lw_copies_fence(lw *w) {
+  if (w->wgmma && !(w->ctx->test_hooks & WV_HOOK_NO_COPY_FENCE))
+    lw_emit(w, T_FENCEPX, TY_PRED, 0, 0, 0, 0, 0);
 }
 
 /* The byte offset of the ring slot that holds tile `tile` of st (of S). */

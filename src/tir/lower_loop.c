@@ -99,6 +99,7 @@ static void lw_loop_part(lw *w, const loop_part *lp, uint32_t rfirst,
      * a missing barrier */
     bool early = ctx->test_hooks & WV_HOOK_RING_EARLY_READ;
     lw_emit(w, T_CPWAIT, TY_PRED, 0, 0, 0, 0, ahead_n - 1 + early);
+    lw_copies_fence(w);
     if (!(ctx->test_hooks & WV_HOOK_RING_NO_BARRIER))
       lw_barrier(w);
     if (trips > ahead_n) {

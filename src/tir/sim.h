@@ -206,6 +206,9 @@ val sim_decode(tir_ty ty, const uint8_t *bytes);
 
 /* ---- sim_async.c: mbarriers and tensor copies (tir.h) ---------------------- */
 /* The state for programs that use them (s->as stays NULL otherwise). */
+/* Has the generic-proxy write of byte m been fenced for the async proxy
+ * reads of thread `me` (sim_mem.c)? */
+bool sim_proxy_fenced(const sim *s, const sshared *m, int32_t me);
 void sim_async_new(sim *s);
 /* A workgroup starts. */
 void sim_async_reset(sim *s);

@@ -547,17 +547,11 @@ static uint8_t store_read(sim *s, const tir_instr *in, uint32_t w, int l,
     sim_report(s, in, w, l, D_SIM_UNINIT, "tensor store reads shared byte "
                "%lld, which nothing wrote", at);
   if (m->wepoch) { /* written by the generic proxy (a thread) */
-    uint32_t x = (uint32_t)m->writer / (uint32_t)s->lanes;
     if (m->wepoch == s->epoch + 1 && m->writer != me)
       sim_report(s, in, w, l, D_SIM_RACE, "tensor store reads shared byte "
                  "%lld, which thread %d wrote with no barrier between", at,
                  m->writer);
-    /* the first fence after the write came before a barrier (a later one
-     * of the same wave implies an earlier one after the write) */
-    bool fenced = s->pfences[x] > m->wfence &&
-                  (m->writer == me || s->pfence_ep[x] < s->epoch + 1 ||
-                   s->pfences[x] > m->wfence + 1);
-    if (!fenced)
+    if (!sim_proxy_fenced(s, m, me))
       sim_report(s, in, w, l, D_SIM_RACE, "tensor store reads shared byte "
                  "%lld, which thread %d wrote with no proxy fence "
                  "(fence.proxy.async) after the write and a barrier after "

@@ -308,6 +308,18 @@ static void shared_bounds(sim *s, const tir_instr *in, uint32_t w, int l,
            "byte %lld", (long long)align, (long long)addr);
 }
 
+/* May the async proxy (a tensor store, a wgmma) of thread `me` read byte
+ * m, which a thread wrote through the generic proxy: did the writer's
+ * wave run a proxy fence after the write, and a barrier follow that fence
+ * (or is the reader the writer)? The first fence after the write counts;
+ * a later one of the same wave implies an earlier one after the write. */
+bool sim_proxy_fenced(const sim *s, const sshared *m, int32_t me) {
+  uint32_t x = (uint32_t)m->writer / (uint32_t)s->lanes;
+  return s->pfences[x] > m->wfence &&
+         (m->writer == me || s->pfence_ep[x] < s->epoch + 1 ||
+          s->pfences[x] > m->wfence + 1);
+}
+
 /* Byte m now holds `bits`, written by thread `me` in this epoch. */
 static void granule_set(sim *s, sshared *m, uint8_t bits, int32_t me) {
   m->bits = bits;

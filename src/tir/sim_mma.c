@@ -93,7 +93,19 @@ static const char *const WGMMA_ADDR =
 static val wgmma_read(sim *s, const tir_instr *in, uint32_t w, int l,
                       tir_ty ty, int64_t addr) {
   val v = sim_shared_access(s, in, w, l, ty, addr, NULL);
+  int32_t me = (int32_t)((int64_t)w * s->lanes + l);
   for (int64_t g = addr; g < addr + tir_ty_bytes(ty); g++) {
+    /* the wgmma reads through the async proxy: bytes a thread wrote (a
+     * store, or a cp.async, which lands through the generic proxy) need
+     * its proxy fence first; a tensor copy's need none */
+    const sshared *m = &s->smem[g];
+    if (m->init && m->wepoch && !sim_proxy_fenced(s, m, me))
+      sim_report(s, in, w, l, D_SIM_RACE,
+                 "wgmma reads shared byte %lld, which thread %d wrote with "
+                 "no proxy fence (fence.proxy.async) after the write and a "
+                 "barrier after the fence: the async proxy may not see the "
+                 "write",
+                 (long long)g, m->writer);
     s->smem[g].wgread++;
     spend p = {g, s->wgroups[w], true};
     vec_push(s->ctx, &s->wpend[w], p);

@@ -37,7 +37,10 @@
  *    group, which the next of them closes; until a wait retires the group,
  *    only other wgmmas touch its registers (accumulating in order into the
  *    same registers with the same shape) and no thread writes the shared
- *    bytes it reads.
+ *    bytes it reads. It reads them through the async proxy: bytes a
+ *    thread wrote (a store, or a T_CPA, which lands through the generic
+ *    proxy) only after that thread ran a T_FENCEPX once they landed, and a
+ *    barrier followed it (bytes a tensor copy landed need no fence).
  *    Its shared tiles hold rows of W = 128, 64 or 32 bytes swizzled as
  *    tir_swz says, from addresses that are multiples of 8 W.
  *  - An mbarrier (T_MBINIT) is 8 bytes of shared memory that nothing else

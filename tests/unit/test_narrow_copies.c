@@ -13,7 +13,9 @@
  *  - a producer warpgroup (specialize = 1), which needs tensor copies, is
  *    refused with the reason;
  *  - the run-time form: gemm_wgmma_dyn with dynamic(K, multiple_of = 2)
- *    at K = 66, 100 and 128 (the same 4-byte copies at every K). */
+ *    at K = 66, 100 and 128 (the same 4-byte copies at every K);
+ *  - the copies' proxy fence before a wgmma reads them (and the simulator's
+ *    report without it). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,9 +164,54 @@ static void dynamic_k(void) {
   }
 }
 
+/* Copies through the generic proxy, read by a wgmma through the async
+ * proxy: the lowering fences them (fence.proxy.async after the wait,
+ * before the barrier); without the fence (hook no-copy-fence) the
+ * simulator fails the run at the mma's line, for the 16-byte copies of a
+ * cp.async ring as for the narrow ones and a tile copied where it is read
+ * (stages = 1). */
+static void copies_fenced(void) {
+  static const char *const forms[][3] = {
+      {"K=66", NULL}, {"K=64", "copies=1"}, {"K=66", "stages=1"}};
+  uint64_t rng = 23;
+  for (size_t f = 0; f < 3; f++)
+    for (int hook = 0; hook < 2; hook++) {
+      const char *defs[] = {"M=128", "N=128", forms[f][0],
+                            hook ? "hook=no-copy-fence" : forms[f][1],
+                            hook ? forms[f][1] : NULL, NULL};
+      kcase c;
+      bool ok = kc_open(&c, FILE_, "gemm_nt", NULL, defs);
+      CHECKF(ok, "%s: %s", forms[f][0], c.err);
+      if (!ok) {
+        kc_close(&c);
+        continue;
+      }
+      const char *ptx = NULL;
+      size_t len = 0;
+      CHECK(wavec_emit_ptx(c.k, "sm_90a", &ptx, &len) == WAVEC_OK);
+      CHECKF(ptx && (strstr(ptx, "fence.proxy.async.shared::cta") != NULL) ==
+                        !hook,
+             "%s %s hook=%d: the PTX's fence", forms[f][0],
+             forms[f][1] ? forms[f][1] : "", hook);
+      free(kc_input(&c, "a", &rng));
+      free(kc_input(&c, "b", &rng));
+      bool ran = kc_simulate(&c);
+      if (hook)
+        CHECKF(!ran && strstr(c.err, "error[E0603]") &&
+                   strstr(c.err, "no proxy fence") &&
+                   strstr(c.err, "swizzle.wave:19:15"),
+               "%s %s: got: %s", forms[f][0], forms[f][1] ? forms[f][1] : "",
+               ran ? "a clean run" : c.err);
+      else
+        CHECKF(ran, "%s: %s", forms[f][0], c.err);
+      kc_close(&c);
+    }
+}
+
 int main(void) {
   RUN(gemms);
   RUN(specialize_refused);
   RUN(dynamic_k);
+  RUN(copies_fenced);
   CHECK_EXIT();
 }

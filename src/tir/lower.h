@@ -126,7 +126,9 @@ typedef struct stage {
 /* Copies move vectors of 16 bytes; unswizzled rows are padded by 16. A
  * wgmma operand whose rows in memory are not a multiple of 16 bytes (K = 66
  * of f16) is copied 8 or 4 bytes at a time (STAGE_VEC_MIN, the narrowest
- * asynchronous copy): slower, but the alternative is no wgmma at all. */
+ * asynchronous copy), and rows of an odd number of elements (K = 101) an
+ * element at a time by loads and stores: slower, but the alternative is no
+ * wgmma at all. */
 enum { STAGE_VEC_BYTES = 16, STAGE_VEC_MIN = 4, STAGE_PAD_BYTES = 16 };
 /* A wgmma operand tile [rows, cols] (the last two memory dims; any dims
  * before them of extent 1): column panels of W = st->swz bytes (W / e

@@ -2,7 +2,9 @@
  * memory, where they stand or through a loop's ring. */
 #include "tir/lower.h"
 
-/* Issues the asynchronous copies of st's workgroup tile, st->vb bytes each,
+/* Issues the asynchronous copies of st's workgroup tile, st->vb bytes each
+ * (an element of 2 or 1 bytes goes through a register, loaded and stored:
+ * the wait that lands the copies finds it landed),
  * all threads together, into the slot at byte offset `at` (0: slot 0); the
  * loop counter (if any) replaced by `shift` (0: as is), each copy also
  * predicated by `extra` (0: none). Along a ragged dimension the vectors
@@ -63,6 +65,17 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
         lw_remark_wide(w, id, mem, ga);
         break;
       }
+    if (st->vb < STAGE_VEC_MIN) {
+      /* an element at a time through a register (no asynchronous copy
+       * moves fewer than 4 bytes): a load, 0 past the edge, and a store */
+      uint32_t on = !inside ? m
+                    : m     ? lw_op2(w, T_AND, TY_PRED, m, inside)
+                            : inside;
+      uint32_t r = lw_reg(w, ty);
+      lw_emit(w, T_LDG, ty, r, ga, on, 0, mem->index);
+      lw_emit(w, T_STS, ty, 0, sa, r, m, 0);
+      continue;
+    }
     tir_instr *in = lw_emit(w, T_CPA, ty, 0, sa, ga, m, mem->index);
     in->imm2 = st->vb;
     if (inside) {

@@ -36,34 +36,6 @@ static stage *wgmma_tile(lw *w, wv_node *n, int r, bool *mn) {
     last = mt->dims[mt->n - 1];
   }
   *mn = st && last != n->sym;
-  if (!st && o->op == WAVEC_OP_READ) {
-    /* copies move 16, 8 or 4 bytes at a time: rows of a multiple of 4
-     * bytes */
-    const wv_node *mem = wv_get(w->g, o->mem);
-    wavec_sym d = mem->type.dims[mem->type.n - 1];
-    wv_diminfo *di = &w->d->dim[d];
-    int64_t size = di->dynamic ? di->multiple : di->size;
-    int64_t es = tir_ty_bytes(tir_ty_of(mem->type.dt));
-    int64_t bytes = size * es;
-    if (bytes % STAGE_VEC_MIN && di->dynamic)
-      wv_fail(ctx, D_UNSUPPORTED, n->loc,
-              "wgmma reads its %s from shared memory, where it is copied "
-              "%d bytes at a time at the narrowest: the rows of '%s' must "
-              "be a multiple of %d bytes, and are copied fastest in "
-              "multiples of 16; state it: dynamic(%s, multiple_of = %lld) "
-              "(%lld at the least)",
-              r ? "rhs" : "lhs", STAGE_VEC_MIN, mem->name, STAGE_VEC_MIN,
-              wavec_symbol_name(ctx, d), (long long)(STAGE_VEC_BYTES / es),
-              (long long)(es >= STAGE_VEC_MIN ? 1 : STAGE_VEC_MIN / es));
-    if (bytes % STAGE_VEC_MIN)
-      wv_fail(ctx, D_UNSUPPORTED, n->loc,
-              "wgmma reads its %s from shared memory, where it is copied "
-              "%d bytes at a time at the narrowest: the rows of '%s' (%s = "
-              "%lld, %lld bytes) must be a multiple of %d bytes",
-              r ? "rhs" : "lhs", STAGE_VEC_MIN, mem->name,
-              wavec_symbol_name(ctx, d), (long long)size, (long long)bytes,
-              STAGE_VEC_MIN);
-  }
   const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)w->d->mma);
   int64_t es = tir_ty_bytes(tir_ty_of(mi->in));
   if (st && st->swz && *mn && es == 1)

@@ -137,6 +137,10 @@ static const char *unstageable(lw *w, uint32_t id, stage *st) {
   wv_buf_init(&b, ctx);
   if (!w->mma_only[id])
     return "the read is also used other than as an mma operand";
+  /* (index.c's rows_copyable put it in registers) */
+  if (w->wgmma && lw_nelem(w, id))
+    return "its rows are not a multiple of 4 bytes: the wgmma takes it from "
+           "registers";
   /* the copies zero-fill past an edge: a read filled otherwise is not
    * staged */
   if (lw_read_fill(w, n) != 0)
@@ -166,22 +170,20 @@ static const char *unstageable(lw *w, uint32_t id, stage *st) {
   wv_diminfo *ld = &w->d->dim[ls];
   int64_t last = ld->dynamic ? ld->multiple : ld->size;
   /* the widest copy that divides the rows in memory and in the tile; a
-   * wgmma, which has no other way to its operands, takes narrower ones */
-  int64_t narrowest = w->wgmma ? STAGE_VEC_MIN : STAGE_VEC_BYTES;
+   * wgmma, which has no other way to its operands, takes narrower ones,
+   * down to an element */
+  int64_t narrowest = w->wgmma ? st->es : STAGE_VEC_BYTES;
   st->vb = STAGE_VEC_BYTES;
   while (st->vb > narrowest &&
          ((st->ext[nd - 1] * st->es) % st->vb || (last * st->es) % st->vb))
     st->vb /= 2;
+  if (st->vb < STAGE_VEC_MIN) /* loads and stores: an element each */
+    st->vb = st->es;
   int64_t vec = lw_stage_vec(st);
   if (st->ext[nd - 1] % vec || last % vec) {
-    if (w->wgmma)
-      wv_buf_printf(&b, "rows of '%s' along '%s' are not a multiple of 4 "
-                        "bytes (the narrowest asynchronous copy)",
-                    mem->name, wavec_symbol_name(ctx, ls));
-    else
-      wv_buf_printf(&b, "rows of '%s' along '%s' are not a multiple of 16 "
-                        "bytes (copies move 16 at a time)",
-                    mem->name, wavec_symbol_name(ctx, ls));
+    wv_buf_printf(&b, "rows of '%s' along '%s' are not a multiple of 16 "
+                      "bytes (copies move 16 at a time)",
+                  mem->name, wavec_symbol_name(ctx, ls));
     return wv_buf_str(&b);
   }
   if (w->wgmma) {
@@ -269,23 +271,24 @@ static void remark_narrow(lw *w, const stage *st) {
   const wv_diminfo *di = &w->d->dim[d];
   wv_buf b;
   wv_remark_start(w->k, st->loc, &b);
+  wv_buf_printf(&b, "the copies of '%s' into shared memory ", mem->name);
+  if (st->vb < STAGE_VEC_MIN)
+    wv_buf_puts(&b, "go an element at a time through registers (a load and "
+                    "a store: no asynchronous copy moves less than 4 bytes)");
+  else
+    wv_buf_printf(&b, "move %lld bytes at a time, not 16", (long long)st->vb);
   if (di->dynamic)
-    wv_buf_printf(&b, "the copies of '%s' into shared memory move %lld "
-                      "bytes at a time, not 16: its rows along '%s' are "
-                      "known to be a multiple of %lld elements only "
-                      "(dynamic(%s, multiple_of = %lld) takes 16-byte "
-                      "copies and tensor copies)",
-                  mem->name, (long long)st->vb,
+    wv_buf_printf(&b, ": its rows along '%s' are known to be a multiple of "
+                      "%lld elements only (dynamic(%s, multiple_of = %lld) "
+                      "takes 16-byte copies and tensor copies)",
                   wavec_symbol_name(w->ctx, d), (long long)di->multiple,
                   wavec_symbol_name(w->ctx, d),
                   (long long)(STAGE_VEC_BYTES / st->es));
   else
-    wv_buf_printf(&b, "the copies of '%s' into shared memory move %lld "
-                      "bytes at a time, not 16, and no tensor copies: its "
-                      "rows (%s = %lld, %lld bytes) are not a multiple of 16 "
-                      "bytes",
-                  mem->name, (long long)st->vb, wavec_symbol_name(w->ctx, d),
-                  (long long)di->size, (long long)(di->size * st->es));
+    wv_buf_printf(&b, ", and no tensor copies: its rows (%s = %lld, %lld "
+                      "bytes) are not a multiple of 16 bytes",
+                  wavec_symbol_name(w->ctx, d), (long long)di->size,
+                  (long long)(di->size * st->es));
   wv_remark_end(w->k, &b);
 }
 
@@ -406,7 +409,8 @@ static void print_stage(lw *w, wv_buf *b, const stage *st) {
   if (st->swz)
     wv_buf_printf(b, " (%lld-byte rows, swizzled)", (long long)st->swz);
   if (st->vb < STAGE_VEC_BYTES)
-    wv_buf_printf(b, ", copied %lld bytes at a time", (long long)st->vb);
+    wv_buf_printf(b, ", copied %lld bytes at a time%s", (long long)st->vb,
+                  st->vb < STAGE_VEC_MIN ? " by loads and stores" : "");
   wv_buf_printf(b, " at %lld", (long long)st->base);
   if (st->loop) {
     wv_node *it = wv_get(w->g, st->loop);

@@ -1,9 +1,10 @@
 /* Warpgroup GEMMs whose operand rows in memory are not a multiple of 16
  * bytes (K = 66 of f16: 132 bytes; an N-contiguous rhs with N = 100: 200
  * bytes; fp8 with K = 52): promote.c copies their staged tiles 8 or 4 bytes
- * at a time (cp.async.ca), where they were refused (E0701) before; a tensor
- * map cannot take such rows (its strides are multiples of 16), so they
- * never come by tensor copies.
+ * at a time (cp.async.ca), and rows of an odd number of elements (K = 101)
+ * an element at a time by loads and stores, where they were refused
+ * (E0701) before; a tensor map cannot take such rows (its strides are
+ * multiples of 16), so they never come by tensor copies.
  *  - the GEMMs of tests/kernels/swizzle.wave in the simulator against
  *    float64 at ragged sizes, in the compiler's schedule, 3 stages, the
  *    copies=2 ring and without a ring (stages = 1);
@@ -126,6 +127,78 @@ static void gemms(void) {
     }
 }
 
+/* Rows of an odd number of 16-bit elements, or of 8-bit ones not a
+ * multiple of 4 bytes: the rhs's tile goes an element at a time through
+ * registers (ld.global, st.shared), the lhs of such rows is taken from
+ * registers (gemm_nt, gemm_fp8_nt) or, aligned, still copied (gemm_nn's
+ * a, N = 99: its b rows of 198 bytes by loads and stores); in the cp.async
+ * ring, the 3-stage ring and without one. A run-time K with nothing stated
+ * (gemm_wgmma_dyn_any) at K = 101, 66 and 128. */
+static void element_copies(void) {
+  static const struct {
+    const char *kernel;
+    int M, N, K;
+    bool lhs_regs;
+  } cases[] = {
+      {"gemm_nt", 130, 100, 101, true},   {"gemm_nt", 64, 128, 33, true},
+      {"gemm_fp8_nt", 130, 128, 46, true}, {"gemm_fp8_nt", 128, 70, 45, true},
+      {"gemm_nn", 129, 99, 64, false},    {"gemm_wgmma_dyn_any", 130, 72, 101, true},
+      {"gemm_wgmma_dyn_any", 130, 72, 66, true},
+      {"gemm_wgmma_dyn_any", 130, 72, 128, true},
+  };
+  static const char *const hw[] = {NULL, "stages=3", "stages=1", "copies=1"};
+  uint64_t rng = 24;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    for (size_t h = 0; h < 4; h++) {
+      int M = cases[i].M, N = cases[i].N, K = cases[i].K;
+      bool nn = !strcmp(cases[i].kernel, "gemm_nn");
+      const char *knobs[3] = {nn ? "BLOCK_N=64" : hw[h], nn ? hw[h] : NULL,
+                              NULL};
+      char what[256];
+      kcase c;
+      if (!kc_gemm_open(&c, FILE_, cases[i].kernel, M, N, K, knobs, what)) {
+        CHECKF(0, "%s: %s", what, c.err);
+        kc_close(&c);
+        continue;
+      }
+      bool dyn = strstr(cases[i].kernel, "dyn") != NULL;
+      /* the element path wherever the rows are not a multiple of 4 bytes
+       * (the run-time K: always, nothing being stated) */
+      CHECKF(kc_has_remark(c.k, "into shared memory go an element at a time "
+                                "through registers"),
+             "%s: no remark on the element copies", what);
+      CHECKF(cases[i].lhs_regs == kc_has_remark(c.k, "its rows are not a "
+                                                     "multiple of 4 bytes: the "
+                                                     "wgmma takes it from "
+                                                     "registers"),
+             "%s: the remark on the lhs in registers", what);
+      if (h == 0) {
+        const char *ptx = NULL;
+        size_t len = 0;
+        bool ok = wavec_emit_ptx(c.k, "sm_90a", &ptx, &len) == WAVEC_OK;
+        CHECKF(ok && strstr(ptx, "st.shared") && strstr(ptx, "ld.global") &&
+                   strstr(ptx, "fence.proxy.async.shared::cta"),
+               "%s: the PTX's loads, stores and fence", what);
+      }
+      double *a = kc_input(&c, "a", &rng), *b = kc_input(&c, "b", &rng);
+      double *ref = malloc(sizeof *ref * (size_t)M * N);
+      for (int m = 0; m < M; m++)
+        for (int j = 0; j < N; j++) {
+          double sum = 0;
+          for (int k = 0; k < K; k++)
+            sum += a[m * K + k] * (nn ? b[k * N + j] : b[j * K + k]);
+          ref[m * N + j] = sum;
+        }
+      bool ran = kc_simulate(&c);
+      CHECKF(ran, "%s: %s", what, c.err);
+      double e = ran ? kc_rel_err(&c, "c", ref) : -1;
+      CHECKF(ran && e < 1e-5, "%s: rel err %g", what, e);
+      printf("  %-44s rel err %.2g%s\n", what, e, dyn ? " (K at run time)" : "");
+      free(a), free(b), free(ref);
+      kc_close(&c);
+    }
+}
+
 /* A producer warpgroup issues tensor copies only: refused where the rows
  * cannot take them, with the reason. */
 static void specialize_refused(void) {
@@ -168,13 +241,15 @@ static void dynamic_k(void) {
  * proxy: the lowering fences them (fence.proxy.async after the wait,
  * before the barrier); without the fence (hook no-copy-fence) the
  * simulator fails the run at the mma's line, for the 16-byte copies of a
- * cp.async ring as for the narrow ones and a tile copied where it is read
- * (stages = 1). */
+ * cp.async ring as for the narrow ones, a tile copied where it is read
+ * (stages = 1) and the element copies' stores (K = 101). */
 static void copies_fenced(void) {
-  static const char *const forms[][3] = {
-      {"K=66", NULL}, {"K=64", "copies=1"}, {"K=66", "stages=1"}};
+  static const char *const forms[][3] = {{"K=66", NULL},
+                                         {"K=64", "copies=1"},
+                                         {"K=66", "stages=1"},
+                                         {"K=101", NULL}};
   uint64_t rng = 23;
-  for (size_t f = 0; f < 3; f++)
+  for (size_t f = 0; f < 4; f++)
     for (int hook = 0; hook < 2; hook++) {
       const char *defs[] = {"M=128", "N=128", forms[f][0],
                             hook ? "hook=no-copy-fence" : forms[f][1],
@@ -212,6 +287,7 @@ int main(void) {
   RUN(gemms);
   RUN(specialize_refused);
   RUN(dynamic_k);
+  RUN(element_copies);
   RUN(copies_fenced);
   CHECK_EXIT();
 }

@@ -877,6 +877,29 @@ WIDE_FWD = {"128": (128, [(128, 64, 2, {}), (192, 128, 2, {}), (192, 128, 2, dic
             "order128": (128, [(192, 128, 2, {}), (192, 128, 2, dict(longest_first=0))]),
             "order64": (64, [(128, 128, 2, {}), (128, 128, 2, dict(longest_first=0))])}
 
+def fwd_defaults(quick=False, Ds=(64, 128), Ns=None):
+    """The forward as shipped: examples/attention_fwd_wgmma.wave with its
+    defaults (tiles chosen from the head dim and key length) and the
+    compiler's schedule, no hardware override: what a user gets, beside
+    SDPA-cuDNN in the same process."""
+    for D in Ds:
+        for N in Ns or ((4096,) if quick else (1024, 4096, 8192)):
+            BH, q, kk, vv, o, lse, cudnn = attn_fwd_inputs(D, N)
+            for causal in (False, True):
+                ref, ms_p, fl = cudnn(causal)
+                try:
+                    k, t1, t2, info = wavec_compile(
+                        "examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma" + ("_causal" if causal else ""),
+                        dict(B=BH, M=N, K2=N, K1=D, N=D), None, target="sm_90a")
+                    o.fill_(float("nan")); k(q, kk, vv, o, lse); torch.cuda.synchronize()
+                    err = rel_err(o, ref)
+                    report(f"defaults attn fwd f16 D={D} N={N} causal={int(causal)} ({info['regs']} regs, "
+                           f"{info['spill']} B spill, grid {info['grid']})", "SDPA-cuDNN",
+                           bench(lambda: k(q, kk, vv, o, lse)), ms_p, fl, err, (t1, t2))
+                except Exception as e:
+                    print(f"defaults D={D} N={N} causal={int(causal)}: FAILED {type(e).__name__}: {str(e)[:300]}",
+                          flush=True)
+
 def fwd_sched(quick=False, cfgs=FS_FWD, Ds=(128,), tag="fwd_sched"):
     """The forward in specialized and persistent schedules (`cfgs`), cuDNN in the same process."""
     for D in Ds:

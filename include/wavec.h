@@ -41,9 +41,9 @@ extern "C" {
 #endif
 
 #define WAVEC_VERSION_MAJOR 0
-#define WAVEC_VERSION_MINOR 5
+#define WAVEC_VERSION_MINOR 6
 #define WAVEC_VERSION_PATCH 0
-#define WAVEC_VERSION_STRING "0.5.0"
+#define WAVEC_VERSION_STRING "0.6.0"
 /* major * 10000 + minor * 100 + patch */
 #define WAVEC_VERSION_NUMBER                                                   \
   (WAVEC_VERSION_MAJOR * 10000 + WAVEC_VERSION_MINOR * 100 +                   \
@@ -452,6 +452,11 @@ WAVEC_API wavec_status wavec_default_int(wavec_kernel *k, wavec_sym s,
                                          int64_t v, wavec_loc loc);
 WAVEC_API wavec_status wavec_default_float(wavec_kernel *k, wavec_sym s,
                                            double v, wavec_loc loc);
+/* `defaults { SYM = EXPR }`: an integer expression of sizes and other
+ * hyperparameters (`BLOCK_M = 128 + 64 * min(K1 // 80, 1)`), evaluated
+ * once they have values (a -D of SYM still wins); since 0.6. */
+WAVEC_API wavec_status wavec_default_expr(wavec_kernel *k, wavec_sym s,
+                                          wavec_expr e, wavec_loc loc);
 
 /* Mappings: iterators are fresh symbols local to the mapping. Inputs give the
  * memory coordinate of each memory dimension; outputs the register coordinate

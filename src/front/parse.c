@@ -1300,15 +1300,32 @@ static void parse_constraint(parser *p, void *ud) {
   must_ok(p, wavec_constraint_tile_loc(p->k, tile_at));
 }
 
-/* default = NAME '=' ['-'] (INT | FLOAT | 'inf')
- * An integer literal gives an integer hyperparameter, any other a float. */
+/* default = NAME '=' (['-'] (INT | FLOAT | 'inf') | iexpr)
+ * An integer literal gives an integer hyperparameter, any other literal a
+ * float; an integer expression of sizes and hyperparameters
+ * (`128 + 64 * min(K1 // 80, 1)`) is evaluated when they have values. */
 static void parse_default(parser *p, void *ud) {
   (void)ud;
   wv_tok *n = expect(p, T_IDENT, "a hyperparameter name");
   expect(p, T_ASSIGN, "'=' and a value");
+  wavec_sym s = symbol(p, n);
+  /* a literal is one token (after a sign) followed by the item's end */
+  uint32_t at = p->pos + (cur(p)->kind == T_MINUS);
+  wv_tok *lit = at < p->ntok ? &p->t[at] : NULL;
+  wv_tok *after = at + 1 < p->ntok ? &p->t[at + 1] : NULL;
+  bool literal = lit && after &&
+                 (lit->kind == T_INT || lit->kind == T_FLOAT ||
+                  is_word(lit, "inf")) &&
+                 after->kind != T_PLUS && after->kind != T_MINUS &&
+                 after->kind != T_STAR && after->kind != T_SLASH &&
+                 after->kind != T_DSLASH && after->kind != T_PERCENT;
+  if (!literal && cur(p)->kind != T_FLOAT && !is_word(cur(p), "inf")) {
+    wavec_expr e = parse_iexpr(p);
+    must_ok(p, wavec_default_expr(p->k, s, e, loc_of(p, n)));
+    return;
+  }
   bool neg = accept(p, T_MINUS) != NULL;
   wv_tok *v = cur(p);
-  wavec_sym s = symbol(p, n);
   if (v->kind == T_INT) {
     advance(p);
     must_ok(p, wavec_default_int(p->k, s, neg ? -v->ival : v->ival,

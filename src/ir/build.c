@@ -416,27 +416,45 @@ wavec_status wavec_vector_shape(wavec_kernel *pk, wavec_sym dim, wavec_expr n,
 }
 
 static wavec_status set_default(wv_kernel *k, wavec_sym s, bool is_float,
-                                int64_t i, double f, wavec_loc loc) {
+                                int64_t i, double f, ex_t e, wavec_loc loc) {
   if (s == 0 || s >= k->ctx->sym_names.n)
     wv_fail(k->ctx, D_INVALID, loc, "invalid symbol handle %u", s);
   for (uint32_t j = 0; j < k->defaults.n; j++)
     if (k->defaults.v[j].sym == s)
       wv_fail(k->ctx, D_REDEFINED, loc, "default for '%s' is given twice",
               sym_name(k, s));
-  wv_default d = {s, is_float, i, f, loc};
+  wv_default d = {s, is_float, i, f, e, loc};
   vec_push(k->ctx, &k->defaults, d);
   return WAVEC_OK;
+}
+
+/* A default that is an integer expression: a constant one is the literal;
+ * one of symbols is evaluated by pass bind (a symbol naming itself is
+ * refused there, with the others of a cycle). */
+static wavec_status default_expr(wv_kernel *k, wavec_sym s, ex_t e,
+                                 wavec_loc loc) {
+  if (!e)
+    wv_fail(k->ctx, D_INVALID, loc, "invalid expression handle");
+  int64_t v;
+  if (ex_is_const(k->ctx, e, &v))
+    return set_default(k, s, false, v, (double)v, 0, loc);
+  return set_default(k, s, false, 0, 0.0, e, loc);
 }
 
 wavec_status wavec_default_int(wavec_kernel *pk, wavec_sym s, int64_t v,
                                wavec_loc loc) {
   BUILD(pk, pk->k.ctx->status,
-        set_default(&pk->k, s, false, v, (double)v, loc));
+        set_default(&pk->k, s, false, v, (double)v, 0, loc));
 }
 
 wavec_status wavec_default_float(wavec_kernel *pk, wavec_sym s, double v,
                                  wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, set_default(&pk->k, s, true, 0, v, loc));
+  BUILD(pk, pk->k.ctx->status, set_default(&pk->k, s, true, 0, v, 0, loc));
+}
+
+wavec_status wavec_default_expr(wavec_kernel *pk, wavec_sym s, wavec_expr e,
+                                wavec_loc loc) {
+  BUILD(pk, pk->k.ctx->status, default_expr(&pk->k, s, e, loc));
 }
 
 /* ---- mappings ------------------------------------------------------------------ */

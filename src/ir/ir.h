@@ -119,6 +119,8 @@ typedef struct wv_default {
   bool is_float;
   int64_t i;
   double f;
+  ex_t e; /* an integer expression of other symbols (0: the literal i or f),
+             evaluated by pass bind once they have values */
   wavec_loc loc;
 } wv_default;
 

@@ -90,7 +90,11 @@ static void print_header(wv_kernel *k, wv_buf *b) {
   }
   for (uint32_t i = 0; i < k->defaults.n; i++) {
     wv_default *d = &k->defaults.v[i];
-    if (d->is_float)
+    if (d->e) {
+      wv_buf_printf(b, "  default %s = ", sym(k, d->sym));
+      print_expr(k, b, d->e);
+      wv_buf_puts(b, "\n");
+    } else if (d->is_float)
       wv_buf_printf(b, "  default %s = %.17g\n", sym(k, d->sym), d->f);
     else
       wv_buf_printf(b, "  default %s = %lld\n", sym(k, d->sym),

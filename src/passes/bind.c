@@ -34,6 +34,8 @@ static void lookup(wv_kernel *k, wv_binding *b, wavec_sym s) {
   }
   for (uint32_t i = 0; i < k->defaults.n; i++) {
     wv_default *d = &k->defaults.v[i];
+    if (d->sym == s && d->e)
+      return; /* an expression: bind_expr_defaults, once its symbols are */
     if (d->sym == s) {
       b->known[s] = true;
       b->is_float[s] = d->is_float;
@@ -167,6 +169,112 @@ void wv_value_rules(wv_kernel *k, bool lit) {
   }
 }
 
+/* Is s given by a -D definition? */
+static bool defined(wv_kernel *k, wavec_sym s) {
+  const char *nm = name(k, s);
+  for (uint32_t i = 0; i < k->ctx->defines.n; i++)
+    if (strcmp(k->ctx->defines.v[i].name, nm) == 0)
+      return true;
+  return false;
+}
+
+typedef struct pending {
+  wv_kernel *k;
+  bool ready;     /* every symbol has an integer value */
+  wavec_sym bad;  /* the first without one that is no pending default */
+} pending;
+
+/* Is s an expression default still without a value? */
+static bool waiting(wv_kernel *k, wavec_sym s) {
+  for (uint32_t i = 0; i < k->defaults.n; i++) {
+    wv_default *d = &k->defaults.v[i];
+    if (d->sym == s && d->e && !k->bind.known[s] && !defined(k, s))
+      return true;
+  }
+  return false;
+}
+
+static void all_known(void *ud, wavec_sym s) {
+  pending *pd = ud;
+  bool has = pd->k->bind.known[s] && !pd->k->bind.is_float[s];
+  pd->ready &= has;
+  if (!has && !waiting(pd->k, s) && !pd->bad)
+    pd->bad = s;
+}
+
+/* Does pending default `from` reach `to` through the pending defaults its
+ * expression uses (at most `left` steps)? */
+static bool reaches(wv_kernel *k, const wv_default *from, wavec_sym to,
+                    uint32_t left) {
+  if (!left)
+    return false;
+  for (uint32_t i = 0; i < k->defaults.n; i++) {
+    const wv_default *o = &k->defaults.v[i];
+    if (!waiting(k, o->sym) || !ex_uses(k->ctx, from->e, o->sym))
+      continue;
+    if (o->sym == to || reaches(k, o, to, left - 1))
+      return true;
+  }
+  return false;
+}
+
+/* The defaults that are expressions (and not overridden by -D), evaluated
+ * in the order their symbols get values: sizes and literal hyperparameters
+ * first, then each expression whose symbols all have integer values. What
+ * is left names an unknown, dynamic or float symbol (eval says which), or
+ * depends on itself. */
+static void bind_expr_defaults(wv_kernel *k) {
+  wv_binding *b = &k->bind;
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (uint32_t i = 0; i < k->defaults.n; i++) {
+      wv_default *d = &k->defaults.v[i];
+      if (!d->e || b->known[d->sym] || defined(k, d->sym))
+        continue;
+      pending pd = {k, true, 0};
+      ex_syms(k->ctx, d->e, all_known, &pd);
+      if (!pd.ready)
+        continue;
+      b->ival[d->sym] = eval(k, d->e, d->loc, "a default");
+      b->fval[d->sym] = (double)b->ival[d->sym];
+      b->known[d->sym] = true;
+      progress = true;
+    }
+  }
+  /* what is left: an entry using a symbol that is no pending default and
+   * has no integer value says which (unknown, dynamic or a float); else
+   * every one left waits on another, and some of them on themselves */
+  for (uint32_t i = 0; i < k->defaults.n; i++) {
+    wv_default *d = &k->defaults.v[i];
+    if (!waiting(k, d->sym))
+      continue;
+    pending pd = {k, true, 0};
+    ex_syms(k->ctx, d->e, all_known, &pd);
+    if (pd.bad) {
+      symcheck sc = {k, d->loc, "a default"};
+      need_int(&sc, pd.bad);
+    }
+  }
+  for (uint32_t i = 0; i < k->defaults.n; i++) {
+    wv_default *d = &k->defaults.v[i];
+    if (!waiting(k, d->sym) || !reaches(k, d, d->sym, k->defaults.n))
+      continue;
+    for (uint32_t j = 0; j < k->defaults.n; j++) {
+      wv_default *o = &k->defaults.v[j];
+      if (waiting(k, o->sym) && ex_uses(k->ctx, d->e, o->sym) &&
+          (o == d || reaches(k, o, d->sym, k->defaults.n)))
+        wv_fail(k->ctx, D_UNBOUND, d->loc,
+                o == d ? "the default of '%s' depends on itself; give it a "
+                         "value (a literal, or -D %s=VALUE)"
+                       : "the defaults of '%s' and '%s' depend on each "
+                         "other; give one of them a value (a literal, or "
+                         "-D)",
+                name(k, d->sym), name(k, o->sym));
+    }
+  }
+}
+
 wavec_status wv_pass_bind(wv_kernel *k) {
   wavec_ctx *ctx = k->ctx;
   wv_binding *b = &k->bind;
@@ -199,6 +307,7 @@ wavec_status wv_pass_bind(wv_kernel *k) {
     if (dy->multiple) /* (positive: wv_value_rules, below) */
       b->multiple[dy->dim] = eval(k, dy->multiple, dy->loc, "multiple_of");
   }
+  bind_expr_defaults(k);
 
   /* Dimensions of every tensor: positive integers. */
   for (uint32_t id = 1; id < k->g->nodes.n; id++) {

@@ -77,8 +77,8 @@ static void evaluated_in_order(void) {
     bool ok = grid_of(SRC, cases[i].defs, g, err, sizeof err);
     CHECKF(ok, "case %zu: %s", i, err);
     CHECKF(!ok || (g[0] == cases[i].gx && g[1] == cases[i].gy),
-           "case %zu: grid (%u, %u), want (%u, %u)", i, g[0], g[1],
-           cases[i].gx, cases[i].gy);
+           "case %zu: grid (%u, %u), want (%u, %u)", i, g[0], g[1], cases[i].gx,
+           cases[i].gy);
   }
 }
 
@@ -87,13 +87,25 @@ static void refusals(void) {
   static const struct {
     const char *from, *to, *defs[4], *code, *text;
   } cases[] = {
-      {"U = T // 16 + 1", "U = T + V, V = U + 1", {"M=10", "N=64", NULL},
-       "error[E", "the defaults of 'U' and 'V' depend on each other"},
-      {"U = T // 16 + 1", "U = U + 1", {"M=10", "N=64", NULL}, "error[E",
+      {"U = T // 16 + 1",
+       "U = T + V, V = U + 1",
+       {"M=10", "N=64", NULL},
+       "error[E",
+       "the defaults of 'U' and 'V' depend on each other"},
+      {"U = T // 16 + 1",
+       "U = U + 1",
+       {"M=10", "N=64", NULL},
+       "error[E",
        "the default of 'U' depends on itself"},
-      {"U = T // 16 + 1", "U = S * 2", {"M=10", "N=64", NULL}, "error[E",
+      {"U = T // 16 + 1",
+       "U = S * 2",
+       {"M=10", "N=64", NULL},
+       "error[E",
        "is a float but a default needs an integer"},
-      {"U = T // 16 + 1", "U = W + 1", {"M=10", "N=64", NULL}, "error[E",
+      {"U = T // 16 + 1",
+       "U = W + 1",
+       {"M=10", "N=64", NULL},
+       "error[E",
        "'W' in a default has no value"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -118,8 +130,7 @@ static void refusals(void) {
   const char *defs[] = {"M=10", NULL};
   bool ok = grid_of(src, defs, g, err, sizeof err);
   CHECKF(!ok && strstr(err, "'N' is dynamic") && strstr(err, ":10:"),
-         "dynamic: %s",
-         ok ? "compiled" : err);
+         "dynamic: %s", ok ? "compiled" : err);
 }
 
 /* The builder API: T = 32 * 2 folds to a literal; U = N // 8 is an
@@ -131,8 +142,8 @@ static void builder(void) {
   char src[sizeof SRC];
   const char *at = strstr(SRC, "    defaults {");
   const char *end = strchr(at, '\n') + 1;
-  snprintf(src, sizeof src, "%.*s    defaults { S = 0.5 }\n%s",
-           (int)(at - SRC), SRC, end);
+  snprintf(src, sizeof src, "%.*s    defaults { S = 0.5 }\n%s", (int)(at - SRC),
+           SRC, end);
   CHECK(wavec_parse(ctx, "b.wave", src, strlen(src)) == WAVEC_OK);
   wavec_kernel *k = wavec_kernel_get(ctx, 0);
   wavec_loc loc = {"b.wave", 9, 5};
@@ -165,9 +176,8 @@ static void attention_tiles(void) {
   static const struct {
     int d, n;
     uint32_t gx;
-  } cases[] = {{64, 4096, 32},  {32, 1024, 8},  {80, 4096, 22},
-               {128, 4096, 22}, {128, 2048, 11}, {128, 1024, 8},
-               {96, 1000, 8}};
+  } cases[] = {{64, 4096, 32},  {32, 1024, 8},  {80, 4096, 22}, {128, 4096, 22},
+               {128, 2048, 11}, {128, 1024, 8}, {96, 1000, 8}};
   FILE *f = fopen("examples/attention_fwd_wgmma.wave", "rb");
   CHECK(f != NULL);
   if (!f)
@@ -182,8 +192,8 @@ static void attention_tiles(void) {
     const int64_t vals[] = {2, cases[i].d, cases[i].d, cases[i].n, cases[i].n};
     for (size_t j = 0; j < 5; j++)
       CHECK(wavec_define_int(ctx, names[j], vals[j]) == WAVEC_OK);
-    bool ok = wavec_parse(ctx, "examples/attention_fwd_wgmma.wave", src,
-                          len) == WAVEC_OK;
+    bool ok = wavec_parse(ctx, "examples/attention_fwd_wgmma.wave", src, len) ==
+              WAVEC_OK;
     wavec_kernel *k = ok ? wavec_kernel_get(ctx, 0) : NULL;
     ok = ok && wavec_compile(k, NULL) == WAVEC_OK;
     uint32_t g[3], b[3];

@@ -30,7 +30,7 @@ static const char *const FILE_ = "tests/kernels/swizzle.wave";
 typedef struct ncase {
   const char *kernel;
   int M, N, K;
-  int vb; /* the copies' bytes: of a (and of b, K-contiguous) */
+  int vb;   /* the copies' bytes: of a (and of b, K-contiguous) */
   int vb_b; /* of b where it is N-contiguous */
 } ncase;
 
@@ -40,8 +40,7 @@ static const ncase CASES[] = {
     {"gemm_nt", 64, 130, 36, 8, 8},   /* 72, one K tile (BLOCK_K = 32) */
     {"gemm_nn", 130, 100, 64, 16, 8}, /* b [K, N]: 200-byte rows */
     {"gemm_nn", 128, 98, 70, 4, 4},   /* a 140, b 196 */
-    {"gemm_fp8_nt", 130, 128, 52, 4, 4},
-    {"gemm_fp8_nt", 128, 64, 200, 8, 8},
+    {"gemm_fp8_nt", 130, 128, 52, 4, 4}, {"gemm_fp8_nt", 128, 64, 200, 8, 8},
 };
 
 /* The PTX's copies of compiled case n: cp.async.ca of the narrower width
@@ -140,9 +139,12 @@ static void element_copies(void) {
     int M, N, K;
     bool lhs_regs;
   } cases[] = {
-      {"gemm_nt", 130, 100, 101, true},   {"gemm_nt", 64, 128, 33, true},
-      {"gemm_fp8_nt", 130, 128, 46, true}, {"gemm_fp8_nt", 128, 70, 45, true},
-      {"gemm_nn", 129, 99, 64, false},    {"gemm_wgmma_dyn_any", 130, 72, 101, true},
+      {"gemm_nt", 130, 100, 101, true},
+      {"gemm_nt", 64, 128, 33, true},
+      {"gemm_fp8_nt", 130, 128, 46, true},
+      {"gemm_fp8_nt", 128, 70, 45, true},
+      {"gemm_nn", 129, 99, 64, false},
+      {"gemm_wgmma_dyn_any", 130, 72, 101, true},
       {"gemm_wgmma_dyn_any", 130, 72, 66, true},
       {"gemm_wgmma_dyn_any", 130, 72, 128, true},
   };
@@ -193,7 +195,8 @@ static void element_copies(void) {
       CHECKF(ran, "%s: %s", what, c.err);
       double e = ran ? kc_rel_err(&c, "c", ref) : -1;
       CHECKF(ran && e < 1e-5, "%s: rel err %g", what, e);
-      printf("  %-44s rel err %.2g%s\n", what, e, dyn ? " (K at run time)" : "");
+      printf("  %-44s rel err %.2g%s\n", what, e,
+             dyn ? " (K at run time)" : "");
       free(a), free(b), free(ref);
       kc_close(&c);
     }
@@ -251,9 +254,12 @@ static void copies_fenced(void) {
   uint64_t rng = 23;
   for (size_t f = 0; f < 4; f++)
     for (int hook = 0; hook < 2; hook++) {
-      const char *defs[] = {"M=128", "N=128", forms[f][0],
+      const char *defs[] = {"M=128",
+                            "N=128",
+                            forms[f][0],
                             hook ? "hook=no-copy-fence" : forms[f][1],
-                            hook ? forms[f][1] : NULL, NULL};
+                            hook ? forms[f][1] : NULL,
+                            NULL};
       kcase c;
       bool ok = kc_open(&c, FILE_, "gemm_nt", NULL, defs);
       CHECKF(ok, "%s: %s", forms[f][0], c.err);

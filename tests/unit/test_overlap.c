@@ -284,7 +284,7 @@ static void bugs(void) {
       bool ran = kc_simulate(&c);
       if (!bug)
         CHECKF(!ran && strstr(c.err, "error[E0602]") &&
-                   strstr(c.err, "attention_fwd_wgmma.wave:34:19"),
+                   strstr(c.err, "attention_fwd_wgmma.wave:35:19"),
                "no-zero: got: %s", ran ? "(ran)" : c.err);
       else
         CHECKF(ran && kc_rel_err(&c, "o", o) > 0.1,

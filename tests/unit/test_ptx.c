@@ -282,10 +282,12 @@ static void wgmma_modules(void) {
       {{"examples/gemm_wgmma.wave", "gemm_wgmma", {"M=256", "N=256", "K=256"},
         0, 1, 0, {NULL, NULL}}, 0, 0, 0},
       {{"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
-        {"B=2", "M=256", "K2=256", "N=128", "K1=128"}, 0, 1, 0, {NULL, NULL}},
+        {"B=2", "M=256", "K2=256", "N=128", "K1=128",
+         "BLOCK_M=128", "BLOCK_K2=64"}, 0, 1, 0, {NULL, NULL}},
        1, 1, 1},
       {{"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
-        {"B=1", "M=256", "K2=256", "N=64", "K1=64"}, 0, 1, 0, {NULL, NULL}},
+        {"B=1", "M=256", "K2=256", "N=64", "K1=64",
+         "BLOCK_M=128", "BLOCK_K2=64"}, 0, 1, 0, {NULL, NULL}},
        1, 1, 1},
       {{"bench/gemm.wave", "gemm_wgmma_bf16", {"M=256", "N=512", "K=128"}, 0,
         1, 1, {"stages", "4"}}, 0, 0, 0},
@@ -386,7 +388,8 @@ static void tensor_map_info(void) {
       {{"bench/gemm.wave", "gemm_wgmma_bf16", {"M=512", "N=512", "K=256"}, 0,
         1, 1, {"stores", "1"}}, 2, {0, 1}, 2, {{128, 64}, {256, 64}}},
       {{"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
-        {"B=2", "M=256", "K2=256", "N=128", "K1=128"}, 0, 1, 0, {NULL, NULL}},
+        {"B=2", "M=256", "K2=256", "N=128", "K1=128",
+         "BLOCK_M=128", "BLOCK_K2=64"}, 0, 1, 0, {NULL, NULL}},
        3, {1, 2, 3}, 3, {{1, 64, 64}, {1, 64, 64}, {1, 128, 64}}},
       {{"examples/gemm_wgmma.wave", "gemm_wgmma", {"M=256", "N=512", "K=256"},
         0, 1, 0, {"copies", "1"}}, 0, {0, 0, 0}, 0, {{0}, {0}, {0}}},
@@ -452,7 +455,8 @@ static void ragged_modules(void) {
       /* a ragged key length: the register lhs p masked between wgmmas,
        * each then fenced (else ptxas adds fences of its own, C7519) */
       {{"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
-        {"B=1", "M=100", "K2=100", "N=64", "K1=64"}, 0, 1, 0, {NULL, NULL}},
+        {"B=1", "M=100", "K2=100", "N=64", "K1=64",
+         "BLOCK_M=128", "BLOCK_K2=64"}, 0, 1, 0, {NULL, NULL}},
        "sm_90a", "wgmma.fence.sync.aligned;"},
       {{"examples/attention_bwd_wgmma.wave", "attention_bwd_dq_wgmma",
         {"B=1", "M=77", "K2=77", "N=64", "K1=64"}, 0, 1, 0, {NULL, NULL}},
@@ -673,7 +677,7 @@ static void gpu_run_without_driver(void) {
  * specialized and persistent. */
 static void schedule_modules(void) {
   static const struct {
-    const char *file, *kernel, *defs[6], *hw;
+    const char *file, *kernel, *defs[8], *hw;
     const char *want[4];
     int spills; /* 1: not checked */
   } ss[] = {
@@ -686,11 +690,13 @@ static void schedule_modules(void) {
        {"M=4096", "N=4096", "K=4096"}, "specialize=1,stages=4",
        {".reqntid 384, 1, 1", "\texit;\n", "bra.uni $Lwv_endif", NULL}, 0},
       {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
-       {"B=2", "M=4096", "K2=4096", "N=128", "K1=128"}, "specialize=1",
+       {"B=2", "M=4096", "K2=4096", "N=128", "K1=128",
+        "BLOCK_M=128", "BLOCK_K2=64"}, "specialize=1",
        {"bar.sync 1, 256;", "setmaxnreg.inc.sync.aligned.u32 240;", NULL},
        0},
       {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
-       {"B=2", "M=4096", "K2=4096", "N=64", "K1=64"}, "specialize=1",
+       {"B=2", "M=4096", "K2=4096", "N=64", "K1=64",
+        "BLOCK_M=128", "BLOCK_K2=64"}, "specialize=1",
        {"bar.sync 1, 256;", NULL}, 0},
       {"bench/gemm.wave", "gemm_wgmma_bf16",
        {"M=4096", "N=4096", "K=4096", "BLOCK_N=128"}, "specialize=1,stages=4",
@@ -726,7 +732,8 @@ static void schedule_modules(void) {
        {"M=4096", "N=4096", "K=4096", "BLOCK_N=128"},
        "persistent=1,specialize=1,stages=4", {".reqntid 384, 1, 1", NULL}, 0},
       {"examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
-       {"B=2", "M=4096", "K2=4096", "N=128", "K1=128"},
+       {"B=2", "M=4096", "K2=4096", "N=128", "K1=128",
+        "BLOCK_M=128", "BLOCK_K2=64"},
        "persistent=1,specialize=1", {"bar.sync 1, 256;", NULL}, 0},
       {"tests/kernels/dynamic.wave", "gemm_dyn_wgmma", {NULL},
        "persistent=1,specialize=1", {".param .u32 gemm_dyn_wgmma_size_2",
@@ -734,7 +741,7 @@ static void schedule_modules(void) {
   };
   for (size_t i = 0; i < sizeof ss / sizeof *ss; i++) {
     wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
-    for (size_t d = 0; d < 6 && ss[i].defs[d]; d++) {
+    for (size_t d = 0; d < 8 && ss[i].defs[d]; d++) {
       char name[32];
       const char *eq = strchr(ss[i].defs[d], '=');
       memcpy(name, ss[i].defs[d], (size_t)(eq - ss[i].defs[d]));

@@ -183,7 +183,7 @@ static void planted_early_release(void) {
   CHECKF(!ok && strstr(c.err, "error[E0999]") &&
              strstr(c.err, "gives back a ring's slot of the previous "
                            "iteration") &&
-             strstr(c.err, "attention_fwd_wgmma.wave:26:"),
+             strstr(c.err, "attention_fwd_wgmma.wave:27:"),
          "got: %s", ok ? "(compiled)" : c.err);
   kc_close(&c);
 }

@@ -325,11 +325,11 @@ static void bugs(void) {
       /* (the rotated form's first wait is the body's, at the first mma;
        * its body's pass and the one after the loop follow p v's mma) */
       {"turn-no-first", "error[E0609]", "waits for its turn at barrier",
-       "attention_fwd_wgmma.wave:24:17", "attention_fwd_wgmma.wave:28:13"},
+       "attention_fwd_wgmma.wave:25:17", "attention_fwd_wgmma.wave:29:13"},
       {"turn-no-wait", "error[E0604]", "passed the turn again",
-       "attention_fwd_wgmma.wave:28:13", "attention_fwd_wgmma.wave:34:19"},
+       "attention_fwd_wgmma.wave:29:13", "attention_fwd_wgmma.wave:35:19"},
       {"turn-extra-pass", "error[E0604]", "the turns do not balance",
-       "attention_fwd_wgmma.wave:24:17", "attention_fwd_wgmma.wave:34:19"},
+       "attention_fwd_wgmma.wave:25:17", "attention_fwd_wgmma.wave:35:19"},
   };
   for (size_t r = 0; r < 2 * (sizeof rows / sizeof *rows); r++) {
     size_t i = r % (sizeof rows / sizeof *rows);

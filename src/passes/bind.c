@@ -178,101 +178,98 @@ static bool defined(wv_kernel *k, wavec_sym s) {
   return false;
 }
 
+/* The defaults that are expressions (not overridden by -D) and still
+ * without a value: done[i] false for entry i. */
 typedef struct pending {
   wv_kernel *k;
+  const bool *done;
   bool ready;     /* every symbol has an integer value */
   wavec_sym bad;  /* the first without one that is no pending default */
+  wavec_sym wait; /* the first that is a pending default */
 } pending;
 
-/* Is s an expression default still without a value? */
-static bool waiting(wv_kernel *k, wavec_sym s) {
-  for (uint32_t i = 0; i < k->defaults.n; i++) {
-    wv_default *d = &k->defaults.v[i];
-    if (d->sym == s && d->e && !k->bind.known[s] && !defined(k, s))
-      return true;
-  }
-  return false;
+/* The index of the pending expression default of s, or -1. */
+static int32_t pending_index(wv_kernel *k, const bool *done, wavec_sym s) {
+  for (uint32_t i = 0; i < k->defaults.n; i++)
+    if (k->defaults.v[i].sym == s && k->defaults.v[i].e && !done[i])
+      return (int32_t)i;
+  return -1;
 }
 
-static void all_known(void *ud, wavec_sym s) {
+static void scan(void *ud, wavec_sym s) {
   pending *pd = ud;
   bool has = pd->k->bind.known[s] && !pd->k->bind.is_float[s];
   pd->ready &= has;
-  if (!has && !waiting(pd->k, s) && !pd->bad)
+  if (has)
+    return;
+  if (pending_index(pd->k, pd->done, s) >= 0) {
+    if (!pd->wait)
+      pd->wait = s;
+  } else if (!pd->bad) {
     pd->bad = s;
-}
-
-/* Does pending default `from` reach `to` through the pending defaults its
- * expression uses (at most `left` steps)? */
-static bool reaches(wv_kernel *k, const wv_default *from, wavec_sym to,
-                    uint32_t left) {
-  if (!left)
-    return false;
-  for (uint32_t i = 0; i < k->defaults.n; i++) {
-    const wv_default *o = &k->defaults.v[i];
-    if (!waiting(k, o->sym) || !ex_uses(k->ctx, from->e, o->sym))
-      continue;
-    if (o->sym == to || reaches(k, o, to, left - 1))
-      return true;
   }
-  return false;
 }
 
 /* The defaults that are expressions (and not overridden by -D), evaluated
  * in the order their symbols get values: sizes and literal hyperparameters
- * first, then each expression whose symbols all have integer values. What
- * is left names an unknown, dynamic or float symbol (eval says which), or
- * depends on itself. */
+ * first, then each expression whose symbols all have integer values. A
+ * dynamic dim's entry gives only its run-time default, as a literal one
+ * does. What is left names a symbol with no integer value (unknown,
+ * dynamic or a float: need_int says which), or waits on another entry
+ * left: then following each one's first such wait from any of them comes
+ * round to a cycle within as many steps as there are entries. */
 static void bind_expr_defaults(wv_kernel *k) {
   wv_binding *b = &k->bind;
+  uint32_t n = k->defaults.n;
+  bool *done = wv_alloc(k->ctx, (n + 1) * sizeof *done);
+  for (uint32_t i = 0; i < n; i++)
+    done[i] = !k->defaults.v[i].e || defined(k, k->defaults.v[i].sym);
   bool progress = true;
   while (progress) {
     progress = false;
-    for (uint32_t i = 0; i < k->defaults.n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
       wv_default *d = &k->defaults.v[i];
-      if (!d->e || b->known[d->sym] || defined(k, d->sym))
-        continue;
-      pending pd = {k, true, 0};
-      ex_syms(k->ctx, d->e, all_known, &pd);
-      if (!pd.ready)
+      pending pd = {k, done, true, 0, 0};
+      if (done[i] || (ex_syms(k->ctx, d->e, scan, &pd), !pd.ready))
         continue;
       b->ival[d->sym] = eval(k, d->e, d->loc, "a default");
       b->fval[d->sym] = (double)b->ival[d->sym];
-      b->known[d->sym] = true;
-      progress = true;
+      b->known[d->sym] = !b->dynamic[d->sym];
+      done[i] = progress = true;
     }
   }
-  /* what is left: an entry using a symbol that is no pending default and
-   * has no integer value says which (unknown, dynamic or a float); else
-   * every one left waits on another, and some of them on themselves */
-  for (uint32_t i = 0; i < k->defaults.n; i++) {
-    wv_default *d = &k->defaults.v[i];
-    if (!waiting(k, d->sym))
+  int32_t at = -1;
+  for (uint32_t i = 0; i < n; i++) {
+    if (done[i])
       continue;
-    pending pd = {k, true, 0};
-    ex_syms(k->ctx, d->e, all_known, &pd);
+    wv_default *d = &k->defaults.v[i];
+    pending pd = {k, done, true, 0, 0};
+    ex_syms(k->ctx, d->e, scan, &pd);
     if (pd.bad) {
       symcheck sc = {k, d->loc, "a default"};
       need_int(&sc, pd.bad);
     }
+    at = (int32_t)i;
   }
-  for (uint32_t i = 0; i < k->defaults.n; i++) {
-    wv_default *d = &k->defaults.v[i];
-    if (!waiting(k, d->sym) || !reaches(k, d, d->sym, k->defaults.n))
-      continue;
-    for (uint32_t j = 0; j < k->defaults.n; j++) {
-      wv_default *o = &k->defaults.v[j];
-      if (waiting(k, o->sym) && ex_uses(k->ctx, d->e, o->sym) &&
-          (o == d || reaches(k, o, d->sym, k->defaults.n)))
-        wv_fail(k->ctx, D_UNBOUND, d->loc,
-                o == d ? "the default of '%s' depends on itself; give it a "
-                         "value (a literal, or -D %s=VALUE)"
-                       : "the defaults of '%s' and '%s' depend on each "
-                         "other; give one of them a value (a literal, or "
-                         "-D)",
-                name(k, d->sym), name(k, o->sym));
-    }
+  if (at < 0)
+    return;
+  for (uint32_t step = 0; step < n; step++) {
+    pending pd = {k, done, true, 0, 0};
+    ex_syms(k->ctx, k->defaults.v[at].e, scan, &pd);
+    at = pending_index(k, done, pd.wait);
   }
+  wv_default *d = &k->defaults.v[at];
+  pending pd = {k, done, true, 0, 0};
+  ex_syms(k->ctx, d->e, scan, &pd);
+  if (pd.wait == d->sym)
+    wv_fail(k->ctx, D_UNBOUND, d->loc,
+            "the default of '%s' depends on itself; give it a value (a "
+            "literal, or -D %s=VALUE)",
+            name(k, d->sym), name(k, d->sym));
+  wv_fail(k->ctx, D_UNBOUND, d->loc,
+          "the default of '%s' depends, through '%s', on itself; give one "
+          "of them a value (a literal, or -D)",
+          name(k, d->sym), name(k, pd.wait));
 }
 
 wavec_status wv_pass_bind(wv_kernel *k) {
@@ -302,12 +299,12 @@ wavec_status wv_pass_bind(wv_kernel *k) {
     b->known[s] = false;
     b->dynamic[s] = true;
   }
+  bind_expr_defaults(k);
   for (uint32_t i = 0; i < k->dynamics.n; i++) {
     wv_dynamic *dy = &k->dynamics.v[i];
     if (dy->multiple) /* (positive: wv_value_rules, below) */
       b->multiple[dy->dim] = eval(k, dy->multiple, dy->loc, "multiple_of");
   }
-  bind_expr_defaults(k);
 
   /* Dimensions of every tensor: positive integers. */
   for (uint32_t id = 1; id < k->g->nodes.n; id++) {

@@ -758,6 +758,9 @@ static bool release_barriers(sim *s) {
                    "shared memory and is not at named barrier %lld: the race "
                    "checks cannot order it", v, (long long)in->imm);
     s->epoch++;
+    for (uint32_t v = 0; v < s->nwaves; v++)
+      if (who[v])
+        s->pfence_pub[v] = s->pfences[v];
     if (s->as)
       sim_async_barrier(s, who);
     for (uint32_t v = 0; v < s->nwaves; v++)
@@ -908,7 +911,7 @@ static void wg_begin(sim *s) {
                           .regops = {.v = s->waves[w].regops.v,
                                      .cap = s->waves[w].regops.cap}};
     s->groups[w] = 0;
-    s->pfences[w] = s->pfence_ep[w] = 0;
+    s->pfences[w] = s->pfence_pub[w] = 0;
     s->wpend[w].n = 0;
     s->wgroups[w] = 0;
   }
@@ -989,6 +992,8 @@ static bool release_cluster(scluster *cl) {
     sim *s = &cl->wg[r];
     s->epoch++;
     s->cbar_ep = s->epoch; /* (the epoch + 1 it was released in) */
+    for (uint32_t w = 0; w < s->nwaves; w++)
+      s->pfence_pub[w] = s->pfences[w];
     if (s->as)
       sim_async_barrier(s, all);
     for (uint32_t w = 0; w < s->nwaves; w++)
@@ -1074,7 +1079,7 @@ static void wg_alloc(sim *s) {
   s->waves = wv_alloc(ctx, s->nwaves * sizeof *s->waves);
   s->groups = wv_alloc(ctx, s->nwaves * sizeof *s->groups);
   s->pfences = wv_alloc(ctx, s->nwaves * sizeof *s->pfences);
-  s->pfence_ep = wv_alloc(ctx, s->nwaves * sizeof *s->pfence_ep);
+  s->pfence_pub = wv_alloc(ctx, s->nwaves * sizeof *s->pfence_pub);
   s->wpend = wv_alloc(ctx, s->nwaves * sizeof *s->wpend);
   s->wgroups = wv_alloc(ctx, s->nwaves * sizeof *s->wgroups);
   s->smem = wv_alloc(ctx, (size_t)(s->ngran ? s->ngran : 1) * sizeof *s->smem);

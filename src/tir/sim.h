@@ -105,9 +105,9 @@ typedef struct sim {
   struct sim_async *as; /* mbarriers and tensor copies, or NULL (none) */
   uint64_t steps, max_steps; /* instructions run by any wave; the budget */
   int64_t reg_free; /* registers of the workgroup's pool no wave holds */
-  /* per wave: proxy fences (T_FENCE, T_FENCEPX) run, and the epoch + 1 of
-   * the last */
-  uint32_t *pfences, *pfence_ep;
+  /* per wave: proxy fences (T_FENCE, T_FENCEPX) run, and how many of them
+   * ran before a barrier the wave passed (published) */
+  uint32_t *pfences, *pfence_pub;
   /* turns (T_TURNWAIT, T_TURNPASS) by barrier id: threads passed and not
    * yet taken by a wait; the last pass */
   int64_t turn_passed[16];

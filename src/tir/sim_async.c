@@ -644,7 +644,6 @@ void sim_async_exec(sim *s, const tir_instr *in, uint32_t w) {
   case T_FENCE:
   case T_FENCEPX:
     s->pfences[w]++;
-    s->pfence_ep[w] = s->epoch + 1;
     break;
   case T_BULKCOMMIT: a->bgroups[w]++; return;
   case T_BULKWAIT:

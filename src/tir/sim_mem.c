@@ -310,14 +310,12 @@ static void shared_bounds(sim *s, const tir_instr *in, uint32_t w, int l,
 
 /* May the async proxy (a tensor store, a wgmma) of thread `me` read byte
  * m, which a thread wrote through the generic proxy: did the writer's
- * wave run a proxy fence after the write, and a barrier follow that fence
- * (or is the reader the writer)? The first fence after the write counts;
- * a later one of the same wave implies an earlier one after the write. */
+ * wave run a proxy fence after the write, and pass a barrier after that
+ * fence (or is the reader the writer, after its fence)? */
 bool sim_proxy_fenced(const sim *s, const sshared *m, int32_t me) {
   uint32_t x = (uint32_t)m->writer / (uint32_t)s->lanes;
-  return s->pfences[x] > m->wfence &&
-         (m->writer == me || s->pfence_ep[x] < s->epoch + 1 ||
-          s->pfences[x] > m->wfence + 1);
+  return m->writer == me ? s->pfences[x] > m->wfence
+                         : s->pfence_pub[x] > m->wfence;
 }
 
 /* Byte m now holds `bits`, written by thread `me` in this epoch. */

@@ -91,7 +91,7 @@ static void refusals(void) {
        "U = T + V, V = U + 1",
        {"M=10", "N=64", NULL},
        "error[E",
-       "the defaults of 'U' and 'V' depend on each other"},
+       "depends, through '"},
       {"U = T // 16 + 1",
        "U = U + 1",
        {"M=10", "N=64", NULL},
@@ -131,6 +131,46 @@ static void refusals(void) {
   bool ok = grid_of(src, defs, g, err, sizeof err);
   CHECKF(!ok && strstr(err, "'N' is dynamic") && strstr(err, ":10:"),
          "dynamic: %s", ok ? "compiled" : err);
+}
+
+/* A multiple_of naming an expression default takes its value; many
+ * entries that all depend on each other are refused at once (the cycle
+ * found in as many steps as there are entries); an expression default of
+ * a run-time size is only its run-time default. */
+static void orders_and_cycles(void) {
+  char src[sizeof SRC + 512];
+  const char *at = strstr(SRC, "    constraints {\n") + 18;
+  snprintf(src, sizeof src, "%.*s        dynamic(N, multiple_of = V)\n%s",
+           (int)(at - SRC), SRC, at);
+  char *d = strstr(src, "S = 0.5 }");
+  snprintf(d, sizeof src - (size_t)(d - src), "S = 0.5, V = T // 2 }%s",
+           strstr(SRC, "S = 0.5 }") + 9);
+  uint32_t g[3];
+  char err[512];
+  /* N at run time (64 its run-time default), T given: V = 16 */
+  const char *defs[] = {"M=10", "N=64", "T=32", NULL};
+  bool ok = grid_of(src, defs, g, err, sizeof err);
+  CHECKF(ok && g[0] == 2, "multiple_of of a default: %s", ok ? "" : err);
+  /* ten entries, each using all the others */
+  char many[4096];
+  int w = snprintf(many, sizeof many, "kernel k(x: Memory[N, f32], y: "
+                                      "Memory[N, f32]) {\n"
+                                      "    constraints { workgroup(N, X, 0)\n"
+                                      "                  wave(N, X)\n"
+                                      "                  hardware(threads_per_"
+                                      "wave = 32) }\n    defaults { X = A0");
+  for (int i = 0; i < 10; i++) {
+    w += snprintf(many + w, sizeof many - (size_t)w, ", A%d = 1", i);
+    for (int j = 0; j < 10; j++)
+      if (j != i)
+        w += snprintf(many + w, sizeof many - (size_t)w, " + A%d", j);
+  }
+  snprintf(many + w, sizeof many - (size_t)w,
+           " }\n    write(read(x), y)\n}\n");
+  const char *n64[] = {"N=64", NULL};
+  ok = grid_of(many, n64, g, err, sizeof err);
+  CHECKF(!ok && strstr(err, "depends, through 'A"), "many: %s",
+         ok ? "compiled" : err);
 }
 
 /* The builder API: T = 32 * 2 folds to a literal; U = N // 8 is an
@@ -208,6 +248,7 @@ static void attention_tiles(void) {
 int main(void) {
   RUN(evaluated_in_order);
   RUN(refusals);
+  RUN(orders_and_cycles);
   RUN(builder);
   RUN(attention_tiles);
   CHECK_EXIT();

@@ -1319,7 +1319,12 @@ static void parse_default(parser *p, void *ud) {
                  after->kind != T_PLUS && after->kind != T_MINUS &&
                  after->kind != T_STAR && after->kind != T_SLASH &&
                  after->kind != T_DSLASH && after->kind != T_PERCENT;
-  if (!literal && cur(p)->kind != T_FLOAT && !is_word(cur(p), "inf")) {
+  if (!literal && lit && (lit->kind == T_FLOAT || is_word(lit, "inf")))
+    fail(p, lit, D_NOT_INT, "a default is a number or an integer "
+                            "expression of sizes and hyperparameters; %s "
+                            "starts a float expression",
+         desc(p, lit));
+  if (!literal) {
     wavec_expr e = parse_iexpr(p);
     must_ok(p, wavec_default_expr(p->k, s, e, loc_of(p, n)));
     return;

@@ -433,6 +433,8 @@ static wavec_status set_default(wv_kernel *k, wavec_sym s, bool is_float,
  * refused there, with the others of a cycle). */
 static wavec_status default_expr(wv_kernel *k, wavec_sym s, ex_t e,
                                  wavec_loc loc) {
+  if (s == 0 || s >= k->ctx->sym_names.n)
+    wv_fail(k->ctx, D_INVALID, loc, "invalid symbol handle %u", s);
   if (!e)
     wv_fail(k->ctx, D_INVALID, loc, "invalid expression handle");
   int64_t v;

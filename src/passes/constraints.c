@@ -49,6 +49,17 @@ static bool mma_dim(wv_kernel *k, wavec_sym s) {
   return false;
 }
 
+/* Is s the last dim of some value (what index.c's default_layout spreads
+ * over the lanes whole)? */
+static bool last_of_a_value(wv_kernel *k, wavec_sym s) {
+  for (uint32_t id = 1; id < k->g->nodes.n; id++) {
+    const wv_node *n = wv_get(k->g, id);
+    if (n->type.n && n->type.dims[n->type.n - 1] == s)
+      return true;
+  }
+  return false;
+}
+
 /* Partial sums. An mma whose reduction dim is split over waves or
  * workgroups, and a sum or max over a dim split over workgroups, leave each
  * wave or workgroup holding its part of the result: a sum or max is
@@ -218,12 +229,12 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
       di->base = ex_const(ctx, 0);
       di->span = di->size;
       /* a dim nothing splits, larger than a wave and not a multiple of
-       * its lanes, and no mma's: one tile rounded up to the lanes, masked
-       * past the size (as workgroup(D, T, a) and wave(D, T) of one tile
-       * would be), so that a wave holding it whole (index.c's
-       * default_layout) spreads it evenly */
+       * its lanes, no mma's and the last of some value: one tile rounded
+       * up to the lanes, masked past the size (as workgroup(D, T, a) and
+       * wave(D, T) of one tile would be), so that a wave holding it whole
+       * (index.c's default_layout) spreads it evenly */
       if (di->vshape < 0 && di->size > d->lanes && di->size % d->lanes &&
-          !mma_dim(k, s)) {
+          !mma_dim(k, s) && last_of_a_value(k, s)) {
         di->span = (di->size + d->lanes - 1) / d->lanes * d->lanes;
         di->tiles = 1;
         di->ragged = true;

@@ -138,9 +138,16 @@ static const char *unstageable(lw *w, uint32_t id, stage *st) {
   if (!w->mma_only[id])
     return "the read is also used other than as an mma operand";
   /* (index.c's rows_copyable put it in registers) */
-  if (w->wgmma && lw_nelem(w, id))
-    return "its rows are not a multiple of 4 bytes: the wgmma takes it from "
-           "registers";
+  if (w->wgmma && lw_nelem(w, id)) {
+    const wv_diminfo *ld = &w->d->dim[mem->type.dims[mem->type.n - 1]];
+    int64_t row = (ld->dynamic ? ld->multiple : ld->size) *
+                  tir_ty_bytes(tir_ty_of(mem->type.dt));
+    return row % STAGE_VEC_MIN == 0
+               ? "a wgmma reads 8-bit operands K-major only, and this one is "
+                 "stored otherwise: the wgmma takes it from registers"
+               : "its rows are not a multiple of 4 bytes: the wgmma takes "
+                 "it from registers";
+  }
   /* the copies zero-fill past an edge: a read filled otherwise is not
    * staged */
   if (lw_read_fill(w, n) != 0)
@@ -277,12 +284,18 @@ static void remark_narrow(lw *w, const stage *st) {
                     "a store: no asynchronous copy moves less than 4 bytes)");
   else
     wv_buf_printf(&b, "move %lld bytes at a time, not 16", (long long)st->vb);
-  if (di->dynamic)
+  if (di->dynamic && di->multiple > 1)
     wv_buf_printf(&b, ": its rows along '%s' are known to be a multiple of "
                       "%lld elements only (dynamic(%s, multiple_of = %lld) "
                       "takes 16-byte copies and tensor copies)",
                   wavec_symbol_name(w->ctx, d), (long long)di->multiple,
                   wavec_symbol_name(w->ctx, d),
+                  (long long)(STAGE_VEC_BYTES / st->es));
+  else if (di->dynamic)
+    wv_buf_printf(&b, ": nothing is stated of its rows along '%s' "
+                      "(dynamic(%s, multiple_of = %lld) takes 16-byte copies "
+                      "and tensor copies)",
+                  wavec_symbol_name(w->ctx, d), wavec_symbol_name(w->ctx, d),
                   (long long)(STAGE_VEC_BYTES / st->es));
   else
     wv_buf_printf(&b, ", and no tensor copies: its rows (%s = %lld, %lld "

@@ -49,8 +49,9 @@
  *    `.extern` (dynamic) and the launch passes its size. Vector accesses
  *    (T_LDGV, T_LDSV, T_STSV, T_STGV) become v2/v4.b32 loads and stores of 16
  *    bytes at most, 16-bit elements packed in pairs. T_CPA, T_CPCOMMIT and
- *    T_CPWAIT are cp.async.cg (16 bytes), cp.async.commit_group and
- *    cp.async.wait_group: the simulator's groups are PTX's.
+ *    T_CPWAIT are cp.async.cg (16 bytes; .ca for 8 and 4),
+ *    cp.async.commit_group and cp.async.wait_group: the simulator's groups
+ *    are PTX's.
  *  - Tensor maps are `.param .align 64 .b8 NAME_tmap_I[128]` after the
  *    pointers, their generic addresses (cvta.param) in %tm. T_MBINIT,
  *    T_MBARRIVE are mbarrier.init / arrive(.expect_tx) on the barrier's

@@ -202,6 +202,48 @@ static void element_copies(void) {
     }
 }
 
+/* An 8-bit lhs stored [K, M] (no transpose for 8-bit wgmma operands):
+ * taken from registers with the reason, at M = 100, 128 and 130 (M = 128
+ * was refused before, M = 100 since the narrow copies until this). */
+static void eight_bit_m_major_lhs(void) {
+  static const int ms[] = {100, 128, 130};
+  uint64_t rng = 25;
+  for (size_t i = 0; i < 3; i++) {
+    int M = ms[i], N = 64, K = 128;
+    char what[256];
+    kcase c;
+    if (!kc_gemm_open(&c, FILE_, "gemm_fp8_tn", M, N, K, NULL, what)) {
+      CHECKF(0, "%s: %s", what, c.err);
+      kc_close(&c);
+      continue;
+    }
+    /* (M = 130: its rows are not a multiple of 4 bytes either, and the
+     * remark says that) */
+    CHECKF(kc_has_remark(c.k, M % 4 ? "its rows are not a multiple of 4 "
+                                      "bytes: the wgmma takes it from"
+                                    : "a wgmma reads 8-bit operands K-major "
+                                      "only, and this one is stored "
+                                      "otherwise"),
+           "%s: no remark on the lhs in registers", what);
+    double *a = kc_input(&c, "a", &rng), *b = kc_input(&c, "b", &rng);
+    double *ref = malloc(sizeof *ref * (size_t)M * N);
+    for (int m = 0; m < M; m++)
+      for (int j = 0; j < N; j++) {
+        double sum = 0;
+        for (int k = 0; k < K; k++)
+          sum += a[k * M + m] * b[j * K + k];
+        ref[m * N + j] = sum;
+      }
+    bool ran = kc_simulate(&c);
+    CHECKF(ran, "%s: %s", what, c.err);
+    double e = ran ? kc_rel_err(&c, "c", ref) : -1;
+    CHECKF(ran && e < 1e-5, "%s: rel err %g", what, e);
+    printf("  %-44s rel err %.2g\n", what, e);
+    free(a), free(b), free(ref);
+    kc_close(&c);
+  }
+}
+
 /* A producer warpgroup issues tensor copies only: refused where the rows
  * cannot take them, with the reason. */
 static void specialize_refused(void) {
@@ -294,6 +336,7 @@ int main(void) {
   RUN(specialize_refused);
   RUN(dynamic_k);
   RUN(element_copies);
+  RUN(eight_bit_m_major_lhs);
   RUN(copies_fenced);
   CHECK_EXIT();
 }

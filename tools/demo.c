@@ -246,6 +246,13 @@ int main(void) {
          "sim wgmma", 0, 2, 200, 96);
   bwd_in("examples/attention_bwd_wgmma.wave", "_wgmma_causal", "sim wgmma", 1,
          1, 128, 80);
+  /* a K no tile divides, odd: the operands copied an element at a time */
+  gemm_in("examples/gemm_wgmma.wave", "gemm_wgmma", "sim wgmma", 200, 136,
+          101);
+  /* 2048 keys at head dim 128: the example's defaults take 192x128 tiles
+   * (three warpgroups of rows, a producer warpgroup) */
+  fwd_in("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
+         "sim wgmma", 1, 1, 2048, 128);
   printf("\n%s\n", failures ? "SOME KERNELS FAILED" : "all kernels match "
                                                        "their references");
   return failures ? 1 : 0;

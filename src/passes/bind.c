@@ -300,6 +300,22 @@ wavec_status wv_pass_bind(wv_kernel *k) {
     b->dynamic[s] = true;
   }
   bind_expr_defaults(k);
+  /* a run-time default (-D, or defaults { }) is a size: positive */
+  for (uint32_t i = 0; i < k->dynamics.n; i++) {
+    wavec_sym s = k->dynamics.v[i].dim;
+    wavec_loc at = k->dynamics.v[i].loc;
+    bool given = defined(k, s);
+    for (uint32_t j = 0; j < k->defaults.n && !given; j++)
+      if (k->defaults.v[j].sym == s) {
+        given = true;
+        at = k->defaults.v[j].loc;
+      }
+    if (given && b->ival[s] <= 0)
+      wv_fail(ctx, D_TILE_POSITIVE, at,
+              "dynamic dimension '%s' defaults to %lld at run time; a size "
+              "is positive",
+              name(k, s), (long long)b->ival[s]);
+  }
   for (uint32_t i = 0; i < k->dynamics.n; i++) {
     wv_dynamic *dy = &k->dynamics.v[i];
     if (dy->multiple) /* (positive: wv_value_rules, below) */

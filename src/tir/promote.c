@@ -139,14 +139,17 @@ static const char *unstageable(lw *w, uint32_t id, stage *st) {
     return "the read is also used other than as an mma operand";
   /* (index.c's rows_copyable put it in registers) */
   if (w->wgmma && lw_nelem(w, id)) {
-    const wv_diminfo *ld = &w->d->dim[mem->type.dims[mem->type.n - 1]];
-    int64_t row = (ld->dynamic ? ld->multiple : ld->size) *
-                  tir_ty_bytes(tir_ty_of(mem->type.dt));
-    return row % STAGE_VEC_MIN == 0
-               ? "a wgmma reads 8-bit operands K-major only, and this one is "
-                 "stored otherwise: the wgmma takes it from registers"
-               : "its rows are not a multiple of 4 bytes: the wgmma takes "
-                 "it from registers";
+    /* the K-major rule first: no row size would lift it */
+    wavec_sym last = mem->type.dims[mem->type.n - 1];
+    for (uint32_t u = 1; u < w->g->nodes.n; u++) {
+      const wv_node *m = wv_get(w->g, u);
+      if (m->op == WAVEC_OP_MMA && (m->ops[0] == id || m->ops[1] == id) &&
+          tir_ty_bytes(tir_ty_of(mem->type.dt)) == 1 && last != m->sym)
+        return "a wgmma reads 8-bit operands K-major only, and this one is "
+               "stored otherwise: the wgmma takes it from registers";
+    }
+    return "its rows are not a multiple of 4 bytes: the wgmma takes it from "
+           "registers";
   }
   /* the copies zero-fill past an edge: a read filled otherwise is not
    * staged */

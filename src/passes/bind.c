@@ -18,32 +18,35 @@ static const char *name(wv_kernel *k, wavec_sym s) {
   return wavec_symbol_name(k->ctx, s);
 }
 
-/* Looks the symbol up; false when it has no value. */
-static void lookup(wv_kernel *k, wv_binding *b, wavec_sym s) {
-  wavec_ctx *ctx = k->ctx;
+/* Symbol s's -D definition, or NULL. */
+static const wv_define *define_of(wv_kernel *k, wavec_sym s) {
   const char *nm = name(k, s);
-  for (uint32_t i = 0; i < ctx->defines.n; i++) {
-    wv_define *d = &ctx->defines.v[i];
-    if (strcmp(d->name, nm) == 0) {
-      b->known[s] = true;
-      b->is_float[s] = d->is_float;
-      b->ival[s] = d->i;
-      b->fval[s] = d->f;
-      return;
-    }
-  }
-  for (uint32_t i = 0; i < k->defaults.n; i++) {
-    wv_default *d = &k->defaults.v[i];
-    if (d->sym == s && d->e)
-      return; /* an expression: bind_expr_defaults, once its symbols are */
-    if (d->sym == s) {
-      b->known[s] = true;
-      b->is_float[s] = d->is_float;
-      b->ival[s] = d->i;
-      b->fval[s] = d->f;
-      return;
-    }
-  }
+  for (uint32_t i = 0; i < k->ctx->defines.n; i++)
+    if (strcmp(k->ctx->defines.v[i].name, nm) == 0)
+      return &k->ctx->defines.v[i];
+  return NULL;
+}
+
+/* Symbol s's entry in the kernel's defaults { }, or NULL. */
+static const wv_default *default_of(wv_kernel *k, wavec_sym s) {
+  for (uint32_t i = 0; i < k->defaults.n; i++)
+    if (k->defaults.v[i].sym == s)
+      return &k->defaults.v[i];
+  return NULL;
+}
+
+/* Looks the symbol up: a definition, else a literal default (an
+ * expression waits for bind_expr_defaults, once its symbols have values);
+ * nothing when it has no value. */
+static void lookup(wv_kernel *k, wv_binding *b, wavec_sym s) {
+  const wv_define *def = define_of(k, s);
+  const wv_default *d = def ? NULL : default_of(k, s);
+  if (!def && (!d || d->e))
+    return;
+  b->known[s] = true;
+  b->is_float[s] = def ? def->is_float : d->is_float;
+  b->ival[s] = def ? def->i : d->i;
+  b->fval[s] = def ? def->f : d->f;
 }
 
 typedef struct symcheck {
@@ -169,15 +172,6 @@ void wv_value_rules(wv_kernel *k, bool lit) {
   }
 }
 
-/* Is s given by a -D definition? */
-static bool defined(wv_kernel *k, wavec_sym s) {
-  const char *nm = name(k, s);
-  for (uint32_t i = 0; i < k->ctx->defines.n; i++)
-    if (strcmp(k->ctx->defines.v[i].name, nm) == 0)
-      return true;
-  return false;
-}
-
 /* The defaults that are expressions (not overridden by -D) and still
  * without a value: done[i] false for entry i. */
 typedef struct pending {
@@ -223,7 +217,7 @@ static void bind_expr_defaults(wv_kernel *k) {
   uint32_t n = k->defaults.n;
   bool *done = wv_alloc(k->ctx, (n + 1) * sizeof *done);
   for (uint32_t i = 0; i < n; i++)
-    done[i] = !k->defaults.v[i].e || defined(k, k->defaults.v[i].sym);
+    done[i] = !k->defaults.v[i].e || define_of(k, k->defaults.v[i].sym);
   bool progress = true;
   while (progress) {
     progress = false;
@@ -303,15 +297,9 @@ wavec_status wv_pass_bind(wv_kernel *k) {
   /* a run-time default (-D, or defaults { }) is a size: positive */
   for (uint32_t i = 0; i < k->dynamics.n; i++) {
     wavec_sym s = k->dynamics.v[i].dim;
-    wavec_loc at = k->dynamics.v[i].loc;
-    bool given = defined(k, s);
-    for (uint32_t j = 0; j < k->defaults.n && !given; j++)
-      if (k->defaults.v[j].sym == s) {
-        given = true;
-        at = k->defaults.v[j].loc;
-      }
-    if (given && b->ival[s] <= 0)
-      wv_fail(ctx, D_TILE_POSITIVE, at,
+    const wv_default *d = define_of(k, s) ? NULL : default_of(k, s);
+    if ((d || define_of(k, s)) && b->ival[s] <= 0)
+      wv_fail(ctx, D_TILE_POSITIVE, d ? d->loc : k->dynamics.v[i].loc,
               "dynamic dimension '%s' defaults to %lld at run time; a size "
               "is positive",
               name(k, s), (long long)b->ival[s]);

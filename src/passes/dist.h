@@ -104,6 +104,13 @@ ex_t wv_wave_coord(wavec_ctx *ctx, const wv_dist *d, int a);
 
 /* The layout role r of mma node `mma_id` requires (its result: WV_ACC). */
 const wv_layout *wv_mma_role_layout(wv_kernel *k, uint32_t mma_id, wv_role r);
+/* Why the tile copies cannot bring read `rd`'s rows to shared memory for
+ * an mma over K, or NULL where they can: 8-bit operands are read K-major
+ * only, and the rows in memory are a multiple of 4 bytes, the narrowest
+ * asynchronous copy (STAGE_VEC_MIN of tir/lower.h; every size of them,
+ * where it is given at run time). A wgmma's lhs read that cannot is
+ * loaded into registers instead (promote.c says why). */
+const char *wv_rows_uncopyable(wv_kernel *k, const wv_node *rd, wavec_sym K);
 
 /* The layout user `uid` requires of operand i (NULL: any). */
 const wv_layout *wv_required_layout(wv_kernel *k, const wv_index *ix,

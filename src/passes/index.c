@@ -103,21 +103,19 @@ typedef struct solver {
   VEC(wv_ids) users;
 } solver;
 
-/* Can the tile copies bring read `rd`'s rows to shared memory for an mma
- * over K: is its memory's last dim a multiple of 4 bytes, the narrowest
- * asynchronous copy (STAGE_VEC_MIN of tir/lower.h; every size of it, where
- * it is given at run time), and K where it is 8-bit? A wgmma's lhs read
- * that cannot is loaded into registers instead. */
-static bool rows_copyable(wv_kernel *k, const wv_node *rd, wavec_sym K) {
+const char *wv_rows_uncopyable(wv_kernel *k, const wv_node *rd, wavec_sym K) {
   const wv_node *mem = wv_get(k->g, rd->mem);
   wavec_sym last = mem->type.dims[mem->type.n - 1];
   const wv_diminfo *di = &k->dist->dim[last];
   int64_t size = di->dynamic ? di->multiple : di->size;
-  /* 8-bit operands are read K-major only (no transpose for them): one
-   * stored otherwise is taken from registers */
+  /* 8-bit operands are read K-major only (no transpose for them): no row
+   * size lifts that, so it is said first */
   if (wv_dtypes[mem->type.dt].bits == 8 && last != K)
-    return false;
-  return size * wv_dtypes[mem->type.dt].bits / 8 % 4 == 0;
+    return "a wgmma reads 8-bit operands K-major only, and this one is "
+           "stored otherwise";
+  if (size * wv_dtypes[mem->type.dt].bits / 8 % 4)
+    return "its rows are not a multiple of 4 bytes";
+  return NULL;
 }
 
 const wv_layout *wv_mma_role_layout(wv_kernel *k, uint32_t mma_id,
@@ -143,7 +141,7 @@ const wv_layout *wv_mma_role_layout(wv_kernel *k, uint32_t mma_id,
     o = wv_get(k->g, o->ops[0]);
   bool shared =
       o && wv_mma_issued_from_shared(
-               kind, r, o->op == WAVEC_OP_READ && rows_copyable(k, o, K));
+               kind, r, o->op == WAVEC_OP_READ && !wv_rows_uncopyable(k, o, K));
   if (!shared)
     wv_mma_layout(ctx, kind, r, nn, d->lane, ex_sym(ctx, d->E), frag);
   const wv_type *t = r == WV_ACC ? &n->type : &wv_get(k->g, n->ops[r])->type;

@@ -132,6 +132,10 @@ uint32_t lw_op2(lw *w, tir_op op, tir_ty ty, uint32_t a, uint32_t b) {
   return d;
 }
 
+uint32_t lw_pred_and(lw *w, uint32_t a, uint32_t b) {
+  return !a ? b : !b ? a : lw_op2(w, T_AND, TY_PRED, a, b);
+}
+
 uint32_t lw_swz(lw *w, uint32_t a, int64_t bytes) {
   uint32_t d = lw_reg(w, TY_I32);
   lw_emit(w, T_SWZ, TY_I32, d, a, 0, 0, bytes);

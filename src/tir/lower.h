@@ -429,6 +429,9 @@ uint32_t lw_clones_of(lw *w, uint32_t id, uint32_t *out);
 tir_instr *lw_emit(lw *w, tir_op op, tir_ty ty, uint32_t dst, uint32_t a,
                    uint32_t b, uint32_t c, int64_t imm);
 uint32_t lw_op2(lw *w, tir_op op, tir_ty ty, uint32_t a, uint32_t b);
+/* Predicates a and b both (0: true): the other where one is 0, else a new
+ * register of a AND b. */
+uint32_t lw_pred_and(lw *w, uint32_t a, uint32_t b);
 /* The `bytes`-byte swizzle (tir_swz) of shared address register a. */
 uint32_t lw_swz(lw *w, uint32_t a, int64_t bytes);
 uint32_t lw_iconst(lw *w, int64_t v);

@@ -52,9 +52,7 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
     ex_t soff = lw_stage_elem_off(ctx, st, nd, local);
     soff = ex_add(ctx, ex_const(ctx, st->base),
                   ex_mul(ctx, soff, ex_const(ctx, st->es)));
-    uint32_t m = mask;
-    if (extra)
-      m = mask ? lw_op2(w, T_AND, TY_PRED, mask, extra) : extra;
+    uint32_t m = lw_pred_and(w, mask, extra);
     uint32_t sa = lw_smem_addr(w, lw_concrete(w, soff, 0), at);
     if (st->swz)
       sa = lw_swz(w, sa, st->swz);
@@ -68,9 +66,7 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
     if (st->vb < STAGE_VEC_MIN) {
       /* an element at a time through a register (no asynchronous copy
        * moves fewer than 4 bytes): a load, 0 past the edge, and a store */
-      uint32_t on = !inside ? m
-                    : m     ? lw_op2(w, T_AND, TY_PRED, m, inside)
-                            : inside;
+      uint32_t on = lw_pred_and(w, m, inside);
       uint32_t r = lw_reg(w, ty);
       lw_emit(w, T_LDG, ty, r, ga, on, 0, mem->index);
       lw_emit(w, T_STS, ty, 0, sa, r, m, 0);

@@ -43,12 +43,12 @@ bool lw_bound_check(lw *w, ex_t c, ex_t size, uint32_t *mask) {
         wide = true;
       }
       lw_emit(w, T_SETP, wide ? TY_I64 : TY_I32, q, r, s, 0, TIR_CMP_LT);
-      p = p ? lw_op2(w, T_AND, TY_PRED, p, q) : q;
+      p = lw_pred_and(w, p, q);
     }
     guard_ent g = {c, size, p, w->scopes.v[w->scopes.n - 1]};
     vec_push(w->ctx, &w->guards, g);
   }
-  *mask = *mask ? lw_op2(w, T_AND, TY_PRED, *mask, p) : p;
+  *mask = lw_pred_and(w, *mask, p);
   return true;
 }
 

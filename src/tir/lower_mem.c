@@ -717,7 +717,7 @@ static uint32_t add_elems(lw *w, const wv_node *n, const wv_node *mem,
   if (own_guard(w, v, n->mapping, e, &mask))
     two = false; /* (e + 1 may lie past the edge where e does not) */
   if (owner)
-    mask = mask ? lw_op2(w, T_AND, TY_PRED, mask, owner) : owner;
+    mask = lw_pred_and(w, mask, owner);
   if (!two || !pair_at(w, v, n->mapping, mem, e)) {
     lw_emit(w, T_REDG, TY_F32, 0, off, reg, mask, mem->index);
     return 1;

@@ -130,11 +130,8 @@ void lw_tma_fill(lw *w, stage *const *piped, uint32_t n, int64_t S,
                  ex_t first, ex_t tile, uint32_t on, bool refill) {
   wavec_ctx *ctx = w->ctx;
   wavec_loc loc = w->loc;
-  uint32_t me = on ? lw_op2(w, T_AND, TY_PRED, on, w->tma_leader)
-                   : w->tma_leader;
-  uint32_t wave0 = on && w->tma_wave0
-                       ? lw_op2(w, T_AND, TY_PRED, on, w->tma_wave0)
-                       : on ? on : w->tma_wave0;
+  uint32_t me = lw_pred_and(w, on, w->tma_leader);
+  uint32_t wave0 = lw_pred_and(w, on, w->tma_wave0);
   /* a set's tiles follow each other in `piped` (pipeline.c's barrier_sets):
    * its barriers are waited on and announced once, before its first */
   uint32_t full = 0;
@@ -254,8 +251,7 @@ void lw_tma_release(lw *w, const stage *st, int64_t S, ex_t first, ex_t tile,
                     uint32_t on, int lag) {
   wavec_loc loc = w->loc;
   w->loc = st->loc;
-  uint32_t me = on ? lw_op2(w, T_AND, TY_PRED, on, w->tma_wleader)
-                   : w->tma_wleader;
+  uint32_t me = lw_pred_and(w, on, w->tma_wleader);
   uint32_t empty = bar_of(w, st->ebar, S, first, tile);
   tir_instr *in = lw_emit(w, T_MBARRIVE, TY_PRED, 0, empty, me, 0, 0);
   in->tag = lag < 0 ? 0 : st->tag | (lag ? TIR_TAG_PREV : 0);

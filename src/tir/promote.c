@@ -137,19 +137,21 @@ static const char *unstageable(lw *w, uint32_t id, stage *st) {
   wv_buf_init(&b, ctx);
   if (!w->mma_only[id])
     return "the read is also used other than as an mma operand";
-  /* (index.c's rows_copyable put it in registers) */
+  /* (index.c put it in registers: wv_rows_uncopyable says why, for the
+   * K of the mma it feeds, directly or through a permute) */
   if (w->wgmma && lw_nelem(w, id)) {
-    /* the K-major rule first: no row size would lift it */
-    wavec_sym last = mem->type.dims[mem->type.n - 1];
-    for (uint32_t u = 1; u < w->g->nodes.n; u++) {
+    const char *why = NULL;
+    for (uint32_t u = 1; u < w->g->nodes.n && !why; u++) {
       const wv_node *m = wv_get(w->g, u);
-      if (m->op == WAVEC_OP_MMA && (m->ops[0] == id || m->ops[1] == id) &&
-          tir_ty_bytes(tir_ty_of(mem->type.dt)) == 1 && last != m->sym)
-        return "a wgmma reads 8-bit operands K-major only, and this one is "
-               "stored otherwise: the wgmma takes it from registers";
+      for (int r = 0; r < 2 && m->op == WAVEC_OP_MMA && !why; r++) {
+        const wv_node *o = wv_get(w->g, m->ops[r]);
+        if (m->ops[r] == id || (o->op == WAVEC_OP_PERMUTE && o->ops[0] == id))
+          why = wv_rows_uncopyable(w->k, n, m->sym);
+      }
     }
-    return "its rows are not a multiple of 4 bytes: the wgmma takes it from "
-           "registers";
+    wv_buf_printf(&b, "%s: the wgmma takes it from registers",
+                  why ? why : "it is an mma's operand in registers");
+    return wv_buf_str(&b);
   }
   /* the copies zero-fill past an edge: a read filled otherwise is not
    * staged */

@@ -47,12 +47,7 @@ bench.bwd_one_pass(True, $C)" >"$OUT/log-bwd1-$row.txt" 2>&1
     sed -E 's/^bwd1 attn bwd one-pass f16 //; s/ \(fused kernel alone/ (fused/; s/; 168 regs, 0 B spill//'
 done; }
 bwd ${ROWS-new wide widespec}
-IFS=, read -ra pats <<<"${GPU_CASES-bwd1 wgmma fused}"
-for p in "${pats[@]}"; do
-  f="$OUT/gpu-$(echo "$p" | tr ' ' '-').txt"
-  GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-200} bash tests/gpu/run.sh "$p" >"$f" 2>&1
-  echo "[gpu $p] rc=$?"; grep -E "^(ok|FAIL)|passed|failed" "$f" | tail -12
-done
+gpu_cases "${GPU_CASES-bwd1 wgmma fused}" "${GPU_S:-200}" 12
 for d in ${PROF:+${PROF_D:-128}}; do
   WAVEC_LIB=$NEW WV_PROF_D=$d WV_PROFILE_ONLY=$PROF timeout ${PROF_S:-150} python3 bench/profile_bwd1.py "$TMPO/prof$d" \
     >"$OUT/prof-bwd1-d$d.txt" 2>&1

@@ -15,12 +15,7 @@
 . bench/device_env.sh
 build_release
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-IFS=, read -ra pats <<<"${GPU_CASES-swz,narrow}"
-for p in "${pats[@]}"; do
-  f="$OUT/gpu-$(echo "$p" | tr ' ' '-').txt"
-  GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-220} bash tests/gpu/run.sh "$p" >"$f" 2>&1
-  echo "[gpu $p] rc=$?"; grep -E "^(ok|FAIL)|passed|failed" "$f" | tail -16
-done
+gpu_cases "${GPU_CASES-swz,narrow}" "${GPU_S:-220}" 16
 if [ -n "${HD-96,80}" ]; then
   WAVEC_LIB=build/release/libwavec.so WV_FWD_N=4096 timeout ${FWD_S:-90} python3 -c "
 import sys; sys.path.insert(0, 'bench'); import bench

@@ -14,12 +14,7 @@
 . bench/device_env.sh
 build_release
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-IFS=, read -ra pats <<<"${GPU_CASES-narrow,whole,copies=1,stages=1}"
-for p in "${pats[@]}"; do
-  f="$OUT/gpu-$(echo "$p" | tr ' =' '--').txt"
-  GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-200} bash tests/gpu/run.sh "$p" >"$f" 2>&1
-  echo "[gpu $p] rc=$?"; grep -E "^(ok|FAIL)|passed|failed" "$f" | tail -16
-done
+gpu_cases "${GPU_CASES-narrow,whole,copies=1,stages=1}" "${GPU_S:-200}" 16
 WAVEC_LIB=build/release/libwavec.so WV_FWD_N=4096 timeout ${FWD_S:-90} python3 -c "
 import sys; sys.path.insert(0, 'bench'); import bench
 bench.fwd_sched(True, [(128, 64, 2, {})], Ds=(128, 64), tag='fwd')" >"$OUT/log-fwd.txt" 2>&1

@@ -5,9 +5,4 @@
 # the simulator and under compute-sanitizer.
 . bench/device_env.sh
 build_release
-IFS=, read -ra pats <<<"${GPU_CASES-defaults,wgmma fwd}"
-for p in "${pats[@]}"; do
-  f="$OUT/gpu-$(echo "$p" | tr ' =' '--').txt"
-  GPU_SKIP="ragged fp8 large" timeout ${GPU_S:-200} bash tests/gpu/run.sh "$p" >"$f" 2>&1
-  echo "[gpu $p] rc=$?"; grep -E "^(ok|FAIL)|passed|failed" "$f" | tail -30
-done
+gpu_cases "${GPU_CASES-defaults,wgmma fwd}" "${GPU_S:-200}" 30

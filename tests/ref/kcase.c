@@ -170,9 +170,25 @@ bool kc_gemm_open(kcase *c, const char *file, const char *kernel, int M,
 }
 
 double kc_gemm_err(kcase *c, int M, int N, int K, uint64_t *rng) {
+  return kc_gemm_err_as(c, M, N, K, false, false, rng);
+}
+
+double kc_gemm_err_as(kcase *c, int M, int N, int K, bool a_km, bool b_kn,
+                      uint64_t *rng) {
   double *a = kc_input(c, "a", rng), *b = kc_input(c, "b", rng);
   double *ref = malloc(sizeof *ref * (size_t)M * N);
-  ref_gemm((size_t)M, (size_t)N, (size_t)K, a, b, ref);
+  if (!a_km && !b_kn) {
+    ref_gemm((size_t)M, (size_t)N, (size_t)K, a, b, ref);
+  } else {
+    for (int m = 0; m < M; m++)
+      for (int n = 0; n < N; n++) {
+        double sum = 0;
+        for (int k = 0; k < K; k++)
+          sum += (a_km ? a[k * M + m] : a[m * K + k]) *
+                 (b_kn ? b[k * N + n] : b[n * K + k]);
+        ref[m * N + n] = sum;
+      }
+  }
   double e = kc_simulate(c) ? kc_rel_err(c, "c", ref) : -1;
   free(a), free(b), free(ref);
   return e;

@@ -56,5 +56,9 @@ bool kc_gemm_open(kcase *c, const char *file, const char *kernel, int M,
 /* Its c against float64 of random a and b: the relative L2 error, or -1
  * (with c->err) where the simulator refused to run it. */
 double kc_gemm_err(kcase *c, int M, int N, int K, uint64_t *rng);
+/* The same with the operands stored another way: a as [K, M] where a_km,
+ * b as [K, N] where b_kn (c = a b either way). */
+double kc_gemm_err_as(kcase *c, int M, int N, int K, bool a_km, bool b_kn,
+                      uint64_t *rng);
 
 #endif

@@ -900,6 +900,39 @@ def fwd_defaults(quick=False, Ds=(64, 128), Ns=None):
                     print(f"defaults D={D} N={N} causal={int(causal)}: FAILED {type(e).__name__}: {str(e)[:300]}",
                           flush=True)
 
+# The GEMM as shipped: bench/gemm.wave's warpgroup kernels with their
+# defaults (128x256 tiles) and no hardware override, so the ring depth,
+# schedule and epilogue are the compiler's; beside it the ring of 2 slots
+# the compiler took before v0.11.0 and 3; cuBLAS (same output dtype) in
+# the same process. Shapes a user picks: squares, LLM projections, sizes
+# no tile divides. GD_SHAPES_ENV: "MxNxK,..." to run others.
+GD_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (2048, 14336, 4096), (16384, 4096, 14336),
+             (5000, 5000, 5000), (4000, 6000, 3000), (1000, 1000, 1000)]
+
+def gemm_defaults(quick=False, variants=(("as shipped", None), ("stages=2", dict(stages=2)),
+                                         ("stages=3", dict(stages=3)))):
+    env = os.environ.get("GD_SHAPES_ENV")
+    shapes = [tuple(int(x) for x in s.split("x")) for s in env.split(",")] if env else \
+        GD_SHAPES[:1] if quick else GD_SHAPES
+    for dt in (torch.bfloat16, torch.float16):
+        for M, N, K in shapes:
+            a = torch.randn(M, K, dtype=dt, device=dev); b = torch.randn(N, K, dtype=dt, device=dev)
+            c = torch.empty(M, N, dtype=dt, device=dev)
+            ref = a @ b.T
+            ms_p = bench(lambda: a @ b.T)
+            for label, hw in variants:
+                try:
+                    k, t1, t2, info = wavec_compile("bench/gemm.wave", GEMM_KERNELS["wgmma", dt], dict(M=M, N=N, K=K),
+                                                    hw, target="sm_90a")
+                    c.fill_(float("nan")); k(a, b, c); torch.cuda.synchronize()
+                    err = rel_err(c, ref)
+                    report(f"gemm_defaults {str(dt)[6:]} {M}x{N}x{K} {label} ({info['regs']} regs, "
+                           f"{info['spill']} B spill, grid {info['grid']})", "cuBLAS",
+                           bench(lambda: k(a, b, c)), ms_p, 2 * M * N * K, err, (t1, t2))
+                except Exception as e:
+                    print(f"gemm_defaults {dt} {M}x{N}x{K} {label}: FAILED {type(e).__name__}: {str(e)[:300]}",
+                          flush=True)
+
 def fwd_sched(quick=False, cfgs=FS_FWD, Ds=(128,), tag="fwd_sched"):
     """The forward in specialized and persistent schedules (`cfgs`), cuDNN in the same process."""
     for D in Ds:

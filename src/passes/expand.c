@@ -394,23 +394,37 @@ static wavec_loc size_loc(xp *x, uint32_t id) {
   return n->loc;
 }
 
+/* An mma that adds into a value its loop carries: its result is that
+ * value's registers, counted once (a GEMM's accumulator). */
+static bool in_place(wv_graph *g, const wv_node *n) {
+  return n->op == WAVEC_OP_MMA &&
+         wv_get(g, n->ops[2])->op == WAVEC_OP_CARRIED;
+}
+
 /* Refuses tiles that need far more registers than a thread has, before
  * expansion makes a clone per vector tile of them (4096 x 4096 tiles:
  * 1.6 million registers, 106 MB of PTX, ptxas out of memory); a remark
  * when they need more than a thread has. The estimate: the values loops
- * carry, live all through them, plus the largest other value. */
+ * carry, live all through them, plus the largest other value in a loop
+ * (an mma's result adds to its carried accumulator in place), or the
+ * largest value outside the loops where that is more. */
 static void check_registers(xp *x) {
-  int64_t carried = 0, widest = 0, bigw = 0;
+  int64_t carried = 0, widest = 0, outside = 0, bigw = 0;
   uint32_t big = 0;
   for (uint32_t id = 1; id < x->old->nodes.n; id++) {
+    const wv_node *n = wv_get(x->old, id);
     int64_t w = value_words(x, id);
-    if (wv_get(x->old, id)->op == WAVEC_OP_CARRIED)
+    if (n->op == WAVEC_OP_CARRIED)
       carried += w;
-    else if (w > widest)
+    else if (!n->block && w > outside)
+      outside = w;
+    else if (n->block && w > widest && !in_place(x->old, n))
       widest = w;
     if (w > bigw)
       bigw = w, big = id;
   }
+  if (carried + widest < outside)
+    carried = 0, widest = outside;
   int64_t est = carried + widest;
   if (est <= THREAD_REGS)
     return;

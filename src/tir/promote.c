@@ -22,8 +22,18 @@ ex_t lw_stage_elem_off(wavec_ctx *ctx, const stage *st, uint32_t nd,
 }
 
 /* With stages unset: the deepest ring of up to 3 slots whose staged tiles
- * fit in this many bytes (two workgroups per 228 KiB multiprocessor). */
-enum { AUTO_STAGES = 3, AUTO_STAGE_BYTES = 112 * 1024 };
+ * fit in this many bytes (two workgroups per 228 KiB multiprocessor). A
+ * warpgroup kernel that has a multiprocessor to itself whatever its ring
+ * (alone_anyway) and whose rings only feed its mmas (a GEMM's) takes the
+ * deepest of up to 4 that leaves AUTO_EPILOGUE_BYTES for the output's
+ * store buffer: measured on the H100, 128x256 tiles at 4 stages 0.98-1.02
+ * of cuBLAS, at 3 0.92-0.97, at 2 (bench/NOTES.md v0.11.0). */
+enum {
+  AUTO_STAGES = 3,
+  AUTO_STAGE_BYTES = 112 * 1024,
+  AUTO_STAGES_ALONE = 4,
+  AUTO_EPILOGUE_BYTES = 32 * 1024
+};
 
 /* The first coordinate of the workgroup's tile along dim d: the workgroup
  * offset for split dims, the loop's for tiled ones, else 0. */
@@ -310,6 +320,36 @@ static void remark_narrow(lw *w, const stage *st) {
   wv_remark_end(w->k, &b);
 }
 
+/* A warpgroup kernel that runs one workgroup a multiprocessor with its
+ * shallowest ring (`bytes` of staged tiles): workgroups_per_sm = 1, or
+ * unset and they take more than half of its shared memory, or two
+ * workgroups' threads could not hold the mma chains' accumulators. */
+static bool alone_anyway(const lw *w, int64_t bytes) {
+  int64_t wps = w->d->hw[WAVEC_HW_WORKGROUPS_PER_SM];
+  return w->wgmma &&
+         (wps == 1 || (!wps && (bytes > SM_SMEM / 2 - CTA_RESERVED ||
+                                !lw_regs_fit_two(w))));
+}
+
+/* True where every loop that streams a staged tile only reads, permutes
+ * and multiplies (a GEMM's: no softmax or scratch between its mmas). */
+static bool rings_feed_mmas(const lw *w) {
+  static const bool ok[WAVEC_OP_COUNT] = {
+      [WAVEC_OP_READ] = true, [WAVEC_OP_MMA] = true,
+      [WAVEC_OP_PERMUTE] = true, [WAVEC_OP_CARRIED] = true,
+      [WAVEC_OP_YIELD] = true};
+  for (uint32_t i = 0; i < w->stages_all.n; i++) {
+    uint32_t loop = w->stages_all.v[i]->loop;
+    for (uint32_t b = 1; loop && b < w->g->blocks.n; b++) {
+      const wv_block *bl = &w->g->blocks.v[b];
+      for (uint32_t j = 0; bl->owner == loop && j < bl->nodes.n; j++)
+        if (!ok[wv_get(w->g, bl->nodes.v[j])->op])
+          return false;
+    }
+  }
+  return true;
+}
+
 /* Decides which reads are staged and which loops stream them through a
  * ring, picks the number of slots, and places every tile in shared memory:
  * tiles copied where they stand first, then each loop's ring, slot by
@@ -359,7 +399,11 @@ static void place_stages(lw *w) {
       all[i]->base = fixed, fixed += all[i]->bytes;
   }
   int64_t S = w->d->hw[WAVEC_HW_STAGES];
-  if (!S)
+  if (!S && ring && alone_anyway(w, fixed + 2 * ring) && rings_feed_mmas(w))
+    for (S = AUTO_STAGES_ALONE;
+         S > 2 && fixed + S * ring + AUTO_EPILOGUE_BYTES > SMEM_OPTIN; S--)
+      ;
+  else if (!S)
     for (S = AUTO_STAGES; S > 2 && fixed + S * ring > AUTO_STAGE_BYTES; S--)
       ;
   w->stages = S;

@@ -118,6 +118,8 @@ cases=(
   "defaults wgmma fwd B1 2048/128 (192x128 tiles, specialized)|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma -D B=1 -D M=2048 -D K2=2048 -D N=128 -D K1=128|sm_90a"
   "defaults wgmma fwd_causal B2 2048/96 (192x128 tiles)|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=2 -D M=2048 -D K2=2048 -D N=96 -D K1=96|sm_90a"
   "defaults wgmma fwd_causal B1 2100/64 (128x128 tiles, ragged)|examples/attention_fwd_wgmma.wave --kernel attention_fwd_wgmma_causal -D B=1 -D M=2100 -D K2=2100 -D N=64 -D K1=64|sm_90a"
+  "defaults gemm bf16 1000x1100x1000 (4 stages chosen, ragged, persistent)|bench/gemm.wave --kernel gemm_wgmma_bf16 -D M=1000 -D N=1100 -D K=1000 --hardware sms=5|sm_90a"
+  "defaults gemm bf16 tn 384x640x4104 (4 stages chosen)|bench/gemm.wave --kernel gemm_wgmma_bf16_tn -D M=384 -D N=640 -D K=4104|sm_90a"
   "whole rows softmax 33x1000 (N padded to 1024)|tests/kernels/ragged.wave --kernel row_softmax -D M=33 -D N=1000"
   "whole rows layer_norm 37x777 (N padded to 800)|tests/kernels/ragged.wave --kernel layer_norm -D M=37 -D N=777"
   "wgmma gemm 128x256x256 N=64|examples/gemm_wgmma.wave -D M=128 -D N=256 -D K=256 -D BLOCK_N=64|sm_90a"

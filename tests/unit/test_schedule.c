@@ -416,6 +416,62 @@ static void compiler_choice(void) {
   }
 }
 
+/* The ring's depth where stages is not given: a warpgroup GEMM that has a
+ * multiprocessor to itself (its accumulators, or workgroups_per_sm = 1)
+ * takes 4 slots and leaves 32 KiB for its store buffer; one that two
+ * workgroups a multiprocessor fit keeps 3; a loop with work between its
+ * mmas (the backward's softmax) keeps the two-workgroup rule; a given
+ * stages wins. The deeper rings compute what the shallow ones do. */
+static void auto_stages(void) {
+  static const struct {
+    const char *file, *kernel;
+    const char *defs[10];
+    const char *ring, *store;
+  } rows[] = {
+      {"bench/gemm.wave", "gemm_wgmma_bf16", {"M=384", "N=640", "K=256", NULL},
+       "in 4 stages of 49152 bytes", "dedicated 32768-byte"},
+      {"bench/gemm.wave", "gemm_wgmma_bf16_tn",
+       {"M=384", "N=640", "K=256", NULL}, "in 4 stages of 49152 bytes",
+       "dedicated 32768-byte"},
+      {"bench/gemm.wave", "gemm_wgmma_bf16",
+       {"M=384", "N=640", "K=256", "workgroups_per_sm=1", NULL},
+       "in 4 stages of 49152 bytes", "dedicated 32768-byte"},
+      {"bench/gemm.wave", "gemm_wgmma_bf16",
+       {"M=384", "N=640", "K=256", "stages=2", NULL},
+       "in 2 stages of 49152 bytes", "dedicated 65536-byte"},
+      {"bench/gemm.wave", "gemm_wgmma_bf16",
+       {"M=384", "N=640", "K=256", "BLOCK_N=128", NULL},
+       "in 3 stages of 32768 bytes", NULL},
+      {"examples/attention_bwd_wgmma.wave", "attention_bwd_fused_wgmma",
+       {"B=2", "M=256", "K2=256", "K1=128", "N=128", "SCALE=0.125", NULL},
+       "in 2 stages of 32768 bytes", NULL},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+    wavec_kernel *pk;
+    wavec_status st;
+    wavec_ctx *ctx = build(rows[i].file, rows[i].kernel, rows[i].defs, NULL,
+                           &pk, &st);
+    CHECKF(st == WAVEC_OK, "row %zu: %s", i, wavec_errmsg(ctx));
+    if (st == WAVEC_OK) {
+      CHECKF(kc_has_remark(pk, rows[i].ring), "row %zu: no '%s'", i,
+             rows[i].ring);
+      CHECKF(!rows[i].store || kc_has_remark(pk, rows[i].store),
+             "row %zu: no '%s'", i, rows[i].store);
+      /* the estimate no longer counts the accumulator twice */
+      CHECKF(!kc_has_remark(pk, "expect spills"), "row %zu: spills said", i);
+    }
+    wavec_ctx_free(ctx);
+  }
+  uint64_t rng = 59;
+  static const char *const none[] = {NULL};
+  gemm_case("bench/gemm.wave", "gemm_wgmma_bf16", 200, 520, 96, none, 1e-2,
+            &rng);
+  gemm_case("bench/gemm.wave", "gemm_wgmma_f16", 384, 640, 320, none, 2e-3,
+            &rng);
+  gemm_case("bench/gemm.wave", "gemm_wgmma_f16", 130, 300, 101, none, 2e-3,
+            &rng);
+}
+
 /* Longest walks first: where a causal walk grows with the query tile,
  * block i runs tile n - 1 - i (the id read as tiles - 1 - ctaid, or after
  * the persistent raster); the results are those of block i on tile i,
@@ -512,6 +568,7 @@ static void longest_first(void) {
 
 int main(void) {
   RUN(compiler_choice);
+  RUN(auto_stages);
   RUN(gemm_specialized);
   RUN(persistent_dynamic);
   RUN(attention_specialized);

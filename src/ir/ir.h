@@ -194,6 +194,8 @@ struct wv_kernel {
   struct wv_index *index; /* after index; replaced by broadcast and expand */
   VEC(const char *) remarks;
   struct lw *lw;          /* from promote to lower: the lowering's state */
+  int64_t stages_cap;     /* promote's deepest ring of its own choice, 0:
+                             none (set where a deeper one did not fit) */
   struct tir_prog *tir;   /* after lower */
   int64_t *run_size;      /* by tir sizes index: the run-time sizes (0:
                              not given yet), set by wavec_arg_shape */

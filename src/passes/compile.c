@@ -1,6 +1,7 @@
 /* The pipeline: one flat table of passes, run in order, the verifier after
  * each, timed, dumped on request. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "passes/dist.h"
 #include "passes/passes.h"
@@ -174,17 +175,49 @@ static wavec_status compile(wv_kernel *k, const wavec_options *opt) {
       k->hw.ints_loc[i] = (wavec_loc){0};
     }
   }
+  /* where a ring whose depth promote chose leaves lower more shared
+   * memory than a workgroup can have, promote runs again with a shallower
+   * one (wv_lower_refit): the remarks and dumps of the passes from promote
+   * to lower are the last try's (their dumps wait for lower), their times
+   * every try's */
+  int from = row_of(WAVEC_PASS_PROMOTE), to = row_of(WAVEC_PASS_LOWER);
+  uint32_t nremarks = 0, ntimes = 0;
+  bool again = false;
+  wv_buf held[WV_ARRAY_LEN(pipeline)] = {{0}};
   for (size_t i = 0; i < WV_ARRAY_LEN(pipeline); i++) {
+    bool trying = (int)i >= from && (int)i <= to;
+    if ((int)i == from && !again)
+      nremarks = k->remarks.n, ntimes = ctx->times.n;
     ctx->at = k->loc; /* until the pass says which node it is at */
     uint64_t t0 = wv_now_ns();
     wavec_status st = pipeline[i].run(k);
     if (st == WAVEC_OK)
       st = pipeline[i].verify(k, pipeline[i].name);
     wv_time t = {pipeline[i].name, wv_now_ns() - t0};
-    vec_push(ctx, &ctx->times, t);
+    if (again && trying)
+      ctx->times.v[ntimes + (uint32_t)(i - (size_t)from)].ns += t.ns;
+    else
+      vec_push(ctx, &ctx->times, t);
+    if (st == WAVEC_OK && (int)i == to &&
+        (k->stages_cap = wv_lower_refit(k)) > 0) {
+      k->remarks.n = nremarks;
+      memset(held, 0, sizeof held);
+      again = true;
+      i = (size_t)from - 1;
+      continue;
+    }
+    if (trying && (st != WAVEC_OK || (int)i == to))
+      for (int j = from; j < (int)i; j++) /* what waited, in order */
+        if (held[j].s && opt->dump)
+          opt->dump(opt->dump_ud, pipeline[j].pass, held[j].s, held[j].n);
     if (st != WAVEC_OK)
       return st;
     bool want = opt && (opt->print_after >> pipeline[i].pass) & 1u;
+    if (want && trying && (int)i < to) { /* until lower keeps this try */
+      wv_buf_init(&held[i], k->ctx);
+      pipeline[i].print(k, &held[i]);
+      continue;
+    }
     bool last = i + 1 == WV_ARRAY_LEN(pipeline) ||
                 (opt && opt->check_only && pipeline[i].pass == WAVEC_PASS_CHECK);
     if (want) {

@@ -563,3 +563,30 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   k->tir = p;
   return WAVEC_OK;
 }
+
+int64_t wv_lower_refit(wv_kernel *k) {
+  const lw *w = k->lw;
+  const tir_prog *p = k->tir;
+  if (p->smem_bytes <= SMEM_OPTIN)
+    return 0;
+  bool streams = false;
+  for (uint32_t i = 0; i < w->stages_all.n; i++)
+    streams |= w->stages_all.v[i]->loop != 0;
+  if (streams && !w->d->hw[WAVEC_HW_STAGES] && w->stages > 1)
+    return w->stages - 1;
+  if (w->wgmma) {
+    wavec_loc at = k->loc;
+    for (uint32_t i = 0; i < w->stages_all.n; i++)
+      if (w->stages_all.v[i]->loop) {
+        at = wv_get(w->g, w->stages_all.v[i]->loop)->loc;
+        break;
+      }
+    wv_fail(k->ctx, D_UNSUPPORTED, at,
+            "more shared memory than a workgroup can have: %lld bytes, where "
+            "sm_90a allows %lld (%ssmaller tiles)",
+            (long long)p->smem_bytes, (long long)SMEM_OPTIN,
+            streams && w->stages > 1 ? "fewer stages, hardware(stages), or "
+                                     : "");
+  }
+  return 0;
+}

@@ -406,6 +406,8 @@ static void place_stages(lw *w) {
   else if (!S)
     for (S = AUTO_STAGES; S > 2 && fixed + S * ring > AUTO_STAGE_BYTES; S--)
       ;
+  if (w->k->stages_cap && S > w->k->stages_cap) /* (no hardware(stages)) */
+    S = w->k->stages_cap;
   w->stages = S;
   w->stage_bytes = fixed;
   for (uint32_t i = 0; i < n; i++) /* swizzled rows need 1024-byte groups */

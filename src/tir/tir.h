@@ -505,6 +505,11 @@ wavec_status wv_verify_schedule(wv_kernel *k);
 /* Pass `lower` (lower.c): the expanded graph of k becomes its thread
  * program. */
 wavec_status wv_pass_lower(wv_kernel *k);
+/* After lower: the ring depth promote should try instead where the one it
+ * chose leaves the workgroup more shared memory than a GPU gives one (one
+ * slot fewer), else 0; past that, a warpgroup kernel (sm_90a's alone) is
+ * refused here, so that the simulator does not run what no GPU can. */
+int64_t wv_lower_refit(wv_kernel *k);
 tir_prog *wv_kernel_tir(wv_kernel *k);
 void tir_print(wavec_ctx *ctx, const tir_prog *p, wv_buf *b);
 wavec_status tir_verify(wavec_ctx *ctx, const tir_prog *p);

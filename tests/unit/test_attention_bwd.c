@@ -433,6 +433,19 @@ static void head_dims(void) {
   }
 }
 
+/* Head dims whose tiles leave no room for the ring the compiler would
+ * take: at D = 176 and 256 q's and do's two slots beside the resident k
+ * and v are more shared memory than a workgroup has, and promote runs
+ * again with one (compile.c, wv_lower_refit); the kernels run, and agree
+ * with float64. */
+static void wide_heads(void) {
+  uint64_t rng = 93;
+  cfg g = {false, NULL, {NULL}, true};
+  bwd_case(&g, 1, 128, 176, &rng);
+  g.causal = true;
+  bwd_case(&g, 1, 100, 256, &rng);
+}
+
 /* The same source on the 64-lane AMD MFMA 16x16x16 layouts. */
 static void mfma(void) {
   cfg g = {false, &kc_mfma, {NULL}, false};
@@ -447,6 +460,7 @@ int main(void) {
   RUN(wgmma);
   RUN(ragged);
   RUN(head_dims);
+  RUN(wide_heads);
   printf("  %d simulated runs, %.1f s in the simulator\n", cases_run,
          sim_seconds);
   CHECK_EXIT();

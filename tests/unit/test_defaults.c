@@ -12,7 +12,9 @@
  *    size, a float hyperparameter, an unknown symbol;
  *  - examples/attention_fwd_wgmma.wave's tiles from the head dim and the
  *    key length: 128 x 128 under D = 80, 192 x 128 from 80 on, 128 x 64
- *    there under 2048 keys. */
+ *    there under 2048 keys, 128 x 64 above D = 160 (each compiles: a
+ *    warpgroup kernel that needs more shared memory than sm_90a gives is
+ *    refused when it is compiled, wv_lower_refit). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -217,7 +219,9 @@ static void attention_tiles(void) {
     int d, n;
     uint32_t gx;
   } cases[] = {{64, 4096, 32},  {32, 1024, 8},  {80, 4096, 22}, {128, 4096, 22},
-               {128, 2048, 11}, {128, 1024, 8}, {96, 1000, 8}};
+               {128, 2048, 11}, {128, 1024, 8}, {96, 1000, 8},
+               {160, 4096, 22}, {176, 4096, 32}, {256, 2048, 16},
+               {256, 1000, 8}};
   FILE *f = fopen("examples/attention_fwd_wgmma.wave", "rb");
   CHECK(f != NULL);
   if (!f)

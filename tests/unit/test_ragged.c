@@ -96,6 +96,11 @@ static void gemm_wgmma(void) {
                 gemm_sizes[i < 4 ? i : 1][0], gemm_sizes[i < 4 ? i : 1][1],
                 i == 4 ? 104 : gemm_sizes[i][2],
                 copies == 1 ? "copies=1" : "copies=2", &rng);
+  /* operands read with fills that are not 0: staged all the same */
+  for (size_t i = 0; i < 4; i++)
+    gemm_case("tests/kernels/ragged.wave", "gemm_wgmma_fill", NULL,
+              gemm_sizes[i][0], gemm_sizes[i][1], gemm_sizes[i][2], NULL,
+              &rng);
 }
 
 static void fwd_case(const char *file, const char *kernel, bool causal,

@@ -23,7 +23,7 @@ import threading
 
 from ._version import __version__
 from ._lib import lib, ArgInfo, CacheEntry, LOAD_NO_CACHE, LOAD_PTXAS, LOAD_DRIVER
-from ._args import ArgumentError, adapt, shape_str
+from ._args import ArgumentError, adapt, shape_str, nbytes, overlap_of, check_overlap
 
 __all__ = ["compile", "Kernel", "Arg", "WavecError", "ArgumentError", "cache_dir", "cache_list",
            "cache_clear", "library_version", "autotune", "custom_op"]
@@ -363,6 +363,7 @@ class Kernel:
         adapted = self._adapt_all(args, gpu=False)
         if self._nothing_to_run(adapted, self._sizes_of(self.args, [a.shape for a in adapted])):
             return
+        check_overlap(self.name, self.args, [(a.ptr, nbytes(i, a.shape)) for i, a in zip(self.args, adapted)])
         ptrs = (ctypes.c_void_p * max(1, len(adapted)))(*[a.ptr for a in adapted])
         with self._lock:
             k = self._compile_here()
@@ -389,8 +390,11 @@ class Kernel:
                         params = self._params
                         for i, x in enumerate(args):
                             params[i] = x.data_ptr()
-                        self._launch_module(handle, fast.dev if fast.device() != fast.dev else None)
-                        return
+                        # (an output that overlaps another argument: the
+                        # checked path says which)
+                        if not fast.outs or overlap_of(self.args, [(p or 0, n) for p, n in zip(params, fast.nbytes)]) is None:
+                            self._launch_module(handle, fast.dev if fast.device() != fast.dev else None)
+                            return
         self._launch_checked(args, stream, key)
 
     def _launch_checked(self, args, stream, key=None):
@@ -411,6 +415,7 @@ class Kernel:
         handle = _stream_handle(stream)
         if self._nothing_to_run(adapted, self._sizes_of(self.args, [a.shape for a in adapted])):
             return
+        check_overlap(self.name, self.args, [(a.ptr, nbytes(i, a.shape)) for i, a in zip(self.args, adapted)])
         with self._lock:
             self._fast = None  # the module's shapes are this call's from here on
             if self._module is None:
@@ -425,7 +430,7 @@ class Kernel:
             self._launch_module(handle, dev if fns is not None and dev is not None and fns.device() != dev
                                 else None)
             if fns is not None and all(a.torch is not None for a in adapted):
-                self._fast = _Fast(torch, fns, args, dev, key)
+                self._fast = _Fast(torch, fns, args, dev, self.args, key)
 
     def _launch_module(self, handle, switch_to):
         """wavec_module_launch of the module with self._params on stream
@@ -471,12 +476,16 @@ class _Fast:
     """What a launch on torch tensors checked, as the next call compares
     it: the torch module, the arguments' types and, per argument, its
     (dtype, device, shape, contiguity); the device they are on (index)."""
-    __slots__ = ("torch", "types", "key", "dev", "stream", "device")
+    __slots__ = ("torch", "types", "key", "dev", "stream", "device", "nbytes", "outs")
 
-    def __init__(self, torch, fns, args, dev, key=None):
+    def __init__(self, torch, fns, args, dev, infos, key=None):
         self.torch, self.stream, self.device, self.dev = torch, fns.stream, fns.device, dev
         self.types = tuple(map(type, args))
         self.key = key or [(x.dtype, x.device, x.shape, x.is_contiguous()) for x in args]
+        # (the arguments' bytes at these shapes, and whether any is written:
+        # the next call checks that no output overlaps another argument)
+        self.nbytes = [nbytes(i, tuple(x.shape)) for i, x in zip(infos, args)]
+        self.outs = any(i.is_output for i in infos)
 
 
 def compile(source, kernel=None, target="auto", hardware=None, cache=True, ptxas=None, **defines):

@@ -52,6 +52,37 @@ def shape_fits(shape, declared):
         (w is None and n >= 0) or n == w for n, w in zip(shape, declared))
 
 
+def nbytes(info, shape):
+    """The bytes of an argument of `info` at `shape`."""
+    n = ITEMSIZE[info.dtype]
+    for d in shape:
+        n *= d
+    return n
+
+
+def overlap_of(infos, spans):
+    """(i, j), j < i, where argument i or j is an output and their memory
+    (spans: (address, bytes) each) overlaps; None when none does."""
+    for i, (p, n) in enumerate(spans):
+        for j in range(i):
+            q, m = spans[j]
+            if n and m and (infos[i].is_output or infos[j].is_output) and p < q + m and q < p + n:
+                return i, j
+    return None
+
+
+def check_overlap(kernel, infos, spans):
+    """ArgumentError where an output shares memory with another argument:
+    the kernel's threads read and write in no promised order."""
+    hit = overlap_of(infos, spans)
+    if hit:
+        i, j = hit
+        out, other = (infos[i], infos[j]) if infos[i].is_output else (infos[j], infos[i])
+        raise ArgumentError(kernel, out.name, f"shares memory with '{other.name}': a kernel's threads read and "
+                            f"write in no promised order, so an output may not overlap another argument (give "
+                            f"it a buffer of its own)")
+
+
 def c_contiguous_strides(shape, itemsize):
     """Strides in bytes of a dense row-major array of `shape`."""
     strides, step = [], itemsize

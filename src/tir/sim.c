@@ -1094,6 +1094,19 @@ static bool cluster_op(const tir_instr *in) {
          (in->op == T_MBARRIVE && in->imm2 == TIR_ARRIVE_CLUSTER);
 }
 
+/* Arguments a and b of the run share a byte. */
+static bool overlap(const tir_prog *p, void *const *args, uint32_t a,
+                    uint32_t b) {
+  uintptr_t lo[2], hi[2];
+  uint32_t ab[2] = {a, b};
+  for (int i = 0; i < 2; i++) {
+    const tir_arg *t = &p->args.v[ab[i]];
+    lo[i] = (uintptr_t)args[ab[i]];
+    hi[i] = lo[i] + (uintptr_t)t->elems * (uintptr_t)((wv_dtypes[t->dt].bits + 7) / 8);
+  }
+  return lo[0] < hi[1] && lo[1] < hi[0];
+}
+
 static void simulate(wv_kernel *k, void *const *args) {
   wavec_ctx *ctx = k->ctx;
   const tir_prog *p = k->tir;
@@ -1169,6 +1182,16 @@ static void simulate(wv_kernel *k, void *const *args) {
     if (!args[a])
       wv_fail(ctx, D_INVALID, k->loc, "no buffer for argument '%s'",
               p->args.v[a].name);
+    for (uint32_t b = 0; b < a; b++)
+      if ((p->args.v[a].written || p->args.v[b].written) &&
+          overlap(p, args, a, b))
+        wv_fail(ctx, D_INVALID, k->loc,
+                "arguments '%s' and '%s' share memory, and the kernel "
+                "writes '%s': its threads read and write in no promised "
+                "order, so an output may not overlap another argument (give "
+                "it a buffer of its own)",
+                p->args.v[b].name, p->args.v[a].name,
+                p->args.v[p->args.v[a].written ? a : b].name);
     size_t n = (size_t)p->args.v[a].elems;
     if (p->args.v[a].written && !read[a] && !(a < 64 && k->arg_keep >> a & 1))
       s.ginit[a] = wv_alloc(ctx, n);

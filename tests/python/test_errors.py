@@ -8,6 +8,17 @@ import numpy as np
 import wavec
 from common import GEMM, GEMM_WGMMA
 
+TRANSPOSE = """
+kernel transpose(x: Memory[M, N, f32], y: Memory[N, M, f32]) {
+    constraints { workgroup(M, 32, 0)
+                  workgroup(N, 32, 1)
+                  wave(M, 32)
+                  wave(N, 32)
+                  hardware(threads_per_wave = 32, vector_shapes = {M: 1}) }
+    write(permute(read(x), [N, M]), y)
+}
+"""
+
 
 class Arguments(unittest.TestCase):
     @classmethod
@@ -52,6 +63,30 @@ class Arguments(unittest.TestCase):
         a = self.a.copy()
         a.setflags(write=False)
         self.k(a, self.b, self.c)  # an input may be read-only
+
+    def test_output_sharing_memory(self):
+        # the same array, and a view of it, as an input and the output: a
+        # race on a GPU; refused before the simulator runs
+        c = np.zeros((64, 64), np.float32)
+        k = wavec.compile(TRANSPOSE, target="sim", M=64, N=64)
+        e = self.call_error_of(k, c, c)
+        self.assertEqual(e.arg, "y")
+        self.assertIn("shares memory with 'x'", str(e))
+        big = np.zeros(64 * 64 + 8, np.float32)
+        e = self.call_error_of(k, big[:4096].reshape(64, 64), big[8:].reshape(64, 64))
+        self.assertIn("shares memory with 'x'", str(e))
+        x = np.arange(4096, dtype=np.float32).reshape(64, 64)
+        y = np.zeros((64, 64), np.float32)
+        k(x, y)  # apart: runs
+        np.testing.assert_array_equal(y, x.T)
+        # inputs may share memory with each other
+        a = np.zeros((64, 32), np.float16)
+        self.k(a, a, self.c)
+
+    def call_error_of(self, k, *args):
+        with self.assertRaises(wavec.ArgumentError) as cm:
+            k(*args)
+        return cm.exception
 
     def test_big_endian(self):
         e = self.call_error(self.a.astype(">f2"), self.b, self.c)

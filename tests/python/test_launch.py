@@ -156,6 +156,26 @@ for what, bad in cases:
         assert kind == "ArgumentError" and msg.startswith(expected[what]), (what, kind, msg)
 ''')
 
+    def test_output_sharing_memory_on_both_paths(self):
+        # c over the end of a (a's last row is c's first): refused on the
+        # checked path and on the fast path after a good launch, nothing
+        # launched; a and b alike may share memory (both are read)
+        self.run_case(r'''
+layout(3)
+over = (T((128, 64), "float16", ptr=A), T((128, 64), "float16", ptr=B),
+        T((128, 128), "float32", ptr=A + 128 * 64 * 2 - 16))
+want = ("ArgumentError", "gemm: argument 'c': shares memory with 'a': a kernel's threads read and write in no "
+        "promised order, so an output may not overlap another argument (give it a buffer of its own)")
+assert refusal(GEMM, *over) == want, refusal(GEMM, *over)
+assert recorded("fake_launches") == 0
+GEMM(*gemm_args())
+assert GEMM._fast is not None
+assert refusal(GEMM, *over) == want
+assert recorded("fake_launches") == 1
+GEMM(*gemm_args(a_ptr=B))  # a and b at one address: launches (fast path)
+assert recorded("fake_launches") == 2
+''')
+
     def test_misaligned_address_on_the_fast_path(self):
         self.run_case(r'''
 layout(3)

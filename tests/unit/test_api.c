@@ -2,6 +2,7 @@
  * errors, error propagation through 0 handles, and allocation-failure
  * injection through the context allocator (every failure point of parsing
  * and compiling an example ends in WAVEC_ERR_NOMEM, no crash, no leak). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,8 +347,50 @@ static void passes(void) {
   CHECK(*wavec_pass_about((wavec_pass)99) == 0);
 }
 
+/* wavec_simulate refuses an output that shares memory with another
+ * argument (the same buffer, or one that overlaps it by a byte), with both
+ * names; inputs may share, and buffers that only touch are apart. */
+static void overlapping_arguments(void) {
+  static const char src[] =
+      "kernel shift(x: Memory[N, f32], y: Memory[N, f32], z: Memory[N, f32]) "
+      "{\n"
+      "    constraints { workgroup(N, 32, 0)\n"
+      "                  wave(N, 32)\n"
+      "                  hardware(threads_per_wave = 32) }\n"
+      "    write(read(x) + read(y), z)\n"
+      "}\n";
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  wavec_define_int(ctx, "N", 64);
+  CHECK(wavec_parse(ctx, "shift.wave", src, sizeof src - 1) == WAVEC_OK);
+  wavec_kernel *k = wavec_kernel_get(ctx, 0);
+  CHECK(k && wavec_compile(k, NULL) == WAVEC_OK);
+  float buf[64 * 3] = {0};
+  static const int at[][3] = {{0, 0, 64}, {0, 64, 64}, {0, 64, 127}, {0, 64, 128}};
+  static const bool ok[] = {true, false, false, true};
+  for (size_t i = 0; k && i < sizeof at / sizeof *at; i++) {
+    void *args[3] = {buf + at[i][0], buf + at[i][1], buf + at[i][2]};
+    wavec_status st = wavec_simulate(k, args);
+    CHECKF((st == WAVEC_OK) == ok[i], "row %zu: status %d", i, (int)st);
+    CHECKF(ok[i] || (st == WAVEC_ERR_INVALID &&
+                      strstr(wavec_errmsg(ctx), "arguments 'y' and 'z' share "
+                                                "memory, and the kernel "
+                                                "writes 'z'")),
+           "row %zu: %s", i, wavec_errmsg(ctx));
+    if (st != WAVEC_OK) { /* the context keeps its first error */
+      wavec_ctx_free(ctx);
+      ctx = wavec_ctx_new(NULL, NULL);
+      wavec_define_int(ctx, "N", 64);
+      CHECK(wavec_parse(ctx, "shift.wave", src, sizeof src - 1) == WAVEC_OK);
+      k = wavec_kernel_get(ctx, 0);
+      CHECK(k && wavec_compile(k, NULL) == WAVEC_OK);
+    }
+  }
+  wavec_ctx_free(ctx);
+}
+
 int main(void) {
   RUN(passes);
+  RUN(overlapping_arguments);
   RUN(constraint_tile_location);
   RUN(status_strings);
   RUN(error_has_location_and_caret);

@@ -446,6 +446,49 @@ static void wide_heads(void) {
   bwd_case(&g, 1, 100, 256, &rng);
 }
 
+/* A value head dim other than q's and k's (N != K1): prep zeroes dq_acc
+ * over K1 (its default K1 = N gives the shipped calls their shapes), and
+ * the one pass agrees with float64 (its inputs: the float64 forward's o
+ * and lse, rounded as the kernels take them). Prep declared dq_acc over N
+ * before: a user's dq_acc for the fused kernel did not fit it. */
+static void value_dim(void) {
+  static const int dims[][2] = {{64, 128}, {128, 64}, {48, 80}};
+  uint64_t rng = 94;
+  for (size_t t = 0; t < 3; t++) {
+    const size_t m = 128, k1 = (size_t)dims[t][0], n = (size_t)dims[t][1];
+    const double scale = 1.0 / sqrt((double)k1);
+    char d[5][32], what[96];
+    snprintf(d[0], 32, "B=1");
+    snprintf(d[1], 32, "M=%zu", m);
+    snprintf(d[2], 32, "K2=%zu", m);
+    snprintf(d[3], 32, "K1=%zu", k1);
+    snprintf(d[4], 32, "N=%zu", n);
+    const char *defs[] = {d[0], d[1], d[2], d[3], d[4], NULL};
+    snprintf(what, sizeof what, "wgmma M=K2=%zu K1=%zu N=%zu", m, k1, n);
+    double *q = alloc(m * k1), *k = alloc(m * k1), *v = alloc(m * n),
+           *dO = alloc(m * n), *o = alloc(m * n), *lse = alloc(m),
+           *dq = alloc(m * k1), *dk = alloc(m * k1), *dv = alloc(m * n),
+           *D = alloc(m);
+    ref_rand_fill(&rng, m * k1, -1, 1, REF_F16, q);
+    ref_rand_fill(&rng, m * k1, -1, 1, REF_F16, k);
+    ref_rand_fill(&rng, m * n, -1, 1, REF_F16, v);
+    ref_rand_fill(&rng, m * n, -1, 1, REF_F16, dO);
+    ref_attn_fwd(1, m, m, k1, n, scale, 0, q, k, v, o, lse);
+    ref_attn_bwd(1, m, m, k1, n, scale, 0, q, k, v, dO, dq, dk, dv, D);
+    to_f32(m, lse); /* (o is rounded to f16 as prep takes it) */
+    double *in[6] = {q, k, v, dO, o, lse};
+    double err[3] = {NAN, NAN, NAN};
+    cfg g = {false, NULL, {NULL}, true};
+    fused(&g, defs, scale, in, D, dq, dk, dv, what, err);
+    printf("  %-44s one pass: dq %.1e dk %.1e dv %.1e\n", what, err[0],
+           err[1], err[2]);
+    CHECKF(!isnan(err[0]) && !isnan(err[1]) && !isnan(err[2]),
+           "%s: did not run", what);
+    free(q), free(k), free(v), free(dO), free(o), free(lse), free(dq);
+    free(dk), free(dv), free(D);
+  }
+}
+
 /* The same source on the 64-lane AMD MFMA 16x16x16 layouts. */
 static void mfma(void) {
   cfg g = {false, &kc_mfma, {NULL}, false};
@@ -461,6 +504,7 @@ int main(void) {
   RUN(ragged);
   RUN(head_dims);
   RUN(wide_heads);
+  RUN(value_dim);
   printf("  %d simulated runs, %.1f s in the simulator\n", cases_run,
          sim_seconds);
   CHECK_EXIT();

@@ -24,6 +24,16 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
   int64_t iters = (nvec + threads - 1) / threads;
   ex_t tid = lw_linear_tid(w);
   uint32_t guards = 0; /* bit i: memory dim i has a zero-fill guard */
+  /* bit i: memory dim i is not a dim of the value read (its coordinate
+   * comes through a mapping: h // G of grouped-query attention's key
+   * heads), so it is checked against the edge too, not only where ragged */
+  uint32_t mapped = 0;
+  for (uint32_t id = 1; id < w->g->nodes.n && !mapped; id++) {
+    wv_node *r = wv_get(w->g, id);
+    if (r->op == WAVEC_OP_READ && w->stage_of[w->ix->info[id].origin] == st)
+      for (uint32_t i = 0; i < nd; i++)
+        mapped |= (uint32_t)!wv_type_has(&r->type, mem->type.dims[i]) << i;
+  }
   for (int64_t it = 0; it < iters; it++) {
     ex_t v = ex_add(ctx, tid, ex_const(ctx, it * threads));
     uint32_t mask = 0;
@@ -44,7 +54,7 @@ void lw_stage_issue(lw *w, stage *st, ex_t shift, ex_t at, uint32_t extra) {
       local[i] = c;
       wavec_sym d = mem->type.dims[i];
       ex_t size = lw_dim_size(w, d);
-      if (w->d->dim[d].ragged &&
+      if ((w->d->dim[d].ragged || (mapped >> i & 1)) &&
           lw_bound_check(w, lw_concrete(w, g, 0), size, &inside))
         guards |= 1u << i;
       gstride = ex_mul(ctx, gstride, size);

@@ -147,8 +147,52 @@ static void gqa(void) {
   kc_close(&c);
 }
 
+/* A mapping whose key head runs past the key heads (H = 4 over HK = 1
+ * with G = 2: heads 2 and 3 read key head 1, which is not there): the read
+ * gets its fill, 0, on both paths alike (the asynchronous copies of
+ * mma.sync read nothing there; they read past k's end before), so heads 0
+ * and 1 attend to key head 0 and heads 2 and 3 see zero scores and zero
+ * values: o = 0, lse = ln K2. */
+static void heads_past_the_edge(void) {
+  static const char *const kernels[] = {"attention_gqa", "attention_gqa_wgmma"};
+  const int H = 4, S = 64, D = 64;
+  for (int kk = 0; kk < 2; kk++) {
+    const char *defs[] = {"B=1", "H=4", "HK=1", "M=64", "K2=64",
+                          "K1=64", "N=64", "G=2", NULL};
+    kcase c;
+    bool ok = kc_open(&c, "tests/kernels/gqa.wave", kernels[kk], NULL, defs);
+    CHECKF(ok, "%s: %s", kernels[kk], c.err);
+    if (!ok) {
+      kc_close(&c);
+      continue;
+    }
+    uint64_t rng = 70 + (uint64_t)kk;
+    double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng),
+           *v = kc_input(&c, "v", &rng);
+    size_t no = (size_t)H * S * D;
+    double *o = calloc(no, sizeof *o), *lse = malloc(no / D * sizeof *lse);
+    /* heads 0 and 1 both read key head 0 */
+    ref_attn_fwd(1, S, S, D, D, 0.125, 0, q, k, v, o, lse);
+    ref_attn_fwd(1, S, S, D, D, 0.125, 0, q + (size_t)S * D, k, v,
+                 o + (size_t)S * D, lse + S);
+    for (size_t i = 2 * (size_t)S; i < 4 * (size_t)S; i++)
+      lse[i] = log((double)S);
+    ok = kc_simulate(&c);
+    CHECKF(ok, "%s: %s", kernels[kk], c.err);
+    if (ok) {
+      double eo = kc_rel_err(&c, "o", o), el = kc_rel_err(&c, "lse", lse);
+      CHECKF(eo < 2e-3 && el < 1e-5, "%s: o %.3g lse %.3g", kernels[kk], eo,
+             el);
+      cases_run++;
+    }
+    free(q), free(k), free(v), free(o), free(lse);
+    kc_close(&c);
+  }
+}
+
 int main(void) {
   RUN(gqa);
+  RUN(heads_past_the_edge);
   printf("  %d cases simulated against float64\n", cases_run);
   CHECK_EXIT();
 }

@@ -49,6 +49,34 @@ static bool mma_dim(wv_kernel *k, wavec_sym s) {
   return false;
 }
 
+/* The mma's K where s is some mma's reduction dim, else 0. */
+static int64_t reduction_k(wv_kernel *k, const wv_dist *d, wavec_sym s) {
+  for (uint32_t id = 1; id < k->g->nodes.n && d->mma >= 0; id++) {
+    const wv_node *n = wv_get(k->g, id);
+    if (n->op == WAVEC_OP_MMA && n->sym == s)
+      return wv_mma_info_get((wavec_mma_kind)d->mma)->k;
+  }
+  return 0;
+}
+
+/* The elements of the narrowest swizzled row (32 bytes) where s is a
+ * warpgroup mma's M or N dim that an operand read from memory has last
+ * (an MN-major operand, such as attention's v along N), else 0. */
+static int64_t mn_major_row(wv_kernel *k, const wv_dist *d, wavec_sym s) {
+  if (d->mma < 0 || !wv_mma_is_warpgroup((wavec_mma_kind)d->mma))
+    return 0;
+  for (uint32_t id = 1; id < k->g->nodes.n; id++) {
+    const wv_node *n = wv_get(k->g, id);
+    for (int r = 0; r < 2 && n->op == WAVEC_OP_MMA && n->sym != s; r++) {
+      const wv_node *o = wv_get(k->g, n->ops[r]);
+      const wv_node *mem = o->op == WAVEC_OP_READ ? wv_get(k->g, o->mem) : NULL;
+      if (mem && mem->type.dims[mem->type.n - 1] == s)
+        return 32 / ((wv_dtypes[mem->type.dt].bits + 7) / 8);
+    }
+  }
+  return 0;
+}
+
 /* Is s the last dim of some value (what index.c's default_layout spreads
  * over the lanes whole)? */
 static bool last_of_a_value(wv_kernel *k, wavec_sym s) {
@@ -236,6 +264,20 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
       if (di->vshape < 0 && di->size > d->lanes && di->size % d->lanes &&
           !mma_dim(k, s) && last_of_a_value(k, s)) {
         di->span = (di->size + d->lanes - 1) / d->lanes * d->lanes;
+        di->tiles = 1;
+        di->ragged = true;
+      }
+      /* an mma's reduction dim nothing splits, not a multiple of the
+       * mma's K (a head dim of 40 or 72 on K = 16): padded up to one and
+       * masked past the size, the padding's products 0 (a reduction takes
+       * the padding as its identity); a warpgroup mma's M or N dim read
+       * MN-major, up to a swizzled row (its padding's results are dropped
+       * by the write) */
+      int64_t kq = reduction_k(k, d, s);
+      if (!kq) /* (and a wgmma's MN-major operand, in swizzled rows) */
+        kq = mn_major_row(k, d, s);
+      if (di->vshape < 0 && kq && di->size % kq) {
+        di->span = (di->size + kq - 1) / kq * kq;
         di->tiles = 1;
         di->ragged = true;
       }

@@ -49,7 +49,7 @@ static ex_t wg_start(lw *w, wavec_sym d, int64_t *ext) {
     *ext = di->tile;
     return ex_mul(ctx, ex_sym(ctx, di->loopvar), ex_const(ctx, di->tile));
   }
-  *ext = di->size;
+  *ext = di->span; /* (the size, or padded up: constraints.c) */
   return ex_const(ctx, 0);
 }
 

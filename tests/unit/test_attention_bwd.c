@@ -446,6 +446,18 @@ static void wide_heads(void) {
   bwd_case(&g, 1, 100, 256, &rng);
 }
 
+/* Head dims not a multiple of the mma's K of 16 (40, 72): the reduction
+ * dims held whole are padded (constraints.c); the whole pipeline (the
+ * mma.sync forward, the warpgroup split kernels, the one pass with prep's
+ * and dq_scale's 8-column vector tiles) against float64. */
+static void odd_head_dims(void) {
+  uint64_t rng = 95;
+  cfg g = {false, NULL, {NULL}, true};
+  bwd_case(&g, 1, 100, 40, &rng);
+  g.causal = true;
+  bwd_case(&g, 1, 128, 72, &rng);
+}
+
 /* A value head dim other than q's and k's (N != K1): prep zeroes dq_acc
  * over K1 (its default K1 = N gives the shipped calls their shapes), and
  * the one pass agrees with float64 (its inputs: the float64 forward's o
@@ -505,6 +517,7 @@ int main(void) {
   RUN(head_dims);
   RUN(wide_heads);
   RUN(value_dim);
+  RUN(odd_head_dims);
   printf("  %d simulated runs, %.1f s in the simulator\n", cases_run,
          sim_seconds);
   CHECK_EXIT();

@@ -165,7 +165,7 @@ static void one_pass_backward_exchange(void) {
     if (!ran)
       printf("  planted (no move): %.*s\n", (int)strcspn(c.err, "\n"), c.err);
     CHECKF(!ran && strstr(c.err, "error[E06") &&
-               strstr(c.err, "attention_bwd_wgmma.wave:228:9"),
+               strstr(c.err, "attention_bwd_wgmma.wave:233:9"),
            "got: %s", ran ? "(ran)" : c.err);
   }
   kc_close(&c);

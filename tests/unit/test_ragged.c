@@ -155,6 +155,25 @@ static void attention_fwd_wgmma(void) {
                causal, seq_lengths[i], 64, &rng);
 }
 
+/* Head dims that are not a multiple of the mma's K of 16 (40, 72, 24):
+ * the reduction dim held whole is padded up to one (constraints.c), the
+ * padding's products 0; on warpgroups v's N, read N-contiguous, is padded
+ * up to a swizzled row of 16, its columns dropped by the write. Both
+ * examples, plain and causal, at a length the tiles do not divide. */
+static void head_dims(void) {
+  static const int ds[] = {40, 72, 24};
+  uint64_t rng = 45;
+  for (int causal = 0; causal < 2; causal++)
+    for (size_t i = 0; i < 3; i++) {
+      fwd_case("examples/attention_fwd.wave",
+               causal ? "attention_fwd_causal" : "attention_fwd", causal, 100,
+               ds[i], &rng);
+      fwd_case("examples/attention_fwd_wgmma.wave",
+               causal ? "attention_fwd_wgmma_causal" : "attention_fwd_wgmma",
+               causal, 130, ds[i], &rng);
+    }
+}
+
 static const char *const KERNELS = "tests/kernels/ragged.wave";
 
 /* y[i] = x[i + 1]: the fill where i + 1 is past the edge. */
@@ -318,6 +337,7 @@ int main(void) {
   RUN(gemm_wgmma);
   RUN(attention_fwd);
   RUN(attention_fwd_wgmma);
+  RUN(head_dims);
   printf("  %d simulated runs\n", cases_run);
   CHECK_EXIT();
 }

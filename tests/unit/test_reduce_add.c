@@ -212,7 +212,7 @@ static void planted_tensor_reduces(void) {
   static const char *const bwd[] = {"q",  "k",  "v",  "do",     "lse",
                                     "D",  "dk", "dv", "dq_acc", NULL};
   planted("examples/attention_bwd_wgmma.wave", "attention_bwd_fused_wgmma",
-          wait, bwd, "attention_bwd_wgmma.wave:228:9: error[E0603]", NULL);
+          wait, bwd, "attention_bwd_wgmma.wave:233:9: error[E0603]", NULL);
 }
 
 /* A reduction that leaves parts and starts from a value of its own (c0 in

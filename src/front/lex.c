@@ -1,15 +1,17 @@
 /* The lexer: `.wave` source text → tokens with line and column.
  *
  * Lexical grammar:
- *   comment = '#' {any byte but newline}
+ *   comment = '#' {any byte but a line end}
  *   name    = [A-Za-z_][A-Za-z0-9_]*
  *   number  = digits ['.' [digits]] [exponent] | '.' digits [exponent]
  *   exponent = ('e' | 'E') ['+' | '-'] digits
  *   punct   = ( ) [ ] { } , : = + - * / // %
  *   end     = newline | ';'
+ *   newline = '\n' | '\r\n' | '\r'
  * A number with '.' or an exponent is a float, otherwise an integer. `inf`
  * and the sign of `-inf` are the parser's business (a name and a '-').
- * Spaces, tabs, '\r', '\f' and '\v' separate tokens.
+ * Spaces, tabs, '\f' and '\v' separate tokens. A UTF-8 byte-order mark at
+ * the start is skipped; columns count from after it.
  */
 #include <errno.h>
 #include <locale.h>
@@ -216,22 +218,23 @@ static void close_bracket(lexer *L) {
 void wv_lex(wavec_ctx *ctx, const char *src, size_t len, wv_toks *out) {
   lexer L = {0};
   L.ctx = ctx;
-  L.src = L.p = L.line_start = src;
+  L.src = L.p = L.line_start = src + wv_bom_len(src, len);
   L.end = src + len;
   L.line = 1;
   L.out = out;
   while (L.p < L.end) {
     const char *b = L.p;
     char c = *b;
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+    size_t nl = wv_line_end_len(b, L.end);
+    if (c == ' ' || c == '\t' || c == '\f' || c == '\v') {
       L.p++;
     } else if (c == '#') {
-      while (L.p < L.end && *L.p != '\n')
+      while (L.p < L.end && *L.p != '\n' && *L.p != '\r')
         L.p++;
-    } else if (c == '\n') {
+    } else if (nl) {
       if (newline_ends_statement(&L))
-        end_statement(&L, b, b + 1);
-      L.p++;
+        end_statement(&L, b, b + nl);
+      L.p += nl;
       L.line++;
       L.line_start = L.p;
     } else if (c == ';') {
@@ -291,12 +294,13 @@ void wv_lex(wavec_ctx *ctx, const char *src, size_t len, wv_toks *out) {
    * sit just after the last line's text, not on the empty line a final
    * newline opens (a diagnostic there would show nothing). */
   const char *e = L.p;
-  if (e > L.src && e[-1] == '\n' &&
+  if (e > L.src && (e[-1] == '\n' || e[-1] == '\r') &&
       !(out->n && out->v[out->n - 1].kind == T_BAD)) {
-    e--;
+    e -= e - 1 > L.src && e[-1] == '\n' && e[-2] == '\r' ? 2 : 1;
     L.line--;
     L.line_start = e;
-    while (L.line_start > L.src && L.line_start[-1] != '\n')
+    while (L.line_start > L.src && L.line_start[-1] != '\n' &&
+           L.line_start[-1] != '\r')
       L.line_start--;
   }
   if (!(out->n && out->v[out->n - 1].kind == T_BAD))

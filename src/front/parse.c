@@ -20,7 +20,9 @@
  * a dimension of an argument, a symbol of a constraint, a name of the
  * kernel's `defaults` (anywhere in the kernel: they are collected before
  * the body is parsed) or a -D definition made before parsing. Any other
- * name is an error where it is written.
+ * name is an error where it is written. No value may take the name of a
+ * symbol of the kernel, nor `inf`: the name would mean the value in some
+ * places and the symbol or the literal in others (`sum(x, dim = N) / N`).
  *
  * Errors unwind (wv_fail, wv_throw) to the guard of wavec_parse. Builder
  * calls record their own diagnostics; a 0 or non-OK result just unwinds.
@@ -69,6 +71,7 @@ typedef struct parser {
   wv_strmap *maps;  /* mapping name -> wavec_mapping */
   wv_strmap *scope; /* value name -> index + 1 of its newest binding */
   wv_strmap *gone;  /* value name -> line of the iterate whose body had it */
+  wv_strmap *named; /* value name -> index + 1 of the token that first took it */
   VEC(binding) binds;
   VEC(iter) iters; /* of the mapping being parsed; empty elsewhere */
 } parser;
@@ -245,11 +248,47 @@ static uint32_t map_get(wv_strmap *m, const wv_tok *t) {
   return wv_strmap_get(m, t->name, t->len);
 }
 
-/* A symbol named where sizes are written (a type, a constraint, defaults):
- * from now on the name may also stand for a scalar hyperparameter. */
+/* A value named by t takes the name of a symbol of the kernel, or `inf`.
+ * `sym` is where the name is first a symbol when that comes after t (a
+ * constraint or a mapping below the statement), else NULL. */
+static _Noreturn void name_taken(parser *p, const wv_tok *t,
+                                 const wv_tok *sym) {
+  if (is_word(t, "inf"))
+    fail(p, t, D_REDEFINED,
+         "'inf' is the literal infinity; a value cannot take its name");
+  const char *what = map_get(p->dims, t) ? "a dimension" : "a hyperparameter";
+  if (sym && sym->line != t->line)
+    fail(p, t, D_REDEFINED,
+         "%s is %s of the kernel (at line %u); a value cannot take its name",
+         desc(p, t), what, sym->line);
+  fail(p, t, D_REDEFINED, "%s is %s of the kernel; a value cannot take its "
+                          "name",
+       desc(p, t), what);
+}
+
+/* t names a new value (an argument, an assigned or loop-carried name). */
+static void value_name(parser *p, const wv_tok *t) {
+  if (is_word(t, "inf") || map_get(p->hyper, t))
+    name_taken(p, t, NULL);
+  if (!map_get(p->named, t))
+    wv_strmap_put(p->named, t->name, t->len, (uint32_t)(t - p->t) + 1);
+}
+
+/* From now on the name t may stand for a symbol (and, in a value
+ * position, for a scalar hyperparameter); no value may have taken it. */
+static void note_symbol(parser *p, const wv_tok *t) {
+  if (map_get(p->hyper, t))
+    return;
+  uint32_t v = map_get(p->named, t);
+  if (v)
+    name_taken(p, &p->t[v - 1], t);
+  wv_strmap_put(p->hyper, t->name, t->len, 1);
+}
+
+/* A symbol named where sizes are written (a type, a constraint, defaults). */
 static wavec_sym symbol(parser *p, const wv_tok *t) {
   wavec_sym s = must(p, wavec_symbol(p->ctx, t->name));
-  wv_strmap_put(p->hyper, t->name, t->len, 1);
+  note_symbol(p, t);
   return s;
 }
 
@@ -372,7 +411,7 @@ static void collect_defaults(parser *p) {
         if (u->kind == T_LBRACE || u->kind == T_EOF || u->kind == T_BAD)
           return; /* malformed: the parse proper will say how */
         if (u->kind == T_IDENT && p->t[i + 1].kind == T_ASSIGN)
-          wv_strmap_put(p->hyper, u->name, u->len, 1);
+          note_symbol(p, u);
       }
     }
   }
@@ -545,13 +584,12 @@ static operand fresh(parser *p, wavec_value v) {
   return o;
 }
 
-/* literal = INT | FLOAT | 'inf'   (unless a variable is called inf) */
+/* literal = INT | FLOAT | 'inf'   (no value is called inf: value_name) */
 static bool take_literal(parser *p, double *out) {
   wv_tok *t = cur(p);
   if (t->kind == T_INT || t->kind == T_FLOAT) {
     *out = t->fval;
-  } else if (is_word(t, "inf") && ahead(p, 1)->kind != T_LPAREN &&
-             !lookup(p, t)) {
+  } else if (is_word(t, "inf") && ahead(p, 1)->kind != T_LPAREN) {
     *out = INFINITY;
   } else {
     return false;
@@ -569,7 +607,7 @@ static operand name_value(parser *p, const wv_tok *t) {
     return o;
   }
   if (is_hyper(p, t)) {
-    wavec_sym s = must(p, wavec_symbol(p->ctx, t->name));
+    wavec_sym s = symbol(p, t); /* a -D name is now the kernel's too */
     return fresh(p, wavec_scalar_sym(p->k, s, loc_of(p, t)));
   }
   if (map_get(p->maps, t))
@@ -1042,6 +1080,7 @@ static void parse_iterate(parser *p, wv_tok **lhs, uint32_t nlhs) {
       if (strcmp(names.v[i]->name, n->name) == 0)
         fail(p, n, D_REDEFINED, "loop-carried name %s is given twice",
              desc(p, n));
+    value_name(p, n);
     expect(p, T_ASSIGN, "'=' and the initial value");
     vec_push(p->ctx, &names, n);
     wavec_value init = parse_expr(p).v;
@@ -1086,6 +1125,7 @@ static void parse_assign(parser *p) {
       if (strcmp(lhs.v[i]->name, n->name) == 0)
         fail(p, n, D_REDEFINED, "%s is assigned twice in one statement",
              desc(p, n));
+    value_name(p, n);
     vec_push(p->ctx, &lhs, n);
   } while (accept(p, T_COMMA));
   expect(p, T_ASSIGN, "'=' or ','");
@@ -1476,6 +1516,7 @@ static void parse_param(parser *p) {
   if (lookup(p, name))
     fail(p, name, D_REDEFINED, "argument %s is declared twice",
          desc(p, name));
+  value_name(p, name);
   expect(p, T_COLON, "':' and the argument's type");
   wv_tok *ty = cur(p);
   if (!is_word(ty, "Memory"))
@@ -1508,6 +1549,7 @@ static void parse_kernel(parser *p) {
   p->maps = wv_strmap_new(p->ctx);
   p->scope = wv_strmap_new(p->ctx);
   p->gone = wv_strmap_new(p->ctx);
+  p->named = wv_strmap_new(p->ctx);
   p->binds.n = 0;
   expect(p, T_LPAREN, NULL);
   while (!at(p, T_RPAREN)) {

@@ -328,10 +328,11 @@ static size_t loc_offset(wavec_ctx *ctx, wavec_loc loc) {
     if (strcmp(s->file, loc.file) != 0)
       continue;
     uint32_t line = 1;
-    size_t off = 0;
+    size_t off = wv_bom_len(s->text, s->len);
     while (line < loc.line && off < s->len) {
-      if (s->text[off++] == '\n')
-        line++;
+      size_t n = wv_line_end_len(s->text + off, s->text + s->len);
+      off += n ? n : 1;
+      line += n != 0;
     }
     if (line != loc.line)
       return SIZE_MAX;
@@ -409,15 +410,21 @@ static void format_diag(wavec_ctx *ctx, wv_buf *b, const wv_diag *d) {
   const wv_source *src = find_source(ctx, d->loc.file);
   if (!src || d->offset == SIZE_MAX || d->offset > src->len)
     return;
-  size_t ls = d->offset < src->len ? d->offset : src->len;
-  while (ls > 0 && src->text[ls - 1] != '\n')
+  /* The line runs from after the previous line end (or the byte-order
+   * mark) to the next '\r' or '\n': a CRLF's '\r' is not shown. */
+  const char *t = src->text, *end = src->text + src->len;
+  size_t bom = wv_bom_len(t, src->len);
+  size_t off = d->offset < bom ? bom : d->offset;
+  size_t ls = off < src->len ? off : src->len;
+  while (ls > bom && t[ls - 1] != '\n' &&
+         !(t[ls - 1] == '\r' && wv_line_end_len(t + ls - 1, end) == 1))
     ls--;
   size_t le = ls;
-  while (le < src->len && src->text[le] != '\n')
+  while (le < src->len && t[le] != '\n' && t[le] != '\r')
     le++;
   /* A long line is cut to WV_SNIPPET bytes around the caret, "..." marking
    * each cut, never inside a UTF-8 character. */
-  size_t from = ls, to = le, at = d->offset < le ? d->offset : le;
+  size_t from = ls, to = le, at = off < le ? off : le;
   if (le - ls > WV_SNIPPET) {
     from = at - ls > WV_SNIPPET / 2 ? at - WV_SNIPPET / 2 : ls;
     if (le - from < WV_SNIPPET)

@@ -192,6 +192,26 @@ bool wv_failed(wavec_ctx *ctx);
 void wv_add_source(wavec_ctx *ctx, const char *file, const char *text,
                    size_t len);
 
+/* The line end at p, if any: "\n", "\r\n" or a lone "\r" (old Mac files)
+ * each end one line. Returns its length in bytes (0 where none starts). The
+ * lexer and the carets count lines with it, so that they agree. */
+static inline size_t wv_line_end_len(const char *p, const char *end) {
+  if (p >= end || (*p != '\n' && *p != '\r'))
+    return 0;
+  return *p == '\r' && p + 1 < end && p[1] == '\n' ? 2 : 1;
+}
+
+/* The length of a UTF-8 byte-order mark at the start of a source (3, or 0):
+ * it is no part of the first line, whose columns count from after it, as
+ * editors show them. */
+static inline size_t wv_bom_len(const char *text, size_t len) {
+  return len >= 3 && (unsigned char)text[0] == 0xef &&
+                 (unsigned char)text[1] == 0xbb &&
+                 (unsigned char)text[2] == 0xbf
+             ? 3
+             : 0;
+}
+
 /* ---- guards ---------------------------------------------------------------- */
 typedef struct wv_guard {
   jmp_buf jb;

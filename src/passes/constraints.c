@@ -94,7 +94,7 @@ static bool last_of_a_value(wv_kernel *k, wavec_sym s) {
  * reduced across the waves of a workgroup, nothing is reduced across
  * workgroups, and an mma's parts across neither. The parts are right only
  * where they are added up, by write(..., reduce = add) of the value
- * itself; any other use fails here, at that use. */
+ * itself; any other use fails here, at the reduction (the use named). */
 ex_t wv_wave_coord(wavec_ctx *ctx, const wv_dist *d, int a) {
   return a == 0 ? ex_floordiv(ctx, ex_sym(ctx, d->T[0]),
                               ex_const(ctx, d->lanes))
@@ -129,21 +129,25 @@ static void partial_sums(wv_kernel *k, const wv_dist *d) {
         if (x->op == WAVEC_OP_WRITE && (x->flags & WV_WRITE_ADD) && i == 0 &&
             n->op != WAVEC_OP_MAX)
           continue;
-        char at[32] = "here";
+        /* At the reduction, which names the dim split; a use on another
+         * line is named in the message. */
+        char use[64] = "";
         if (n->loc.line != x->loc.line)
-          snprintf(at, sizeof at, "at line %u", n->loc.line);
+          snprintf(use, sizeof use, ", which the %s at line %u uses",
+                   wv_ops[x->op].name, x->loc.line);
         /* (a run-time size: its workgroups are counted at launch) */
         int a = d->dim[n->sym].wg_axis;
         const char *dyn = !waves && a >= 0 && d->grid[a] < 0
                               ? ", at run time more than one workgroup "
                                 "where the size passes its tile"
                               : "";
-        wv_fail(ctx, D_PARTIAL, x->loc,
-                "the %s %s reduces over '%s', which is split over %s "
-                "(%s(%s, ...)%s): each holds only its part of the result%s",
-                mma ? "mma" : n->op == WAVEC_OP_SUM ? "sum" : "max", at, dn,
+        wv_fail(ctx, D_PARTIAL, n->loc,
+                "this %s reduces over '%s', which is split over %s "
+                "(%s(%s, ...)%s): each holds only its part of the "
+                "result%s%s",
+                mma ? "mma" : n->op == WAVEC_OP_SUM ? "sum" : "max", dn,
                 waves ? "waves" : "workgroups",
-                waves ? "wave" : "workgroup", dn, dyn,
+                waves ? "wave" : "workgroup", dn, dyn, use,
                 n->op == WAVEC_OP_MAX
                     ? ", and a max of parts cannot be written; walk that dim "
                       "with a loop (tiling) instead"

@@ -518,7 +518,7 @@ wavec_status wv_pass_lower(wv_kernel *k) {
     if (!w->d->dim[s].used)
       continue;
     tir_size z = {wavec_symbol_name(ctx, s), s, w->d->dim[s].multiple,
-                  w->d->dim[s].most};
+                  w->d->dim[s].most, k->dynamics.v[i].loc};
     k->run_size[p->sizes.n] = k->bind.ival[s]; /* a definition, or 0 */
     vec_push(ctx, &p->sizes, z);
     w->size_index[s] = p->sizes.n;
@@ -536,6 +536,8 @@ wavec_status wv_pass_lower(wv_kernel *k) {
   p->lanes = w->d->lanes;
   p->wgs_per_sm = w->d->hw[WAVEC_HW_WORKGROUPS_PER_SM];
   p->mma = w->d->mma;
+  p->lanes_loc = k->hw.threads_loc;
+  p->mma_loc = k->hw.mma_loc;
   for (uint32_t i = 0; i < k->args.n; i++) {
     wv_node *a = wv_get(k->g, k->args.v[i]);
     tir_arg ta = {.name = a->name, .dt = a->type.dt, .ndims = a->type.n,

@@ -548,6 +548,10 @@ ex_t lw_slot_at(lw *w, const stage *st, int64_t S, ex_t tile);
  * wave's shared memory: no parts, no sum, 1/W of the accumulators. */
 void lw_exchange_plan(lw *w);
 void lw_mma(lw *w, uint32_t id);
+/* Every tile a wgmma of the kernel reads from shared memory is staged
+ * there, or the error lw_mma would give at its mma (why it cannot be);
+ * from promote on. */
+void lw_wgmma_staged(lw *w);
 
 /* lower_reduce.c */
 void lw_reduce(lw *w, uint32_t id);

@@ -63,6 +63,17 @@ static stage *wgmma_tile(lw *w, wv_node *n, int r, bool *mn) {
   return st;
 }
 
+void lw_wgmma_staged(lw *w) {
+  for (uint32_t id = 1; id < w->g->nodes.n; id++) {
+    wv_node *n = wv_get(w->g, id);
+    for (int r = 0; r < 2 && n->op == WAVEC_OP_MMA && w->wgmma; r++) {
+      bool mn;
+      if (r == 1 || !lw_nelem(w, n->ops[0])) /* (an lhs in registers) */
+        wgmma_tile(w, n, r, &mn);
+    }
+  }
+}
+
 /* Is node id a Register[...] of the constant 0? */
 static bool zero_register(lw *w, uint32_t id) {
   const wv_node *n = wv_get(w->g, id);

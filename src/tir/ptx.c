@@ -1298,6 +1298,9 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
   x.t = t;
   wv_buf_init(&x.body, ctx);
   wv_assert(ctx, t && t->ptx_target);
+  /* errors about the mma type or the lanes: at their hardware entry */
+  if (p->mma_loc.line)
+    x.kloc = p->mma_loc;
   if (p->mma >= 0) {
     const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)p->mma);
     if (mi && strcmp(mi->vendor, "nvidia") != 0) {
@@ -1321,10 +1324,12 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
   }
   bool warpgroup = wv_mma_is_warpgroup((wavec_mma_kind)p->mma);
   int64_t threads = p->block[0] * p->block[1] * p->block[2];
+  x.kloc = p->lanes_loc.line ? p->lanes_loc : loc;
   if (p->lanes != 32 && !(p->lanes == 128 && warpgroup))
     unsupported(&x, "a wave must be a warp of 32 lanes, or a warpgroup of "
                     "128 for wgmma (64-lane waves are AMD's and run in the "
                     "simulator only)");
+  x.kloc = loc;
   for (uint32_t i = 0; i < p->code.n; i++) /* shuffles stay within a warp */
     if (p->code.v[i].op == T_SHFL && p->code.v[i].imm >= 32) {
       x.in = &p->code.v[i];

@@ -227,6 +227,10 @@ static bool specialize(lw *w, sched_plan *s, wv_buf *why) {
   for (uint32_t i = 0; i < w->rings.n; i++)
     tma += ring_is_tma(w, i);
   if (!tma || tma != w->rings.n) {
+    /* a tile a wgmma cannot have staged is often why no ring is filled by
+     * tensor copies: asked for, that error (lowering's) comes first */
+    if (asked(w, WAVEC_HW_SPECIALIZE))
+      lw_wgmma_staged(w);
     const char *no = !w->wgmma ? "its mma is not a warpgroup one (wgmma)"
                      : w->stages < 2 ? "it has no ring (stages = 1)"
                      : !w->rings.n   ? "no loop streams staged tiles"

@@ -297,14 +297,15 @@ const tir_prog *tir_instance(wavec_ctx *ctx, const tir_prog *p,
                              const int64_t *vals, wavec_loc loc) {
   for (uint32_t i = 0; i < p->sizes.n; i++) {
     const tir_size *z = &p->sizes.v[i];
+    wavec_loc at = z->loc.line ? z->loc : loc; /* its dynamic(...) */
     if (vals[i] <= 0)
-      wv_fail(ctx, D_INVALID, loc,
+      wv_fail(ctx, D_INVALID, at,
               "the size of dynamic dimension '%s' is %s; give the shape of "
               "an argument with it (wavec_arg_shape, or --arg) or define "
               "it (-D %s=N)",
               z->name, vals[i] ? "not positive" : "not given", z->name);
     if (vals[i] % z->multiple)
-      wv_fail(ctx, D_INVALID, loc,
+      wv_fail(ctx, D_INVALID, at,
               "'%s' = %lld is not a multiple of %lld, as "
               "dynamic(%s, multiple_of = %lld) states",
               z->name, (long long)vals[i], (long long)z->multiple, z->name,

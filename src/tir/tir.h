@@ -442,6 +442,7 @@ typedef struct tir_size {
   wavec_sym dim;
   int64_t multiple; /* every value is a multiple of it */
   int64_t most;     /* the largest value (the index analysis assumes it) */
+  wavec_loc loc;    /* its dynamic(...) entry (line 0: none known) */
 } tir_size;
 
 typedef struct tir_prog {
@@ -468,6 +469,9 @@ typedef struct tir_prog {
   const int64_t *size_vals; /* an instance's sizes (tir_instance), or NULL */
   int lanes;
   int mma;            /* wavec_mma_kind used by T_MMA, or -1 */
+  /* where hardware(threads_per_wave = ..., mma = ...) gave lanes and mma
+   * (line 0: not in the source; the target's, or --hardware's) */
+  wavec_loc lanes_loc, mma_loc;
   int64_t smem_bytes;
   int64_t wgs_per_sm; /* hardware(workgroups_per_sm = N), or 0 */
   /* registers per thread at entry (PTX .maxnreg), or 0 (ptxas picks): the
@@ -645,8 +649,9 @@ int64_t tir_arg_align(const tir_prog *p, uint32_t a);
 
 /* The program for run-time sizes vals (one per p->sizes): a copy whose
  * grid and argument shapes have them (p itself when it has no sizes).
- * Unwinds with D_INVALID at loc when a size is not positive or not a
- * multiple of what its dynamic(..., multiple_of) states, with
+ * Unwinds with D_INVALID at the size's dynamic(...) entry (loc where it
+ * has none) when a size is not positive or not a multiple of what its
+ * dynamic(..., multiple_of) states, with
  * D_UNSUPPORTED when no launch can take its grid (tir_launch_grid); both
  * before anything is allocated for the run. */
 const tir_prog *tir_instance(wavec_ctx *ctx, const tir_prog *p,
@@ -664,7 +669,9 @@ bool tir_ty_is_float(tir_ty ty); /* f16, bf16, f32 and the 8-bit floats */
  * wgmma), AMD MFMA mma kinds, wgmma on a target other than sm_90a, a
  * shuffle across the warps of a warpgroup, arithmetic on predicates, an
  * i32 constant past 32 bits, too many workgroups, threads or shared
- * memory; `loc` (the kernel's) is where program-wide diagnostics point. */
+ * memory; `loc` (the kernel's) is where program-wide diagnostics point,
+ * but those about the mma type or the lanes point at p's mma_loc or
+ * lanes_loc where they are known. */
 struct wv_target;
 void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
                   wavec_loc loc, const struct wv_target *t, wv_buf *out);

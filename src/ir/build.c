@@ -756,6 +756,24 @@ wavec_value wavec_write_add(wavec_kernel *pk, wavec_value v, wavec_value mem,
   BUILD(pk, 0, write_(&pk->k, v, mem, ept, mapping_, true, loc));
 }
 
+/* Where an mma operand lacks batch dims of the accumulator (one weight for
+ * every batch): how to give them, for the message; else "". */
+static const char *shared_hint(wv_kernel *k, const wv_type *op,
+                               const wv_type *acc) {
+  for (uint32_t i = 0; i + 2 < acc->n; i++)
+    if (!wv_type_has(op, acc->dims[i])) {
+      wv_buf b;
+      wv_buf_init(&b, k->ctx);
+      wv_buf_printf(&b, "; an operand the same for every '%s' is read "
+                        "through a mapping whose outputs add '%s' "
+                        "(docs/LANGUAGE-additions.md, 'Staged reads through "
+                        "mappings'), or broadcast to it",
+                    sym_name(k, acc->dims[i]), sym_name(k, acc->dims[i]));
+      return wv_buf_str(&b);
+    }
+  return "";
+}
+
 /* mma(lhs [.., M, K], rhs [.., N, K], acc [.., M, N]): M and N are acc's
  * last two dims, K = (lhs ∩ rhs) − acc, the rest are batch dims that all
  * three share. Dims are matched by name; their order does not matter. */
@@ -791,13 +809,15 @@ static wavec_value mma(wv_kernel *k, wavec_value a, wavec_value b,
   if (ta->n != tc->n || !wv_type_has(ta, M) || wv_type_has(ta, N))
     wv_fail(k->ctx, D_MMA_SHAPE, loc,
             "mma lhs %s must have the accumulator's dims without '%s' and "
-            "with '%s' (accumulator %s)",
-            type_str(k, ta), sym_name(k, N), sym_name(k, K), type_str(k, tc));
+            "with '%s' (accumulator %s)%s",
+            type_str(k, ta), sym_name(k, N), sym_name(k, K), type_str(k, tc),
+            shared_hint(k, ta, tc));
   if (tb->n != tc->n || !wv_type_has(tb, N) || wv_type_has(tb, M))
     wv_fail(k->ctx, D_MMA_SHAPE, loc,
             "mma rhs %s must have the accumulator's dims without '%s' and "
-            "with '%s' (accumulator %s)",
-            type_str(k, tb), sym_name(k, M), sym_name(k, K), type_str(k, tc));
+            "with '%s' (accumulator %s)%s",
+            type_str(k, tb), sym_name(k, M), sym_name(k, K), type_str(k, tc),
+            shared_hint(k, tb, tc));
   for (uint32_t i = 0; i + 2 < tc->n; i++) {
     wavec_sym d = tc->dims[i];
     if (!wv_type_has(ta, d) || !wv_type_has(tb, d))

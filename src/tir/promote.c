@@ -140,6 +140,11 @@ static const char *tile_of(lw *w, const wv_node *n, const wv_node *mem,
 static const char *unstageable(lw *w, uint32_t id, stage *st) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
+  if (n->op == WAVEC_OP_BROADCAST &&
+      wv_get(w->g, n->ops[0])->op == WAVEC_OP_READ)
+    return "it is a broadcast of a read, computed in registers (read it "
+           "through a mapping whose outputs add the broadcast's dims: "
+           "docs/LANGUAGE-additions.md, 'Staged reads through mappings')";
   if (n->op != WAVEC_OP_READ)
     return "it is computed, not read from memory";
   wv_node *mem = wv_get(w->g, n->mem);

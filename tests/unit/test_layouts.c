@@ -78,7 +78,52 @@ static void gemms(void) {
       }
 }
 
+/* A linear layer over a batch with one weight (kernel linear: w read
+ * through a mapping that adds B): staged like a plain GEMM's rhs (the
+ * remark says the loop streams 'a' and 'w'), in the plain schedule and a
+ * producer warpgroup's, at sizes the tiles divide and ragged ones. */
+static void shared_weight(void) {
+  static const int sz[][4] = {{2, 128, 128, 128}, {3, 130, 100, 72}};
+  static const char *const hw[] = {NULL, "specialize=1"};
+  for (size_t s = 0; s < 2; s++)
+    for (size_t h = 0; h < 2; h++) {
+      int B = sz[s][0], M = sz[s][1], N = sz[s][2], K = sz[s][3];
+      char db[16], dm[16], dn[16], dk[16];
+      snprintf(db, sizeof db, "B=%d", B);
+      snprintf(dm, sizeof dm, "M=%d", M);
+      snprintf(dn, sizeof dn, "N=%d", N);
+      snprintf(dk, sizeof dk, "K=%d", K);
+      const char *defs[] = {db, dm, dn, dk, hw[h], NULL};
+      kcase c;
+      if (!kc_open(&c, FILE_, "linear", NULL, defs)) {
+        CHECKF(0, "linear: %s", c.err);
+        kc_close(&c);
+        continue;
+      }
+      CHECKF(kc_has_remark(c.k, "streams 'a', 'w' through shared memory"),
+             "linear: w is not staged");
+      uint64_t rng = 9 + s;
+      double *a = kc_input(&c, "a", &rng), *w = kc_input(&c, "w", &rng);
+      double *ref = calloc((size_t)B * M * N, sizeof *ref);
+      for (int b = 0; b < B; b++)
+        for (int i = 0; i < M; i++)
+          for (int j = 0; j < N; j++) {
+            double sum = 0;
+            for (int k = 0; k < K; k++)
+              sum += a[((size_t)b * M + i) * K + k] * w[(size_t)j * K + k];
+            ref[((size_t)b * M + i) * N + j] = sum;
+          }
+      bool ok = kc_simulate(&c);
+      double e = ok ? kc_rel_err(&c, "c", ref) : -1;
+      CHECKF(ok && e < 1e-5, "linear %dx%dx%dx%d %s: %s rel err %g", B, M, N,
+             K, hw[h] ? hw[h] : "", ok ? "" : c.err, e);
+      free(a), free(w), free(ref);
+      kc_close(&c);
+    }
+}
+
 int main(void) {
   RUN(gemms);
+  RUN(shared_weight);
   CHECK_EXIT();
 }

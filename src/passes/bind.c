@@ -308,6 +308,15 @@ wavec_status wv_pass_bind(wv_kernel *k) {
     wv_dynamic *dy = &k->dynamics.v[i];
     if (dy->multiple) /* (positive: wv_value_rules, below) */
       b->multiple[dy->dim] = eval(k, dy->multiple, dy->loc, "multiple_of");
+    /* ... and a multiple of what the entry states, as every run's is */
+    wavec_sym s = dy->dim;
+    const wv_default *d = define_of(k, s) ? NULL : default_of(k, s);
+    int64_t m = b->multiple[s];
+    if ((d || define_of(k, s)) && m > 1 && b->ival[s] % m)
+      wv_fail(ctx, D_TILE_DIVIDE, d ? d->loc : dy->loc,
+              "dynamic dimension '%s' defaults to %lld at run time, not a "
+              "multiple of %lld (multiple_of): every size it takes must be",
+              name(k, s), (long long)b->ival[s], (long long)m);
   }
 
   /* Dimensions of every tensor: positive integers. */

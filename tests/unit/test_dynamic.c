@@ -427,6 +427,9 @@ static void bad_sizes(void) {
     CHECK(wavec_simulate(k, bufs) == WAVEC_ERR_INVALID);
     CHECKF(strstr(wavec_errmsg(ctx), "'K' = 100 is not a multiple of 8"),
            "%s", wavec_errmsg(ctx));
+    /* at the entry that states the multiple */
+    CHECKF(strstr(wavec_errmsg(ctx), "dynamic.wave:10:9:"), "%s",
+           wavec_errmsg(ctx));
     free_bufs(bufs, 3);
   }
   wavec_ctx_free(ctx);

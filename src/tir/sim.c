@@ -1185,7 +1185,8 @@ static void simulate(wv_kernel *k, void *const *args) {
     for (uint32_t b = 0; b < a; b++)
       if ((p->args.v[a].written || p->args.v[b].written) &&
           overlap(p, args, a, b))
-        wv_fail(ctx, D_INVALID, k->loc,
+        wv_fail(ctx, D_INVALID,
+                wv_get(k->g, k->args.v[p->args.v[a].written ? a : b])->loc,
                 "arguments '%s' and '%s' share memory, and the kernel "
                 "writes '%s': its threads read and write in no promised "
                 "order, so an output may not overlap another argument (give "

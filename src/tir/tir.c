@@ -589,19 +589,20 @@ wavec_status wavec_arg_shape(wavec_kernel *pk, size_t i, size_t ndims,
     return st;
   const tir_prog *p = k->tir;
   const tir_arg *a = &p->args.v[i];
+  wavec_loc at = wv_get(k->g, k->args.v[i])->loc; /* its declaration */
   if (ndims != a->ndims)
-    return wv_error(k->ctx, D_INVALID, k->loc,
+    return wv_error(k->ctx, D_INVALID, at,
                     "argument '%s' has %u dimensions, the shape %zu", a->name,
                     a->ndims, ndims);
   for (uint32_t j = 0; j < a->ndims; j++) {
     /* a run-time size is at most its `most` (the index analysis assumes
      * it: 2^31-1, or less where a tensor has several run-time dims) */
     if (shape[j] <= 0)
-      return wv_error(k->ctx, D_INVALID, k->loc,
+      return wv_error(k->ctx, D_INVALID, at,
                       "argument '%s': size %lld of dimension %u is out of "
                       "range", a->name, (long long)shape[j], j);
     if (a->dyn[j] && shape[j] > p->sizes.v[a->dyn[j] - 1].most)
-      return wv_error(k->ctx, D_INVALID, k->loc,
+      return wv_error(k->ctx, D_INVALID, at,
                       "argument '%s': size %lld of dimension %u ('%s') is "
                       "out of range: more than the %lld the kernel is "
                       "compiled for "
@@ -611,7 +612,7 @@ wavec_status wavec_arg_shape(wavec_kernel *pk, size_t i, size_t ndims,
                       p->sizes.v[a->dyn[j] - 1].name,
                       (long long)p->sizes.v[a->dyn[j] - 1].most);
     if (!a->dyn[j] && shape[j] != a->shape[j])
-      return wv_error(k->ctx, D_INVALID, k->loc,
+      return wv_error(k->ctx, D_INVALID, at,
                       "argument '%s': dimension %u is %lld, compiled in; "
                       "the shape gives %lld (declare it dynamic to vary it)",
                       a->name, j, (long long)a->shape[j], (long long)shape[j]);
@@ -622,7 +623,7 @@ wavec_status wavec_arg_shape(wavec_kernel *pk, size_t i, size_t ndims,
     uint32_t z = a->dyn[j] - 1;
     uint64_t others = a->dyn[j] ? k->run_from[z] & ~me : 0;
     if (others && k->run_size[z] != shape[j])
-      return wv_error(k->ctx, D_INVALID, k->loc,
+      return wv_error(k->ctx, D_INVALID, at,
                       "argument '%s': dimension %u ('%s') is %lld, the shape "
                       "of '%s' gave %lld",
                       a->name, j, p->sizes.v[z].name, (long long)shape[j],

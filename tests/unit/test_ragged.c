@@ -174,6 +174,52 @@ static void head_dims(void) {
     }
 }
 
+/* Causal attention aligned at the bottom right (tests/kernels/
+ * causal_br.wave: query i sees keys j <= i + K2 - M), on warpgroups and
+ * mma.sync, a decoding query over 300 keys, a chunk of 50 over 130, and
+ * M = K2, against float64: the top-left causal reference of K2 queries
+ * whose last M rows are these. */
+static void bottom_right(void) {
+  static const int mk[][2] = {{1, 300}, {50, 130}, {77, 77}};
+  static const char *const kernels[] = {"causal_br_wgmma", "causal_br"};
+  uint64_t rng = 46;
+  for (int kk = 0; kk < 2; kk++)
+    for (size_t i = 0; i < 3; i++) {
+      int M = mk[i][0], K2 = mk[i][1], D = 64;
+      char d[5][32], what[96];
+      snprintf(d[0], 32, "B=1");
+      snprintf(d[1], 32, "M=%d", M);
+      snprintf(d[2], 32, "K2=%d", K2);
+      snprintf(d[3], 32, "N=%d", D);
+      snprintf(d[4], 32, "K1=%d", D);
+      snprintf(what, sizeof what, "%s M=%d K2=%d", kernels[kk], M, K2);
+      const char *defs[] = {d[0], d[1], d[2], d[3], d[4], NULL};
+      kcase c;
+      bool ok = kc_open(&c, "tests/kernels/causal_br.wave", kernels[kk], NULL,
+                        defs);
+      CHECKF(ok, "%s: %s", what, c.err);
+      if (!ok) {
+        kc_close(&c);
+        continue;
+      }
+      double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng),
+             *v = kc_input(&c, "v", &rng);
+      size_t off = (size_t)(K2 - M);
+      double *qa = calloc((size_t)K2 * D, sizeof *qa),
+             *o = malloc((size_t)K2 * D * sizeof *o),
+             *lse = malloc((size_t)K2 * sizeof *lse);
+      memcpy(qa + off * D, q, (size_t)M * D * sizeof *qa);
+      ref_attn_fwd(1, (size_t)K2, (size_t)K2, (size_t)D, (size_t)D, 0.125,
+                   REF_CAUSAL, qa, k, v, o, lse);
+      if (simulate(&c, what)) {
+        expect(&c, "o", o + off * D, 1e-2, what);
+        expect(&c, "lse", lse + off, 1e-3, what);
+      }
+      free(q), free(k), free(v), free(qa), free(o), free(lse);
+      kc_close(&c);
+    }
+}
+
 static const char *const KERNELS = "tests/kernels/ragged.wave";
 
 /* y[i] = x[i + 1]: the fill where i + 1 is past the edge. */
@@ -338,6 +384,7 @@ int main(void) {
   RUN(attention_fwd);
   RUN(attention_fwd_wgmma);
   RUN(head_dims);
+  RUN(bottom_right);
   printf("  %d simulated runs\n", cases_run);
   CHECK_EXIT();
 }

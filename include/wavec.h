@@ -41,9 +41,9 @@ extern "C" {
 #endif
 
 #define WAVEC_VERSION_MAJOR 0
-#define WAVEC_VERSION_MINOR 6
+#define WAVEC_VERSION_MINOR 7
 #define WAVEC_VERSION_PATCH 0
-#define WAVEC_VERSION_STRING "0.6.0"
+#define WAVEC_VERSION_STRING "0.7.0"
 /* major * 10000 + minor * 100 + patch */
 #define WAVEC_VERSION_NUMBER                                                   \
   (WAVEC_VERSION_MAJOR * 10000 + WAVEC_VERSION_MINOR * 100 +                   \
@@ -563,6 +563,13 @@ WAVEC_API void wavec_value_name(wavec_kernel *k, wavec_value v,
 /* Parses `.wave` source text into kernels of ctx. The text is copied. */
 WAVEC_API wavec_status wavec_parse(wavec_ctx *ctx, const char *filename,
                                    const char *src, size_t len);
+/* The same for the kernel named `kernel` alone (NULL: every kernel): the
+ * others are skipped unchecked (their braces matched, or up to the next
+ * `kernel NAME (` at the start of a line), so an error in one of them does
+ * not stop this one. A file without that kernel parses to none. (0.7) */
+WAVEC_API wavec_status wavec_parse_kernel(wavec_ctx *ctx, const char *filename,
+                                          const char *src, size_t len,
+                                          const char *kernel);
 
 /* ---- compilation --------------------------------------------------------- */
 /* The passes. Their values are pinned (a new pass takes the next free

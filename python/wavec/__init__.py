@@ -191,13 +191,9 @@ class Kernel:
                     keys.append(lib.wavec_hardware_key(len(keys)).decode())
                 raise ValueError(f"wavec: invalid hardware entry {key}={v!r} (keys: {', '.join(keys)}; "
                                  "`wavec --help` gives their values)")
-        ctx.ok(lib.wavec_parse(ctx.p, self.file.encode(), self._text, len(self._text)))
-        unused = []
-        while lib.wavec_unused_define(ctx.p, len(unused)):
-            unused.append(lib.wavec_unused_define(ctx.p, len(unused)).decode())
-        if unused:
-            raise TypeError(f"wavec: {self.file} has no symbol named {', '.join(unused)} "
-                            f"(keyword arguments set sizes and hyperparameters)")
+        # a kernel named: that one alone (an error in another does not stop it)
+        ctx.ok(lib.wavec_parse_kernel(ctx.p, self.file.encode(), self._text, len(self._text),
+                                      None if self.name is None else self.name.encode()))
         n = lib.wavec_kernel_count(ctx.p)
         names = [lib.wavec_kernel_name(lib.wavec_kernel_get(ctx.p, i)).decode() for i in range(n)]
         if self.name is None:
@@ -205,7 +201,19 @@ class Kernel:
                 raise ValueError(f"wavec: {self.file} has {n} kernels ({', '.join(names)}): choose one with kernel=")
             self.name = names[0]
         elif self.name not in names:
-            raise ValueError(f"wavec: no kernel {self.name!r} in {self.file} (kernels: {', '.join(names)})")
+            every = _Ctx()  # (the file's kernels, for the message)
+            if lib.wavec_parse(every.p, self.file.encode(), self._text, len(self._text)) == 0:
+                n = lib.wavec_kernel_count(every.p)
+                names = [lib.wavec_kernel_name(lib.wavec_kernel_get(every.p, i)).decode() for i in range(n)]
+                raise ValueError(f"wavec: no kernel {self.name!r} in {self.file} (kernels: {', '.join(names)})")
+            raise ValueError(f"wavec: no kernel {self.name!r} in {self.file} (which has errors: compile it "
+                             f"without kernel= to see them)")
+        unused = []
+        while lib.wavec_unused_define(ctx.p, len(unused)):
+            unused.append(lib.wavec_unused_define(ctx.p, len(unused)).decode())
+        if unused:
+            raise TypeError(f"wavec: {self.name} in {self.file} has no symbol named {', '.join(unused)} "
+                            f"(keyword arguments set sizes and hyperparameters)")
         return ctx
 
     def _compile_here(self):

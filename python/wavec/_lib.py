@@ -46,6 +46,7 @@ SIGNATURES = {
     "wavec_hardware_override": (status, [ctx_p, c_char_p, c_char_p]),
     "wavec_hardware_key": (c_char_p, [c_size_t]),
     "wavec_parse": (status, [ctx_p, c_char_p, c_char_p, c_size_t]),
+    "wavec_parse_kernel": (status, [ctx_p, c_char_p, c_char_p, c_size_t, c_char_p]),
     "wavec_kernel_count": (c_size_t, [ctx_p]),
     "wavec_kernel_get": (kernel_p, [ctx_p, c_size_t]),
     "wavec_kernel_find": (kernel_p, [ctx_p, c_char_p]),

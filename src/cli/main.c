@@ -197,7 +197,8 @@ static int run(wavec_ctx *ctx, cli *c) {
     fprintf(stderr, "wavec: cannot read '%s': %s\n", c->file, strerror(errno));
     return CLI_FILE;
   }
-  wavec_status st = wavec_parse(ctx, c->file, src, len);
+  /* --kernel: that kernel alone (an error in another does not stop it) */
+  wavec_status st = wavec_parse_kernel(ctx, c->file, src, len, c->kernel);
   free(src);
   if (st == WAVEC_OK && c->kernel && !wavec_kernel_find(ctx, c->kernel)) {
     fprintf(stderr, "wavec: no kernel '%s' in %s\n", c->kernel, c->file);
@@ -266,8 +267,13 @@ static int run(wavec_ctx *ctx, cli *c) {
     return cli_fail(ctx);
   /* a definition no kernel can take is likely a misspelling */
   for (size_t i = 0; wavec_unused_define(ctx, i); i++)
-    fprintf(stderr, "wavec: warning: -D %s: no kernel in %s has a symbol of "
-            "that name\n", wavec_unused_define(ctx, i), c->file);
+    if (c->kernel)
+      fprintf(stderr, "wavec: warning: -D %s: kernel %s of %s has no symbol "
+              "of that name\n", wavec_unused_define(ctx, i), c->kernel,
+              c->file);
+    else
+      fprintf(stderr, "wavec: warning: -D %s: no kernel in %s has a symbol "
+              "of that name\n", wavec_unused_define(ctx, i), c->file);
   if (opt.check_only)
     check_summary(ctx, c, cli_now() - t0);
   return 0;

@@ -18,6 +18,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "front/front.h"
 
 const char *wv_tok_kind_name(wv_tok_kind k) {
@@ -199,6 +201,19 @@ static void end_statement(lexer *L, const char *b, const char *e) {
     push(L, T_NL, b, e);
 }
 
+/* After the word `kernel`: blanks, a name, blanks and '('. */
+static bool header_follows(const char *p, const char *end) {
+  while (p < end && (*p == ' ' || *p == '\t'))
+    p++;
+  if (p == end || !is_alpha(*p))
+    return false;
+  while (p < end && is_alnum(*p))
+    p++;
+  while (p < end && (*p == ' ' || *p == '\t'))
+    p++;
+  return p < end && *p == '(';
+}
+
 static bool newline_ends_statement(lexer *L) {
   return L->nest.n == 0 || L->nest.v[L->nest.n - 1];
 }
@@ -245,6 +260,14 @@ void wv_lex(wavec_ctx *ctx, const char *src, size_t len, wv_toks *out) {
         L.p++;
       wv_tok *t = push(&L, T_IDENT, b, L.p);
       t->name = wv_strndup(ctx, b, (size_t)(L.p - b));
+      /* `kernel NAME (` first on its line is a kernel's header, at the
+       * top level whatever brackets the text before it left open (a
+       * kernel with an unclosed one must not take the next kernel's line
+       * ends away: wavec_parse_kernel skips it and parses that one) */
+      if (!strcmp(t->name, "kernel") &&
+          (out->n == 1 || out->v[out->n - 2].line < t->line) &&
+          header_follows(L.p, L.end))
+        L.nest.n = 0;
     } else if (is_digit(c) ||
                (c == '.' && b + 1 < L.end && is_digit(b[1]))) {
       lex_number(&L);

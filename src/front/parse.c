@@ -74,6 +74,7 @@ typedef struct parser {
   wv_strmap *named; /* value name -> index + 1 of the token that first took it */
   VEC(binding) binds;
   VEC(iter) iters; /* of the mapping being parsed; empty elsewhere */
+  const char *only; /* wavec_parse_kernel's kernel, or NULL: every one */
 } parser;
 
 /* ---- tokens and messages ------------------------------------------------ */
@@ -1565,13 +1566,40 @@ static void parse_kernel(parser *p) {
   p->k = NULL;
 }
 
+/* A kernel's header, `kernel NAME (`, starts at token i (read raw: a
+ * token the lexer refused is no header, and no error here). */
+static bool header_at(const parser *p, uint32_t i) {
+  return i + 2 < p->ntok && is_word(&p->t[i], "kernel") &&
+         p->t[i + 1].kind == T_IDENT && p->t[i + 2].kind == T_LPAREN;
+}
+
+/* wavec_parse_kernel: skips what is not the kernel asked for, unchecked:
+ * a kernel to the brace that closes its body, or, where its braces do not
+ * balance (or it is no kernel), to the next header at the start of a line.
+ * Its tokens are only read raw, so nothing in it is an error. */
+static void skip_kernel(parser *p) {
+  int depth = 0;
+  bool opened = false;
+  for (p->pos++; p->pos + 1 < p->ntok && !(opened && depth == 0); p->pos++) {
+    const wv_tok *t = &p->t[p->pos];
+    if (header_at(p, p->pos) && t->line > p->t[p->pos - 1].line)
+      return; /* (the first token of its line) */
+    depth += t->kind == T_LBRACE ? 1 : t->kind == T_RBRACE ? -1 : 0;
+    opened |= t->kind == T_LBRACE;
+  }
+}
+
 /* program = {kernel} EOF           (at least one kernel) */
 static void parse_program(parser *p) {
   skip_ends(p);
   if (at(p, T_EOF))
     fail(p, cur(p), D_NO_KERNEL, "no kernel in %s", p->file);
   while (!at(p, T_EOF)) {
-    parse_kernel(p);
+    if (p->only && !(header_at(p, p->pos) &&
+                     !strcmp(p->t[p->pos + 1].name, p->only)))
+      skip_kernel(p);
+    else
+      parse_kernel(p);
     skip_ends(p);
   }
 }
@@ -1579,7 +1607,7 @@ static void parse_program(parser *p) {
 /* Everything but the guard, so that no local of wavec_parse lives across
  * the setjmp. */
 static void parse_source(wavec_ctx *ctx, const char *filename,
-                         const char *src, size_t len) {
+                         const char *src, size_t len, const char *only) {
   uint64_t t0 = wv_now_ns();
   ctx->times.n = 0;
   wavec_loc none = {0};
@@ -1598,21 +1626,28 @@ static void parse_source(wavec_ctx *ctx, const char *filename,
   p.file = s->file;
   p.t = toks.v;
   p.ntok = toks.n;
+  p.only = only;
   parse_program(&p);
   wv_release(ctx, toks.v); /* the graph holds what the tokens said */
   wv_time tm = {"parse", wv_now_ns() - t0};
   vec_push(ctx, &ctx->times, tm);
 }
 
-wavec_status wavec_parse(wavec_ctx *ctx, const char *filename,
-                         const char *src, size_t len) {
+wavec_status wavec_parse_kernel(wavec_ctx *ctx, const char *filename,
+                                const char *src, size_t len,
+                                const char *kernel) {
   if (!ctx)
     return WAVEC_ERR_INVALID;
   if (ctx->status != WAVEC_OK)
     return ctx->status; /* the context keeps its first error */
   WV_GUARD(ctx, ctx->status);
-  parse_source(ctx, filename, src, len);
+  parse_source(ctx, filename, src, len, kernel);
   ctx->at = (wavec_loc){0};
   WV_UNGUARD(ctx);
   return WAVEC_OK;
+}
+
+wavec_status wavec_parse(wavec_ctx *ctx, const char *filename,
+                         const char *src, size_t len) {
+  return wavec_parse_kernel(ctx, filename, src, len, NULL);
 }

@@ -88,6 +88,25 @@ class Arguments(unittest.TestCase):
             k(*args)
         return cm.exception
 
+    def test_kernel_named_alone(self):
+        # an error in another kernel of the source does not stop the one
+        # named; a name the source lacks lists the kernels it has
+        good = TRANSPOSE.replace("kernel transpose", "kernel good")
+        bad = "kernel bad(x: Memory[N, f32], y: Memory[N, i32]) {\n    y2 = = 3\n}\n"
+        k = wavec.compile(bad + good, kernel="good", target="sim", M=32, N=64)
+        x = np.arange(32 * 64, dtype=np.float32).reshape(32, 64)
+        y = np.zeros((64, 32), np.float32)
+        k(x, y)
+        np.testing.assert_array_equal(y, x.T)
+        with self.assertRaises(wavec.WavecError):
+            wavec.compile(bad + good, target="sim", M=32, N=64)
+        with self.assertRaises(ValueError) as cm:
+            wavec.compile(TRANSPOSE + good, kernel="nope", target="sim", M=32, N=64)
+        self.assertIn("(kernels: transpose, good)", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            wavec.compile(bad + good, kernel="nope", target="sim", M=32, N=64)
+        self.assertIn("which has errors", str(cm.exception))
+
     def test_big_endian(self):
         e = self.call_error(self.a.astype(">f2"), self.b, self.c)
         self.assertEqual(e.arg, "a")

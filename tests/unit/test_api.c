@@ -388,8 +388,47 @@ static void overlapping_arguments(void) {
   wavec_ctx_free(ctx);
 }
 
+/* wavec_parse_kernel: the kernel named alone, with an error in another
+ * kernel of the source (which wavec_parse reports); NULL parses all; a
+ * name the source lacks parses to no kernel. */
+static void parse_one_kernel(void) {
+  static const char src[] =
+      "kernel bad(x: Memory[N, f32], y: Memory[N, i32]) {\n"
+      "    constraints { workgroup(N, 32, 0)\n wave(N, 32)\n"
+      "                  hardware(threads_per_wave = 32) }\n"
+      "    write(read(x), y)\n"
+      "}\n"
+      "kernel copy(x: Memory[N, f32], y: Memory[N, f32]) {\n"
+      "    constraints { workgroup(N, 32, 0)\n wave(N, 32)\n"
+      "                  hardware(threads_per_wave = 32) }\n"
+      "    write(read(x), y)\n"
+      "}\n";
+  static const struct {
+    const char *only;
+    wavec_status st;
+    size_t kernels;
+  } rows[] = {{"copy", WAVEC_OK, 1}, {NULL, WAVEC_ERR_TYPE, 0},
+              {"bad", WAVEC_ERR_TYPE, 0}, {"nope", WAVEC_OK, 0}};
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+    wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+    wavec_status st =
+        wavec_parse_kernel(ctx, "two.wave", src, sizeof src - 1, rows[i].only);
+    CHECKF(st == rows[i].st, "row %zu: status %d: %s", i, (int)st,
+           wavec_errmsg(ctx));
+    CHECKF(st != WAVEC_OK || wavec_kernel_count(ctx) == rows[i].kernels,
+           "row %zu: %zu kernels", i, wavec_kernel_count(ctx));
+    if (st == WAVEC_OK && rows[i].kernels) {
+      wavec_define_int(ctx, "N", 64);
+      CHECKF(wavec_compile(wavec_kernel_get(ctx, 0), NULL) == WAVEC_OK,
+             "row %zu: %s", i, wavec_errmsg(ctx));
+    }
+    wavec_ctx_free(ctx);
+  }
+}
+
 int main(void) {
   RUN(passes);
+  RUN(parse_one_kernel);
   RUN(overlapping_arguments);
   RUN(constraint_tile_location);
   RUN(status_strings);

@@ -2,6 +2,7 @@
 #include "ir/ir.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const wv_opinfo wv_ops[WV_OP_COUNT] = {
 #define X(e, v, name, cls) [e] = {name, cls},
@@ -124,8 +125,14 @@ void wv_remark_start(wv_kernel *k, wavec_loc loc, wv_buf *b) {
   wv_buf_printf(b, "%u:%u: remark: ", loc.line, loc.col);
 }
 
+/* A remark said once: the same words at the same place (a read's clones
+ * each reaching the code that remarks on it) are one remark. */
 void wv_remark_end(wv_kernel *k, wv_buf *b) {
-  vec_push(k->ctx, &k->remarks, wv_buf_str(b));
+  const char *r = wv_buf_str(b);
+  for (uint32_t i = 0; i < k->remarks.n; i++)
+    if (!strcmp(k->remarks.v[i], r))
+      return;
+  vec_push(k->ctx, &k->remarks, r);
 }
 
 const char *wavec_dtype_name(wavec_dtype dt) {

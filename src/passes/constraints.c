@@ -77,6 +77,40 @@ static int64_t mn_major_row(wv_kernel *k, const wv_dist *d, wavec_sym s) {
   return 0;
 }
 
+/* A warpgroup mma's M, N or K dim that an operand read from memory has
+ * in its rows (not last): staged in swizzled rows, whose groups of 1024
+ * bytes take a multiple of 32 rows at the narrowest (32-byte) swizzle. */
+static bool wgmma_row_dim(wv_kernel *k, const wv_dist *d, wavec_sym s) {
+  if (d->mma < 0 || !wv_mma_is_warpgroup((wavec_mma_kind)d->mma))
+    return false;
+  for (uint32_t id = 1; id < k->g->nodes.n; id++) {
+    const wv_node *n = wv_get(k->g, id);
+    for (int r = 0; r < 2 && n->op == WAVEC_OP_MMA; r++) {
+      const wv_node *o = wv_get(k->g, n->ops[r]);
+      const wv_node *mem = o->op == WAVEC_OP_READ ? wv_get(k->g, o->mem) : NULL;
+      if (mem && mem->type.dims[mem->type.n - 1] != s &&
+          wv_type_has(&mem->type, s))
+        return true;
+    }
+  }
+  return false;
+}
+
+/* What an unsplit dim of an mma is padded up to a multiple of (0: none),
+ * and why (for remarks): the mma's K where it is a reduction dim; on
+ * warpgroups 16 elements (a 32-byte swizzled row) where an operand has it
+ * last, and 32 rows where one has it in its rows. */
+static int64_t pad_quantum(wv_kernel *k, const wv_dist *d, wavec_sym s,
+                           const char **why) {
+  int64_t q = reduction_k(k, d, s), row = mn_major_row(k, d, s);
+  *why = q ? "a multiple of the mma's K" : NULL;
+  if (row > q)
+    q = row, *why = "a swizzled row of an operand";
+  if (wgmma_row_dim(k, d, s) && q < 32)
+    q = 32, *why = "whole swizzle groups of an operand's rows (32)";
+  return q;
+}
+
 /* Is s the last dim of some value (what index.c's default_layout spreads
  * over the lanes whole)? */
 static bool last_of_a_value(wv_kernel *k, wavec_sym s) {
@@ -270,6 +304,9 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
         di->span = (di->size + d->lanes - 1) / d->lanes * d->lanes;
         di->tiles = 1;
         di->ragged = true;
+        di->pad = d->lanes == 128 ? "a multiple of its 128 lanes"
+                  : d->lanes == 64 ? "a multiple of its 64 lanes"
+                                   : "a multiple of its 32 lanes";
       }
       /* an mma's reduction dim nothing splits, not a multiple of the
        * mma's K (a head dim of 40 or 72 on K = 16): padded up to one and
@@ -277,13 +314,13 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
        * the padding as its identity); a warpgroup mma's M or N dim read
        * MN-major, up to a swizzled row (its padding's results are dropped
        * by the write) */
-      int64_t kq = reduction_k(k, d, s);
-      if (!kq) /* (and a wgmma's MN-major operand, in swizzled rows) */
-        kq = mn_major_row(k, d, s);
+      const char *why = NULL;
+      int64_t kq = pad_quantum(k, d, s, &why);
       if (di->vshape < 0 && kq && di->size % kq) {
         di->span = (di->size + kq - 1) / kq * kq;
         di->tiles = 1;
         di->ragged = true;
+        di->pad = why;
       }
     }
   }

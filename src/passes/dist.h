@@ -40,6 +40,8 @@ typedef struct wv_diminfo {
   int64_t most;     /* dynamic: the largest size a launch may give
                        (lw_plan: no tensor past 2^62 elements) */
   int64_t span;     /* the extent one wave covers at once */
+  const char *pad;  /* held whole and padded up to span: why (constraints.c;
+                       for remarks), else NULL */
   int64_t vshape;   /* hardware vector_shapes entry; -1 unset */
   ex_t base;        /* first coordinate of the wave's tile */
   wavec_sym loopvar; /* $ARGD for tiled dims */

@@ -63,8 +63,9 @@ static void why(lw *w, wv_buf *b, wavec_sym d) {
                      "%lld)", nm, kind, (long long)tile);
   else if (di->ragged && !tile) /* (constraints.c: held whole, padded) */
     wv_buf_printf(b, "'%s' (%lld, held whole by a wave, is padded to %lld, "
-                     "a multiple of its %d lanes)",
-                  nm, (long long)di->size, (long long)di->span, w->d->lanes);
+                     "%s)",
+                  nm, (long long)di->size, (long long)di->span,
+                  di->pad ? di->pad : "?");
   else if (di->ragged)
     wv_buf_printf(b, "'%s' (%lld is not a multiple of its %s tile %lld)", nm,
                   (long long)di->size, kind, (long long)tile);

@@ -220,6 +220,62 @@ static void bottom_right(void) {
     }
 }
 
+/* Keys held whole on warpgroups (kernel attn_whole_keys_wgmma): K2 padded
+ * to whole swizzle groups of k's and v's rows, K1 and N to the mma's K and
+ * a swizzled row, at sizes none of them divides; the remark says why; o
+ * against float64 (p rounded to f16 as the kernel's second mma takes it). */
+static void whole_keys(void) {
+  static const int sz[][4] = {
+      {64, 100, 40, 24}, {64, 7, 16, 16}, {130, 257, 72, 40}};
+  uint64_t rng = 47;
+  for (size_t i = 0; i < 3; i++) {
+    int M = sz[i][0], K2 = sz[i][1], K1 = sz[i][2], N = sz[i][3];
+    char d[4][32], what[96];
+    snprintf(d[0], 32, "M=%d", M);
+    snprintf(d[1], 32, "K2=%d", K2);
+    snprintf(d[2], 32, "K1=%d", K1);
+    snprintf(d[3], 32, "N=%d", N);
+    snprintf(what, sizeof what, "attn_whole_keys_wgmma %dx%dx%dx%d", M, K2, K1,
+             N);
+    const char *defs[] = {d[0], d[1], d[2], d[3], NULL};
+    kcase c;
+    bool ok = kc_open(&c, "tests/kernels/ragged.wave", "attn_whole_keys_wgmma", NULL, defs);
+    CHECKF(ok, "%s: %s", what, c.err);
+    if (!ok) {
+      kc_close(&c);
+      continue;
+    }
+    CHECKF(K2 % 32 == 0 || kc_has_remark(c.k, "whole swizzle groups of an "
+                                              "operand's rows (32)"),
+           "%s: no remark on K2's padding", what);
+    double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng),
+           *v = kc_input(&c, "v", &rng);
+    double *p = malloc((size_t)K2 * sizeof *p),
+           *o = calloc((size_t)M * N, sizeof *o);
+    for (int r = 0; r < M; r++) {
+      double mx = -INFINITY, sum = 0;
+      for (int j = 0; j < K2; j++) {
+        double dot = 0;
+        for (int x = 0; x < K1; x++)
+          dot += q[(size_t)r * K1 + x] * k[(size_t)j * K1 + x];
+        p[j] = dot;
+        mx = dot > mx ? dot : mx;
+      }
+      for (int j = 0; j < K2; j++)
+        sum += p[j] = exp(p[j] - mx);
+      for (int j = 0; j < K2; j++)
+        p[j] = (double)(_Float16)(p[j] / sum);
+      for (int j = 0; j < K2; j++)
+        for (int x = 0; x < N; x++)
+          o[(size_t)r * N + x] += p[j] * v[(size_t)j * N + x];
+    }
+    if (simulate(&c, what))
+      expect(&c, "o", o, 1e-4, what);
+    free(q), free(k), free(v), free(p), free(o);
+    kc_close(&c);
+  }
+}
+
 static const char *const KERNELS = "tests/kernels/ragged.wave";
 
 /* y[i] = x[i + 1]: the fill where i + 1 is past the edge. */
@@ -385,6 +441,7 @@ int main(void) {
   RUN(attention_fwd_wgmma);
   RUN(head_dims);
   RUN(bottom_right);
+  RUN(whole_keys);
   printf("  %d simulated runs\n", cases_run);
   CHECK_EXIT();
 }

@@ -253,6 +253,11 @@ int main(void) {
    * (three warpgroups of rows, a producer warpgroup) */
   fwd_in("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma_causal",
          "sim wgmma", 1, 1, 2048, 128);
+  /* head dims no mma's K of 16 divides: 40 and 72 padded to 48 and 80 */
+  fwd_in("examples/attention_fwd_wgmma.wave", "attention_fwd_wgmma",
+         "sim wgmma", 0, 1, 130, 40);
+  bwd_in("examples/attention_bwd_wgmma.wave", "_wgmma_causal", "sim wgmma", 1,
+         1, 128, 72);
   printf("\n%s\n", failures ? "SOME KERNELS FAILED" : "all kernels match "
                                                        "their references");
   return failures ? 1 : 0;

@@ -502,8 +502,9 @@ void lw_mem_coords(lw *w, uint32_t id, uint32_t mapping, const wv_node *mem,
                    uint32_t e, ex_t *out);
 /* The loads of prefetched read `id` (lw->pref) for the iteration after
  * the loop variable's value `at` into its registers, masked past the
- * walk's end (`more`, a predicate, 0: none). */
-void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more);
+ * walk's end (`more`, a predicate, 0: none); `say`: the remark on the
+ * guards it keeps (the loop's loads, of any iteration, not the first's). */
+void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more, bool say);
 void lw_read(lw *w, uint32_t id);
 void lw_remark_wide(lw *w, uint32_t id, const wv_node *mem, uint32_t off);
 void lw_write(lw *w, uint32_t id);

@@ -333,7 +333,7 @@ static void prefetch(lw *w, const wv_node *it, uint32_t npiped, ex_t first,
     }
     w->pref[rid] = lw_new_regs(w, lw_node_ty(r), lw_nelem(w, rid));
     w->loc = r->loc;
-    lw_read_ahead(w, rid, first, more);
+    lw_read_ahead(w, rid, first, more, false);
     wv_buf b;
     wv_remark_start(w->k, r->loc, &b);
     wv_buf_printf(&b, "read of '%s' loaded an iteration ahead (%u registers "

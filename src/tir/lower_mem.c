@@ -260,7 +260,7 @@ static uint32_t run_at(lw *w, uint32_t v, uint32_t mapping, const wv_node *mem,
 static uint32_t load_run(lw *w, uint32_t dst, uint32_t len, uint32_t off,
                          uint32_t mask, tir_ty ty, double fill, int64_t arg);
 
-void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more) {
+void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more, bool say) {
   wavec_ctx *ctx = w->ctx;
   wv_node *n = wv_get(w->g, id);
   wv_node *mem = wv_get(w->g, n->mem);
@@ -268,6 +268,7 @@ void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more) {
   double fill = lw_read_fill(w, n);
   uint32_t ne = lw_nelem(w, id);
   ex_t co[16][WV_MAX_DIMS];
+  uint32_t kept = 0; /* the dims any element keeps a guard on */
   for (uint32_t e = 0; e < ne; e++) {
     if (w->pref_src[id][e] != e)
       continue; /* (another element's: loaded once) */
@@ -285,6 +286,7 @@ void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more) {
     uint32_t mask, guards = 0;
     uint32_t off = lw_mem_offset_at(w, id, n->mapping, mem, co[0], &mask,
                                     &guards);
+    kept |= guards;
     if (more && mask) {
       uint32_t both = lw_reg(w, TY_PRED);
       lw_emit(w, T_AND, TY_PRED, both, mask, more, 0, 0);
@@ -297,6 +299,8 @@ void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more) {
         load_run(w, w->pref[id] + e, len, off, mask, ty, fill, mem->index);
     e += got - 1;
   }
+  if (say) /* (the loop's load, at any iteration: the guards lw_read's) */
+    remark_access(w, id, mem, kept);
 }
 
 void lw_read(lw *w, uint32_t id) {
@@ -316,7 +320,7 @@ void lw_read(lw *w, uint32_t id) {
     uint32_t end = w->pref_end ? w->pref_end : lw_iconst(w, w->pref_trips);
     uint32_t more = lw_reg(w, TY_PRED);
     lw_emit(w, T_SETP, TY_I32, more, lw_expr(w, next), end, 0, TIR_CMP_LT);
-    lw_read_ahead(w, id, next, more);
+    lw_read_ahead(w, id, next, more, true);
     return;
   }
   if (st) {

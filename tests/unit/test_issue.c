@@ -277,6 +277,11 @@ static void reads_ahead(void) {
                kc_has_remark(c.k, "read of 'D' loaded an iteration ahead") ==
                    (D == 64),
            "%s D=%d: lse and D ahead other than the registers allow", kn, D);
+    /* the loads ahead keep their guards on M's edge (200), and say so as
+     * the loads in their iteration do */
+    CHECKF(kc_has_remark(c.k, "read of 'lse' keeps a bounds guard on 'M' "
+                              "(200 is not a multiple"),
+           "%s D=%d: no remark on lse's guards", kn, D);
     char what[64];
     snprintf(what, sizeof what, "%s D=%d", kn, D);
     backward_against_float64(&c, 200, 200, (size_t)D,

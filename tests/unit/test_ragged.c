@@ -263,8 +263,12 @@ static void whole_keys(void) {
       }
       for (int j = 0; j < K2; j++)
         sum += p[j] = exp(p[j] - mx);
-      for (int j = 0; j < K2; j++)
-        p[j] = (double)(_Float16)(p[j] / sum);
+      for (int j = 0; j < K2; j++) { /* (rounded to f16, as the cast) */
+        uint16_t h;
+        p[j] /= sum;
+        ref_pack(1, &p[j], REF_F16, &h);
+        ref_unpack(1, &h, REF_F16, &p[j]);
+      }
       for (int j = 0; j < K2; j++)
         for (int x = 0; x < N; x++)
           o[(size_t)r * N + x] += p[j] * v[(size_t)j * N + x];

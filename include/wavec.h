@@ -919,15 +919,21 @@ WAVEC_API wavec_status wavec_module_launch(wavec_module *b, void *stream,
  * wavec_gpu_load, WAVEC_LOAD_PTXAS implied; *with_cubin, which may be
  * NULL, says whether), and a launcher per kernel NAME (the PTX entry
  * name): `wavec_status NAME_launch(CUstream, CUdeviceptr ARG, ...)` taking
- * one device pointer per argument in declaration order (an argument named
- * as a C keyword gets a '_' appended) and, for a kernel with run-time
- * sizes, a `uint32_t DIM` per dynamic dim after them (0, or not the
- * multiple dynamic(...) states: WAVEC_ERR_INVALID), which loads the module
+ * one device pointer per argument in declaration order and, for a kernel
+ * with run-time sizes, a `uint32_t DIM` per dynamic dim after them (0, or
+ * not the multiple dynamic(...) states: WAVEC_ERR_INVALID), which loads
+ * the module
  * into the current context once (the cubin where it runs, else the PTX
  * through the driver) and launches with the kernel's grid (computed from
  * the run-time sizes), block and shared memory;
  * `NAME_load()` to load without launching, `NAME_cu_result()` the driver's
- * result of the thread's last failure. *h_src: the header declaring them,
+ * result of the thread's last failure. The parameters are named as the
+ * kernel names them, except a name C could confuse with another: one of a
+ * namespace of the headers (cuda.h's CU..., cuX..., stdint.h's, _X,
+ * wavec.h's) gets "wv_" put before it, and '_' is appended while it is a
+ * C or C++ keyword, `stream`, a local or static of the launcher, a macro
+ * of the headers or an earlier parameter's name (`f_`, `int_`,
+ * `wv_CUdeviceptr`). *h_src: the header declaring them,
  * which the C file includes as "header_name". The C file compiles with
  * cuda.h and links with -lcuda alone. Both stay valid until the context is
  * freed. */

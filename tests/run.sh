@@ -28,7 +28,8 @@
 #                           build of wavec) and T (an empty directory of its
 #                           own) in the environment, in the repository root;
 #                           exit 0 passes, anything else fails and shows
-#                           its output.
+#                           its output; a line "SKIPPED: WHY" it prints is
+#                           listed with the skips.
 #   tests/unit/NAME.c       a program printing "ok CASE" / "FAIL CASE"
 #                           lines; a line "SKIPPED: WHY" (a part it could
 #                           not run, such as ptxas missing) is listed with
@@ -195,7 +196,12 @@ if want cli && have "$WAVEC"; then
     name=cli/$(basename "$t" .sh)
     rm -rf "$tmp/cli" && mkdir "$tmp/cli"
     WAVEC=$WAVEC T=$tmp/cli limit bash "$t" >"$tmp/out" 2>&1; rc=$?
-    if [ $rc -eq 0 ]; then ok "$name"
+    if [ $rc -eq 0 ]; then
+      ok "$name"
+      # a part it could not run says "SKIPPED: why" (no cuda.h)
+      while IFS= read -r line; do
+        skip "$name: ${line#SKIPPED: }"
+      done < <(grep '^SKIPPED: ' "$tmp/out")
     else bad "$name (exit $rc)" "$(cat "$tmp/out")"; fi
   done
   [ $n -eq 0 ] && bad "cli (no tests in tests/cli)"

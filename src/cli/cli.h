@@ -55,6 +55,27 @@ enum {
 int cli_define(wavec_ctx *ctx, const char *prog, const char *const *defs,
                size_t i);
 int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg);
+/* An option of a command: its name ("--seed", "-o") and, for one that
+ * takes a value, what the value is ("N", "NAME=FILE.npy"; NULL: a flag).
+ * A table of them ends with a NULL name. */
+typedef struct cli_opt {
+  const char *name;
+  const char *what;
+} cli_opt;
+enum {
+  CLI_OPT_NONE = -1,    /* argv[*i] is no option: an operand */
+  CLI_OPT_UNKNOWN = -2, /* an option the table lacks */
+  CLI_OPT_ERROR = -3    /* a missing value, or a flag given one: said on
+                           stderr, starting with prog */
+};
+/* Matches argv[*i] against the table: the index of its option, with
+ * *value its value, or a CLI_OPT_*. Every option with a value takes it as
+ * `--opt VALUE` or `--opt=VALUE` (a short one as `-o VALUE` or
+ * `-oVALUE`); the word after it is not taken when it starts with "--"
+ * (the value is missing). *i moves past a value in its own word. */
+int cli_opt_next(const cli_opt *opts, const char *prog, int argc, char **argv,
+                 int *i, const char **value);
+
 /* The --hardware keys with their values, from the library's table. */
 #define CLI_HW_INT_TEXT(e, v, name, lo, hi) ", " name "=" #lo ".." #hi
 #define CLI_HW_KEYS                                                            \

@@ -34,7 +34,7 @@ static const char layout_usage[] =
     "  S32_16x8x32_S8 (NVIDIA mma.sync), F32_64xNx32_F8E4M3,\n"
     "  F32_64xNx32_F8E5M2, S32_64xNx32_S8 (NVIDIA wgmma, sm_90a)\n"
     "\n"
-    "options:\n"
+    "options (a value as --opt VALUE or --opt=VALUE, -D VALUE or -DVALUE):\n"
     "  --n N              mma: the N of a wgmma type: 8, 16, ..., 256\n"
     "                     (default 16)\n"
     "  -D SYM=VALUE       .wave: bind a hyperparameter (overrides defaults)\n"
@@ -187,15 +187,33 @@ static int layout_mma(wavec_ctx *ctx, const layout_args *a) {
 /* argv[0] is the command name ("layout"); the arguments follow. */
 int wv_cli_layout(int argc, char **argv) {
   layout_args a = {0};
+  enum { O_HELP, O_H, O_N, O_SVG, O_D, O_HARDWARE, O_KERNEL };
+  static const cli_opt opts[] = {[O_HELP] = {"--help", NULL},
+                                 [O_H] = {"-h", NULL},
+                                 [O_N] = {"--n", "N"},
+                                 [O_SVG] = {"--svg", "FILE"},
+                                 [O_D] = {"-D", "SYM=VALUE"},
+                                 [O_HARDWARE] = {"--hardware", "KEY=VALUE,..."},
+                                 [O_KERNEL] = {"--kernel", "NAME"},
+                                 {NULL, NULL}};
   for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+    const char *arg = argv[i], *v;
+    int o = cli_opt_next(opts, "wavec layout", argc, argv, &i, &v);
+    if (o == CLI_OPT_ERROR) {
+      return CLI_USAGE;
+    } else if (o == CLI_OPT_UNKNOWN) {
+      return layout_usage_error("unknown option '%s'", arg);
+    } else if (o == CLI_OPT_NONE) {
+      if (!a.first)
+        a.first = arg;
+      else if (!a.second)
+        a.second = arg;
+      else
+        return layout_usage_error("unexpected argument '%s'", arg);
+    } else if (o == O_HELP || o == O_H) {
       fputs(layout_usage, stdout);
       return 0;
-    } else if (!strcmp(arg, "--n") || !strncmp(arg, "--n=", 4)) {
-      const char *v = arg[3] ? arg + 4 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!v)
-        return layout_usage_error("%s needs a value", "--n");
+    } else if (o == O_N) {
       char *end;
       errno = 0;
       long x = strtol(v, &end, 10);
@@ -203,39 +221,18 @@ int wv_cli_layout(int argc, char **argv) {
         return layout_usage_error("--n: '%s' is not a positive integer", v);
       a.n = (int)x;
       a.n_given = 1;
-    } else if (!strcmp(arg, "--svg") || !strncmp(arg, "--svg=", 6)) {
-      const char *v = arg[5] ? arg + 6 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!v || !*v)
-        return layout_usage_error("%s needs a file name", "--svg");
+    } else if (o == O_SVG) {
       a.svg = v;
-    } else if (!strncmp(arg, "-D", 2)) {
-      const char *v = arg[2] ? arg + 2 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!v)
-        return layout_usage_error("%s wants SYM=VALUE", "-D");
+    } else if (o == O_D) {
       if (a.ndefs == (int)(sizeof a.defs / sizeof *a.defs))
         return layout_usage_error("too many %s options", "-D");
       a.defs[a.ndefs++] = v;
-    } else if (!strcmp(arg, "--hardware") ||
-               !strncmp(arg, "--hardware=", 11)) {
-      const char *v = arg[10] ? arg + 11 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!v)
-        return layout_usage_error("%s wants KEY=VALUE,...", "--hardware");
+    } else if (o == O_HARDWARE) {
       if (a.nhws == (int)(sizeof a.hws / sizeof *a.hws))
         return layout_usage_error("too many %s options", "--hardware");
       a.hws[a.nhws++] = v;
-    } else if (!strcmp(arg, "--kernel") || !strncmp(arg, "--kernel=", 9)) {
-      const char *v = arg[8] ? arg + 9 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!v || !*v)
-        return layout_usage_error("%s wants a kernel name", "--kernel");
+    } else if (o == O_KERNEL) {
       a.kernel = v;
-    } else if (arg[0] == '-' && arg[1]) {
-      return layout_usage_error("unknown option '%s'", arg);
-    } else if (!a.first) {
-      a.first = arg;
-    } else if (!a.second) {
-      a.second = arg;
-    } else {
-      return layout_usage_error("unexpected argument '%s'", arg);
     }
   }
   if (!a.first)

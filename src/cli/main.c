@@ -30,7 +30,8 @@ static const char usage[] =
     "  cache [--list|--clear] the compile cache of GPU modules: its folder,\n"
     "                         its entries, or empty it\n"
     "\n"
-    "options:\n"
+    "options (each that takes a value takes it as --opt VALUE or\n"
+    "--opt=VALUE, -D and -o as -D VALUE or -DVALUE):\n"
     "  -D SYM=VALUE           bind a hyperparameter (integer or float);\n"
     "                         overrides the kernel's defaults { }\n"
     "  --hardware K=V,...     override hardware entries:\n"
@@ -65,10 +66,12 @@ static const char usage[] =
     "  --emit=c               compile: -o FILE.c, a C file holding the PTX\n"
     "                         (and the cubin, when ptxas is found) and a typed\n"
     "                         launcher KERNEL_launch(CUstream, CUdeviceptr ...),\n"
-    "                         declared in FILE.h; needs cuda.h and -lcuda only\n"
+    "                         declared in FILE.h; needs cuda.h and -lcuda\n"
+    "                         only; both files are replaced, or neither\n"
     "  -o FILE                compile --emit=...: write to FILE ('-': stdout,\n"
     "                         for ptx); a device, FIFO or link is written\n"
-    "                         through, a regular file replaced whole\n"
+    "                         through (not for --emit=c: a regular file), a\n"
+    "                         regular file replaced whole\n"
     "  -h, --help             this text\n"
     "  --version              the compiler version\n"
     "\n"
@@ -291,118 +294,137 @@ int main(int argc, char **argv) {
     fprintf(stderr, "wavec: out of memory\n");
     return CLI_MACHINE;
   }
+  /* every option, with what its value is (NULL: none); each takes it as
+   * --opt VALUE or --opt=VALUE (cli_opt_next) */
+  enum {
+    O_HELP, O_H, O_VERSION, O_D, O_HARDWARE, O_KERNEL, O_PRINT_AFTER,
+    O_PRINT_AFTER_ALL, O_TIME, O_REMARKS, O_ARG, O_OUT, O_SEED, O_MAX_STEPS,
+    O_TARGET, O_COMPARE, O_TOLERANCE, O_EMIT, O_O
+  };
+  static const cli_opt opts[] = {
+      [O_HELP] = {"--help", NULL},
+      [O_H] = {"-h", NULL},
+      [O_VERSION] = {"--version", NULL},
+      [O_D] = {"-D", "SYM=VALUE"},
+      [O_HARDWARE] = {"--hardware", "KEY=VALUE,..."},
+      [O_KERNEL] = {"--kernel", "NAME"},
+      [O_PRINT_AFTER] = {"--print-after", "PASS"},
+      [O_PRINT_AFTER_ALL] = {"--print-after-all", NULL},
+      [O_TIME] = {"--time", NULL},
+      [O_REMARKS] = {"--remarks", NULL},
+      [O_ARG] = {"--arg", "NAME=FILE.npy"},
+      [O_OUT] = {"--out", "NAME=FILE.npy"},
+      [O_SEED] = {"--seed", "N"},
+      [O_MAX_STEPS] = {"--max-steps", "N"},
+      [O_TARGET] = {"--target", "T"},
+      [O_COMPARE] = {"--compare", "sim"},
+      [O_TOLERANCE] = {"--tolerance", "X"},
+      [O_EMIT] = {"--emit", "ptx|cubin|c"},
+      [O_O] = {"-o", "FILE"},
+      {NULL, NULL}};
   int rc = 0;
   for (int i = 1; i < argc && rc == 0; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    const char *a = argv[i], *v;
+    int o = cli_opt_next(opts, "wavec", argc, argv, &i, &v);
+    if (o == CLI_OPT_ERROR) {
+      rc = CLI_USAGE;
+    } else if (o == CLI_OPT_UNKNOWN) {
+      rc = usage_error("unknown option '%s'", a);
+    } else if (o == CLI_OPT_NONE) {
+      if (!c.cmd)
+        c.cmd = a;
+      else if (!c.file)
+        c.file = a;
+      else
+        rc = usage_error("unexpected argument '%s'", a);
+    } else if (o == O_HELP || o == O_H) {
       fputs(usage, stdout);
       print_passes();
       wavec_ctx_free(ctx);
       return 0;
-    } else if (!strcmp(a, "--version")) {
+    } else if (o == O_VERSION) {
       printf("wavec %s\n", wavec_version());
       wavec_ctx_free(ctx);
       return 0;
-    } else if (!strcmp(a, "-D") || !strncmp(a, "-D", 2)) {
-      const char *v = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!v)
-        rc = usage_error("%s wants SYM=VALUE", a);
-      else if (c.ndefs == sizeof c.defs / sizeof *c.defs)
+    } else if (o == O_D) {
+      if (c.ndefs == sizeof c.defs / sizeof *c.defs)
         rc = usage_error("more than %s -D options", "256");
       else
         c.defs[c.ndefs++] = v;
-    } else if (!strcmp(a, "--hardware") || !strncmp(a, "--hardware=", 11)) {
-      const char *v = a[10] ? a + 11 : (i + 1 < argc ? argv[++i] : NULL);
-      rc = v ? cli_hardware(ctx, "wavec", v) : usage_error("%s wants KEY=VALUE,...", a);
-    } else if (!strcmp(a, "--kernel")) {
-      if (i + 1 >= argc)
-        rc = usage_error("%s wants a kernel name", a);
-      else
-        c.kernel = argv[++i];
-    } else if (!strncmp(a, "--print-after=", 14)) {
-      int p = wavec_pass_lookup(a + 14);
+    } else if (o == O_HARDWARE) {
+      rc = cli_hardware(ctx, "wavec", v);
+    } else if (o == O_KERNEL) {
+      c.kernel = v;
+    } else if (o == O_PRINT_AFTER) {
+      int p = wavec_pass_lookup(v);
       if (p < 0)
-        rc = usage_error("unknown pass '%s'", a + 14);
+        rc = usage_error("unknown pass '%s'", v);
       else
         c.print_after |= 1u << p;
-    } else if (!strcmp(a, "--print-after-all")) {
+    } else if (o == O_PRINT_AFTER_ALL) {
       c.print_after = ~0u;
-    } else if (!strcmp(a, "--time")) {
+    } else if (o == O_TIME) {
       c.time = 1;
-    } else if (!strcmp(a, "--remarks")) {
+    } else if (o == O_REMARKS) {
       c.remarks = 1;
-    } else if (!strcmp(a, "--arg") || !strcmp(a, "--out")) {
-      cli_kv *kv = a[2] == 'a' ? c.run.args : c.run.outs;
-      size_t *nkv = a[2] == 'a' ? &c.run.nargs : &c.run.nouts;
-      char *v = i + 1 < argc ? argv[++i] : NULL;
-      char *eq = v ? strchr(v, '=') : NULL;
+    } else if (o == O_ARG || o == O_OUT) {
+      const char *name = opts[o].name;
+      cli_kv *kv = o == O_ARG ? c.run.args : c.run.outs;
+      size_t *nkv = o == O_ARG ? &c.run.nargs : &c.run.nouts;
+      const char *eq = strchr(v, '=');
       if (!eq || eq == v || !eq[1])
-        rc = usage_error("%s wants NAME=FILE.npy", a);
+        rc = usage_error("%s wants NAME=FILE.npy", name);
       else if (*nkv == 64)
-        rc = usage_error("too many %s options", a);
+        rc = usage_error("too many %s options", name);
       else {
-        *eq = 0;
+        /* the name: argv's own bytes, cut at the '=' */
+        char *key = (char *)v;
+        key[eq - v] = 0;
         for (size_t j = 0; j < *nkv && rc == 0; j++)
-          if (!strcmp(kv[j].key, v)) {
+          if (!strcmp(kv[j].key, key)) {
             fprintf(stderr, "wavec: %s %s given twice (%s and %s)\n(see "
-                    "wavec --help)\n", a, v, kv[j].value, eq + 1);
+                    "wavec --help)\n", name, key, kv[j].value, eq + 1);
             rc = CLI_USAGE;
           }
-        kv[(*nkv)++] = (cli_kv){v, eq + 1};
+        kv[(*nkv)++] = (cli_kv){key, eq + 1};
       }
-    } else if (!strcmp(a, "--seed")) {
+    } else if (o == O_SEED) {
       char *end = NULL;
-      const char *v = i + 1 < argc ? argv[++i] : "";
       errno = 0;
       c.run.seed = strtoull(v, &end, 10);
       if (*v < '0' || *v > '9' || *end || errno == ERANGE)
         rc = usage_error("--seed wants a number from 0 to 2^64 - 1, not '%s'",
                          v);
-    } else if (!strcmp(a, "--max-steps")) {
+    } else if (o == O_MAX_STEPS) {
       char *end = NULL;
-      const char *v = i + 1 < argc ? argv[++i] : "";
       errno = 0;
       c.max_steps = strtoull(v, &end, 10);
       if (*v < '1' || *v > '9' || *end || errno == ERANGE)
         rc = usage_error("--max-steps wants a positive number, not '%s'", v);
-    } else if (!strcmp(a, "--target") || !strncmp(a, "--target=", 9)) {
-      const char *v = a[8] ? a + 9 : (i + 1 < argc ? argv[++i] : "");
+    } else if (o == O_TARGET) {
       if (strcmp(v, "sim") && strcmp(v, "sm_80") && strcmp(v, "sm_89") &&
           strcmp(v, "sm_90") && strcmp(v, "sm_90a"))
         rc = usage_error(
             "unknown target '%s' (sim, sm_80, sm_89, sm_90, sm_90a)", v);
       c.run.target = v;
-    } else if (!strcmp(a, "--compare")) {
-      const char *v = i + 1 < argc ? argv[++i] : "";
+    } else if (o == O_COMPARE) {
       if (strcmp(v, "sim") != 0)
         rc = usage_error("--compare compares with 'sim', not '%s'", v);
       c.run.compare_sim = 1;
-    } else if (!strcmp(a, "--tolerance")) {
-      const char *v = i + 1 < argc ? argv[++i] : "";
+    } else if (o == O_TOLERANCE) {
       char *end = NULL;
       double t = strtod(v, &end);
-      if (!*v || *end || !(t > 0 && t < 1))
+      if (*end || !(t > 0 && t < 1))
         rc = usage_error("--tolerance wants a number between 0 and 1, not "
                          "'%s'", v);
       c.run.tolerance = t;
-    } else if (!strncmp(a, "--emit=", 7)) {
-      if (strcmp(a + 7, "ptx") != 0 && strcmp(a + 7, "cubin") != 0 &&
-          strcmp(a + 7, "c") != 0)
-        rc = usage_error("unknown --emit '%s' (ptx, cubin, c)", a + 7);
-      c.emit = a + 7;
-    } else if (!strcmp(a, "-o")) {
-      if (i + 1 >= argc)
-        rc = usage_error("%s wants a file name", a);
-      else
-        c.out = argv[++i];
-    } else if (a[0] == '-' && a[1]) {
-      rc = usage_error("unknown option '%s'", a);
-    } else if (!c.cmd) {
-      c.cmd = a;
-    } else if (!c.file) {
-      c.file = a;
-    } else {
-      rc = usage_error("unexpected argument '%s'", a);
+    } else if (o == O_EMIT) {
+      if (strcmp(v, "ptx") != 0 && strcmp(v, "cubin") != 0 &&
+          strcmp(v, "c") != 0)
+        rc = usage_error("unknown --emit '%s' (ptx, cubin, c)", v);
+      c.emit = v;
+    } else if (o == O_O) {
+      c.out = v;
     }
   }
   if (rc == 0) {

@@ -1,4 +1,5 @@
-/* Options that several wavec commands take: -D and --hardware. */
+/* Options that several wavec commands take (-D, --hardware) and the
+ * parser of every command's options. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -107,4 +108,53 @@ int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg) {
     }
   }
   return CLI_OK;
+}
+
+int cli_opt_next(const cli_opt *opts, const char *prog, int argc, char **argv,
+                 int *i, const char **value) {
+  const char *a = argv[*i];
+  *value = NULL;
+  if (a[0] != '-' || !a[1])
+    return CLI_OPT_NONE;
+  bool longopt = a[1] == '-';
+  /* --NAME=VALUE: the name before the '=' */
+  const char *eq = longopt ? strchr(a, '=') : NULL;
+  size_t n = eq ? (size_t)(eq - a) : strlen(a);
+  for (int k = 0; opts[k].name; k++) {
+    const cli_opt *o = &opts[k];
+    size_t on = strlen(o->name);
+    /* -DVALUE, -oFILE: a short option's value may follow it at once */
+    bool attached =
+        !longopt && o->what && on == 2 && n > 2 && !strncmp(a, o->name, 2);
+    if (!attached && (n != on || strncmp(a, o->name, n) != 0))
+      continue;
+    if (!o->what) {
+      if (eq) {
+        fprintf(stderr, "%s: %s takes no value, not '%s'\n(see %s --help)\n",
+                prog, o->name, eq + 1, prog);
+        return CLI_OPT_ERROR;
+      }
+      return k;
+    }
+    const char *v = eq ? eq + 1 : attached ? a + 2 : NULL;
+    /* the next word, unless it is another option */
+    const char *next = !v && *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (next && strncmp(next, "--", 2) != 0) {
+      v = next;
+      next = NULL;
+      ++*i;
+    }
+    if (!v || !*v) {
+      const char *sep = o->name[1] == '-' ? "=" : "";
+      fprintf(stderr, "%s: %s wants a value (%s %s or %s%s%s)", prog, o->name,
+              o->name, o->what, o->name, sep, o->what);
+      if (next)
+        fprintf(stderr, ", not the option '%s'", next);
+      fprintf(stderr, "\n(see %s --help)\n", prog);
+      return CLI_OPT_ERROR;
+    }
+    *value = v;
+    return k;
+  }
+  return CLI_OPT_UNKNOWN;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -198,6 +199,21 @@ int cli_emit_c(wavec_kernel *k, const char *target, const char *out) {
                     "it, FILE.h)\n");
     return CLI_USAGE;
   }
+  /* two files, the second named after the first: not through a device, a
+   * FIFO or /dev/stdout (whose FILE.h would be /dev/stdout.h) */
+  struct stat st;
+  bool dev = (!strncmp(out, "/dev/", 5) && strncmp(out, "/dev/shm/", 9)) ||
+             !strncmp(out, "/proc/", 6);
+  if (dev ||
+      (stat(out, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+    fprintf(stderr,
+            "wavec: --emit=c -o %s: --emit=c writes two files, "
+            "FILE.c and its header FILE.h beside it: -o needs the "
+            "path of a regular file, not a device, FIFO or "
+            "/dev/stdout\n(see wavec --help)\n",
+            out);
+    return CLI_USAGE;
+  }
   /* FILE.c -> FILE.h; any other name gets .h appended */
   char *hpath = malloc(n + 3);
   if (!hpath)
@@ -211,9 +227,14 @@ int cli_emit_c(wavec_kernel *k, const char *target, const char *out) {
                    &cubin) != WAVEC_OK) {
     rc = cli_fail(wavec_kernel_ctx(k));
   } else {
-    rc = write_out(hpath, hsrc, strlen(hsrc));
-    if (rc == 0)
-      rc = write_out(out, csrc, strlen(csrc));
+    /* both or neither: on any error FILE.c and FILE.h stay as they were */
+    wv_span h = {hsrc, strlen(hsrc)}, c = {csrc, strlen(csrc)};
+    wv_outfile files[2] = {{hpath, &h, 1}, {out, &c, 1}};
+    char err[512];
+    if (wv_write_files(files, 2, err, sizeof err) != 0) {
+      fprintf(stderr, "wavec: %s\n", err);
+      rc = CLI_FILE;
+    }
     if (rc == 0 && !cubin)
       fprintf(stderr, "wavec: note: no ptxas found (CUDA_HOME, PATH): %s holds "
                       "the PTX only, compiled by the driver at the first "

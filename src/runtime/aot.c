@@ -8,25 +8,140 @@
 #include "target/target.h"
 #include "tir/tir.h"
 
-/* Words C reserves (C17 and C23) and the launcher's own parameter name: an
- * argument named so gets a '_' appended. */
+/* The launcher's C names of the kernel's arguments and run-time sizes.
+ * A .wave identifier is any [A-Za-z_][A-Za-z0-9_]*, so a name is kept only
+ * when it cannot clash with what the C file and its header declare, use or
+ * include: a word C (C17, C23, GNU) or C++ reserves (the header is
+ * included from C++ too), an identifier the file declares or uses (the
+ * launcher's locals and parameter `stream`, the types, functions and
+ * constants it names, its own statics NAME_*), a name of the namespaces of
+ * cuda.h, stdint.h, stdatomic.h, sched.h and the headers they include
+ * (their macros would replace it), or the C name of an earlier argument or
+ * size. A name in one of those namespaces gets "wv_" put before it (no
+ * header names anything so); then, while it still clashes, a '_' is
+ * appended. The same C name serves the prototype, the header's comments
+ * and the body. */
 static const char *const reserved[] = {
-    "alignas",      "alignof",  "auto",          "bool",      "break",
-    "case",         "char",     "const",         "constexpr", "continue",
-    "default",      "do",       "double",        "else",      "enum",
-    "extern",       "false",    "float",         "for",       "goto",
-    "if",           "inline",   "int",           "long",      "nullptr",
-    "register",     "restrict", "return",        "short",     "signed",
-    "sizeof",       "static",   "static_assert", "struct",    "switch",
-    "thread_local", "true",     "typedef",       "typeof",    "typeof_unqual",
-    "union",        "unsigned", "void",          "volatile",  "while",
-    "stream"};
+    /* C17, C23 and GNU C keywords (the _Xxx ones are a namespace below) */
+    "alignas", "alignof", "asm", "auto", "bool", "break", "case", "char",
+    "const", "constexpr", "continue", "default", "do", "double", "else", "enum",
+    "extern", "false", "float", "for", "goto", "if", "inline", "int", "long",
+    "nullptr", "register", "restrict", "return", "short", "signed", "sizeof",
+    "static", "static_assert", "struct", "switch", "thread_local", "true",
+    "typedef", "typeof", "typeof_unqual", "union", "unsigned", "void",
+    "volatile", "while",
+    /* C++ keywords and alternative tokens */
+    "and", "and_eq", "bitand", "bitor", "catch", "char8_t", "char16_t",
+    "char32_t", "class", "co_await", "co_return", "co_yield", "compl",
+    "concept", "const_cast", "consteval", "constinit", "decltype", "delete",
+    "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace",
+    "new", "noexcept", "not", "not_eq", "operator", "or", "or_eq", "private",
+    "protected", "public", "reflexpr", "reinterpret_cast", "requires",
+    "static_cast", "template", "this", "throw", "try", "typeid", "typename",
+    "using", "virtual", "wchar_t", "xor", "xor_eq",
+    /* the launcher's parameter and locals, and the C library names it uses
+     * (the cuda.h, stdatomic.h and sched.h ones are namespaces below) */
+    "stream", "f", "st", "r", "args", "tmap", "tr", "dim", "stride", "box",
+    "estride", "ctx", "i", "mod", "fn", "out", "uintptr_t",
+    /* object-like macros of the headers cuda.h includes (stdlib.h) and of
+     * the compiler (gnu modes), outside the namespaces below */
+    "BIG_ENDIAN", "BYTE_ORDER", "EXIT_FAILURE", "EXIT_SUCCESS", "FD_SETSIZE",
+    "LITTLE_ENDIAN", "MB_CUR_MAX", "NFDBITS", "NULL", "PDP_ENDIAN",
+    "PTRDIFF_MAX", "PTRDIFF_MIN", "RAND_MAX", "RESOURCE_ABI_EXTERNAL_BYTES",
+    "RESOURCE_ABI_VERSION", "SIG_ATOMIC_MAX", "SIG_ATOMIC_MIN", "SIZE_MAX",
+    "WCHAR_MAX", "WCHAR_MIN", "WCONTINUED", "WEXITED", "WINT_MAX", "WINT_MIN",
+    "WNOHANG", "WNOWAIT", "WSTOPPED", "WUNTRACED", "errno", "i386", "linux",
+    "unix"};
+
+/* The file's own statics and functions: NAME_ and these. */
+static const char *const own[] = {"ptx",  "cubin",  "mods",     "nmods",
+                                  "lock", "result", "fail",     "function",
+                                  "load", "launch", "cu_result"};
+
+/* Whether s is in a namespace of the headers: the implementation's (_X,
+ * __x), cuda.h's (CU..., cuX..., cuuint...), stdint.h's (INTn_MAX,
+ * [u]intN_t, ...), stdatomic.h's, sched.h's or wavec.h's. */
+static bool in_namespace(const char *s) {
+  static const char *const prefixes[] = {
+      "_",       "CU",           "cuuint",
+      "INT",     "UINT",         "atomic_",
+      "ATOMIC_", "memory_order", "kill_dependency",
+      "sched_",  "SCHED_",       "CPU_",
+      "CLONE_",  "WAVEC_",       "wavec_"};
+  for (size_t i = 0; i < WV_ARRAY_LEN(prefixes); i++)
+    if (strncmp(s, prefixes[i], strlen(prefixes[i])) == 0)
+      return true;
+  if (s[0] == 'c' && s[1] == 'u' && s[2] >= 'A' && s[2] <= 'Z')
+    return true; /* cuLaunchKernel, cuMemAlloc_v2 */
+  /* [u]int[_least|_fast]N_t, [u]intptr_t, [u]intmax_t */
+  const char *p = s + (s[0] == 'u');
+  if (strncmp(p, "int", 3) != 0)
+    return false;
+  p += 3;
+  if (!strcmp(p, "ptr_t") || !strcmp(p, "max_t"))
+    return true;
+  if (!strncmp(p, "_least", 6) || !strncmp(p, "_fast", 5))
+    p += p[1] == 'l' ? 6 : 5;
+  if (*p < '0' || *p > '9')
+    return false;
+  while (*p >= '0' && *p <= '9')
+    p++;
+  return !strcmp(p, "_t");
+}
+
+static bool clashes(const char *s, const char *fn, const char *const *taken,
+                    size_t ntaken) {
+  if (in_namespace(s))
+    return true;
+  for (size_t i = 0; i < WV_ARRAY_LEN(reserved); i++)
+    if (!strcmp(s, reserved[i]))
+      return true;
+  size_t n = strlen(fn);
+  if (!strncmp(s, fn, n) && s[n] == '_')
+    for (size_t i = 0; i < WV_ARRAY_LEN(own); i++)
+      if (!strcmp(s + n + 1, own[i]))
+        return true;
+  for (size_t i = 0; i < ntaken; i++)
+    if (!strcmp(s, taken[i]))
+      return true;
+  return false;
+}
+
+/* A copy of m (sharing all but its arguments and sizes) whose argument and
+ * size names are their C names, in the context's arena. */
+static wavec_module *c_names(wavec_ctx *ctx, const wavec_module *m,
+                             const char *fn) {
+  wavec_module *cm = wv_alloc(ctx, sizeof *cm);
+  *cm = *m;
+  cm->args = wv_alloc(ctx, (m->nargs + 1) * sizeof *cm->args);
+  cm->sizes = wv_alloc(ctx, (m->nsizes + 1) * sizeof *cm->sizes);
+  const char **taken =
+      wv_alloc(ctx, (m->nargs + m->nsizes + 1) * sizeof *taken);
+  size_t n = 0;
+  for (uint32_t i = 0; i < m->nargs + m->nsizes; i++) {
+    const char *name =
+        i < m->nargs ? m->args[i].name : m->sizes[i - m->nargs].name;
+    wv_buf b;
+    wv_buf_init(&b, ctx);
+    if (in_namespace(name))
+      wv_buf_puts(&b, "wv_");
+    wv_buf_puts(&b, name);
+    while (clashes(wv_buf_str(&b), fn, taken, n))
+      wv_buf_puts(&b, "_");
+    taken[n++] = wv_buf_str(&b);
+    if (i < m->nargs) {
+      cm->args[i] = m->args[i];
+      cm->args[i].name = taken[n - 1];
+    } else {
+      cm->sizes[i - m->nargs] = m->sizes[i - m->nargs];
+      cm->sizes[i - m->nargs].name = taken[n - 1];
+    }
+  }
+  return cm;
+}
 
 static void c_name(wv_buf *b, const char *name) {
   wv_buf_puts(b, name);
-  for (size_t i = 0; i < WV_ARRAY_LEN(reserved); i++)
-    if (strcmp(name, reserved[i]) == 0)
-      wv_buf_puts(b, "_");
 }
 
 static void c_bytes(wv_buf *b, const unsigned char *p, size_t n) {
@@ -489,6 +604,7 @@ wavec_status wavec_emit_c(wavec_kernel *pk, const char *target, unsigned flags,
   wv_buf fn, what;
   wv_buf_init(&fn, ctx);
   tir_ptx_entry_name(k->name, &fn);
+  m = c_names(ctx, m, wv_buf_str(&fn));
   wv_buf_init(&what, ctx);
   for (uint32_t i = 0; i < ctx->sources.n; i++)
     wv_buf_printf(&what, "%s%s", i ? ", " : "from ", ctx->sources.v[i].file);

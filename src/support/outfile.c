@@ -115,53 +115,115 @@ static int write_through(const char *path, const struct stat *st,
   return e ? fail(err, errlen, path, "%s", strerror(e)) : 0;
 }
 
-int wv_write_file(const char *path, const wv_span *parts, size_t nparts,
-                  char *err, size_t errlen) {
+/* Where a path's bytes go: written through in place (`through`), or, a
+ * regular file or a new one, into a temporary `tmp` beside `target`, the
+ * end of its links. plan(): 0, or -1 after fail(). */
+typedef struct out_plan {
+  struct stat st;
+  bool have, through;
+  char target[PATH_MAX], tmp[PATH_MAX];
+} out_plan;
+
+static int plan(const char *path, out_plan *o, char *err, size_t errlen) {
   if (!path || !*path)
     return fail(err, errlen, path ? path : "(null)", "empty file name");
-  struct stat st;
-  bool have = stat(path, &st) == 0;
-  if (!have && errno != ENOENT)
+  o->have = stat(path, &o->st) == 0;
+  if (!o->have && errno != ENOENT)
     return fail(err, errlen, path, "%s", strerror(errno));
-  if (have && S_ISDIR(st.st_mode))
+  if (o->have && S_ISDIR(o->st.st_mode))
     return fail(err, errlen, path, "%s", strerror(EISDIR));
   /* /dev and /proc hold devices (a new name there is a typo, not a file to
    * make), except /dev/shm, a file system for files */
   bool special =
       (!strncmp(path, "/dev/", 5) && strncmp(path, "/dev/shm/", 9)) ||
       !strncmp(path, "/proc/", 6);
-  if (special && !have)
+  if (special && !o->have)
     return fail(err, errlen, path, "%s", strerror(ENOENT));
-  if (special || (have && !S_ISREG(st.st_mode)))
-    return write_through(path, &st, parts, nparts, err, errlen);
+  o->through = special || (o->have && !S_ISREG(o->st.st_mode));
+  return 0;
+}
 
-  char target[PATH_MAX], tmp[PATH_MAX];
-  int e = resolve(path, target);
+/* The content of a regular file (or a new one) into a new temporary file
+ * DIR/.NAME.XXXXXX beside the end of its links (rename() stays in one file
+ * system), its mode set. 0, or -1 after fail() with no temporary left. */
+static int write_temp(const char *path, out_plan *o, const wv_span *parts,
+                      size_t nparts, char *err, size_t errlen) {
+  int e = resolve(path, o->target);
   if (e)
     return fail(err, errlen, path, "%s", strerror(e));
-  /* DIR/.NAME.XXXXXX beside the target: rename() stays in one file system */
-  const char *slash = strrchr(target, '/');
-  size_t dir = slash ? (size_t)(slash - target) + 1 : 0;
-  if (snprintf(tmp, sizeof tmp, "%.*s.%s.XXXXXX", (int)dir, target,
-               target + dir) >= (int)sizeof tmp)
+  const char *slash = strrchr(o->target, '/');
+  size_t dir = slash ? (size_t)(slash - o->target) + 1 : 0;
+  if (snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.XXXXXX", (int)dir, o->target,
+               o->target + dir) >= (int)sizeof o->tmp)
     return fail(err, errlen, path, "%s", strerror(ENAMETOOLONG));
-  int fd = mkstemp(tmp);
+  int fd = mkstemp(o->tmp);
   if (fd < 0) {
     e = errno;
-    return fail(err, errlen, path, "cannot create a temporary file in '%.*s': %s",
-                dir ? (int)dir : 1, dir ? target : ".", strerror(e));
+    return fail(err, errlen, path,
+                "cannot create a temporary file in '%.*s': %s",
+                dir ? (int)dir : 1, dir ? o->target : ".", strerror(e));
   }
   e = write_all(fd, parts, nparts);
-  mode_t mode = have ? st.st_mode & 0777 : 0666 & ~current_umask();
+  mode_t mode = o->have ? o->st.st_mode & 0777 : 0666 & ~current_umask();
   if (!e && fchmod(fd, mode) != 0)
     e = errno;
   if (close(fd) != 0 && !e && errno != EINTR)
     e = errno;
-  if (!e && rename(tmp, target) != 0)
-    e = errno;
   if (e) {
-    unlink(tmp);
+    unlink(o->tmp);
     return fail(err, errlen, path, "%s", strerror(e));
   }
+  return 0;
+}
+
+int wv_write_file(const char *path, const wv_span *parts, size_t nparts,
+                  char *err, size_t errlen) {
+  out_plan o;
+  if (plan(path, &o, err, errlen) != 0)
+    return -1;
+  if (o.through)
+    return write_through(path, &o.st, parts, nparts, err, errlen);
+  if (write_temp(path, &o, parts, nparts, err, errlen) != 0)
+    return -1;
+  if (rename(o.tmp, o.target) != 0) {
+    int e = errno;
+    unlink(o.tmp);
+    return fail(err, errlen, path, "%s", strerror(e));
+  }
+  return 0;
+}
+
+int wv_write_files(const wv_outfile *files, size_t nfiles, char *err,
+                   size_t errlen) {
+  out_plan o[WV_WRITE_FILES_MAX];
+  if (nfiles > WV_WRITE_FILES_MAX)
+    return fail(err, errlen, nfiles ? files[0].path : "(none)", "%s",
+                strerror(E2BIG));
+  /* every check first: a path that is not for a regular file fails before
+   * any temporary is made */
+  for (size_t i = 0; i < nfiles; i++) {
+    if (plan(files[i].path, &o[i], err, errlen) != 0)
+      return -1;
+    if (o[i].through)
+      return fail(err, errlen, files[i].path,
+                  "not a regular file (written all or none with the other "
+                  "outputs)");
+  }
+  for (size_t i = 0; i < nfiles; i++)
+    if (write_temp(files[i].path, &o[i], files[i].parts, files[i].nparts, err,
+                   errlen) != 0) {
+      while (i-- > 0)
+        unlink(o[i].tmp);
+      return -1;
+    }
+  /* only a rename can fail now, which on one file system is an error of
+   * the file system itself: the files already renamed stay new */
+  for (size_t i = 0; i < nfiles; i++)
+    if (rename(o[i].tmp, o[i].target) != 0) {
+      int e = errno;
+      for (size_t j = i; j < nfiles; j++)
+        unlink(o[j].tmp);
+      return fail(err, errlen, files[i].path, "%s", strerror(e));
+    }
   return 0;
 }

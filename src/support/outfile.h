@@ -33,4 +33,25 @@ typedef struct wv_span {
 int wv_write_file(const char *path, const wv_span *parts, size_t nparts,
                   char *err, size_t errlen);
 
+/* One of the files wv_write_files writes. */
+typedef struct wv_outfile {
+  const char *path;
+  const wv_span *parts;
+  size_t nparts;
+} wv_outfile;
+#define WV_WRITE_FILES_MAX 4
+
+/* Writes files[0..nfiles) (at most WV_WRITE_FILES_MAX) all or none: each
+ * must be a regular file or a new one (anything written through above is
+ * refused, before anything is written); each goes to its own temporary
+ * file beside it, and only once every temporary is complete are they
+ * renamed over their paths, in order. On any failure before that the
+ * temporaries are removed and every path keeps its old content; only a
+ * rename that fails after an earlier one succeeded (an error of the file
+ * system: the temporaries are in the target's own directory) leaves the
+ * earlier paths new. 0, or -1 with "PATH: cannot write: REASON" in
+ * err[errlen] (err may be NULL). */
+int wv_write_files(const wv_outfile *files, size_t nfiles, char *err,
+                   size_t errlen);
+
 #endif

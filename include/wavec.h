@@ -13,6 +13,16 @@
  *    C user may build a whole kernel and check the status once at the end.
  *  - The library never prints and never exits. Allocation goes through the
  *    allocator given to wavec_ctx_new(); failure gives WAVEC_ERR_NOMEM.
+ *  - NULL pointers: a parameter may be NULL only where its comment gives
+ *    NULL a meaning (the allocator, an output that "may be NULL", a kernel
+ *    name meaning every or the only kernel, the options); an array with a
+ *    count may be NULL when the count is 0. Any other NULL is refused, never
+ *    dereferenced: a function that returns a status gives WAVEC_ERR_INVALID,
+ *    with a diagnostic in the context where there is one (the ctx, kernel
+ *    or module passed); a builder function gives 0 and that diagnostic; a
+ *    query gives what it gives past the last item, else 0, NULL or "".
+ *    wavec_errcode(NULL) is WAVEC_ERR_INVALID and wavec_errmsg(NULL) a
+ *    fixed message saying there is no context (wavec_ctx_new failed).
  *  - Thread safety: a context and everything it owns is used by one thread at
  *    a time; distinct contexts are independent (no global mutable state).
  *  - ABI: every enumerator has its number written next to it (in the X-macro
@@ -89,7 +99,8 @@ WAVEC_API wavec_ctx *wavec_ctx_new(wavec_alloc_fn alloc,
 WAVEC_API void wavec_ctx_free(wavec_ctx *ctx);
 
 /* The first error's diagnostic, formatted; "" when there is none. Valid until
- * the next call on ctx. */
+ * the next call on ctx. For ctx NULL, a fixed message (and
+ * wavec_errcode(NULL) is WAVEC_ERR_INVALID). */
 WAVEC_API const char *wavec_errmsg(wavec_ctx *ctx);
 WAVEC_API wavec_status wavec_errcode(wavec_ctx *ctx);
 
@@ -125,7 +136,8 @@ WAVEC_API const char *wavec_unused_define(wavec_ctx *ctx, size_t i);
 /* Hardware overrides (what `--hardware KEY=VALUE,...` sets), applied to every
  * kernel compiled in ctx: `threads_per_wave` (an integer), `mma` (an mma
  * type name) and the integer entries of WAVEC_HW_INTS. WAVEC_ERR_INVALID for an
- * unknown key or a bad value. */
+ * unknown key or a bad value, with a diagnostic (E0410) saying what is valid:
+ * the keys and their values, the range, or the mma type names. */
 WAVEC_API wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
                                                const char *value);
 /* The i-th key wavec_hardware_override takes, or NULL past the last. */
@@ -244,7 +256,9 @@ typedef uint32_t wavec_value; /* a node of the kernel graph */
 typedef uint32_t wavec_mapping; /* an index mapping */
 typedef uint32_t wavec_loop;    /* an iterate under construction */
 
-/* Makes a new kernel in ctx; NULL on error (see wavec_errmsg). */
+/* Makes a new kernel in ctx; NULL on error (see wavec_errmsg). The name (it
+ * names the PTX entry and the C launcher) must be an identifier: a letter or
+ * '_', then letters, digits and '_'; else WAVEC_ERR_INVALID. */
 WAVEC_API wavec_kernel *wavec_kernel_begin(wavec_ctx *ctx, const char *name,
                                            wavec_loc loc);
 /* Ends the body: checks that every loop is closed and verifies the graph. */
@@ -279,7 +293,9 @@ WAVEC_API wavec_expr wavec_expr_binary(wavec_kernel *k, wavec_expr_op op,
                                        wavec_expr a, wavec_expr b,
                                        wavec_loc loc);
 
-/* Arguments: dense row-major tensors, last dimension contiguous. */
+/* Arguments: dense row-major tensors, last dimension contiguous. The name (a
+ * parameter of the PTX and of the C launcher) must be an identifier, as a
+ * kernel's (wavec_kernel_begin); else 0 with WAVEC_ERR_INVALID. */
 #define WAVEC_ARG_SHARED 1u /* stage through shared memory */
 WAVEC_API wavec_value wavec_arg(wavec_kernel *k, const char *name, size_t ndims,
                                 const wavec_sym *dims, wavec_dtype dt,
@@ -306,7 +322,8 @@ WAVEC_API wavec_status wavec_tiling(wavec_kernel *k, wavec_sym dim,
  * be split by a workgroup or tiling constraint, and no other size may
  * depend on it. The size is given at run time by wavec_arg_shape (the
  * shape of an argument with DIM), or taken from a definition of DIM
- * (wavec_define_int) until then. */
+ * (wavec_define_int) until then. DIM's name (a parameter of the C launcher)
+ * must be an identifier: WAVEC_ERR_INVALID otherwise. */
 WAVEC_API wavec_status wavec_dynamic(wavec_kernel *k, wavec_sym dim,
                                      wavec_expr multiple, wavec_loc loc);
 /* Where the tile of the constraint just added is written: errors about the
@@ -555,12 +572,14 @@ WAVEC_API wavec_status wavec_loop_yield(wavec_kernel *k, wavec_loop l, size_t n,
 WAVEC_API wavec_value wavec_loop_result(wavec_kernel *k, wavec_loop l,
                                         size_t i);
 
-/* A name for dumps and diagnostics (the parser passes the source variable). */
+/* A name for dumps and diagnostics (the parser passes the source variable);
+ * name NULL leaves the value's name as it is. */
 WAVEC_API void wavec_value_name(wavec_kernel *k, wavec_value v,
                                 const char *name);
 
 /* ---- front end ----------------------------------------------------------- */
-/* Parses `.wave` source text into kernels of ctx. The text is copied. */
+/* Parses `.wave` source text into kernels of ctx. The text is copied;
+ * filename may be NULL (messages then name "<input>"). */
 WAVEC_API wavec_status wavec_parse(wavec_ctx *ctx, const char *filename,
                                    const char *src, size_t len);
 /* The same for the kernel named `kernel` alone (NULL: every kernel): the
@@ -778,7 +797,8 @@ WAVEC_API wavec_status wavec_emit_ptx(wavec_kernel *k, const char *target,
 
 /* Launch shape of the compiled kernel: grid and block in threads (x, y, z)
  * and the bytes of shared memory it uses (above 48 KiB: dynamic shared
- * memory, which the launch must pass and allow). */
+ * memory, which the launch must pass and allow). Each of grid, block and
+ * smem_bytes may be NULL. */
 WAVEC_API wavec_status wavec_launch_dims(wavec_kernel *k, uint32_t grid[3],
                                          uint32_t block[3], size_t *smem_bytes);
 
@@ -870,7 +890,8 @@ WAVEC_API const char *wavec_module_target(const wavec_module *b);
 WAVEC_API int wavec_module_cached(const wavec_module *b);
 /* Grid and block in threads (x, y, z), bytes of shared memory; with
  * run-time sizes, the grid of the sizes given so far (0 along an axis
- * whose size is not given yet). */
+ * whose size is not given yet). Each of grid, block and smem_bytes may be
+ * NULL. */
 WAVEC_API void wavec_module_launch_dims(const wavec_module *b, uint32_t grid[3],
                               uint32_t block[3], size_t *smem_bytes);
 WAVEC_API size_t wavec_module_arg_count(const wavec_module *b);

@@ -186,11 +186,11 @@ class Kernel:
             ctx.ok(st, f"wavec: {name}={v!r}")
         for key, v in sorted(self.hardware.items()):
             if lib.wavec_hardware_override(ctx.p, key.encode(), str(v).encode()) != 0:
-                keys = []
-                while lib.wavec_hardware_key(len(keys)):
-                    keys.append(lib.wavec_hardware_key(len(keys)).decode())
-                raise ValueError(f"wavec: invalid hardware entry {key}={v!r} (keys: {', '.join(keys)}; "
-                                 "`wavec --help` gives their values)")
+                # the library says what is wrong and what is valid (the
+                # entries and their values, or the mma types)
+                msg = lib.wavec_errmsg(ctx.p).decode(errors="replace").strip()
+                msg = msg.split("]: ", 1)[1] if msg.startswith("error[") else msg
+                raise ValueError(f"wavec: invalid hardware entry {key}={v!r}: {msg}")
         # a kernel named: that one alone (an error in another does not stop it)
         ctx.ok(lib.wavec_parse_kernel(ctx.p, self.file.encode(), self._text, len(self._text),
                                       None if self.name is None else self.name.encode()))

@@ -84,6 +84,8 @@ int cli_opt_next(const cli_opt *opts, const char *prog, int argc, char **argv,
 /* The number of the library's diagnostic that means "not on this machine"
  * (D_MACHINE in src/support/base.h): exit status CLI_MACHINE. */
 #define CLI_E_MACHINE 613
+/* The library's "invalid hardware override" (D_HW_OVERRIDE). */
+#define CLI_E_HW_OVERRIDE 410
 /* Prints ctx's error; its exit status: CLI_MACHINE when memory ran out or
  * the machine lacks what the call needs, else CLI_KERNEL. */
 int cli_fail(wavec_ctx *ctx);

@@ -103,6 +103,15 @@ int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg) {
     *eq = 0;
     if (wavec_hardware_override(ctx, kv, eq + 1) != WAVEC_OK) {
       *eq = '=';
+      /* the library says what is wrong and what is valid (E0410) */
+      wavec_diag_info d;
+      size_t n = wavec_diag_count(ctx);
+      if (n && wavec_diag(ctx, n - 1, &d) == WAVEC_OK &&
+          d.code == CLI_E_HW_OVERRIDE) {
+        fprintf(stderr, "%s: invalid --hardware entry '%s': %s\n"
+                "(see %s --help)\n", prog, kv, d.message, prog);
+        return CLI_USAGE;
+      }
       return usage(prog, "invalid --hardware entry '%s' (keys: " CLI_HW_KEYS
                    ")", kv);
     }

@@ -20,6 +20,11 @@
     return r_;                                                                 \
   } while (0)
 
+/* A builder call that returns a status: WAVEC_ERR_INVALID for a NULL
+ * kernel, else the context's first error once there is one. */
+#define BUILD_ST(kh, call)                                                     \
+  BUILD(kh, (kh) ? (kh)->k.ctx->status : WAVEC_ERR_INVALID, call)
+
 static wv_node *node(wv_kernel *k, uint32_t id) { return wv_get(k->g, id); }
 
 static uint32_t cur_block(wv_kernel *k) {
@@ -89,6 +94,8 @@ static void check_dims(wv_kernel *k, size_t n, const wavec_sym *dims,
   if (n > WV_MAX_DIMS)
     wv_fail(k->ctx, D_INVALID, loc, "%zu dimensions; at most %d are supported",
             n, WV_MAX_DIMS);
+  if (n && !dims)
+    wv_fail(k->ctx, D_INVALID, loc, "%zu dimensions but dims is NULL", n);
   out->n = (uint8_t)n;
   for (size_t i = 0; i < n; i++) {
     if (dims[i] == 0 || dims[i] >= k->ctx->sym_names.n)
@@ -106,9 +113,22 @@ static void check_dtype(wv_kernel *k, wavec_dtype dt, wavec_loc loc) {
     wv_fail(k->ctx, D_UNKNOWN_DTYPE, loc, "invalid dtype %d", (int)dt);
 }
 
+/* A name the emitted PTX and C take as it is (a kernel's, an argument's)
+ * must be an identifier. */
+static void check_name(wavec_ctx *ctx, const char *what, const char *name,
+                       wavec_loc loc) {
+  if (!name)
+    wv_fail(ctx, D_INVALID, loc, "%s name is NULL", what);
+  if (!wv_is_ident(name))
+    wv_fail(ctx, D_INVALID, loc,
+            "%s name '%s' is not an identifier (a letter or '_', then "
+            "letters, digits and '_')", what, name);
+}
+
 /* ---- kernels ----------------------------------------------------------------- */
 static wavec_kernel *kernel_begin(wavec_ctx *ctx, const char *name,
                                   wavec_loc loc) {
+  check_name(ctx, "kernel", name, loc);
   for (uint32_t i = 0; i < ctx->kernels.n; i++)
     if (strcmp(ctx->kernels.v[i]->name, name) == 0)
       wv_fail(ctx, D_REDEFINED, loc, "kernel '%s' is defined twice", name);
@@ -131,8 +151,6 @@ wavec_kernel *wavec_kernel_begin(wavec_ctx *ctx, const char *name,
                                  wavec_loc loc) {
   if (!ctx || ctx->status != WAVEC_OK)
     return NULL;
-  if (!name)
-    name = "";
   WV_GUARD(ctx, NULL);
   wavec_kernel *k = kernel_begin(ctx, name, loc);
   WV_UNGUARD(ctx);
@@ -161,16 +179,16 @@ wavec_status wavec_kernel_end(wavec_kernel *pk) {
   return st;
 }
 
-wavec_ctx *wavec_kernel_ctx(wavec_kernel *k) { return k->k.ctx; }
-const char *wavec_kernel_name(wavec_kernel *k) { return k->k.name; }
-size_t wavec_kernel_count(wavec_ctx *ctx) { return ctx->kernels.n; }
+wavec_ctx *wavec_kernel_ctx(wavec_kernel *k) { return k ? k->k.ctx : NULL; }
+const char *wavec_kernel_name(wavec_kernel *k) { return k ? k->k.name : ""; }
+size_t wavec_kernel_count(wavec_ctx *ctx) { return ctx ? ctx->kernels.n : 0; }
 
 wavec_kernel *wavec_kernel_get(wavec_ctx *ctx, size_t i) {
-  return i < ctx->kernels.n ? (wavec_kernel *)ctx->kernels.v[i] : NULL;
+  return ctx && i < ctx->kernels.n ? (wavec_kernel *)ctx->kernels.v[i] : NULL;
 }
 
 wavec_kernel *wavec_kernel_find(wavec_ctx *ctx, const char *name) {
-  for (uint32_t i = 0; i < ctx->kernels.n; i++)
+  for (uint32_t i = 0; ctx && name && i < ctx->kernels.n; i++)
     if (strcmp(ctx->kernels.v[i]->name, name) == 0)
       return (wavec_kernel *)ctx->kernels.v[i];
   return NULL;
@@ -232,6 +250,7 @@ wavec_expr wavec_expr_binary(wavec_kernel *pk, wavec_expr_op op, wavec_expr a,
 static wavec_value arg(wv_kernel *k, const char *name, size_t ndims,
                        const wavec_sym *dims, wavec_dtype dt, unsigned flags,
                        wavec_loc loc) {
+  check_name(k->ctx, "argument", name, loc);
   for (uint32_t i = 0; i < k->args.n; i++)
     if (strcmp(node(k, k->args.v[i])->name, name) == 0)
       wv_fail(k->ctx, D_REDEFINED, loc, "argument '%s' is declared twice",
@@ -267,13 +286,13 @@ static wavec_status dim_loc(wv_kernel *k, wavec_sym dim, wavec_loc loc) {
 }
 
 wavec_status wavec_dim_loc(wavec_kernel *pk, wavec_sym dim, wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, dim_loc(&pk->k, dim, loc));
+  BUILD_ST(pk, dim_loc(&pk->k, dim, loc));
 }
 
 wavec_value wavec_arg(wavec_kernel *pk, const char *name, size_t ndims,
                       const wavec_sym *dims, wavec_dtype dt, unsigned flags,
                       wavec_loc loc) {
-  BUILD(pk, 0, arg(&pk->k, name ? name : "", ndims, dims, dt, flags, loc));
+  BUILD(pk, 0, arg(&pk->k, name, ndims, dims, dt, flags, loc));
 }
 
 /* ---- constraints ----------------------------------------------------------------- */
@@ -304,25 +323,28 @@ static wavec_status constraint(wv_kernel *k, wv_cons_kind kind, wavec_sym dim,
 
 wavec_status wavec_workgroup(wavec_kernel *pk, wavec_sym dim, wavec_expr tile,
                              int axis, wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status,
-        constraint(&pk->k, WV_WORKGROUP, dim, tile, axis, loc));
+  BUILD_ST(pk, constraint(&pk->k, WV_WORKGROUP, dim, tile, axis, loc));
 }
 
 wavec_status wavec_wave(wavec_kernel *pk, wavec_sym dim, wavec_expr tile,
                         wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, constraint(&pk->k, WV_WAVE, dim, tile, 0, loc));
+  BUILD_ST(pk, constraint(&pk->k, WV_WAVE, dim, tile, 0, loc));
 }
 
 wavec_status wavec_tiling(wavec_kernel *pk, wavec_sym dim, wavec_expr tile,
                           wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status,
-        constraint(&pk->k, WV_TILING, dim, tile, 0, loc));
+  BUILD_ST(pk, constraint(&pk->k, WV_TILING, dim, tile, 0, loc));
 }
 
 static wavec_status dynamic_(wv_kernel *k, wavec_sym dim, ex_t multiple,
                              wavec_loc loc) {
   if (dim == 0 || dim >= k->ctx->sym_names.n)
     wv_fail(k->ctx, D_INVALID, loc, "invalid symbol handle %u", dim);
+  /* its size becomes a parameter of the launcher wavec_emit_c writes */
+  if (!wv_is_ident(sym_name(k, dim)))
+    wv_fail(k->ctx, D_INVALID, loc,
+            "dynamic dimension '%s' is not an identifier (a letter or '_', "
+            "then letters, digits and '_')", sym_name(k, dim));
   const wv_dynamic *was = wv_dynamic_of(k, dim);
   if (was)
     wv_fail(k->ctx, D_CONSTRAINT_DUP, loc,
@@ -335,7 +357,7 @@ static wavec_status dynamic_(wv_kernel *k, wavec_sym dim, ex_t multiple,
 
 wavec_status wavec_dynamic(wavec_kernel *pk, wavec_sym dim,
                            wavec_expr multiple, wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, dynamic_(&pk->k, dim, multiple, loc));
+  BUILD_ST(pk, dynamic_(&pk->k, dim, multiple, loc));
 }
 
 static wavec_status tile_loc(wv_kernel *k, wavec_loc loc) {
@@ -346,7 +368,7 @@ static wavec_status tile_loc(wv_kernel *k, wavec_loc loc) {
 }
 
 wavec_status wavec_constraint_tile_loc(wavec_kernel *pk, wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, tile_loc(&pk->k, loc));
+  BUILD_ST(pk, tile_loc(&pk->k, loc));
 }
 
 static wavec_status threads(wv_kernel *k, ex_t n, wavec_loc loc) {
@@ -361,7 +383,7 @@ static wavec_status threads(wv_kernel *k, ex_t n, wavec_loc loc) {
 
 wavec_status wavec_threads_per_wave(wavec_kernel *pk, wavec_expr n,
                                     wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, threads(&pk->k, n, loc));
+  BUILD_ST(pk, threads(&pk->k, n, loc));
 }
 
 static wavec_status hw_int(wv_kernel *k, wavec_hw_int which, ex_t n,
@@ -380,7 +402,7 @@ static wavec_status hw_int(wv_kernel *k, wavec_hw_int which, ex_t n,
 
 wavec_status wavec_hardware_int(wavec_kernel *pk, wavec_hw_int which,
                                 wavec_expr n, wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, hw_int(&pk->k, which, n, loc));
+  BUILD_ST(pk, hw_int(&pk->k, which, n, loc));
 }
 
 static wavec_status mma_type(wv_kernel *k, wavec_mma_kind m, wavec_loc loc) {
@@ -394,7 +416,7 @@ static wavec_status mma_type(wv_kernel *k, wavec_mma_kind m, wavec_loc loc) {
 }
 
 wavec_status wavec_hardware_mma(wavec_kernel *pk, wavec_mma_kind m, wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, mma_type(&pk->k, m, loc));
+  BUILD_ST(pk, mma_type(&pk->k, m, loc));
 }
 
 static wavec_status vector_shape(wv_kernel *k, wavec_sym dim, ex_t n,
@@ -412,7 +434,7 @@ static wavec_status vector_shape(wv_kernel *k, wavec_sym dim, ex_t n,
 
 wavec_status wavec_vector_shape(wavec_kernel *pk, wavec_sym dim, wavec_expr n,
                                 wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, vector_shape(&pk->k, dim, n, loc));
+  BUILD_ST(pk, vector_shape(&pk->k, dim, n, loc));
 }
 
 static wavec_status set_default(wv_kernel *k, wavec_sym s, bool is_float,
@@ -445,18 +467,17 @@ static wavec_status default_expr(wv_kernel *k, wavec_sym s, ex_t e,
 
 wavec_status wavec_default_int(wavec_kernel *pk, wavec_sym s, int64_t v,
                                wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status,
-        set_default(&pk->k, s, false, v, (double)v, 0, loc));
+  BUILD_ST(pk, set_default(&pk->k, s, false, v, (double)v, 0, loc));
 }
 
 wavec_status wavec_default_float(wavec_kernel *pk, wavec_sym s, double v,
                                  wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, set_default(&pk->k, s, true, 0, v, 0, loc));
+  BUILD_ST(pk, set_default(&pk->k, s, true, 0, v, 0, loc));
 }
 
 wavec_status wavec_default_expr(wavec_kernel *pk, wavec_sym s, wavec_expr e,
                                 wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, default_expr(&pk->k, s, e, loc));
+  BUILD_ST(pk, default_expr(&pk->k, s, e, loc));
 }
 
 /* ---- mappings ------------------------------------------------------------------ */
@@ -468,6 +489,8 @@ static wv_mapping *mapping(wv_kernel *k, wavec_mapping m, wavec_loc loc) {
 
 static wavec_mapping mapping_begin(wv_kernel *k, const char *name,
                                    wavec_loc loc) {
+  if (!name)
+    wv_fail(k->ctx, D_INVALID, loc, "mapping name is NULL");
   for (uint32_t i = 0; i < k->mappings.n; i++)
     if (strcmp(k->mappings.v[i].name, name) == 0)
       wv_fail(k->ctx, D_REDEFINED, loc, "mapping '%s' is defined twice", name);
@@ -480,11 +503,13 @@ static wavec_mapping mapping_begin(wv_kernel *k, const char *name,
 
 wavec_mapping wavec_mapping_begin(wavec_kernel *pk, const char *name,
                                   wavec_loc loc) {
-  BUILD(pk, 0, mapping_begin(&pk->k, name ? name : "", loc));
+  BUILD(pk, 0, mapping_begin(&pk->k, name, loc));
 }
 
 static wavec_sym mapping_iter(wv_kernel *k, wavec_mapping mh, const char *name,
                               wavec_loc loc) {
+  if (!name)
+    wv_fail(k->ctx, D_INVALID, loc, "iterator name is NULL");
   wv_mapping *m = mapping(k, mh, loc);
   if (m->closed)
     wv_fail(k->ctx, D_MAPPING, loc, "mapping '%s' is already closed", m->name);
@@ -505,7 +530,7 @@ static wavec_sym mapping_iter(wv_kernel *k, wavec_mapping mh, const char *name,
 
 wavec_sym wavec_mapping_iter(wavec_kernel *pk, wavec_mapping m,
                              const char *name, wavec_loc loc) {
-  BUILD(pk, 0, mapping_iter(&pk->k, m, name ? name : "", loc));
+  BUILD(pk, 0, mapping_iter(&pk->k, m, name, loc));
 }
 
 static wavec_status mapping_entry(wv_kernel *k, wavec_mapping mh, bool input,
@@ -527,12 +552,12 @@ static wavec_status mapping_entry(wv_kernel *k, wavec_mapping mh, bool input,
 
 wavec_status wavec_mapping_input(wavec_kernel *pk, wavec_mapping m,
                                  wavec_sym dim, wavec_expr e, wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, mapping_entry(&pk->k, m, true, dim, e, loc));
+  BUILD_ST(pk, mapping_entry(&pk->k, m, true, dim, e, loc));
 }
 
 wavec_status wavec_mapping_output(wavec_kernel *pk, wavec_mapping m,
                                   wavec_sym dim, wavec_expr e, wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, mapping_entry(&pk->k, m, false, dim, e, loc));
+  BUILD_ST(pk, mapping_entry(&pk->k, m, false, dim, e, loc));
 }
 
 /* The name an iterator of mapping m was declared with (its symbol is
@@ -590,7 +615,7 @@ static wavec_status mapping_end(wv_kernel *k, wavec_mapping mh,
 
 wavec_status wavec_mapping_end(wavec_kernel *pk, wavec_mapping m,
                                wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, mapping_end(&pk->k, m, loc));
+  BUILD_ST(pk, mapping_end(&pk->k, m, loc));
 }
 
 /* The mapping must relate exactly the memory's dims (inputs) and give the
@@ -1112,6 +1137,8 @@ static wavec_loop loop_begin(wv_kernel *k, wavec_sym dim, size_t n,
       wv_fail(k->ctx, D_LOOP, loc, "iterate over '%s' inside an iterate over "
               "the same dimension", sym_name(k, dim));
   }
+  if (n && !init)
+    wv_fail(k->ctx, D_INVALID, loc, "%zu carried values but init is NULL", n);
   for (size_t i = 0; i < n; i++)
     if (is_scalar(reg_operand(k, init[i], loc)))
       wv_fail(k->ctx, D_LOOP, loc,
@@ -1170,7 +1197,7 @@ static wavec_status loop_bound(wv_kernel *k, wavec_loop l, wavec_rel rel,
 
 wavec_status wavec_loop_bound(wavec_kernel *pk, wavec_loop l, wavec_rel rel,
                               wavec_sym dim, wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, loop_bound(&pk->k, l, rel, dim, loc));
+  BUILD_ST(pk, loop_bound(&pk->k, l, rel, dim, loc));
 }
 
 static wavec_status loop_yield(wv_kernel *k, wavec_loop l, size_t n,
@@ -1181,6 +1208,8 @@ static wavec_status loop_yield(wv_kernel *k, wavec_loop l, size_t n,
   if (n != it->nops)
     wv_fail(k->ctx, D_YIELD, loc,
             "yield gives %zu values but the iterate carries %u", n, it->nops);
+  if (n && !next)
+    wv_fail(k->ctx, D_INVALID, loc, "yield of %zu values but next is NULL", n);
   for (size_t i = 0; i < n; i++) {
     wv_node *v = reg_operand(k, next[i], loc);
     wv_node *c = node(k, k->g->blocks.v[it->body].nodes.v[i]);
@@ -1208,7 +1237,7 @@ static wavec_status loop_yield(wv_kernel *k, wavec_loop l, size_t n,
 
 wavec_status wavec_loop_yield(wavec_kernel *pk, wavec_loop l, size_t n,
                               const wavec_value *next, wavec_loc loc) {
-  BUILD(pk, pk->k.ctx->status, loop_yield(&pk->k, l, n, next, loc));
+  BUILD_ST(pk, loop_yield(&pk->k, l, n, next, loc));
 }
 
 static wavec_value loop_result(wv_kernel *k, wavec_loop l, size_t i) {

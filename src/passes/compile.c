@@ -147,7 +147,7 @@ const char *wavec_pass_about(wavec_pass p) {
 }
 
 int wavec_pass_lookup(const char *name) {
-  for (size_t i = 0; i < WV_ARRAY_LEN(pipeline); i++)
+  for (size_t i = 0; name && i < WV_ARRAY_LEN(pipeline); i++)
     if (strcmp(pipeline[i].name, name) == 0)
       return (int)pipeline[i].pass;
   return -1;
@@ -276,6 +276,8 @@ wavec_status wavec_compile(wavec_kernel *pk, const wavec_options *opt) {
 }
 
 const char *wavec_kernel_dump(wavec_kernel *pk) {
+  if (!pk)
+    return "";
   wv_kernel *k = &pk->k;
   if (k->dump_due) {
     WV_GUARD(k->ctx, "");
@@ -287,8 +289,40 @@ const char *wavec_kernel_dump(wavec_kernel *pk) {
   return k->dump.s ? k->dump.s : "";
 }
 
+/* Why value is no value of hardware entry key (or key no entry), with
+ * what is valid: the diagnostic of wavec_hardware_override. */
+static void hw_override_error(wavec_ctx *ctx, const char *key,
+                              const char *value, int hw_int) {
+  wv_buf b;
+  wv_buf_init(&b, ctx);
+  if (strcmp(key, "threads_per_wave") == 0) {
+    wv_buf_printf(&b, "hardware entry threads_per_wave takes 32, 64 or 128 "
+                  "(a warpgroup, for wgmma), not '%s'", value);
+  } else if (strcmp(key, "mma") == 0) {
+    wv_buf_printf(&b, "hardware entry mma takes an mma type, not '%s'; the "
+                  "types are", value);
+    for (int m = 0; m < WAVEC_MMA_COUNT; m++)
+      wv_buf_printf(&b, "%s %s", m ? "," : "", wv_mma_names[m]);
+  } else if (hw_int >= 0) {
+    wv_buf_printf(&b, "hardware entry %s takes an integer from %lld to "
+                  "%lld, not '%s'", key, (long long)wv_hwints[hw_int].lo,
+                  (long long)wv_hwints[hw_int].hi, value);
+  } else {
+    wv_buf_printf(&b, "unknown hardware entry '%s'; the entries are "
+                  "threads_per_wave (32, 64 or 128), mma (an mma type)", key);
+    for (int i = 0; i < WAVEC_HW_INT_COUNT; i++)
+      wv_buf_printf(&b, ", %s (%lld to %lld)", wv_hwints[i].name,
+                    (long long)wv_hwints[i].lo, (long long)wv_hwints[i].hi);
+  }
+  wv_error(ctx, D_HW_OVERRIDE, (wavec_loc){0}, "%s", wv_buf_str(&b));
+}
+
 wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
                                      const char *value) {
+  if (!ctx || !key || !value)
+    return wv_null_param(ctx, "wavec_hardware_override",
+                         !key ? "key" : "value");
+  int hw_int = -1;
   if (strcmp(key, "threads_per_wave") == 0) {
     char *end;
     long v = strtol(value, &end, 10);
@@ -306,6 +340,7 @@ wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
   for (int i = 0; i < WAVEC_HW_INT_COUNT; i++) {
     if (strcmp(key, wv_hwints[i].name) != 0)
       continue;
+    hw_int = i;
     char *end;
     long long v = strtoll(value, &end, 10);
     if (*value && !*end && v >= wv_hwints[i].lo && v <= wv_hwints[i].hi) {
@@ -313,6 +348,9 @@ wavec_status wavec_hardware_override(wavec_ctx *ctx, const char *key,
       return WAVEC_OK;
     }
   }
+  WV_GUARD(ctx, WAVEC_ERR_INVALID);
+  hw_override_error(ctx, key, value, hw_int);
+  WV_UNGUARD(ctx);
   return WAVEC_ERR_INVALID;
 }
 
@@ -324,13 +362,17 @@ const char *wavec_hardware_key(size_t i) {
   return i < WAVEC_HW_INT_COUNT ? wv_hwints[i].name : NULL;
 }
 
-size_t wavec_remark_count(wavec_kernel *pk) { return pk->k.remarks.n; }
+size_t wavec_remark_count(wavec_kernel *pk) {
+  return pk ? pk->k.remarks.n : 0;
+}
 
 const char *wavec_remark(wavec_kernel *pk, size_t i) {
-  return i < pk->k.remarks.n ? pk->k.remarks.v[i] : NULL;
+  return pk && i < pk->k.remarks.n ? pk->k.remarks.v[i] : NULL;
 }
 
 wavec_status wavec_test_hook(wavec_ctx *ctx, const char *name) {
+  if (!ctx || !name)
+    return wv_null_param(ctx, "wavec_test_hook", "name");
   static const struct {
     uint64_t bit;
     const char *name;

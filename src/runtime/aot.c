@@ -577,7 +577,9 @@ wavec_status wavec_emit_c(wavec_kernel *pk, const char *target, unsigned flags,
                           const char *header_name, const char **c_src,
                           const char **h_src, int *with_cubin) {
   if (!pk || !c_src || !h_src || !header_name)
-    return WAVEC_ERR_INVALID;
+    return wv_null_param(pk ? pk->k.ctx : NULL, "wavec_emit_c",
+                         !c_src ? "c_src" : !h_src ? "h_src"
+                                                   : "header_name");
   wv_kernel *k = &pk->k;
   wavec_ctx *ctx = k->ctx;
   if (ctx->status != WAVEC_OK)

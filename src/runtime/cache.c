@@ -552,7 +552,7 @@ static bool is_cache_file(const char *name) {
 wavec_status wavec_cache_list(wavec_ctx *ctx, const wavec_cache_entry **out,
                               size_t *n) {
   if (!ctx || !out || !n)
-    return WAVEC_ERR_INVALID;
+    return wv_null_param(ctx, "wavec_cache_list", !out ? "out" : "n");
   *out = NULL;
   *n = 0;
   WV_GUARD(ctx, ctx->status ? ctx->status : WAVEC_ERR_NOMEM);

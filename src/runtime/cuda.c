@@ -560,7 +560,7 @@ wavec_status wavec_gpu_load(wavec_ctx *ctx, const char *kernel,
                             const char *target, unsigned flags,
                             wavec_module **out) {
   if (!ctx || !out)
-    return WAVEC_ERR_INVALID;
+    return wv_null_param(ctx, "wavec_gpu_load", "out");
   *out = NULL;
   if (ctx->status != WAVEC_OK)
     return ctx->status;
@@ -571,10 +571,16 @@ wavec_status wavec_gpu_load(wavec_ctx *ctx, const char *kernel,
   return WAVEC_OK;
 }
 
-const char *wavec_module_kernel(const wavec_module *b) { return b->kernel; }
-const char *wavec_module_target(const wavec_module *b) { return b->target; }
-int wavec_module_cached(const wavec_module *b) { return b->cached; }
-size_t wavec_module_arg_count(const wavec_module *b) { return b->nargs; }
+const char *wavec_module_kernel(const wavec_module *b) {
+  return b ? b->kernel : "";
+}
+const char *wavec_module_target(const wavec_module *b) {
+  return b ? b->target : "";
+}
+int wavec_module_cached(const wavec_module *b) { return b ? b->cached : 0; }
+size_t wavec_module_arg_count(const wavec_module *b) {
+  return b ? b->nargs : 0;
+}
 
 /* The grid for the sizes given so far (0 along a dynamic axis whose size
  * is not given yet); NULL, or why no launch can take it (tir_launch_grid). */
@@ -592,19 +598,19 @@ static const char *module_grid(const wavec_module *b, int64_t grid[3]) {
 void wavec_module_launch_dims(const wavec_module *b, uint32_t grid[3],
                               uint32_t block[3], size_t *smem_bytes) {
   int64_t g[3];
-  bool fits = !module_grid(b, g);
+  bool fits = b && !module_grid(b, g);
   for (int d = 0; d < 3; d++) {
     if (grid)
       grid[d] = fits ? (uint32_t)g[d] : 0;
     if (block)
-      block[d] = b->block[d];
+      block[d] = b ? b->block[d] : 0;
   }
   if (smem_bytes)
-    *smem_bytes = (size_t)b->smem;
+    *smem_bytes = b ? (size_t)b->smem : 0;
 }
 
 int wavec_module_arg(const wavec_module *b, size_t i, wavec_arg_info *out) {
-  if (i >= b->nargs)
+  if (!b || !out || i >= b->nargs)
     return -1;
   *out = b->args[i];
   /* its dynamic dims: the sizes given so far */
@@ -631,8 +637,9 @@ const char *wavec_module_dim_name(const wavec_module *b, size_t i, size_t d) {
 
 wavec_status wavec_module_arg_shape(wavec_module *b, size_t i, size_t ndims,
                                     const int64_t *shape) {
-  if (!b || !shape)
-    return WAVEC_ERR_INVALID;
+  if (!b || (ndims && !shape))
+    return wv_null_param(b ? b->ctx : NULL, "wavec_module_arg_shape",
+                         "shape");
   wavec_ctx *ctx = b->ctx;
   wavec_loc none = {0};
   if (i >= b->nargs)
@@ -734,8 +741,8 @@ static void module_sizes(wavec_module *b) {
 
 const void *wavec_module_code(const wavec_module *b, size_t *len) {
   if (len)
-    *len = b->code_len;
-  return b->code;
+    *len = b ? b->code_len : 0;
+  return b ? b->code : NULL;
 }
 
 /* ---- launching ------------------------------------------------------------------- */
@@ -847,7 +854,8 @@ static void launch(wv_cuda *cu, wavec_module *b, CUstream stream,
 wavec_status wavec_module_launch(wavec_module *b, void *stream,
                                  const uint64_t *dev_args) {
   if (!b || (!dev_args && b->nargs))
-    return WAVEC_ERR_INVALID;
+    return wv_null_param(b ? b->ctx : NULL, "wavec_module_launch",
+                         "dev_args");
   wavec_ctx *ctx = b->ctx;
   if (ctx->status != WAVEC_OK)
     return ctx->status;
@@ -961,8 +969,9 @@ static void gpu_run(wv_kernel *k, void *const *host, double *ms) {
 
 wavec_status wavec_gpu_run(wavec_kernel *pk, void *const *host_args,
                            double *ms) {
-  if (!pk || !host_args)
-    return WAVEC_ERR_INVALID;
+  if (!pk || (!host_args && pk->k.args.n))
+    return wv_null_param(pk ? pk->k.ctx : NULL, "wavec_gpu_run",
+                         "host_args");
   wv_kernel *k = &pk->k;
   wavec_ctx *ctx = k->ctx;
   if (ctx->status != WAVEC_OK)

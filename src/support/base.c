@@ -357,13 +357,42 @@ static wavec_status record(wavec_ctx *ctx, wv_diag_id id, wavec_loc loc,
   return ctx->status;
 }
 
+/* record() under a guard of its own: wv_error is also called outside any
+ * (a public function that returns the error as a status), where running out
+ * of memory must not abort. */
+static wavec_status record_guarded(wavec_ctx *ctx, wv_diag_id id,
+                                   wavec_loc loc, const char *fmt,
+                                   va_list ap) {
+  WV_GUARD(ctx, ctx->status);
+  wavec_status st = record(ctx, id, loc, fmt, ap);
+  WV_UNGUARD(ctx);
+  return st;
+}
+
 wavec_status wv_error(wavec_ctx *ctx, wv_diag_id id, wavec_loc loc,
                       const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  wavec_status st = record(ctx, id, loc, fmt, ap);
+  wavec_status st = record_guarded(ctx, id, loc, fmt, ap);
   va_end(ap);
   return st;
+}
+
+wavec_status wv_null_param(wavec_ctx *ctx, const char *fn, const char *param) {
+  if (ctx)
+    wv_error(ctx, D_INVALID, (wavec_loc){0}, "%s: %s is NULL", fn, param);
+  return WAVEC_ERR_INVALID;
+}
+
+bool wv_is_ident(const char *name) {
+  if (!name || !((*name >= 'a' && *name <= 'z') ||
+                 (*name >= 'A' && *name <= 'Z') || *name == '_'))
+    return false;
+  for (const char *p = name + 1; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+          (*p >= '0' && *p <= '9') || *p == '_'))
+      return false;
+  return true;
 }
 
 _Noreturn void wv_fail(wavec_ctx *ctx, wv_diag_id id, wavec_loc loc,
@@ -503,9 +532,14 @@ void wavec_ctx_free(wavec_ctx *ctx) {
   ctx->alloc(ctx->alloc_ud, ctx, sizeof *ctx, 0);
 }
 
-wavec_status wavec_errcode(wavec_ctx *ctx) { return ctx->status; }
+wavec_status wavec_errcode(wavec_ctx *ctx) {
+  return ctx ? ctx->status : WAVEC_ERR_INVALID;
+}
 
 const char *wavec_errmsg(wavec_ctx *ctx) {
+  if (!ctx)
+    return "error: no context (the wavec_ctx is NULL: did wavec_ctx_new "
+           "fail?)\n";
   if (ctx->status == WAVEC_OK)
     return "";
   WV_GUARD(ctx, wavec_status_string(ctx->status));
@@ -536,9 +570,11 @@ const char *wavec_errmsg(wavec_ctx *ctx) {
   return wv_buf_str(&ctx->errbuf);
 }
 
-size_t wavec_diag_count(wavec_ctx *ctx) { return ctx->diags.n; }
+size_t wavec_diag_count(wavec_ctx *ctx) { return ctx ? ctx->diags.n : 0; }
 
 wavec_status wavec_diag(wavec_ctx *ctx, size_t i, wavec_diag_info *out) {
+  if (!ctx || !out)
+    return wv_null_param(ctx, "wavec_diag", "out");
   if (i >= ctx->diags.n)
     return WAVEC_ERR_INVALID;
   wv_diag *d = &ctx->diags.v[i];
@@ -551,6 +587,10 @@ wavec_status wavec_diag(wavec_ctx *ctx, size_t i, wavec_diag_info *out) {
 }
 
 wavec_sym wavec_symbol(wavec_ctx *ctx, const char *name) {
+  if (!ctx || !name) {
+    wv_null_param(ctx, "wavec_symbol", "name");
+    return 0;
+  }
   size_t n = strlen(name);
   uint32_t s = wv_strmap_get(ctx->sym_map, name, n);
   if (s)
@@ -564,11 +604,14 @@ wavec_sym wavec_symbol(wavec_ctx *ctx, const char *name) {
 }
 
 const char *wavec_symbol_name(wavec_ctx *ctx, wavec_sym s) {
-  return s < ctx->sym_names.n ? ctx->sym_names.v[s] : "?";
+  return ctx && s < ctx->sym_names.n ? ctx->sym_names.v[s] : "?";
 }
 
 static wavec_status define(wavec_ctx *ctx, const char *name, bool is_float,
                            int64_t i, double f) {
+  if (!ctx || !name)
+    return wv_null_param(ctx, is_float ? "wavec_define_float"
+                                       : "wavec_define_int", "name");
   WV_GUARD(ctx, ctx->status);
   for (uint32_t k = 0; k < ctx->defines.n; k++) {
     if (strcmp(ctx->defines.v[k].name, name) == 0) {
@@ -586,7 +629,7 @@ static wavec_status define(wavec_ctx *ctx, const char *name, bool is_float,
 }
 
 const char *wavec_unused_define(wavec_ctx *ctx, size_t i) {
-  for (uint32_t k = 0; k < ctx->defines.n; k++) {
+  for (uint32_t k = 0; ctx && k < ctx->defines.n; k++) {
     const char *nm = ctx->defines.v[k].name;
     if (!wv_strmap_get(ctx->sym_map, nm, strlen(nm)) && i-- == 0)
       return nm;
@@ -608,10 +651,12 @@ uint64_t wv_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-size_t wavec_time_count(wavec_ctx *ctx) { return ctx->times.n; }
+size_t wavec_time_count(wavec_ctx *ctx) { return ctx ? ctx->times.n : 0; }
 
 wavec_status wavec_time_get(wavec_ctx *ctx, size_t i, const char **name,
                             uint64_t *ns) {
+  if (!ctx || !name || !ns)
+    return wv_null_param(ctx, "wavec_time_get", !name ? "name" : "ns");
   if (i >= ctx->times.n)
     return WAVEC_ERR_INVALID;
   *name = ctx->times.v[i].name;

@@ -132,6 +132,8 @@ const char *wv_buf_str(wv_buf *b); /* "" when empty */
     "warp specialization or persistent tiles cannot apply")                    \
   X(D_PARTIAL, 409, WAVEC_ERR_CONSTRAINT,                                      \
     "a partial sum is used other than by an adding write")                     \
+  X(D_HW_OVERRIDE, 410, WAVEC_ERR_INVALID,                                     \
+    "invalid hardware override (wavec_hardware_override, --hardware)")        \
   X(D_UNBOUND, 501, WAVEC_ERR_BIND, "unbound hyperparameter")                  \
   X(D_NOT_EXACT, 502, WAVEC_ERR_BIND, "division is not exact")                 \
   X(D_DIV_ZERO, 503, WAVEC_ERR_BIND, "division by zero")                       \
@@ -184,6 +186,13 @@ wavec_status wv_error(wavec_ctx *ctx, wv_diag_id id, wavec_loc loc,
 _Noreturn void wv_fail(wavec_ctx *ctx, wv_diag_id id, wavec_loc loc,
                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 _Noreturn void wv_throw(wavec_ctx *ctx); /* unwind with the recorded error */
+/* A public function's pointer parameter `param` is NULL where it needs one:
+ * WAVEC_ERR_INVALID, with a diagnostic "FN: PARAM is NULL" in ctx when there
+ * is a context (ctx may be NULL). Needs no guard. */
+wavec_status wv_null_param(wavec_ctx *ctx, const char *fn, const char *param);
+/* Whether name is an identifier ([A-Za-z_][A-Za-z0-9_]*, as the lexer reads
+ * one): what a name that reaches the emitted PTX and C must be. */
+bool wv_is_ident(const char *name);
 _Noreturn void wv_internal(wavec_ctx *ctx, const char *file, int line,
                            const char *what);
 bool wv_failed(wavec_ctx *ctx);

@@ -354,6 +354,8 @@ wavec_status wavec_layout_render(wavec_ctx *ctx, const char *mma_name,
   const char *res = NULL;
   if (out)
     *out = NULL;
+  if (!ctx || !out)
+    return wv_null_param(ctx, "wavec_layout_render", "out");
   WV_GUARD(ctx, ctx->status ? ctx->status : WAVEC_ERR_INTERNAL);
   wavec_status st = render(ctx, mma_name, role, n, svg, &res);
   WV_UNGUARD(ctx);
@@ -841,8 +843,9 @@ wavec_status wavec_layout_render_node(wavec_kernel *pk, const char *node,
   const char *res = NULL;
   if (out)
     *out = NULL;
-  if (!pk)
-    return WAVEC_ERR_INVALID;
+  if (!pk || !out)
+    return wv_null_param(pk ? pk->k.ctx : NULL, "wavec_layout_render_node",
+                         "out");
   wv_kernel *k = &pk->k;
   wavec_ctx *ctx = k->ctx;
   if (ctx->status != WAVEC_OK)

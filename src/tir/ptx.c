@@ -1471,7 +1471,7 @@ void tir_emit_ptx(wavec_ctx *ctx, const tir_prog *p, const char *name,
 wavec_status wavec_emit_ptx(wavec_kernel *pk, const char *target,
                             const char **ptx, size_t *len) {
   if (!pk || !ptx)
-    return WAVEC_ERR_INVALID;
+    return wv_null_param(pk ? pk->k.ctx : NULL, "wavec_emit_ptx", "ptx");
   wv_kernel *k = &pk->k;
   wavec_ctx *ctx = k->ctx;
   if (ctx->status != WAVEC_OK)

@@ -1289,6 +1289,13 @@ wavec_status wavec_simulate(wavec_kernel *pk, void *const *args) {
   wavec_ctx *ctx = k->ctx;
   if (ctx->status != WAVEC_OK)
     return ctx->status;
+  if (!args && k->args.n)
+    return wv_null_param(ctx, "wavec_simulate", "args");
+  for (uint32_t i = 0; i < k->args.n; i++)
+    if (!args[i])
+      return wv_error(ctx, D_INVALID, k->loc,
+                      "wavec_simulate: the buffer of argument %u ('%s') is "
+                      "NULL", i, wv_get(k->g, k->args.v[i])->name);
   WV_GUARD(ctx, ctx->status);
   ctx->at = k->loc;
   /* the simulator's scratch lives in the arena only for this call */
@@ -1298,10 +1305,12 @@ wavec_status wavec_simulate(wavec_kernel *pk, void *const *args) {
   return WAVEC_OK;
 }
 
-size_t wavec_arg_count(wavec_kernel *pk) { return pk->k.args.n; }
+size_t wavec_arg_count(wavec_kernel *pk) { return pk ? pk->k.args.n : 0; }
 
 wavec_status wavec_arg_info_get(wavec_kernel *pk, size_t i,
                                 wavec_arg_info *out) {
+  if (!pk || !out)
+    return wv_null_param(pk ? pk->k.ctx : NULL, "wavec_arg_info_get", "out");
   wv_kernel *k = &pk->k;
   if (i >= k->args.n)
     return WAVEC_ERR_INVALID;

@@ -581,8 +581,8 @@ static wavec_status compiled_arg(wv_kernel *k, size_t i) {
 
 wavec_status wavec_arg_shape(wavec_kernel *pk, size_t i, size_t ndims,
                              const int64_t *shape) {
-  if (!pk || !shape)
-    return WAVEC_ERR_INVALID;
+  if (!pk || (ndims && !shape))
+    return wv_null_param(pk ? pk->k.ctx : NULL, "wavec_arg_shape", "shape");
   wv_kernel *k = &pk->k;
   wavec_status st = compiled_arg(k, i);
   if (st != WAVEC_OK)

@@ -166,8 +166,10 @@ class Compile(unittest.TestCase):
         self.assertTrue((c == 32).all())
 
     def test_hardware_keys(self):
-        with self.assertRaisesRegex(ValueError, r"invalid hardware entry stagez=2 \(keys: threads_per_wave, mma, "
-                                    r"stages, .*longest_first, cluster, early_mma, read_ahead, mma_ahead;"):
+        with self.assertRaisesRegex(ValueError, r"invalid hardware entry stagez=2: unknown hardware entry 'stagez'; "
+                                    r"the entries are threads_per_wave \(32, 64 or 128\), mma \(an mma type\), "
+                                    r"stages \(1 to 8\), .*longest_first \(0 to 1\), cluster \(1 to 8\), "
+                                    r"early_mma \(0 to 1\), read_ahead \(0 to 64\), mma_ahead \(0 to 2\)$"):
             wavec.compile(GEMM, target="sim", M=64, N=64, K=32, hardware=dict(stagez=2))
 
     def test_unknown_target(self):

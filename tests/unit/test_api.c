@@ -426,6 +426,305 @@ static void parse_one_kernel(void) {
   }
 }
 
+/* Every function of wavec.h given NULL where it needs a pointer: no crash.
+ * Without a context, a status function gives WAVEC_ERR_INVALID, a builder
+ * call 0 and a query 0, NULL or "". */
+static void null_without_context(void) {
+  wavec_loc L = {0};
+  const char *msg = wavec_errmsg(NULL);
+  CHECKF(msg && strstr(msg, "no context"), "errmsg(NULL): %s", msg);
+  CHECK(wavec_errcode(NULL) == WAVEC_ERR_INVALID);
+  CHECK(wavec_diag_count(NULL) == 0);
+  wavec_diag_info d;
+  CHECK(wavec_diag(NULL, 0, &d) == WAVEC_ERR_INVALID);
+  CHECK(wavec_define_int(NULL, "M", 1) == WAVEC_ERR_INVALID);
+  CHECK(wavec_define_float(NULL, "M", 1.0) == WAVEC_ERR_INVALID);
+  CHECK(wavec_unused_define(NULL, 0) == NULL);
+  CHECK(wavec_hardware_override(NULL, "stages", "2") == WAVEC_ERR_INVALID);
+  CHECK(wavec_kernel_begin(NULL, "k", L) == NULL);
+  CHECK(wavec_kernel_count(NULL) == 0);
+  CHECK(wavec_kernel_get(NULL, 0) == NULL);
+  CHECK(wavec_kernel_find(NULL, "k") == NULL);
+  CHECK(wavec_symbol(NULL, "M") == 0);
+  CHECK(strcmp(wavec_symbol_name(NULL, 1), "?") == 0);
+  CHECK(wavec_parse(NULL, "f", "x", 1) == WAVEC_ERR_INVALID);
+  CHECK(wavec_pass_lookup(NULL) == -1);
+  CHECK(wavec_time_count(NULL) == 0);
+  const char *name;
+  uint64_t ns;
+  CHECK(wavec_time_get(NULL, 0, &name, &ns) == WAVEC_ERR_INVALID);
+  CHECK(wavec_test_hook(NULL, "expand-lookup") == WAVEC_ERR_INVALID);
+  const char *out = "x";
+  CHECK(wavec_layout_render(NULL, "F32_16x8x16_F16", "acc", 0, 0, &out) ==
+            WAVEC_ERR_INVALID && out == NULL);
+  wavec_module *mod = NULL;
+  CHECK(wavec_gpu_load(NULL, NULL, "sm_80", 0, &mod) == WAVEC_ERR_INVALID);
+  CHECK(wavec_cache_dir(NULL) == NULL);
+  const wavec_cache_entry *es;
+  size_t n;
+  CHECK(wavec_cache_list(NULL, &es, &n) == WAVEC_ERR_INVALID);
+  CHECK(wavec_cache_clear(NULL, &n) == WAVEC_ERR_INVALID);
+  /* a NULL kernel */
+  CHECK(wavec_kernel_end(NULL) == WAVEC_ERR_INVALID);
+  CHECK(wavec_kernel_ctx(NULL) == NULL);
+  CHECK(strcmp(wavec_kernel_name(NULL), "") == 0);
+  CHECK(wavec_expr_int(NULL, 1) == 0 && wavec_expr_sym(NULL, 1) == 0);
+  CHECK(wavec_arg(NULL, "a", 0, NULL, WAVEC_F32, 0, L) == 0);
+  CHECK(wavec_dim_loc(NULL, 1, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_workgroup(NULL, 1, 1, 0, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_wave(NULL, 1, 1, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_tiling(NULL, 1, 1, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_dynamic(NULL, 1, 0, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_constraint_tile_loc(NULL, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_threads_per_wave(NULL, 1, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_hardware_mma(NULL, WAVEC_MMA_F32_16x8x16_F16, L) ==
+        WAVEC_ERR_INVALID);
+  CHECK(wavec_hardware_int(NULL, WAVEC_HW_STAGES, 1, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_vector_shape(NULL, 1, 1, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_default_int(NULL, 1, 1, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_default_float(NULL, 1, 1.0, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_default_expr(NULL, 1, 1, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_mapping_begin(NULL, "m", L) == 0);
+  CHECK(wavec_mapping_iter(NULL, 1, "i", L) == 0);
+  CHECK(wavec_mapping_input(NULL, 1, 1, 1, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_mapping_output(NULL, 1, 1, 1, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_mapping_end(NULL, 1, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_loop_begin(NULL, 1, 0, NULL, L) == 0);
+  CHECK(wavec_loop_bound(NULL, 1, WAVEC_REL_LE, 1, L) == WAVEC_ERR_INVALID);
+  CHECK(wavec_loop_yield(NULL, 1, 0, NULL, L) == WAVEC_ERR_INVALID);
+  wavec_value_name(NULL, 1, "v");
+  CHECK(wavec_compile(NULL, NULL) == WAVEC_ERR_INVALID);
+  CHECK(strcmp(wavec_kernel_dump(NULL), "") == 0);
+  CHECK(wavec_arg_count(NULL) == 0);
+  int64_t shape[1] = {32};
+  CHECK(wavec_arg_shape(NULL, 0, 1, shape) == WAVEC_ERR_INVALID);
+  CHECK(wavec_arg_dim_is_dynamic(NULL, 0, 0) == 0);
+  CHECK(wavec_arg_dim_name(NULL, 0, 0) == NULL);
+  wavec_arg_info ai;
+  CHECK(wavec_arg_info_get(NULL, 0, &ai) == WAVEC_ERR_INVALID);
+  CHECK(wavec_arg_keep(NULL, 0, 1) == WAVEC_ERR_INVALID);
+  CHECK(wavec_simulate(NULL, NULL) == WAVEC_ERR_INVALID);
+  CHECK(wavec_remark_count(NULL) == 0 && wavec_remark(NULL, 0) == NULL);
+  CHECK(wavec_layout_render_node(NULL, "x", 0, &out) == WAVEC_ERR_INVALID);
+  const char *ptx;
+  CHECK(wavec_emit_ptx(NULL, "sm_80", &ptx, NULL) == WAVEC_ERR_INVALID);
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  size_t smem = 1;
+  CHECK(wavec_launch_dims(NULL, grid, block, &smem) == WAVEC_ERR_INVALID);
+  CHECK(wavec_tensor_map_count(NULL) == 0);
+  wavec_tensor_map_info tm;
+  CHECK(wavec_tensor_map_info_get(NULL, 0, &tm) == -1);
+  CHECK(wavec_gpu_run(NULL, NULL, NULL) == WAVEC_ERR_INVALID);
+  const char *c, *h;
+  CHECK(wavec_emit_c(NULL, "sm_80", 0, "h.h", &c, &h, NULL) ==
+        WAVEC_ERR_INVALID);
+  /* a NULL module */
+  CHECK(strcmp(wavec_module_kernel(NULL), "") == 0);
+  CHECK(strcmp(wavec_module_target(NULL), "") == 0);
+  CHECK(wavec_module_cached(NULL) == 0 && wavec_module_arg_count(NULL) == 0);
+  wavec_module_launch_dims(NULL, grid, block, &smem);
+  CHECK(grid[0] == 0 && block[0] == 0 && smem == 0);
+  CHECK(wavec_module_arg(NULL, 0, &ai) == -1);
+  CHECK(wavec_module_arg_shape(NULL, 0, 1, shape) == WAVEC_ERR_INVALID);
+  CHECK(wavec_module_dim_name(NULL, 0, 0) == NULL);
+  size_t len = 1;
+  CHECK(wavec_module_code(NULL, &len) == NULL && len == 0);
+  uint64_t dev[1] = {0};
+  CHECK(wavec_module_launch(NULL, NULL, dev) == WAVEC_ERR_INVALID);
+}
+
+/* A compiled one-argument-in, one-out copy kernel in a new context. */
+static wavec_kernel *compiled_copy(wavec_ctx *ctx) {
+  static const char src[] =
+      "kernel copy(x: Memory[N, f32], y: Memory[N, f32]) {\n"
+      "    constraints { workgroup(N, 32, 0)\n wave(N, 32)\n"
+      "                  hardware(threads_per_wave = 32) }\n"
+      "    write(read(x), y)\n"
+      "}\n";
+  wavec_define_int(ctx, "N", 32);
+  if (wavec_parse(ctx, "copy.wave", src, sizeof src - 1) != WAVEC_OK)
+    return NULL;
+  wavec_kernel *k = wavec_kernel_get(ctx, 0);
+  return wavec_compile(k, NULL) == WAVEC_OK ? k : NULL;
+}
+
+/* Case i of null_with_context: a call with a NULL pointer where it needs
+ * one, on ctx (k: a kernel being built, with argument x[M]; or compiled
+ * when `compiled`), as a status (a 0 handle: WAVEC_ERR_INVALID). */
+#define NULL_CASES 30
+static wavec_status null_call(int i, wavec_ctx *ctx, wavec_kernel *k,
+                              wavec_sym M, wavec_value x) {
+  wavec_loc L = {"n.c", 1, 1};
+  uint64_t ns;
+  size_t n;
+  const char *c, *h;
+  float buf[32] = {0};
+  void *half[2] = {buf, NULL};
+  wavec_value r = 0;
+  if (i == 15 || i == 16 || i == 18)
+    r = wavec_read(k, x, 0, 0, L);
+#define H(e) ((e) ? WAVEC_OK : WAVEC_ERR_INVALID)
+  switch (i) {
+  case 0: return wavec_define_int(ctx, NULL, 5);
+  case 1: return wavec_define_float(ctx, NULL, 0.5);
+  case 2: return wavec_hardware_override(ctx, "stages", NULL);
+  case 3: return wavec_hardware_override(ctx, NULL, "1");
+  case 4: return H(wavec_symbol(ctx, NULL));
+  case 5: return wavec_diag(ctx, 0, NULL);
+  case 6: return wavec_time_get(ctx, 0, NULL, &ns);
+  case 7: return wavec_test_hook(ctx, NULL);
+  case 8: return wavec_layout_render(ctx, "F32_16x8x16_F16", "acc", 0, 0, NULL);
+  case 9: return wavec_gpu_load(ctx, NULL, "sm_80", 0, NULL);
+  case 10: return wavec_cache_list(ctx, NULL, &n);
+  case 11: return H(wavec_kernel_begin(ctx, NULL, L));
+  case 12: return H(wavec_arg(k, "z", 2, NULL, WAVEC_F32, 0, L));
+  case 13: return H(wavec_arg(k, NULL, 1, &M, WAVEC_F32, 0, L));
+  case 14: return H(wavec_register(k, 1, NULL, WAVEC_F32,
+                                   wavec_scalar(k, 0.0, L), L));
+  case 15: return H(wavec_permute(k, r, 1, NULL, L));
+  case 16: return H(wavec_broadcast(k, r, 1, NULL, L));
+  case 17: return H(wavec_loop_begin(k, M, 1, NULL, L));
+  case 18: {
+    wavec_loop l = wavec_loop_begin(k, M, 1, &r, L);
+    return l ? wavec_loop_yield(k, l, 1, NULL, L) : WAVEC_ERR_INTERNAL;
+  }
+  case 19: return H(wavec_mapping_begin(k, NULL, L));
+  case 20: return H(wavec_mapping_iter(k, wavec_mapping_begin(k, "m", L),
+                                       NULL, L));
+  case 21: return wavec_simulate(k, NULL);
+  case 22: return wavec_simulate(k, half);
+  case 23: return wavec_arg_info_get(k, 0, NULL);
+  case 24: return wavec_arg_shape(k, 0, 1, NULL);
+  case 25: return wavec_emit_ptx(k, "sm_80", NULL, NULL);
+  case 26: return wavec_emit_c(k, "sm_80", 0, NULL, &c, &h, NULL);
+  case 27: return wavec_emit_c(k, "sm_80", 0, "h.h", NULL, &h, NULL);
+  case 28: return wavec_layout_render_node(k, "x", 0, NULL);
+  case 29: return wavec_gpu_run(k, NULL, NULL);
+  }
+#undef H
+  return WAVEC_ERR_INTERNAL;
+}
+
+/* With a context, each NULL is refused with WAVEC_ERR_INVALID and a
+ * diagnostic in the context that says what was NULL. */
+static void null_with_context(void) {
+  for (int i = 0; i < NULL_CASES; i++) {
+    wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+    wavec_loc L = {"n.c", 1, 1};
+    wavec_sym M = wavec_symbol(ctx, "M");
+    wavec_kernel *k = NULL;
+    wavec_value x = 0;
+    if (i >= 21) {
+      k = compiled_copy(ctx);
+      CHECKF(k, "case %d: %s", i, wavec_errmsg(ctx));
+    } else {
+      k = wavec_kernel_begin(ctx, "k", L);
+      x = wavec_arg(k, "x", 1, &M, WAVEC_F32, 0, L);
+    }
+    if (!k) {
+      wavec_ctx_free(ctx);
+      continue;
+    }
+    wavec_status st = null_call(i, ctx, k, M, x);
+    const char *msg = wavec_errmsg(ctx);
+    CHECKF(st == WAVEC_ERR_INVALID && wavec_errcode(ctx) == WAVEC_ERR_INVALID,
+           "case %d: status %d, errcode %d: %s", i, (int)st,
+           (int)wavec_errcode(ctx), msg);
+    CHECKF(wavec_diag_count(ctx) == 1 && strstr(msg, "error[E0901]") &&
+               strstr(msg, "NULL"),
+           "case %d: %zu diagnostics: %s", i, wavec_diag_count(ctx), msg);
+    wavec_ctx_free(ctx);
+  }
+  /* a query with a NULL name finds nothing and records nothing */
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  wavec_kernel_begin(ctx, "k", (wavec_loc){0});
+  CHECK(wavec_kernel_find(ctx, NULL) == NULL);
+  CHECK(wavec_errcode(ctx) == WAVEC_OK);
+  wavec_ctx_free(ctx);
+}
+
+/* A refused hardware override says what is wrong and what is valid. */
+static void hardware_override_diagnostics(void) {
+  static const struct {
+    const char *key, *value, *want[2];
+  } rows[] = {
+      {"stages", "9", {"hardware entry stages takes an integer from 1 to 8, "
+                       "not '9'", NULL}},
+      {"stages", "2x", {"stages takes an integer from 1 to 8, not '2x'"}},
+      {"stages", "", {"stages takes an integer from 1 to 8, not ''"}},
+      {"mma", "NOPE", {"mma takes an mma type, not 'NOPE'; the types are "
+                       "F32_16x8x16_F16, F32_16x8x16_BF16,",
+                       "S32_16x8x32_S8"}},
+      {"nope", "1", {"unknown hardware entry 'nope'; the entries are "
+                     "threads_per_wave (32, 64 or 128), mma (an mma type), "
+                     "stages (1 to 8), workgroups_per_sm (1 to 32),",
+                     "mma_ahead (0 to 2)"}},
+      {"threads_per_wave", "48", {"threads_per_wave takes 32, 64 or 128 (a "
+                                  "warpgroup, for wgmma), not '48'"}},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+    wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+    CHECK(wavec_hardware_override(ctx, rows[i].key, rows[i].value) ==
+          WAVEC_ERR_INVALID);
+    CHECK(wavec_errcode(ctx) == WAVEC_ERR_INVALID);
+    wavec_diag_info d = {.message = ""};
+    CHECKF(wavec_diag_count(ctx) == 1 && wavec_diag(ctx, 0, &d) == WAVEC_OK,
+           "%s=%s: %zu diagnostics", rows[i].key, rows[i].value,
+           wavec_diag_count(ctx));
+    CHECKF(d.code == 410 && d.status == WAVEC_ERR_INVALID, "%s=%s: E%04d",
+           rows[i].key, rows[i].value, d.code);
+    for (int w = 0; w < 2 && rows[i].want[w]; w++)
+      CHECKF(strstr(d.message, rows[i].want[w]), "%s=%s: %s", rows[i].key,
+             rows[i].value, d.message);
+    CHECKF(strstr(wavec_errmsg(ctx), "error[E0410]: "), "%s",
+           wavec_errmsg(ctx));
+    wavec_ctx_free(ctx);
+  }
+}
+
+/* Kernel, argument and dynamic dim names reach the PTX and the C launcher:
+ * the builder takes identifiers only. */
+static void builder_names(void) {
+  static const char *const bad[] = {NULL, "", "a b", "1k", "k-1", "k*/"};
+  wavec_loc L = {"n.c", 3, 1};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    const char *shown = bad[i] ? bad[i] : "NULL";
+    for (int what = 0; what < 3; what++) {
+      wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+      wavec_sym M = wavec_symbol(ctx, "M");
+      wavec_kernel *k = wavec_kernel_begin(ctx, what == 0 ? bad[i] : "k", L);
+      wavec_status st = k ? WAVEC_OK : WAVEC_ERR_INVALID;
+      if (what == 1)
+        st = wavec_arg(k, bad[i], 1, &M, WAVEC_F32, 0, L) ? WAVEC_OK
+                                                          : WAVEC_ERR_INVALID;
+      if (what == 2 && bad[i]) {
+        wavec_sym D = wavec_symbol(ctx, bad[i]);
+        CHECK(wavec_arg(k, "x", 1, &D, WAVEC_F32, 0, L) != 0);
+        st = wavec_dynamic(k, D, 0, L);
+      }
+      if (what == 2 && !bad[i]) {
+        wavec_ctx_free(ctx);
+        continue;
+      }
+      const char *msg = wavec_errmsg(ctx);
+      CHECKF(st == WAVEC_ERR_INVALID &&
+                 wavec_errcode(ctx) == WAVEC_ERR_INVALID,
+             "%d '%s': status %d", what, shown, (int)st);
+      CHECKF(strstr(msg, bad[i] ? "is not an identifier" : "name is NULL"),
+             "%d '%s': %s", what, shown, msg);
+      wavec_ctx_free(ctx);
+    }
+  }
+  /* identifiers pass */
+  wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
+  wavec_sym M = wavec_symbol(ctx, "_M1");
+  wavec_kernel *k = wavec_kernel_begin(ctx, "_k9", L);
+  CHECK(wavec_arg(k, "Arg_2", 1, &M, WAVEC_F32, 0, L) != 0);
+  CHECK(wavec_dynamic(k, M, 0, L) == WAVEC_OK);
+  CHECKF(wavec_errcode(ctx) == WAVEC_OK, "%s", wavec_errmsg(ctx));
+  wavec_ctx_free(ctx);
+}
+
 int main(void) {
   RUN(passes);
   RUN(parse_one_kernel);
@@ -441,5 +740,9 @@ int main(void) {
   RUN(allocation_failures);
   RUN(out_of_memory_is_located);
   RUN(memory_per_op);
+  RUN(null_without_context);
+  RUN(null_with_context);
+  RUN(hardware_override_diagnostics);
+  RUN(builder_names);
   CHECK_EXIT();
 }

@@ -42,7 +42,12 @@ static wavec_ctx *build(const char *file, const char *kernel,
     const char *eq = strchr(defs[i], '=');
     memcpy(name, defs[i], (size_t)(eq - defs[i]));
     name[eq - defs[i]] = 0;
-    if (wavec_hardware_override(ctx, name, eq + 1) != WAVEC_OK)
+    bool hw = false; /* a refused override leaves its error in ctx */
+    for (size_t j = 0; wavec_hardware_key(j); j++)
+      hw |= strcmp(name, wavec_hardware_key(j)) == 0;
+    if (hw)
+      CHECK(wavec_hardware_override(ctx, name, eq + 1) == WAVEC_OK);
+    else
       wavec_define_int(ctx, name, atoll(eq + 1));
   }
   if (hook)

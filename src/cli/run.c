@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "runtime/runtime.h"
 #include "support/half.h"
 #include "support/npy.h"
 #include "support/outfile.h"
@@ -293,18 +294,16 @@ int cli_emit_cubin(wavec_kernel *k, const char *target, const char *out) {
   snprintf(cubin, sizeof cubin, "%s/kernel.cubin", dir);
   int rc = write_out(ptx, ptx_text, ptx_len);
   if (rc == 0) {
-    const char *home = getenv("CUDA_HOME");
-    char ptxas[4096];
-    snprintf(ptxas, sizeof ptxas, "%s/bin/ptxas", home ? home : "/usr/local/cuda");
-    if (access(ptxas, X_OK) != 0)
-      snprintf(ptxas, sizeof ptxas, "ptxas");
+    /* the library's ptxas ($WAVEC_PTXAS, $CUDA_HOME, /usr/local/cuda,
+     * $PATH), as --emit=c and the GPU loads find it */
+    const char *ptxas = wv_ptxas_path(wavec_kernel_ctx(k));
     fflush(stdout);
-    pid_t pid = fork();
+    pid_t pid = ptxas ? fork() : -1;
     if (pid == 0) {
       char arch[32];
       snprintf(arch, sizeof arch, "-arch=%s", target);
-      execlp(ptxas, ptxas, arch, "-O3", "-v", "-lineinfo", ptx, "-o", cubin,
-             (char *)NULL);
+      execl(ptxas, ptxas, arch, "-O3", "-v", "-lineinfo", ptx, "-o", cubin,
+            (char *)NULL);
       _exit(127);
     }
     int status = 0;
@@ -315,8 +314,9 @@ int cli_emit_cubin(wavec_kernel *k, const char *target, const char *out) {
       bool missing = pid < 0 || !WIFEXITED(status) ||
                      WEXITSTATUS(status) == 127;
       if (missing)
-        fprintf(stderr, "wavec: ptxas failed (not found: put the CUDA "
-                        "toolkit's bin on PATH or set CUDA_HOME)\n");
+        fprintf(stderr, "wavec: ptxas failed (not found: set WAVEC_PTXAS "
+                        "or CUDA_HOME, or put the CUDA toolkit's bin on "
+                        "PATH)\n");
       else /* (ptxas said why above) */
         fprintf(stderr, "wavec: ptxas refused the PTX wavec made for '%s' "
                         "(%s): a bug in wavec, not in the kernel; --emit=ptx "

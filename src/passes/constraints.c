@@ -340,12 +340,17 @@ wavec_status wv_pass_constraints(wv_kernel *k) {
       wv_fail(ctx, D_HARDWARE, n->loc,
               "mma needs hardware(mma = ...) in the constraints");
     const wv_mma_info *mi = wv_mma_info_get((wavec_mma_kind)d->mma);
+    /* (a value --hardware gave has no place in the source: say so) */
+    bool cli_mma = !k->hw.mma_loc.line, cli_lanes = !k->hw.threads_loc.line;
     if (mi->lanes != d->lanes)
       wv_fail(ctx, D_HARDWARE, k->hw.mma_loc.line ? k->hw.mma_loc : n->loc,
-              "mma %s runs on %d lanes%s but threads_per_wave is %d; write "
-              "threads_per_wave = %d",
-              mi->name, mi->lanes, mi->lanes == 128 ? " (a warpgroup)" : "",
-              d->lanes, mi->lanes);
+              "mma %s%s runs on %d lanes%s but threads_per_wave is %d%s; %s "
+              "threads_per_wave%s%d",
+              mi->name, cli_mma ? " (--hardware mma)" : "", mi->lanes,
+              mi->lanes == 128 ? " (a warpgroup)" : "", d->lanes,
+              cli_lanes ? " (--hardware threads_per_wave)" : "",
+              cli_lanes ? "give --hardware" : "write",
+              cli_lanes ? "=" : " = ", mi->lanes);
     wavec_sym role[3] = {n->type.dims[n->type.n - 2],
                          n->type.dims[n->type.n - 1], n->sym};
     int64_t nspan = d->dim[role[1]].span;

@@ -505,6 +505,9 @@ void lw_mem_coords(lw *w, uint32_t id, uint32_t mapping, const wv_node *mem,
  * walk's end (`more`, a predicate, 0: none); `say`: the remark on the
  * guards it keeps (the loop's loads, of any iteration, not the first's). */
 void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more, bool say);
+/* Knob `hw` = v as its user gave it, for messages: "hardware(K = V)" in
+ * the source, or "--hardware K=V" on the command line (schedule.c). */
+const char *lw_knob_text(wv_kernel *k, int hw, long long v);
 void lw_read(lw *w, uint32_t id);
 void lw_remark_wide(lw *w, uint32_t id, const wv_node *mem, uint32_t off);
 void lw_write(lw *w, uint32_t id);

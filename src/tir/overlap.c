@@ -706,9 +706,9 @@ wavec_status wv_pass_overlap(wv_kernel *k) {
   }
   if (!sites.n) {
     if (asked)
-      wv_fail(ctx, D_SCHEDULE, at, "hardware(overlap = 1): no loop has a "
+      wv_fail(ctx, D_SCHEDULE, at, "%s: no loop has a "
               "last group of wgmmas to overlap with the next iteration: %s",
-              why);
+              lw_knob_text(k, WAVEC_HW_OVERLAP, 1), why);
     return WAVEC_OK;
   }
   if (!asked) {

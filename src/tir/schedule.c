@@ -100,6 +100,16 @@ static int64_t regs_at_launch(int64_t wps, int64_t threads, int64_t most) {
 /* Was knob `hw` given (in the source or on the command line)? */
 static bool asked(const lw *w, int hw) { return w->k->hw.ints[hw] != 0; }
 
+const char *lw_knob_text(wv_kernel *k, int hw, long long v) {
+  wv_buf b;
+  wv_buf_init(&b, k->ctx);
+  if (k->hw.ints_loc[hw].line)
+    wv_buf_printf(&b, "hardware(%s = %lld)", wv_hwints[hw].name, v);
+  else
+    wv_buf_printf(&b, "--hardware %s=%lld", wv_hwints[hw].name, v);
+  return wv_buf_str(&b);
+}
+
 /* A schedule that cannot apply: an error (E0408) at `at` where knob `hw`
  * asked for it; else false, and the reason in *why for the remark. */
 __attribute__((format(printf, 5, 6))) static bool
@@ -109,8 +119,8 @@ refuse(lw *w, int hw, wavec_loc at, wv_buf *why, const char *fmt, ...) {
   wv_buf_vprintf(why, fmt, ap);
   va_end(ap);
   if (asked(w, hw))
-    wv_fail(w->ctx, D_SCHEDULE, at, "hardware(%s = 1): %s",
-            wv_hwints[hw].name, wv_buf_str(why));
+    wv_fail(w->ctx, D_SCHEDULE, at, "%s: %s", lw_knob_text(w->k, hw, 1),
+            wv_buf_str(why));
   return false;
 }
 
@@ -459,10 +469,11 @@ static void longest_first(lw *w, sched_plan *s) {
   }
   if (!any && knob == 1)
     wv_fail(w->ctx, D_SCHEDULE, at,
-            "hardware(longest_first = 1): no bounded iterate's walk grows "
+            "%s: no bounded iterate's walk grows "
             "with the workgroup's tile along a grid axis of more than one "
             "tile (an iterate(D <= E) or (D < E) with E split over "
-            "workgroups), unless another walk along that axis shrinks");
+            "workgroups), unless another walk along that axis shrinks",
+            lw_knob_text(w->k, WAVEC_HW_LONGEST_FIRST, 1));
 }
 
 /* Clusters (hardware(cluster = C)): C workgroups consecutive along grid
@@ -541,8 +552,8 @@ static void clusters(lw *w, sched_plan *s) {
           "cluster's workgroups (each depends on grid axis 0's tile, or has "
           "too few rows to split in 1024-byte groups among them)";
   if (why)
-    wv_fail(ctx, D_SCHEDULE, at, "hardware(cluster = %lld): %s", (long long)C,
-            why);
+    wv_fail(ctx, D_SCHEDULE, at, "%s: %s",
+            lw_knob_text(w->k, WAVEC_HW_CLUSTER, (long long)C), why);
   s->cluster = C;
   if (s->persistent) {
     s->ctas = s->ctas / C * C;

@@ -249,9 +249,10 @@ wavec_status wv_pass_turns(wv_kernel *k) {
   bool asked = knob > 0;
   if (!s->specialize || s->consumers < 2) {
     if (asked)
-      wv_fail(ctx, D_SCHEDULE, at, "hardware(pingpong = 1): turns need a "
+      wv_fail(ctx, D_SCHEDULE, at, "%s: turns need a "
               "specialized kernel (hardware(specialize = 1)) of two or more "
               "consumer warpgroups; this one has %s",
+              lw_knob_text(k, WAVEC_HW_PINGPONG, 1),
               s->specialize ? "one" : "no producer warpgroup");
     return WAVEC_OK;
   }
@@ -269,8 +270,9 @@ wavec_status wv_pass_turns(wv_kernel *k) {
   }
   if (!sites.n) {
     if (asked)
-      wv_fail(ctx, D_SCHEDULE, at, "hardware(pingpong = 1): no loop of the "
-              "consumers has wgmmas to take turns at: %s", why);
+      wv_fail(ctx, D_SCHEDULE, at, "%s: no loop of the "
+              "consumers has wgmmas to take turns at: %s",
+              lw_knob_text(k, WAVEC_HW_PINGPONG, 1), why);
     return WAVEC_OK;
   }
   if (!asked) {

@@ -18,7 +18,7 @@ lacks "$T/err" "out of memory"
 # the same sizes, static: at compile time, at the loop (no hardware entry
 # in the source to point at)
 run 1 compile examples/gemm.wave --hardware persistent=1 -D M=4194304 -D N=4194304 -D K=64
-has "$T/err" "gemm.wave:14:11: error[E0408]: hardware(persistent = 1): persistent tiles [65536, 65536, 1], more than 2^31-1 in all"
+has "$T/err" "gemm.wave:14:11: error[E0408]: --hardware persistent=1: persistent tiles [65536, 65536, 1], more than 2^31-1 in all"
 # just inside: 32768 x 65535 tiles compile, on a grid of 132
 run 0 compile examples/gemm.wave --hardware persistent=1 -D M=2097152 -D N=4194240 -D K=64
 has "$T/out" "tir grid [132, 1, 1]"

@@ -230,7 +230,7 @@ static void refused(void) {
   } rows[] = {
       {"examples/gemm_wgmma.wave", "gemm_wgmma",
        {"M=256", "N=256", "K=128", "cluster=3", NULL},
-       "hardware(cluster = 3): a cluster is 2, 4 or 8 workgroups"},
+       "--hardware cluster=3: a cluster is 2, 4 or 8 workgroups"},
       {"examples/gemm_wgmma.wave", "gemm_wgmma",
        {"M=384", "N=256", "K=128", "cluster=2", NULL},
        "grid axis 0 ('M') has 3 tiles, not a multiple of the cluster"},

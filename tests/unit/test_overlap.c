@@ -257,7 +257,7 @@ static void refused(void) {
                "row %zu: %s", i, ok ? "an overlap or a remark" : c.err);
       } else {
         CHECKF(!ok && strstr(c.err, "error[E0408]") &&
-                   strstr(c.err, "hardware(overlap = 1)") &&
+                   strstr(c.err, "--hardware overlap=1") &&
                    strstr(c.err, rows[i].text) && strstr(c.err, ".wave:"),
                "row %zu: got: %s", i, c.err);
       }

@@ -337,7 +337,7 @@ static void specialize_refused(void) {
                            &st);
     const char *msg = wavec_errmsg(ctx);
     CHECKF(st == WAVEC_ERR_CONSTRAINT && strstr(msg, "error[E0408]") &&
-               strstr(msg, "hardware(specialize = 1)") &&
+               strstr(msg, "--hardware specialize=1") &&
                strstr(msg, no[i].text) && strstr(msg, ".wave:"),
            "%s: got: %s", no[i].kernel, msg);
     wavec_ctx_free(ctx);
@@ -566,7 +566,7 @@ static void longest_first(void) {
   wavec_ctx *ctx = build("examples/gemm.wave", "gemm", defs, NULL, &pk, &st);
   const char *msg = wavec_errmsg(ctx);
   CHECKF(st != WAVEC_OK && strstr(msg, "E0408") &&
-             strstr(msg, "hardware(longest_first = 1): no bounded iterate"),
+             strstr(msg, "--hardware longest_first=1: no bounded iterate"),
          "gemm with longest_first=1: %s", msg);
   wavec_ctx_free(ctx);
 }

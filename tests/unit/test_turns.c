@@ -309,7 +309,7 @@ static void refused(void) {
         }
       } else {
         CHECKF(!ok && strstr(c.err, "error[E0408]") &&
-                   strstr(c.err, "hardware(pingpong = 1)") &&
+                   strstr(c.err, "--hardware pingpong=1") &&
                    strstr(c.err, rows[i].text) && strstr(c.err, ".wave:"),
                "row %zu: got: %s", i, c.err);
       }

@@ -289,6 +289,7 @@ int main(int argc, char **argv) {
     return wv_cli_cache(argc - 1, argv + 1);
   cli c = {0};
   c.run.seed = 1;
+  bool seeded = false; /* --seed given */
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
   if (!ctx) {
     fprintf(stderr, "wavec: out of memory\n");
@@ -392,6 +393,7 @@ int main(int argc, char **argv) {
       char *end = NULL;
       errno = 0;
       c.run.seed = strtoull(v, &end, 10);
+      seeded = true;
       if (*v < '0' || *v > '9' || *end || errno == ERANGE)
         rc = usage_error("--seed wants a number from 0 to 2^64 - 1, not '%s'",
                          v);
@@ -439,6 +441,12 @@ int main(int argc, char **argv) {
       rc = usage_error("--emit is for compile, not %s", c.cmd);
     else if (c.max_steps && strcmp(c.cmd, "run") != 0)
       rc = usage_error("--max-steps is for run (the simulator), not %s",
+                       c.cmd);
+    else if ((c.run.nargs || c.run.nouts || seeded) &&
+             strcmp(c.cmd, "run") != 0)
+      rc = usage_error(c.run.nargs   ? "--arg is for run (its inputs), not %s"
+                       : c.run.nouts ? "--out is for run (its outputs), not %s"
+                                     : "--seed is for run (its inputs), not %s",
                        c.cmd);
     else if (c.run.tolerance > 0 && !c.run.compare_sim)
       rc = usage_error("%s", "--tolerance is for run --compare sim");

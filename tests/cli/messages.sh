@@ -110,3 +110,12 @@ y = np.load('$T/sw.npy'); x = np.arange(50)
 assert (y[:49] == x[1:] + 1).all() and y[49] == 49, y" || fail "shift_write with y given: y[49] not kept"
 run 1 run tests/kernels/regress.wave --kernel shift_write -D N=50 --arg x=$T/sx.npy --out y=$T/sw2.npy
 has "$T/err" "error[E0606]: output 'y': 1 of 50 elements were never written (first: [49])"
+
+# run's own options on another command are usage errors, not ignored
+run 2 compile "${gemm[@]}" -D M=64 --seed 3
+has "$T/err" "--seed is for run (its inputs), not compile"
+run 2 check "${gemm[@]}" -D M=64 --out c=$T/c.npy
+has "$T/err" "--out is for run (its outputs), not check"
+[ ! -e "$T/c.npy" ] || fail "check wrote an output"
+run 2 compile "${gemm[@]}" -D M=64 --arg a=$T/a.npy
+has "$T/err" "--arg is for run (its inputs), not compile"

@@ -114,8 +114,8 @@ has "$T/err" "error[E0606]: output 'y': 1 of 50 elements were never written (fir
 # run's own options on another command are usage errors, not ignored
 run 2 compile "${gemm[@]}" -D M=64 --seed 3
 has "$T/err" "--seed is for run (its inputs), not compile"
-run 2 check "${gemm[@]}" -D M=64 --out c=$T/c.npy
+run 2 check "${gemm[@]}" -D M=64 --out c=$T/never.npy
 has "$T/err" "--out is for run (its outputs), not check"
-[ ! -e "$T/c.npy" ] || fail "check wrote an output"
+[ ! -e "$T/never.npy" ] || fail "check wrote an output"
 run 2 compile "${gemm[@]}" -D M=64 --arg a=$T/a.npy
 has "$T/err" "--arg is for run (its inputs), not compile"

@@ -44,7 +44,8 @@ static const char usage[] =
     "  --remarks              print performance remarks, e.g. each layout\n"
     "                         conversion and the line that caused it\n"
     "  --arg NAME=FILE.npy    run: the input for argument NAME (else seeded\n"
-    "                         random data in [-1, 1))\n"
+    "                         random data: floats in [-1, 1), i32 0 to 7,\n"
+    "                         i8 -8 to 8, i1 0 or 1)\n"
     "  --out NAME=FILE.npy    run: write argument NAME after the run\n"
     "  --seed N               run: seed of the random inputs (default 1)\n"
     "  --target T             run: sim (the simulator, default) or sm_80,\n"
@@ -439,6 +440,10 @@ int main(int argc, char **argv) {
       rc = usage_error("%s", "no input file");
     else if (c.emit && strcmp(c.cmd, "compile") != 0)
       rc = usage_error("--emit is for compile, not %s", c.cmd);
+    else if (!strcmp(c.cmd, "check") && c.print_after != ~0u &&
+             (c.print_after & ~(1u << WAVEC_PASS_CHECK)))
+      rc = usage_error("%s", "check stops after pass check: --print-after "
+                             "a later pass is for compile");
     else if (c.max_steps && strcmp(c.cmd, "run") != 0)
       rc = usage_error("--max-steps is for run (the simulator), not %s",
                        c.cmd);

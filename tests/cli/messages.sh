@@ -119,3 +119,9 @@ has "$T/err" "--out is for run (its outputs), not check"
 [ ! -e "$T/never.npy" ] || fail "check wrote an output"
 run 2 compile "${gemm[@]}" -D M=64 --arg a=$T/a.npy
 has "$T/err" "--arg is for run (its inputs), not compile"
+
+# check stops after pass check: printing after a later one is a usage error
+run 2 check "${gemm[@]}" -D M=64 --print-after=lower
+has "$T/err" "check stops after pass check"
+run 0 check "${gemm[@]}" -D M=64 --print-after=check
+has "$T/out" "// ---- after check"

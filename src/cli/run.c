@@ -453,7 +453,12 @@ int cli_run_kernel(wavec_kernel *k, const cli_run_opts *o) {
       wv_npy arr;
       char err[256];
       if (wv_npy_read(file, &arr, err, sizeof err) != 0) {
-        fprintf(stderr, "wavec: %s\n", err);
+        /* (the reader's "FILE: why", with the code the other refusals of
+         * an argument file have) */
+        size_t fl = strlen(file);
+        bool named = !strncmp(err, file, fl) && !strncmp(err + fl, ": ", 2);
+        fprintf(stderr, "wavec: %s: error[E0612]: %s\n", file,
+                named ? err + fl + 2 : err);
         rc = CLI_FILE;
         break;
       }

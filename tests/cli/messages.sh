@@ -125,3 +125,11 @@ run 2 check "${gemm[@]}" -D M=64 --print-after=lower
 has "$T/err" "check stops after pass check"
 run 0 check "${gemm[@]}" -D M=64 --print-after=check
 has "$T/out" "// ---- after check"
+
+# an argument file the reader refuses is E0612 on the file, as one whose
+# type or shape does not fit is
+printf 'garbage' >"$T/bad.npy"
+run 3 run "${gemm[@]}" -D M=64 --arg a=$T/bad.npy
+has "$T/err" "bad.npy: error[E0612]: not a .npy file"
+run 3 run "${gemm[@]}" -D M=64 --arg a=$T/missing.npy
+has "$T/err" "missing.npy: error[E0612]: cannot open"

@@ -92,6 +92,10 @@ int cli_define(wavec_ctx *ctx, const char *prog, const char *const *defs,
 
 int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg) {
   char buf[512];
+  /* the entries given so far in this command line, KEY=VALUE each: a
+   * repeated key warns, as a repeated -D does, and the last one counts */
+  static char seen[32][64];
+  static int nseen;
   if (strlen(arg) >= sizeof buf)
     return usage(prog, "--hardware argument too long: '%s'", arg);
   strcpy(buf, arg);
@@ -100,6 +104,18 @@ int cli_hardware(wavec_ctx *ctx, const char *prog, const char *arg) {
     char *eq = strchr(kv, '=');
     if (!eq)
       return usage(prog, "--hardware wants KEY=VALUE, not '%s'", kv);
+    size_t klen = (size_t)(eq - kv);
+    int at = nseen < 32 ? nseen : -1;
+    for (int i = 0; i < nseen; i++)
+      if (!strncmp(seen[i], kv, klen) && seen[i][klen] == '=') {
+        fprintf(stderr, "%s: warning: --hardware %s repeats --hardware %s; "
+                "the last one counts\n", prog, kv, seen[i]);
+        at = i;
+      }
+    if (at >= 0 && strlen(kv) < sizeof seen[0]) {
+      strcpy(seen[at], kv);
+      nseen += at == nseen;
+    }
     *eq = 0;
     if (wavec_hardware_override(ctx, kv, eq + 1) != WAVEC_OK) {
       *eq = '=';

@@ -133,3 +133,9 @@ run 3 run "${gemm[@]}" -D M=64 --arg a=$T/bad.npy
 has "$T/err" "bad.npy: error[E0612]: not a .npy file"
 run 3 run "${gemm[@]}" -D M=64 --arg a=$T/missing.npy
 has "$T/err" "missing.npy: error[E0612]: cannot open"
+
+# a repeated --hardware key warns, as a repeated -D does; the last counts
+run 0 compile "${gemm[@]}" -D M=64 --hardware stages=2,stages=3 --hardware stages=4 --remarks
+has "$T/err" "warning: --hardware stages=3 repeats --hardware stages=2; the last one counts"
+has "$T/err" "warning: --hardware stages=4 repeats --hardware stages=3"
+has "$T/err" "in 4 stages"

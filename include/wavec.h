@@ -567,6 +567,11 @@ typedef enum wavec_rel {
 WAVEC_API wavec_status wavec_loop_bound(wavec_kernel *k, wavec_loop l,
                                         wavec_rel rel, wavec_sym dim,
                                         wavec_loc loc);
+/* iterate(D REL E + OFF, ...): the bound compares d with e + OFF, an
+ * integer expression of sizes and hyperparameters (a causal mask aligned
+ * at the bottom right: K2 <= M + (K2 - M)). After wavec_loop_bound. (0.7) */
+WAVEC_API wavec_status wavec_loop_bound_offset(wavec_kernel *k, wavec_loop l,
+                                               wavec_expr off, wavec_loc loc);
 WAVEC_API wavec_status wavec_loop_yield(wavec_kernel *k, wavec_loop l, size_t n,
                                         const wavec_value *next, wavec_loc loc);
 WAVEC_API wavec_value wavec_loop_result(wavec_kernel *k, wavec_loop l,

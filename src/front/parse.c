@@ -1066,10 +1066,25 @@ static void parse_iterate(parser *p, wv_tok **lhs, uint32_t nlhs) {
   wavec_rel rel = WAVEC_REL_NONE;
   wavec_sym rdim = 0;
   wv_tok *rtok = NULL;
+  wavec_expr off = 0;
+  wv_tok *otok = NULL;
   if (at(p, T_LT) || at(p, T_LE) || at(p, T_GT) || at(p, T_GE)) {
     rel = rels[advance(p)->kind];
     rtok = cur(p);
     rdim = parse_dim(p, D_UNKNOWN_DIM, "iterate's bound");
+    /* E + OFF, E - OFF: an offset, an integer expression of sizes */
+    if (at(p, T_PLUS) || at(p, T_MINUS))
+      otok = cur(p);
+    off = iconst(p, 0);
+    while (at(p, T_PLUS) || at(p, T_MINUS)) {
+      wv_tok *t = advance(p);
+      wavec_expr b = parse_iterm(p);
+      off = must(p, wavec_expr_binary(p->k, t->kind == T_PLUS ? WAVEC_EXPR_ADD
+                                                              : WAVEC_EXPR_SUB,
+                                      off, b, loc_of(p, t)));
+    }
+    if (!otok)
+      off = 0;
   }
   tokvec names = {0};
   valvec inits = {0};
@@ -1104,6 +1119,8 @@ static void parse_iterate(parser *p, wv_tok **lhs, uint32_t nlhs) {
                                           loc_of(p, it)));
   if (rel)
     must_ok(p, wavec_loop_bound(p->k, l, rel, rdim, loc_of(p, rtok)));
+  if (off)
+    must_ok(p, wavec_loop_bound_offset(p->k, l, off, loc_of(p, otok)));
   uint32_t mark = p->binds.n;
   for (uint32_t i = 0; i < names.n; i++)
     bind(p, names.v[i], must(p, wavec_loop_carried(p->k, l, i)), true);

@@ -1200,6 +1200,23 @@ wavec_status wavec_loop_bound(wavec_kernel *pk, wavec_loop l, wavec_rel rel,
   BUILD_ST(pk, loop_bound(&pk->k, l, rel, dim, loc));
 }
 
+static wavec_status loop_bound_offset(wv_kernel *k, wavec_loop l,
+                                      wavec_expr off, wavec_loc loc) {
+  wv_node *it = loop_node(k, l, loc);
+  if (!it->rel)
+    wv_fail(k->ctx, D_LOOP, loc, "an offset bounds a bounded iterate: call "
+            "wavec_loop_bound first");
+  if (!off)
+    wv_fail(k->ctx, D_INVALID, loc, "invalid expression handle");
+  it->rel_off = (ex_t)off;
+  return WAVEC_OK;
+}
+
+wavec_status wavec_loop_bound_offset(wavec_kernel *pk, wavec_loop l,
+                                     wavec_expr off, wavec_loc loc) {
+  BUILD_ST(pk, loop_bound_offset(&pk->k, l, off, loc));
+}
+
 static wavec_status loop_yield(wv_kernel *k, wavec_loop l, size_t n,
                                const wavec_value *next, wavec_loc loc) {
   wv_node *it = loop_node(k, l, loc);

@@ -67,9 +67,11 @@ typedef struct wv_node {
   uint32_t loop;      /* CARRIED/RESULT/YIELD: the ITERATE node */
   uint32_t body;      /* ITERATE: its body block */
   unsigned flags;     /* ARG: WAVEC_ARG_SHARED; WRITE: WV_WRITE_ADD */
-  wavec_rel rel;      /* ITERATE: sym REL rel_dim bounds the walk */
+  wavec_rel rel;      /* ITERATE: sym REL rel_dim (+ rel_off) bounds the walk */
   wavec_sym rel_dim;
   wavec_loc rel_loc;
+  ex_t rel_off;       /* ITERATE: the bound's offset, an integer expression
+                         of sizes (0: none) */
 } wv_node;
 
 /* WRITE flags: write(..., reduce = add) adds the value into memory (each

@@ -266,6 +266,11 @@ static void print_node(wv_kernel *k, wv_buf *b, uint32_t id, int depth) {
     wv_buf_printf(b, " %s", sym(k, n->sym));
     if (n->rel)
       wv_buf_printf(b, " %s %s", wv_rel_names[n->rel], sym(k, n->rel_dim));
+    if (n->rel && n->rel_off) {
+      wv_buf_puts(b, " + (");
+      ex_print(k->ctx, b, n->rel_off);
+      wv_buf_puts(b, ")");
+    }
     break;
   }
   case WAVEC_OP_CARRIED:

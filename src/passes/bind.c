@@ -182,6 +182,20 @@ typedef struct pending {
   wavec_sym wait; /* the first that is a pending default */
 } pending;
 
+/* ex_syms over a bounded iterate's offset: the first symbol that is no
+ * integer of bind's, nor a run-time size. */
+typedef struct offset_check {
+  wv_kernel *k;
+  wavec_sym bad;
+} offset_check;
+
+static void offset_sym(void *ud, wavec_sym s) {
+  offset_check *oc = ud;
+  const wv_binding *b = &oc->k->bind;
+  if (!oc->bad && !b->dynamic[s] && (!b->known[s] || b->is_float[s]))
+    oc->bad = s;
+}
+
 /* The index of the pending expression default of s, or -1. */
 static int32_t pending_index(wv_kernel *k, const bool *done, wavec_sym s) {
   for (uint32_t i = 0; i < k->defaults.n; i++)
@@ -317,6 +331,21 @@ wavec_status wv_pass_bind(wv_kernel *k) {
               "dynamic dimension '%s' defaults to %lld at run time, not a "
               "multiple of %lld (multiple_of): every size it takes must be",
               name(k, s), (long long)b->ival[s], (long long)m);
+  }
+
+  /* A bounded iterate's offset: integer sizes and hyperparameters, or
+   * run-time sizes */
+  for (uint32_t id = 1; id < k->g->nodes.n; id++) {
+    wv_node *nd = wv_get(k->g, id);
+    offset_check oc = {k, 0};
+    if (nd->op == WAVEC_OP_ITERATE && nd->rel_off)
+      ex_syms(ctx, nd->rel_off, offset_sym, &oc);
+    if (oc.bad)
+      wv_fail(ctx, b->is_float[oc.bad] ? D_FLOAT_SHAPE : D_UNBOUND,
+              nd->rel_loc, "the bound's offset uses '%s', which %s",
+              name(k, oc.bad),
+              b->is_float[oc.bad] ? "is a float (an offset is an integer)"
+                                  : "has no value (-D, or defaults { })");
   }
 
   /* Dimensions of every tensor: positive integers. */

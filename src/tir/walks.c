@@ -29,6 +29,10 @@ static void loop_range(lw *w, const wv_node *n, ex_t *first, ex_t *last,
   ex_t e0 = ex_mul(ctx, ex_sym(ctx, w->d->WG[ei->wg_axis]),
                    ex_const(ctx, ei->wg_tile));
   ex_t e1 = ex_add(ctx, e0, ex_const(ctx, ei->wg_tile - 1));
+  if (n->rel_off) { /* iterate(D REL E + OFF): the tile of E, moved */
+    e0 = ex_add(ctx, e0, n->rel_off);
+    e1 = ex_add(ctx, e1, n->rel_off);
+  }
   ex_t T = ex_const(ctx, di->tile), zero = ex_const(ctx, 0),
        one = ex_const(ctx, 1);
   switch (n->rel) {
@@ -71,11 +75,15 @@ static void loop_range(lw *w, const wv_node *n, ex_t *first, ex_t *last,
   }
   wv_buf b;
   wv_remark_start(w->k, n->loc, &b);
-  wv_buf_printf(&b, "iterate over '%s' %s '%s': a workgroup "
+  wv_buf_printf(&b, "iterate over '%s' %s '%s'", wavec_symbol_name(ctx, n->sym),
+                wv_rel_names[n->rel], wavec_symbol_name(ctx, n->rel_dim));
+  int64_t off;
+  if (n->rel_off && ex_is_const(ctx, lw_concrete(w, n->rel_off, 0), &off))
+    wv_buf_printf(&b, " %c %lld", off < 0 ? '-' : '+',
+                  (long long)(off < 0 ? -off : off));
+  wv_buf_printf(&b, ": a workgroup "
                     "walks %lld to %lld of the %lld tiles, %.1f on average "
                     "(%.0f%% of the unbounded walk)",
-                wavec_symbol_name(ctx, n->sym),
-                wv_rel_names[n->rel], wavec_symbol_name(ctx, n->rel_dim),
                 (long long)lo, (long long)hi, (long long)trips,
                 (double)sum / (double)nwg,
                 100.0 * (double)sum / ((double)nwg * (double)trips));

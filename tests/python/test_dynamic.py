@@ -31,6 +31,27 @@ class DynamicSizes(unittest.TestCase):
             self.assertLess(rel_err(c, ref), 1e-5, (m, n, kk))
         self.assertEqual(k.ptx("sm_90"), ptx)  # the same kernel served every size
 
+    def test_bottom_right_causal_at_run_time_lengths(self):
+        # one compile of tests/kernels/causal_br.wave's br_dyn (M and K2 at
+        # run time, the walk bounded by K2 <= M + (K2 - M)): a decoding
+        # query and chunks of new queries over a cache of keys
+        k = wavec.compile(os.path.join(ROOT, "tests", "kernels", "causal_br.wave"), kernel="br_dyn",
+                          target="sim", B=1, K1=64, N=64)
+        self.assertEqual(k.dynamic, ["K2", "M"])
+        rng = np.random.default_rng(8)
+        for m, k2 in ((1, 296), (50, 136), (200, 520)):
+            q = rng.standard_normal((1, m, 64)).astype(np.float16)
+            kk = rng.standard_normal((1, k2, 64)).astype(np.float16)
+            v = rng.standard_normal((1, k2, 64)).astype(np.float16)
+            o = np.full((1, m, 64), np.nan, np.float16)
+            lse = np.full((1, m), np.nan, np.float32)
+            k(q, kk, v, o, lse)
+            s = q[0].astype(np.float64) @ kk[0].astype(np.float64).T * 0.125
+            s[np.arange(k2)[None, :] > np.arange(m)[:, None] + k2 - m] = -np.inf
+            p = np.exp(s - s.max(-1, keepdims=True))
+            ref = (p / p.sum(-1, keepdims=True)) @ v[0].astype(np.float64)
+            self.assertLess(rel_err(o[0], ref), 2e-3, (m, k2))
+
     def test_empty_tensors(self):
         # an empty batch (M = 0 or N = 0: every output empty) runs nothing,
         # as torch.matmul gives an empty result; the next call runs as usual

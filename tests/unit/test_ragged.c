@@ -175,16 +175,29 @@ static void head_dims(void) {
 }
 
 /* Causal attention aligned at the bottom right (tests/kernels/
- * causal_br.wave: query i sees keys j <= i + K2 - M), on warpgroups and
- * mma.sync, a decoding query over 300 keys, a chunk of 50 over 130, and
- * M = K2, against float64: the top-left causal reference of K2 queries
- * whose last M rows are these. */
+ * causal_br.wave: query i sees keys j <= i + K2 - M, and each workgroup
+ * walks only the key tiles its queries see, iterate(K2 <= M + (K2 - M))),
+ * on warpgroups and mma.sync, a decoding query over 300 keys, a chunk of 50
+ * over 130, 77 over 77 and 300 over 1000, against float64: the top-left
+ * causal reference of K2 queries whose last M rows are these; at 512 over
+ * 1024 the remark says what the bound saves. */
 static void bottom_right(void) {
-  static const int mk[][2] = {{1, 300}, {50, 130}, {77, 77}};
+  {
+    const char *defs[] = {"B=1", "M=512", "K2=1024", "N=64", "K1=64", NULL};
+    kcase c;
+    bool ok = kc_open(&c, "tests/kernels/causal_br.wave", "causal_br_wgmma",
+                      NULL, defs);
+    CHECKF(ok, "causal_br_wgmma 512/1024: %s", c.err);
+    CHECKF(!ok || kc_has_remark(c.k, "iterate over 'K2' <= 'M' + 512: a "
+                                     "workgroup walks 5 to 8 of the 8 tiles"),
+           "causal_br_wgmma 512/1024: no remark on the bounded walk");
+    kc_close(&c);
+  }
+  static const int mk[][2] = {{1, 300}, {50, 130}, {77, 77}, {300, 1000}};
   static const char *const kernels[] = {"causal_br_wgmma", "causal_br"};
   uint64_t rng = 46;
   for (int kk = 0; kk < 2; kk++)
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
       int M = mk[i][0], K2 = mk[i][1], D = 64;
       char d[5][32], what[96];
       snprintf(d[0], 32, "B=1");

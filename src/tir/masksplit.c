@@ -22,9 +22,69 @@ static wavec_sym index_dim(lw *w, uint32_t id) {
   return x->op == WAVEC_OP_SELF_INDEX ? x->sym : 0;
 }
 
+/* The value of the scalar computation `id` (literals and sizes, +, -, *,
+ * casts; through broadcasts) where every size in it is known: *v; false
+ * otherwise. */
+static bool scalar_value(lw *w, uint32_t id, double *v) {
+  const wv_node *x = through_views(w, id);
+  const wv_binding *b = &w->k->bind;
+  double l, r;
+  switch (x->op) {
+  case WAVEC_OP_SCALAR:
+    if (!x->sym) {
+      *v = x->fval;
+      return true;
+    }
+    if (!b->known[x->sym] || b->dynamic[x->sym])
+      return false;
+    *v = b->is_float[x->sym] ? b->fval[x->sym] : (double)b->ival[x->sym];
+    return true;
+  case WAVEC_OP_CAST:
+    return x->type.n == 0 && scalar_value(w, x->ops[0], v) &&
+           (*v = (double)(int64_t)*v, true);
+  case WAVEC_OP_ADD:
+  case WAVEC_OP_SUB:
+  case WAVEC_OP_MUL:
+    if (x->type.n || !scalar_value(w, x->ops[0], &l) ||
+        !scalar_value(w, x->ops[1], &r))
+      return false;
+    *v = x->op == WAVEC_OP_ADD ? l + r : x->op == WAVEC_OP_SUB ? l - r : l * r;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* The bound's offset of loop n as a known integer (0 without one); false
+ * where it depends on a run-time size. */
+static bool bound_offset(lw *w, const wv_node *n, int64_t *off) {
+  *off = 0;
+  return !n->rel_off ||
+         ex_is_const(w->ctx, lw_concrete(w, n->rel_off, 0), off);
+}
+
+/* The dim of the self index in `id`, moved by *shift: the self index
+ * itself (shift 0), or added to a scalar computation of known value. */
+static wavec_sym shifted_index(lw *w, uint32_t id, int64_t *shift) {
+  const wv_node *x = through_views(w, id);
+  *shift = 0;
+  if (x->op != WAVEC_OP_ADD)
+    return index_dim(w, id);
+  double v;
+  for (int i = 0; i < 2; i++)
+    if (index_dim(w, x->ops[i]) && scalar_value(w, x->ops[1 - i], &v) &&
+        v == (double)(int64_t)v) {
+      *shift = (int64_t)v;
+      return index_dim(w, x->ops[i]);
+    }
+  return 0;
+}
+
 /* A causal mask of loop n: a select whose condition compares the self
- * indices of the loop's dim D and of its bound's dim E. Returns the
- * comparison as D REL E, or WAVEC_REL_NONE. */
+ * indices of the loop's dim D and of its bound's dim E, E's moved by the
+ * bound's offset where it has one (iterate(D REL E + OFF) and
+ * select(REL(e + OFF, d))). Returns the comparison as D REL E, or
+ * WAVEC_REL_NONE. */
 static wavec_rel mask_rel(lw *w, const wv_node *n, uint32_t sel) {
   static const wavec_rel rel_of[WV_OP_COUNT] = {
       [WAVEC_OP_LT] = WAVEC_REL_LT, [WAVEC_OP_LE] = WAVEC_REL_LE,
@@ -40,10 +100,14 @@ static wavec_rel mask_rel(lw *w, const wv_node *n, uint32_t sel) {
   wavec_rel r = rel_of[c->op];
   if (!r)
     return WAVEC_REL_NONE;
-  wavec_sym a = index_dim(w, c->ops[0]), b = index_dim(w, c->ops[1]);
-  if (a == n->sym && b == n->rel_dim)
+  int64_t sa, sb, off;
+  wavec_sym a = shifted_index(w, c->ops[0], &sa),
+            b = shifted_index(w, c->ops[1], &sb);
+  if (!bound_offset(w, n, &off))
+    return WAVEC_REL_NONE;
+  if (a == n->sym && b == n->rel_dim && sa == 0 && sb == off)
     return r;
-  if (a == n->rel_dim && b == n->sym)
+  if (a == n->rel_dim && b == n->sym && sa == off && sb == 0)
     return flip[r];
   return WAVEC_REL_NONE;
 }
@@ -74,8 +138,11 @@ static wavec_rel mask_split(lw *w, const wv_node *n, ex_t first, ex_t last,
     return WAVEC_REL_NONE;
   wv_diminfo *di = &w->d->dim[n->sym], *ei = &w->d->dim[n->rel_dim];
   ex_t T = ex_const(ctx, di->tile);
-  ex_t e0 = ex_mul(ctx, ex_sym(ctx, w->d->WG[ei->wg_axis]),
-                   ex_const(ctx, ei->wg_tile));
+  int64_t off;
+  bound_offset(w, n, &off); /* (known: mask_rel matched) */
+  ex_t e0 = ex_add(ctx, ex_mul(ctx, ex_sym(ctx, w->d->WG[ei->wg_axis]),
+                               ex_const(ctx, ei->wg_tile)),
+                   ex_const(ctx, off));
   ex_t e1 = ex_add(ctx, e0, ex_const(ctx, ei->wg_tile - 1));
   int64_t add[] = {[WAVEC_REL_LT] = 0, [WAVEC_REL_LE] = 1,
                    [WAVEC_REL_GT] = di->tile, [WAVEC_REL_GE] = di->tile - 1};

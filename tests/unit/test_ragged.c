@@ -180,7 +180,8 @@ static void head_dims(void) {
  * on warpgroups and mma.sync, a decoding query over 300 keys, a chunk of 50
  * over 130, 77 over 77 and 300 over 1000, against float64: the top-left
  * causal reference of K2 queries whose last M rows are these; at 512 over
- * 1024 the remark says what the bound saves. */
+ * 1024 the remarks say what the bound saves and that the walk is split
+ * (masksplit recognizes the select's comparison moved by the offset). */
 static void bottom_right(void) {
   {
     const char *defs[] = {"B=1", "M=512", "K2=1024", "N=64", "K1=64", NULL};
@@ -191,6 +192,12 @@ static void bottom_right(void) {
     CHECKF(!ok || kc_has_remark(c.k, "iterate over 'K2' <= 'M' + 512: a "
                                      "workgroup walks 5 to 8 of the 8 tiles"),
            "causal_br_wgmma 512/1024: no remark on the bounded walk");
+    /* the select's shifted comparison splits the walk as the plain one
+     * does: the tiles it leaves whole first, without it */
+    CHECKF(!ok || kc_has_remark(c.k, "iterate over 'K2': the mask compares "
+                                     "'K2' with 'M'; the tiles it leaves "
+                                     "whole are walked first"),
+           "causal_br_wgmma 512/1024: the walk is not split");
     kc_close(&c);
   }
   static const int mk[][2] = {{1, 300}, {50, 130}, {77, 77}, {300, 1000}};

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Fifteenth session's device call, most important first:
 #  1. the GPU cases "defaults": the forward at its head-dim tiles (192x128
-#     specialized at 2048 keys, never yet run under the sanitizers) and the
+#     specialized at 2048 keys, never yet run under the sanitizers), the
 #     GEMM at the ring depth the compiler now picks (4 slots, ragged,
-#     persistent), each against the simulator, then under compute-sanitizer;
+#     persistent), head dims 40 and 72 (padded), the bottom-right causal
+#     walk with an offset, and the backward at D = 256 in one ring slot,
+#     each against the simulator, then under compute-sanitizer;
 #  2. bench.py gemm_defaults: bench/gemm.wave's warpgroup GEMM as shipped
 #     (no hardware override) against 2 and 3 stages and cuBLAS;
 #  3. bench.py fwd_defaults at lengths no tile divides (2000, 3000, 5000).

@@ -105,9 +105,10 @@ static wavec_rel mask_rel(lw *w, const wv_node *n, uint32_t sel) {
             b = shifted_index(w, c->ops[1], &sb);
   if (!bound_offset(w, n, &off))
     return WAVEC_REL_NONE;
-  if (a == n->sym && b == n->rel_dim && sa == 0 && sb == off)
+  /* (d + sa) REL (e + sb) is d REL e + (sb - sa) */
+  if (a == n->sym && b == n->rel_dim && sb - sa == off)
     return r;
-  if (a == n->rel_dim && b == n->sym && sa == off && sb == 0)
+  if (a == n->rel_dim && b == n->sym && sa - sb == off)
     return flip[r];
   return WAVEC_REL_NONE;
 }

@@ -300,6 +300,59 @@ static void whole_keys(void) {
   }
 }
 
+/* The dk/dv backward aligned at the bottom right (causal_br.wave's
+ * dkdv_br: iterate(M >= K2 - (K2 - M)), the walk split) against float64:
+ * the top-left causal backward of K2 queries whose last M rows are these,
+ * the others with do = 0 (which adds nothing to dk or dv). */
+static void bottom_right_backward(void) {
+  static const int mk[][2] = {{50, 130}, {96, 300}, {64, 64}};
+  uint64_t rng = 48;
+  for (size_t i = 0; i < 3; i++) {
+    const size_t M = (size_t)mk[i][0], K2 = (size_t)mk[i][1], D = 32,
+                 off = K2 - M;
+    char d[5][32], what[64];
+    snprintf(d[0], 32, "B=1");
+    snprintf(d[1], 32, "M=%zu", M);
+    snprintf(d[2], 32, "K2=%zu", K2);
+    snprintf(d[3], 32, "N=%zu", D);
+    snprintf(d[4], 32, "K1=%zu", D);
+    snprintf(what, sizeof what, "dkdv_br M=%zu K2=%zu", M, K2);
+    const char *defs[] = {d[0], d[1], d[2], d[3], d[4], NULL};
+    kcase c;
+    bool ok = kc_open(&c, "tests/kernels/causal_br.wave", "dkdv_br", NULL, defs);
+    CHECKF(ok, "%s: %s", what, c.err);
+    if (!ok) {
+      kc_close(&c);
+      continue;
+    }
+    CHECKF(M == K2 || kc_has_remark(c.k, "the tiles it leaves whole are "
+                                         "walked last"),
+           "%s: the walk is not split", what);
+    double *q = kc_input(&c, "q", &rng), *k = kc_input(&c, "k", &rng),
+           *v = kc_input(&c, "v", &rng), *dO = kc_input(&c, "do", &rng);
+    double *qa = calloc(K2 * D, sizeof *qa), *da = calloc(K2 * D, sizeof *da);
+    memcpy(qa + off * D, q, M * D * sizeof *qa);
+    memcpy(da + off * D, dO, M * D * sizeof *da);
+    double *o = malloc(K2 * D * sizeof *o), *lse = malloc(K2 * sizeof *lse),
+           *dq = malloc(K2 * D * sizeof *dq), *dk = malloc(K2 * D * sizeof *dk),
+           *dv = malloc(K2 * D * sizeof *dv), *Dv = malloc(K2 * sizeof *Dv);
+    ref_attn_fwd(1, K2, K2, D, D, 0.125, REF_CAUSAL, qa, k, v, o, lse);
+    ref_attn_bwd(1, K2, K2, D, D, 0.125, REF_CAUSAL, qa, k, v, da, dq, dk, dv,
+                 Dv);
+    for (size_t r = 0; r < K2; r++) /* (as the kernels take them) */
+      lse[r] = (float)lse[r], Dv[r] = (float)Dv[r];
+    kc_set(&c, "lse", lse + off);
+    kc_set(&c, "D", Dv + off);
+    if (simulate(&c, what)) {
+      expect(&c, "dk", dk, 1e-2, what);
+      expect(&c, "dv", dv, 1e-2, what);
+    }
+    free(q), free(k), free(v), free(dO), free(qa), free(da), free(o);
+    free(lse), free(dq), free(dk), free(dv), free(Dv);
+    kc_close(&c);
+  }
+}
+
 static const char *const KERNELS = "tests/kernels/ragged.wave";
 
 /* y[i] = x[i + 1]: the fill where i + 1 is past the edge. */
@@ -465,6 +518,7 @@ int main(void) {
   RUN(attention_fwd_wgmma);
   RUN(head_dims);
   RUN(bottom_right);
+  RUN(bottom_right_backward);
   RUN(whole_keys);
   printf("  %d simulated runs\n", cases_run);
   CHECK_EXIT();

@@ -599,8 +599,12 @@ wavec_status wavec_arg_shape(wavec_kernel *pk, size_t i, size_t ndims,
      * it: 2^31-1, or less where a tensor has several run-time dims) */
     if (shape[j] <= 0)
       return wv_error(k->ctx, D_INVALID, at,
-                      "argument '%s': size %lld of dimension %u is out of "
-                      "range", a->name, (long long)shape[j], j);
+                      "argument '%s': size %lld of dimension %u%s%s%s is out "
+                      "of range (a size is positive)",
+                      a->name, (long long)shape[j], j,
+                      a->dyn[j] ? " ('" : "",
+                      a->dyn[j] ? p->sizes.v[a->dyn[j] - 1].name : "",
+                      a->dyn[j] ? "')" : "");
     if (a->dyn[j] && shape[j] > p->sizes.v[a->dyn[j] - 1].most)
       return wv_error(k->ctx, D_INVALID, at,
                       "argument '%s': size %lld of dimension %u ('%s') is "

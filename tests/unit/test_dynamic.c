@@ -404,10 +404,23 @@ static void batched(void) {
 
 /* Sizes at run time that cannot be: errors with a message, no crash. */
 static void bad_sizes(void) {
-  /* not given */
+  /* a size that is not positive names its dynamic dim */
   wavec_ctx *ctx = wavec_ctx_new(NULL, NULL);
   char *ptx = NULL;
   wavec_kernel *k = compile(ctx, "gemm_dyn", "sm_90", &ptx);
+  free(ptx);
+  if (k) {
+    CHECK(wavec_arg_shape(k, 0, 2, (const int64_t[]){-3, 64}) ==
+          WAVEC_ERR_INVALID);
+    CHECKF(strstr(wavec_errmsg(ctx), "size -3 of dimension 0 ('M') is out of "
+                                     "range (a size is positive)"),
+           "%s", wavec_errmsg(ctx));
+  }
+  wavec_ctx_free(ctx);
+  /* not given */
+  ctx = wavec_ctx_new(NULL, NULL);
+  ptx = NULL;
+  k = compile(ctx, "gemm_dyn", "sm_90", &ptx);
   free(ptx);
   if (k) {
     void *bufs[3] = {malloc(16), malloc(16), malloc(16)};

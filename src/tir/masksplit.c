@@ -64,19 +64,23 @@ static bool bound_offset(lw *w, const wv_node *n, int64_t *off) {
 }
 
 /* The dim of the self index in `id`, moved by *shift: the self index
- * itself (shift 0), or added to a scalar computation of known value. */
+ * itself (shift 0), or, any number of times, plus or minus a scalar
+ * computation of known value (row + (K2 - M), row + K2 - M, col - 5). */
 static wavec_sym shifted_index(lw *w, uint32_t id, int64_t *shift) {
   const wv_node *x = through_views(w, id);
   *shift = 0;
-  if (x->op != WAVEC_OP_ADD)
+  if (x->op != WAVEC_OP_ADD && x->op != WAVEC_OP_SUB)
     return index_dim(w, id);
   double v;
-  for (int i = 0; i < 2; i++)
-    if (index_dim(w, x->ops[i]) && scalar_value(w, x->ops[1 - i], &v) &&
-        v == (double)(int64_t)v) {
-      *shift = (int64_t)v;
-      return index_dim(w, x->ops[i]);
+  int64_t s;
+  /* (index + scalar, scalar + index, index - scalar) */
+  for (int i = 0; i < (x->op == WAVEC_OP_ADD ? 2 : 1); i++) {
+    wavec_sym d = shifted_index(w, x->ops[i], &s);
+    if (d && scalar_value(w, x->ops[1 - i], &v) && v == (double)(int64_t)v) {
+      *shift = x->op == WAVEC_OP_ADD ? s + (int64_t)v : s - (int64_t)v;
+      return d;
     }
+  }
   return 0;
 }
 

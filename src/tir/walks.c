@@ -50,8 +50,17 @@ static void loop_range(lw *w, const wv_node *n, ex_t *first, ex_t *last,
   }
   *first = lw_concrete(w, ex_max(ctx, zero, ex_min(ctx, *first, all)), 0);
   *last = lw_concrete(w, ex_max(ctx, zero, ex_min(ctx, *last, all)), 0);
-  if (di->dynamic || ei->dynamic)
-    return; /* the remark below needs the sizes */
+  if (di->dynamic || ei->dynamic) { /* (the counts below need the sizes) */
+    wv_buf b;
+    wv_remark_start(w->k, n->loc, &b);
+    wv_buf_printf(&b, "iterate over '%s' %s '%s'%s: the tiles a workgroup "
+                      "walks are bounded at run time, from the sizes",
+                  wavec_symbol_name(ctx, n->sym), wv_rel_names[n->rel],
+                  wavec_symbol_name(ctx, n->rel_dim),
+                  n->rel_off ? " with an offset" : "");
+    *remark = wv_buf_str(&b);
+    return;
+  }
   /* what the bound saves, as a remark: the tiles each workgroup walks */
   uint32_t ns = ctx->sym_names.n;
   int64_t *vals = wv_alloc(ctx, ns * sizeof *vals);

@@ -199,11 +199,26 @@ static void bottom_right(void) {
                                      "whole are walked first"),
            "causal_br_wgmma 512/1024: the walk is not split");
     kc_close(&c);
+    /* the offset spelled on the keys' side, as a chain of - and + */
+    ok = kc_open(&c, "tests/kernels/causal_br.wave", "causal_br_spelled", NULL,
+                 defs);
+    CHECKF(ok && kc_has_remark(c.k, "the mask compares 'K2' with 'M'"),
+           "causal_br_spelled 512/1024: the walk is not split: %s", c.err);
+    kc_close(&c);
+    /* at run-time sizes the remark says the bound is the run's */
+    const char *dyn[] = {"B=1", "K1=64", "N=64", NULL};
+    ok = kc_open(&c, "tests/kernels/causal_br.wave", "br_dyn", NULL, dyn);
+    CHECKF(ok && kc_has_remark(c.k, "iterate over 'K2' <= 'M' with an "
+                                    "offset: the tiles a workgroup walks are "
+                                    "bounded at run time"),
+           "br_dyn: no remark on its walk: %s", c.err);
+    kc_close(&c);
   }
   static const int mk[][2] = {{1, 300}, {50, 130}, {77, 77}, {300, 1000}};
-  static const char *const kernels[] = {"causal_br_wgmma", "causal_br"};
+  static const char *const kernels[] = {"causal_br_wgmma", "causal_br",
+                                        "causal_br_spelled"};
   uint64_t rng = 46;
-  for (int kk = 0; kk < 2; kk++)
+  for (int kk = 0; kk < 3; kk++)
     for (size_t i = 0; i < 4; i++) {
       int M = mk[i][0], K2 = mk[i][1], D = 64;
       char d[5][32], what[96];

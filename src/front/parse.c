@@ -27,178 +27,7 @@
  * Errors unwind (wv_fail, wv_throw) to the guard of wavec_parse. Builder
  * calls record their own diagnostics; a 0 or non-OK result just unwinds.
  */
-#include <math.h>
-
-#include "front/front.h"
-
-/* Deeper nesting of expressions or loops is refused: recursion is bounded
- * whatever the input. */
-enum { MAX_DEPTH = 200 };
-
-typedef VEC(wavec_sym) symvec;
-typedef VEC(wavec_value) valvec;
-typedef VEC(wv_tok *) tokvec;
-
-/* A value name; `prev` is the index + 1 of the binding it shadows. */
-typedef struct binding {
-  const char *name;
-  wavec_value v;
-  uint32_t prev;
-} binding;
-
-typedef struct iter {
-  const char *name;
-  wavec_sym sym;
-} iter;
-
-/* The iterate whose body is being parsed. */
-typedef struct loopctx {
-  wavec_loop l;
-  uint32_t n; /* carried values */
-  bool yielded;
-} loopctx;
-
-typedef struct parser {
-  wavec_ctx *ctx;
-  const char *file; /* the context's copy */
-  wv_tok *t;        /* tokens; the last is T_EOF */
-  uint32_t ntok, pos;
-  int depth;
-  /* the kernel being parsed */
-  wavec_kernel *k;
-  wv_strmap *dims;  /* dimension names of the arguments */
-  wv_strmap *hyper; /* names that may stand for a scalar hyperparameter */
-  wv_strmap *maps;  /* mapping name -> wavec_mapping */
-  wv_strmap *scope; /* value name -> index + 1 of its newest binding */
-  wv_strmap *gone;  /* value name -> line of the iterate whose body had it */
-  wv_strmap *named; /* value name -> index + 1 of the token that first took it */
-  VEC(binding) binds;
-  VEC(iter) iters; /* of the mapping being parsed; empty elsewhere */
-  const char *only; /* wavec_parse_kernel's kernel, or NULL: every one */
-} parser;
-
-/* ---- tokens and messages ------------------------------------------------ */
-
-static wavec_loc loc_of(parser *p, const wv_tok *t) {
-  wavec_loc l = {p->file, t->line, t->col};
-  return l;
-}
-
-/* How a message names a token: "'x'", "end of line", "end of input". */
-static const char *desc(parser *p, const wv_tok *t) {
-  if (t->kind == T_EOF)
-    return "end of input";
-  if (t->kind == T_NL) /* len 0: the end of the last line */
-    return !t->len ? "end of input" : t->s[0] == ';' ? "';'" : "end of line";
-  wv_buf b;
-  wv_buf_init(&b, p->ctx);
-  if (t->len > 40)
-    wv_buf_printf(&b, "'%.40s...'", t->s);
-  else
-    wv_buf_printf(&b, "'%.*s'", (int)t->len, t->s);
-  return wv_buf_str(&b);
-}
-
-static _Noreturn void fail(parser *p, const wv_tok *t, wv_diag_id id,
-                           const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static _Noreturn void fail(parser *p, const wv_tok *t, wv_diag_id id,
-                           const char *fmt, ...) {
-  wv_buf b;
-  wv_buf_init(&b, p->ctx);
-  va_list ap;
-  va_start(ap, fmt);
-  wv_buf_vprintf(&b, fmt, ap);
-  va_end(ap);
-  /* an invalid character glued to the token (xé) is the mistake, not the
-   * token before it */
-  const wv_tok *next = t + 1;
-  if (t->kind != T_EOF && next < p->t + p->ntok && next->kind == T_BAD &&
-      next->s == t->s + t->len)
-    wv_fail(p->ctx, next->bad, loc_of(p, next), "%s", next->badmsg);
-  wv_fail(p->ctx, id, loc_of(p, t), "%s", wv_buf_str(&b));
-}
-
-/* A builder call failed: it recorded the diagnostic; unwind with it. */
-static _Noreturn void builder_failed(parser *p) {
-  wv_assert(p->ctx, wv_failed(p->ctx));
-  wv_throw(p->ctx);
-}
-
-static uint32_t must(parser *p, uint32_t handle) {
-  if (!handle)
-    builder_failed(p);
-  return handle;
-}
-
-static void must_ok(parser *p, wavec_status st) {
-  if (st != WAVEC_OK)
-    builder_failed(p);
-}
-
-static const char *plural(uint32_t n) { return n == 1 ? "" : "s"; }
-
-/* The current token. Reaching a lexical error reports it, so lexical and
- * syntax errors come out in source order. */
-static wv_tok *cur(parser *p) {
-  wv_tok *t = &p->t[p->pos];
-  if (t->kind == T_BAD)
-    wv_fail(p->ctx, t->bad, loc_of(p, t), "%s", t->badmsg);
-  return t;
-}
-
-/* Lookahead without reporting: a T_BAD ahead just does not match. */
-static wv_tok *ahead(parser *p, uint32_t n) {
-  uint32_t i = p->pos + n;
-  return &p->t[i < p->ntok ? i : p->ntok - 1];
-}
-
-static wv_tok *advance(parser *p) {
-  wv_tok *t = cur(p);
-  if (t->kind != T_EOF)
-    p->pos++;
-  return t;
-}
-
-static bool at(parser *p, wv_tok_kind k) { return cur(p)->kind == k; }
-
-static bool is_word(const wv_tok *t, const char *w) {
-  return t->kind == T_IDENT && strcmp(t->name, w) == 0;
-}
-
-static wv_tok *accept(parser *p, wv_tok_kind k) {
-  return at(p, k) ? advance(p) : NULL;
-}
-
-/* `what` names what was expected; NULL names the kind ("')'"). */
-static wv_tok *expect(parser *p, wv_tok_kind k, const char *what) {
-  wv_tok *t = cur(p);
-  if (t->kind != k)
-    fail(p, t, D_EXPECTED, "expected %s but found %s",
-         what ? what : wv_tok_kind_name(k), desc(p, t));
-  return advance(p);
-}
-
-static void skip_ends(parser *p) {
-  while (at(p, T_NL))
-    advance(p);
-}
-
-/* A statement ends at a line end or ';', or before the '}' of its block. */
-static void end_statement(parser *p) {
-  wv_tok *t = cur(p);
-  if (t->kind == T_NL)
-    advance(p);
-  else if (t->kind != T_RBRACE && t->kind != T_EOF)
-    fail(p, t, D_EXPECTED, "expected end of line but found %s", desc(p, t));
-}
-
-static void enter(parser *p) {
-  if (++p->depth > MAX_DEPTH)
-    fail(p, cur(p), D_TOO_DEEP, "nesting deeper than %d levels", MAX_DEPTH);
-}
-
-static void leave(parser *p) { p->depth--; }
+#include "front/parse.h"
 
 /* ---- tables --------------------------------------------------------------- */
 
@@ -208,27 +37,8 @@ static const char *const dtype_names[] = {
 #undef X
 };
 
-static const char *const mma_names[] = {
-#define X(e, v, name) [e] = name,
-    WAVEC_MMAS(X)
-#undef X
-};
 
-static int find_name(const char *const *names, size_t n, const char *s) {
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(names[i], s) == 0)
-      return (int)i;
-  return -1;
-}
 
-/* "f16, bf16, f32, i32, i1" */
-static const char *name_list(parser *p, const char *const *names, size_t n) {
-  wv_buf b;
-  wv_buf_init(&b, p->ctx);
-  for (size_t i = 0; i < n; i++)
-    wv_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
-  return wv_buf_str(&b);
-}
 
 /* dtype = 'f16' | 'bf16' | 'f32' | 'i32' | 'i1' */
 static wavec_dtype parse_dtype(parser *p) {
@@ -245,9 +55,6 @@ static wavec_dtype parse_dtype(parser *p) {
 
 /* ---- names ---------------------------------------------------------------- */
 
-static uint32_t map_get(wv_strmap *m, const wv_tok *t) {
-  return wv_strmap_get(m, t->name, t->len);
-}
 
 /* A value named by t takes the name of a symbol of the kernel, or `inf`.
  * `sym` is where the name is first a symbol when that comes after t (a
@@ -287,7 +94,7 @@ static void note_symbol(parser *p, const wv_tok *t) {
 }
 
 /* A symbol named where sizes are written (a type, a constraint, defaults). */
-static wavec_sym symbol(parser *p, const wv_tok *t) {
+wavec_sym ps_symbol(parser *p, const wv_tok *t) {
   wavec_sym s = must(p, wavec_symbol(p->ctx, t->name));
   note_symbol(p, t);
   return s;
@@ -420,13 +227,13 @@ static void collect_defaults(parser *p) {
 
 /* dim = NAME          (a dimension of one of the kernel's arguments)
  * `where` names the construct for the message. */
-static wavec_sym parse_dim(parser *p, wv_diag_id id, const char *where) {
+wavec_sym ps_parse_dim(parser *p, wv_diag_id id, const char *where) {
   wv_tok *t = expect(p, T_IDENT, "a dimension name");
   if (!map_get(p->dims, t))
     fail(p, t, id, "unknown dimension %s in %s: no argument of the kernel "
                    "has it",
          desc(p, t), where);
-  return symbol(p, t);
+  return ps_symbol(p, t);
 }
 
 /* A dimension may appear once in a type, and a type has at most
@@ -446,127 +253,13 @@ static void parse_dim_list(parser *p, symvec *out, const char *where) {
   expect(p, T_LBRACK, "'[' and a list of dimensions");
   while (!at(p, T_RBRACK)) {
     wv_tok *t = cur(p);
-    wavec_sym s = parse_dim(p, D_UNKNOWN_DIM, where);
+    wavec_sym s = ps_parse_dim(p, D_UNKNOWN_DIM, where);
     check_new_dim(p, t, out, s);
     vec_push(p->ctx, out, s);
     if (!accept(p, T_COMMA))
       break;
   }
   expect(p, T_RBRACK, "',' or ']'");
-}
-
-/* ---- integer expressions ---------------------------------------------------- */
-
-static wavec_expr parse_iexpr(parser *p);
-
-static wavec_expr iconst(parser *p, int64_t v) {
-  return must(p, wavec_expr_int(p->k, v));
-}
-
-/* iprimary = INT | NAME | '(' iexpr ')'
- *          | ('ceildiv' | 'min' | 'max') '(' iexpr ',' iexpr ')'
- * A NAME is a mapping iterator inside a mapping, else a symbol. */
-static wavec_expr parse_iprimary(parser *p) {
-  wv_tok *t = cur(p);
-  if (t->kind == T_INT) {
-    advance(p);
-    return iconst(p, t->ival);
-  }
-  if (t->kind == T_LPAREN) {
-    advance(p);
-    wavec_expr e = parse_iexpr(p);
-    expect(p, T_RPAREN, NULL);
-    return e;
-  }
-  if (t->kind == T_FLOAT || is_word(t, "inf"))
-    fail(p, t, D_NOT_INT, "expected an integer but found %s (sizes, tiles "
-                          "and coordinates are integers)",
-         desc(p, t));
-  if (t->kind != T_IDENT)
-    fail(p, t, D_EXPECTED, "expected an integer expression but found %s",
-         desc(p, t));
-  advance(p);
-  if (at(p, T_LPAREN)) {
-    wavec_expr_op op;
-    if (strcmp(t->name, "ceildiv") == 0)
-      op = WAVEC_EXPR_CEILDIV;
-    else if (strcmp(t->name, "min") == 0)
-      op = WAVEC_EXPR_MIN;
-    else if (strcmp(t->name, "max") == 0)
-      op = WAVEC_EXPR_MAX;
-    else
-      fail(p, t, D_UNKNOWN_OP, "unknown function %s in an integer expression "
-                               "(expected ceildiv, min or max)",
-           desc(p, t));
-    advance(p);
-    wavec_expr a = parse_iexpr(p);
-    expect(p, T_COMMA, "',' and a second operand");
-    wavec_expr b = parse_iexpr(p);
-    expect(p, T_RPAREN, NULL);
-    return must(p, wavec_expr_binary(p->k, op, a, b, loc_of(p, t)));
-  }
-  for (uint32_t i = 0; i < p->iters.n; i++)
-    if (strcmp(p->iters.v[i].name, t->name) == 0)
-      return must(p, wavec_expr_sym(p->k, p->iters.v[i].sym));
-  return must(p, wavec_expr_sym(p->k, symbol(p, t)));
-}
-
-/* iunary = '-' iunary | iprimary */
-static wavec_expr parse_iunary(parser *p) {
-  wv_tok *t = cur(p);
-  if (t->kind != T_MINUS)
-    return parse_iprimary(p);
-  advance(p);
-  if (at(p, T_INT))
-    return iconst(p, -advance(p)->ival);
-  enter(p);
-  wavec_expr x = parse_iunary(p);
-  leave(p);
-  return must(p, wavec_expr_binary(p->k, WAVEC_EXPR_SUB, iconst(p, 0), x,
-                                   loc_of(p, t)));
-}
-
-/* iterm = iunary {('*' | '/' | '//' | '%') iunary} */
-static wavec_expr parse_iterm(parser *p) {
-  wavec_expr a = parse_iunary(p);
-  for (;;) {
-    wv_tok *t = cur(p);
-    wavec_expr_op op;
-    if (t->kind == T_STAR)
-      op = WAVEC_EXPR_MUL;
-    else if (t->kind == T_SLASH)
-      op = WAVEC_EXPR_DIV;
-    else if (t->kind == T_DSLASH)
-      op = WAVEC_EXPR_FLOORDIV;
-    else if (t->kind == T_PERCENT)
-      op = WAVEC_EXPR_MOD;
-    else
-      return a;
-    advance(p);
-    wavec_expr b = parse_iunary(p);
-    a = must(p, wavec_expr_binary(p->k, op, a, b, loc_of(p, t)));
-  }
-}
-
-/* iexpr = iterm {('+' | '-') iterm} */
-static wavec_expr parse_iexpr(parser *p) {
-  enter(p);
-  wavec_expr a = parse_iterm(p);
-  for (;;) {
-    wv_tok *t = cur(p);
-    wavec_expr_op op;
-    if (t->kind == T_PLUS)
-      op = WAVEC_EXPR_ADD;
-    else if (t->kind == T_MINUS)
-      op = WAVEC_EXPR_SUB;
-    else
-      break;
-    advance(p);
-    wavec_expr b = parse_iterm(p);
-    a = must(p, wavec_expr_binary(p->k, op, a, b, loc_of(p, t)));
-  }
-  leave(p);
-  return a;
 }
 
 /* ---- value expressions ------------------------------------------------------ */
@@ -608,7 +301,7 @@ static operand name_value(parser *p, const wv_tok *t) {
     return o;
   }
   if (is_hyper(p, t)) {
-    wavec_sym s = symbol(p, t); /* a -D name is now the kernel's too */
+    wavec_sym s = ps_symbol(p, t); /* a -D name is now the kernel's too */
     return fresh(p, wavec_scalar_sym(p->k, s, loc_of(p, t)));
   }
   if (map_get(p->maps, t))
@@ -663,10 +356,10 @@ static void parse_type(parser *p, bool declare, symvec *dims,
            "unknown dimension %s in %s: no argument of the kernel has it",
            desc(p, t), where);
     }
-    check_new_dim(p, t, dims, symbol(p, t));
-    vec_push(p->ctx, dims, symbol(p, t));
+    check_new_dim(p, t, dims, ps_symbol(p, t));
+    vec_push(p->ctx, dims, ps_symbol(p, t));
     if (declare)
-      must_ok(p, wavec_dim_loc(p->k, symbol(p, t), loc_of(p, t)));
+      must_ok(p, wavec_dim_loc(p->k, ps_symbol(p, t), loc_of(p, t)));
   }
   wv_tok *last = names.n ? names.v[names.n - 1] : close;
   int d = last->kind == T_IDENT ? find_name(dtype_names,
@@ -816,7 +509,7 @@ static void parse_kwarg(parser *p, const opsig *op, callargs *a) {
   a->kw_seen |= KW(kw);
   switch (kw) {
   case KW_EPT:
-    a->ept = parse_iexpr(p);
+    a->ept = ps_iexpr(p);
     break;
   case KW_MAPPING: {
     wv_tok *m = expect(p, T_IDENT, "a mapping name");
@@ -828,7 +521,7 @@ static void parse_kwarg(parser *p, const opsig *op, callargs *a) {
     break;
   }
   case KW_DIM:
-    a->dim = parse_dim(p, D_UNKNOWN_DIM, op->name);
+    a->dim = ps_parse_dim(p, D_UNKNOWN_DIM, op->name);
     break;
   case KW_FILL:
     a->fill = parse_constant(p, "a read's fill is a constant");
@@ -883,7 +576,7 @@ static void parse_args(parser *p, const opsig *op, callargs *a) {
         a->dt = parse_dtype(p);
         break;
       case 'd':
-        a->dim = parse_dim(p, D_UNKNOWN_DIM, op->name);
+        a->dim = ps_parse_dim(p, D_UNKNOWN_DIM, op->name);
         break;
       default: /* 'l' */
         if (a->has_dims)
@@ -1060,7 +753,7 @@ static void parse_body(parser *p, loopctx *loop, const wv_tok *open);
 static void parse_iterate(parser *p, wv_tok **lhs, uint32_t nlhs) {
   wv_tok *it = advance(p);
   expect(p, T_LPAREN, NULL);
-  wavec_sym dim = parse_dim(p, D_UNKNOWN_DIM, "iterate");
+  wavec_sym dim = ps_parse_dim(p, D_UNKNOWN_DIM, "iterate");
   static const wavec_rel rels[] = {[T_LT] = WAVEC_REL_LT, [T_LE] = WAVEC_REL_LE,
                                    [T_GT] = WAVEC_REL_GT, [T_GE] = WAVEC_REL_GE};
   wavec_rel rel = WAVEC_REL_NONE;
@@ -1071,14 +764,14 @@ static void parse_iterate(parser *p, wv_tok **lhs, uint32_t nlhs) {
   if (at(p, T_LT) || at(p, T_LE) || at(p, T_GT) || at(p, T_GE)) {
     rel = rels[advance(p)->kind];
     rtok = cur(p);
-    rdim = parse_dim(p, D_UNKNOWN_DIM, "iterate's bound");
+    rdim = ps_parse_dim(p, D_UNKNOWN_DIM, "iterate's bound");
     /* E + OFF, E - OFF: an offset, an integer expression of sizes */
     if (at(p, T_PLUS) || at(p, T_MINUS))
       otok = cur(p);
-    off = iconst(p, 0);
+    off = ps_iconst(p, 0);
     while (at(p, T_PLUS) || at(p, T_MINUS)) {
       wv_tok *t = advance(p);
-      wavec_expr b = parse_iterm(p);
+      wavec_expr b = ps_iterm(p);
       off = must(p, wavec_expr_binary(p->k, t->kind == T_PLUS ? WAVEC_EXPR_ADD
                                                               : WAVEC_EXPR_SUB,
                                       off, b, loc_of(p, t)));
@@ -1202,275 +895,6 @@ static void parse_stmt(parser *p) {
        desc(p, t));
 }
 
-/* ---- declarations --------------------------------------------------------------- */
-
-/* braced = '{' {entry (',' | END)} '}'      (entries separated by commas or
- * line ends; `entry` parses one) */
-static void parse_braced(parser *p, void (*entry)(parser *, void *),
-                         void *ud) {
-  expect(p, T_LBRACE, NULL);
-  for (;;) {
-    skip_ends(p);
-    if (accept(p, T_RBRACE))
-      return;
-    entry(p, ud);
-    if (accept(p, T_COMMA) || accept(p, T_NL))
-      continue;
-    if (!at(p, T_RBRACE))
-      fail(p, cur(p), D_EXPECTED, "expected ',', end of line or '}' but "
-                                  "found %s",
-           desc(p, cur(p)));
-  }
-}
-
-/* vector_shape = dim ':' iexpr */
-static void parse_vector_shape(parser *p, void *ud) {
-  (void)ud;
-  wv_tok *d = cur(p);
-  wavec_sym dim = parse_dim(p, D_CONSTRAINT_DIM, "vector_shapes");
-  expect(p, T_COLON, "':' and the vector size");
-  wavec_expr e = parse_iexpr(p);
-  must_ok(p, wavec_vector_shape(p->k, dim, e, loc_of(p, d)));
-}
-
-/* hardware = 'hardware' '(' [hwentry {',' hwentry} [',']] ')'
- * hwentry  = 'threads_per_wave' '=' iexpr
- *          | ('mma' | 'mma_type') '=' MMA
- *          | 'vector_shapes' '=' braced(vector_shape)
- *          | HWINT '=' iexpr       (an entry of WAVEC_HW_INTS: stages, ...) */
-static void parse_hardware(parser *p) {
-  static const char *const entries[] = {"threads_per_wave", "mma",
-                                        "vector_shapes", "mma_type"};
-  static const char *const ints[] = {
-#define X(e, v, name, lo, hi) [e] = name,
-      WAVEC_HW_INTS(X)
-#undef X
-  };
-  expect(p, T_LPAREN, NULL);
-  unsigned seen = 0;
-  while (!at(p, T_RPAREN)) {
-    wv_tok *kt = expect(p, T_IDENT, "a hardware entry");
-    int e = find_name(entries, WV_ARRAY_LEN(entries), kt->name);
-    if (e == 3)
-      e = 1; /* Wave's spelling */
-    for (int i = 0; e < 0 && i < WAVEC_HW_INT_COUNT; i++)
-      if (strcmp(kt->name, ints[i]) == 0)
-        e = 4 + i;
-    if (e < 0)
-      fail(p, kt, D_BAD_KWARG, "hardware has no entry %s (it takes %s, %s)",
-           desc(p, kt), name_list(p, entries, 3),
-           name_list(p, ints, WAVEC_HW_INT_COUNT));
-    if (seen & (1u << e))
-      fail(p, kt, D_BAD_KWARG, "hardware entry %s is given twice",
-           desc(p, kt));
-    seen |= 1u << e;
-    expect(p, T_ASSIGN, "'='");
-    wv_tok *v = cur(p);
-    if (e == 0) {
-      wavec_expr n = parse_iexpr(p);
-      must_ok(p, wavec_threads_per_wave(p->k, n, loc_of(p, v)));
-    } else if (e >= 4) {
-      wavec_expr n = parse_iexpr(p);
-      must_ok(p, wavec_hardware_int(p->k, (wavec_hw_int)(e - 4), n,
-                                    loc_of(p, v)));
-    } else if (e == 1) {
-      int m = v->kind == T_IDENT
-                  ? find_name(mma_names, WV_ARRAY_LEN(mma_names), v->name)
-                  : -1;
-      if (m < 0)
-        fail(p, v, D_UNKNOWN_MMA, "unknown mma type %s (expected one of %s)",
-             desc(p, v), name_list(p, mma_names, WV_ARRAY_LEN(mma_names)));
-      advance(p);
-      must_ok(p, wavec_hardware_mma(p->k, (wavec_mma_kind)m, loc_of(p, v)));
-    } else {
-      parse_braced(p, parse_vector_shape, NULL);
-    }
-    if (!accept(p, T_COMMA))
-      break;
-  }
-  expect(p, T_RPAREN, "',' or ')'");
-}
-
-/* dynamic = 'dynamic' '(' dim [',' 'multiple_of' '=' iexpr] ')' */
-static void parse_dynamic(parser *p, wv_tok *t) {
-  expect(p, T_LPAREN, NULL);
-  wavec_sym dim = parse_dim(p, D_CONSTRAINT_DIM, "dynamic");
-  wavec_expr multiple = 0;
-  if (accept(p, T_COMMA)) {
-    wv_tok *kt = expect(p, T_IDENT, "multiple_of");
-    if (!is_word(kt, "multiple_of"))
-      fail(p, kt, D_BAD_KWARG,
-           "dynamic has no keyword argument %s (usage: dynamic(DIM) or "
-           "dynamic(DIM, multiple_of = M))",
-           desc(p, kt));
-    expect(p, T_ASSIGN, "'='");
-    multiple = parse_iexpr(p);
-  }
-  expect(p, T_RPAREN, NULL);
-  must_ok(p, wavec_dynamic(p->k, dim, multiple, loc_of(p, t)));
-}
-
-/* constraint = 'workgroup' '(' dim ',' iexpr ',' INT ')'
- *            | ('wave' | 'tiling') '(' dim ',' iexpr ')'
- *            | dynamic | hardware */
-static void parse_constraint(parser *p, void *ud) {
-  (void)ud;
-  wv_tok *t = expect(p, T_IDENT, "a constraint (workgroup, wave, tiling, "
-                                 "dynamic or hardware)");
-  if (is_word(t, "hardware")) {
-    parse_hardware(p);
-    return;
-  }
-  if (is_word(t, "dynamic")) {
-    parse_dynamic(p, t);
-    return;
-  }
-  bool wg = is_word(t, "workgroup");
-  if (!wg && !is_word(t, "wave") && !is_word(t, "tiling"))
-    fail(p, t, D_UNKNOWN_OP, "unknown constraint %s (expected workgroup, "
-                             "wave, tiling, dynamic or hardware)",
-         desc(p, t));
-  expect(p, T_LPAREN, NULL);
-  wavec_sym dim = parse_dim(p, D_CONSTRAINT_DIM, t->name);
-  expect(p, T_COMMA, "',' and the tile size");
-  wavec_loc tile_at = loc_of(p, cur(p));
-  wavec_expr tile = parse_iexpr(p);
-  int axis = 0;
-  if (wg) {
-    expect(p, T_COMMA, "',' and the grid axis (0, 1 or 2)");
-    wv_tok *a = cur(p);
-    if (a->kind != T_INT)
-      fail(p, a, D_CONSTRAINT_AXIS,
-           "expected a grid axis (0, 1 or 2) but found %s", desc(p, a));
-    if (a->ival > 2)
-      fail(p, a, D_CONSTRAINT_AXIS, "grid axis %lld is not 0, 1 or 2",
-           (long long)a->ival);
-    axis = (int)advance(p)->ival;
-  }
-  expect(p, T_RPAREN, NULL);
-  wavec_loc l = loc_of(p, t);
-  if (wg)
-    must_ok(p, wavec_workgroup(p->k, dim, tile, axis, l));
-  else if (is_word(t, "wave"))
-    must_ok(p, wavec_wave(p->k, dim, tile, l));
-  else
-    must_ok(p, wavec_tiling(p->k, dim, tile, l));
-  must_ok(p, wavec_constraint_tile_loc(p->k, tile_at));
-}
-
-/* default = NAME '=' (['-'] (INT | FLOAT | 'inf') | iexpr)
- * An integer literal gives an integer hyperparameter, any other literal a
- * float; an integer expression of sizes and hyperparameters
- * (`128 + 64 * min(K1 // 80, 1)`) is evaluated when they have values. */
-static void parse_default(parser *p, void *ud) {
-  (void)ud;
-  wv_tok *n = expect(p, T_IDENT, "a hyperparameter name");
-  expect(p, T_ASSIGN, "'=' and a value");
-  wavec_sym s = symbol(p, n);
-  /* a literal is one token (after a sign) followed by the item's end */
-  uint32_t at = p->pos + (cur(p)->kind == T_MINUS);
-  wv_tok *lit = at < p->ntok ? &p->t[at] : NULL;
-  wv_tok *after = at + 1 < p->ntok ? &p->t[at + 1] : NULL;
-  bool literal = lit && after &&
-                 (lit->kind == T_INT || lit->kind == T_FLOAT ||
-                  is_word(lit, "inf")) &&
-                 after->kind != T_PLUS && after->kind != T_MINUS &&
-                 after->kind != T_STAR && after->kind != T_SLASH &&
-                 after->kind != T_DSLASH && after->kind != T_PERCENT;
-  if (!literal && lit && (lit->kind == T_FLOAT || is_word(lit, "inf")))
-    fail(p, lit, D_NOT_INT, "a default is a number or an integer "
-                            "expression of sizes and hyperparameters; %s "
-                            "starts a float expression",
-         desc(p, lit));
-  if (!literal) {
-    wavec_expr e = parse_iexpr(p);
-    must_ok(p, wavec_default_expr(p->k, s, e, loc_of(p, n)));
-    return;
-  }
-  bool neg = accept(p, T_MINUS) != NULL;
-  wv_tok *v = cur(p);
-  if (v->kind == T_INT) {
-    advance(p);
-    must_ok(p, wavec_default_int(p->k, s, neg ? -v->ival : v->ival,
-                                 loc_of(p, n)));
-  } else if (v->kind == T_FLOAT || is_word(v, "inf")) {
-    advance(p);
-    double f = v->kind == T_FLOAT ? v->fval : INFINITY;
-    must_ok(p, wavec_default_float(p->k, s, neg ? -f : f, loc_of(p, n)));
-  } else {
-    fail(p, v, D_EXPECTED, "expected a number for %s but found %s",
-         desc(p, n), desc(p, v));
-  }
-}
-
-typedef struct mapside {
-  wavec_mapping m;
-  bool inputs;
-} mapside;
-
-/* map_entry = dim ':' iexpr */
-static void parse_map_entry(parser *p, void *ud) {
-  mapside *ms = ud;
-  wv_tok *d = cur(p);
-  wavec_sym dim = parse_dim(p, D_UNKNOWN_DIM, "mapping");
-  expect(p, T_COLON, "':' and a coordinate");
-  wavec_expr e = parse_iexpr(p);
-  if (ms->inputs)
-    must_ok(p, wavec_mapping_input(p->k, ms->m, dim, e, loc_of(p, d)));
-  else
-    must_ok(p, wavec_mapping_output(p->k, ms->m, dim, e, loc_of(p, d)));
-}
-
-/* mapping = 'mapping' NAME '(' [NAME {',' NAME} [',']] ')'
- *           '{' {('inputs' | 'outputs') braced(map_entry) [',' | END]} '}'
- * The names in parentheses are the mapping's iterators, local to it. */
-static void parse_mapping(parser *p) {
-  advance(p); /* 'mapping' */
-  wv_tok *name = expect(p, T_IDENT, "a mapping name");
-  if (map_get(p->maps, name))
-    fail(p, name, D_REDEFINED, "mapping %s is defined twice",
-         desc(p, name));
-  wavec_mapping m = must(p, wavec_mapping_begin(p->k, name->name,
-                                                loc_of(p, name)));
-  expect(p, T_LPAREN, NULL);
-  p->iters.n = 0;
-  while (!at(p, T_RPAREN)) {
-    wv_tok *it = expect(p, T_IDENT, "an iterator name");
-    for (uint32_t i = 0; i < p->iters.n; i++)
-      if (strcmp(p->iters.v[i].name, it->name) == 0)
-        fail(p, it, D_REDEFINED, "iterator %s is given twice", desc(p, it));
-    iter e = {it->name,
-              must(p, wavec_mapping_iter(p->k, m, it->name, loc_of(p, it)))};
-    vec_push(p->ctx, &p->iters, e);
-    if (!accept(p, T_COMMA))
-      break;
-  }
-  expect(p, T_RPAREN, "',' or ')'");
-  expect(p, T_LBRACE, "'{' and the mapping's inputs and outputs");
-  for (;;) {
-    skip_ends(p);
-    if (accept(p, T_RBRACE))
-      break;
-    wv_tok *side = cur(p);
-    bool in = is_word(side, "inputs");
-    if (!in && !is_word(side, "outputs"))
-      fail(p, side, D_EXPECTED,
-           "expected 'inputs', 'outputs' or '}' in mapping %s but found %s",
-           desc(p, name), desc(p, side));
-    advance(p);
-    mapside ms = {m, in};
-    parse_braced(p, parse_map_entry, &ms);
-    accept(p, T_COMMA); /* `inputs {...}, outputs {...}` on one line */
-  }
-  p->iters.n = 0;
-  must_ok(p, wavec_mapping_end(p->k, m, loc_of(p, name)));
-  wv_strmap_put(p->maps, name->name, name->len, m);
-}
-
-/* item = 'constraints' braced(constraint) | 'defaults' braced(default)
- *      | mapping | yield | stmt
- * Declarations may come in any order among the statements of the kernel
- * body, but not inside an iterate body; yield only inside one. */
 static void parse_item(parser *p, loopctx *loop) {
   wv_tok *t = cur(p), *next = ahead(p, 1);
   p->ctx->at = (wavec_loc){p->file, t->line, t->col};
@@ -1483,12 +907,12 @@ static void parse_item(parser *p, loopctx *loop) {
          desc(p, t));
   if (cons) {
     advance(p);
-    parse_braced(p, parse_constraint, NULL);
+    ps_braced(p, ps_constraint, NULL);
   } else if (defs) {
     advance(p);
-    parse_braced(p, parse_default, NULL);
+    ps_braced(p, ps_default, NULL);
   } else if (map) {
-    parse_mapping(p);
+    ps_mapping(p);
   } else if (is_word(t, "yield")) {
     if (!loop)
       fail(p, t, D_MISPLACED, "'yield' outside of an iterate body");

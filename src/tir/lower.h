@@ -390,6 +390,11 @@ int64_t lw_chain_regs(const lw *w, uint32_t id);
 /* Could two workgroups' threads of the plain schedule hold those and 32
  * registers more each? */
 bool lw_regs_fit_two(const lw *w);
+/* One workgroup a multiprocessor whatever else: workgroups_per_sm = 1, or
+ * unset and `bytes` of shared memory take more than half of it, or two
+ * workgroups' threads could not hold the mma chains' accumulators
+ * (schedule.c). */
+bool lw_alone(const lw *w, int64_t bytes);
 
 /* plan.c */
 lw *lw_plan(wv_kernel *k);
@@ -508,6 +513,9 @@ void lw_read_ahead(lw *w, uint32_t id, ex_t at, uint32_t more, bool say);
 /* Knob `hw` = v as its user gave it, for messages: "hardware(K = V)" in
  * the source, or "--hardware K=V" on the command line (schedule.c). */
 const char *lw_knob_text(wv_kernel *k, int hw, long long v);
+/* A bounded iterate n's bound: the workgroup's tile of E, [*e0, *e1], moved
+ * by the bound's offset where it has one (walks.c). */
+void lw_rel_tile(lw *w, const wv_node *n, ex_t *e0, ex_t *e1);
 void lw_read(lw *w, uint32_t id);
 void lw_remark_wide(lw *w, uint32_t id, const wv_node *mem, uint32_t off);
 void lw_write(lw *w, uint32_t id);

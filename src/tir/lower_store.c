@@ -278,12 +278,8 @@ static const char *refusal(lw *w, uint32_t id, store_plan *sp) {
  * the kernel had without the buffer. */
 static int64_t smem_limit(const lw *w) {
   int64_t n = w->d->hw[WAVEC_HW_WORKGROUPS_PER_SM];
-  if (!n) /* (a specialized kernel's registers allow one; a plain one's
-             * where its accumulators take more than half) */
-    n = !w->sched.specialize && w->stage_bytes <= SM_SMEM / 2 - CTA_RESERVED &&
-                lw_regs_fit_two(w)
-            ? 2
-            : 1;
+  if (!n) /* (a specialized kernel's registers allow one) */
+    n = w->sched.specialize || lw_alone(w, w->stage_bytes) ? 1 : 2;
   int64_t lim = SM_SMEM / n - CTA_RESERVED;
   return lim < SMEM_OPTIN ? lim : SMEM_OPTIN;
 }

@@ -141,14 +141,10 @@ static wavec_rel mask_split(lw *w, const wv_node *n, ex_t first, ex_t last,
   }
   if (!rel)
     return WAVEC_REL_NONE;
-  wv_diminfo *di = &w->d->dim[n->sym], *ei = &w->d->dim[n->rel_dim];
+  wv_diminfo *di = &w->d->dim[n->sym];
   ex_t T = ex_const(ctx, di->tile);
-  int64_t off;
-  bound_offset(w, n, &off); /* (known: mask_rel matched) */
-  ex_t e0 = ex_add(ctx, ex_mul(ctx, ex_sym(ctx, w->d->WG[ei->wg_axis]),
-                               ex_const(ctx, ei->wg_tile)),
-                   ex_const(ctx, off));
-  ex_t e1 = ex_add(ctx, e0, ex_const(ctx, ei->wg_tile - 1));
+  ex_t e0, e1;
+  lw_rel_tile(w, n, &e0, &e1);
   int64_t add[] = {[WAVEC_REL_LT] = 0, [WAVEC_REL_LE] = 1,
                    [WAVEC_REL_GT] = di->tile, [WAVEC_REL_GE] = di->tile - 1};
   ex_t base = rel == WAVEC_REL_LT || rel == WAVEC_REL_LE ? e0 : e1;

@@ -24,7 +24,7 @@ ex_t lw_stage_elem_off(wavec_ctx *ctx, const stage *st, uint32_t nd,
 /* With stages unset: the deepest ring of up to 3 slots whose staged tiles
  * fit in this many bytes (two workgroups per 228 KiB multiprocessor). A
  * warpgroup kernel that has a multiprocessor to itself whatever its ring
- * (alone_anyway) and whose rings only feed its mmas (a GEMM's) takes the
+ * (lw_alone) and whose rings only feed its mmas (a GEMM's) takes the
  * deepest of up to 4 that leaves AUTO_EPILOGUE_BYTES for the output's
  * store buffer: measured on the H100, 128x256 tiles at 4 stages 0.98-1.02
  * of cuBLAS, at 3 0.92-0.97, at 2 (bench/NOTES.md v0.11.0). */
@@ -323,17 +323,6 @@ static void remark_narrow(lw *w, const stage *st) {
   wv_remark_end(w->k, &b);
 }
 
-/* A warpgroup kernel that runs one workgroup a multiprocessor with its
- * shallowest ring (`bytes` of staged tiles): workgroups_per_sm = 1, or
- * unset and they take more than half of its shared memory, or two
- * workgroups' threads could not hold the mma chains' accumulators. */
-static bool alone_anyway(const lw *w, int64_t bytes) {
-  int64_t wps = w->d->hw[WAVEC_HW_WORKGROUPS_PER_SM];
-  return w->wgmma &&
-         (wps == 1 || (!wps && (bytes > SM_SMEM / 2 - CTA_RESERVED ||
-                                !lw_regs_fit_two(w))));
-}
-
 /* True where every loop that streams a staged tile only reads, permutes
  * and multiplies (a GEMM's: no softmax or scratch between its mmas). */
 static bool rings_feed_mmas(const lw *w) {
@@ -402,7 +391,9 @@ static void place_stages(lw *w) {
       all[i]->base = fixed, fixed += all[i]->bytes;
   }
   int64_t S = w->d->hw[WAVEC_HW_STAGES];
-  if (!S && ring && alone_anyway(w, fixed + 2 * ring) && rings_feed_mmas(w))
+  /* (alone: with its shallowest ring, a multiprocessor to itself) */
+  if (!S && ring && w->wgmma && lw_alone(w, fixed + 2 * ring) &&
+      rings_feed_mmas(w))
     for (S = AUTO_STAGES_ALONE;
          S > 2 && fixed + S * ring + AUTO_EPILOGUE_BYTES > SMEM_OPTIN; S--)
       ;

@@ -150,6 +150,12 @@ bool lw_regs_fit_two(const lw *w) {
   return lw_chains_regs(w) + 32 <= regs_at_launch(2, lw_block_threads(w), 255);
 }
 
+bool lw_alone(const lw *w, int64_t bytes) {
+  int64_t wps = w->d->hw[WAVEC_HW_WORKGROUPS_PER_SM];
+  return wps == 1 || (!wps && (bytes > SM_SMEM / 2 - CTA_RESERVED ||
+                               !lw_regs_fit_two(w)));
+}
+
 /* NULL where one workgroup a multiprocessor is all that fits: the rings
  * take more than half its shared memory, or two workgroups' threads
  * could not hold the accumulators of every mma chain and 32 registers

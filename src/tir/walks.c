@@ -6,6 +6,17 @@
  * meets the loop, so that remarks keep the program's order). */
 #include "tir/lower.h"
 
+void lw_rel_tile(lw *w, const wv_node *n, ex_t *e0, ex_t *e1) {
+  wavec_ctx *ctx = w->ctx;
+  wv_diminfo *ei = &w->d->dim[n->rel_dim];
+  wv_assert(ctx, ei->wg_axis >= 0);
+  *e0 = ex_mul(ctx, ex_sym(ctx, w->d->WG[ei->wg_axis]),
+               ex_const(ctx, ei->wg_tile));
+  if (n->rel_off) /* iterate(D REL E + OFF): the tile of E, moved */
+    *e0 = ex_add(ctx, *e0, n->rel_off);
+  *e1 = ex_add(ctx, *e0, ex_const(ctx, ei->wg_tile - 1));
+}
+
 /* The tiles iterate n walks, [*first, *last): all of them, or for
  * `iterate(D REL E)` those holding a coordinate d with d REL e for some e
  * of the workgroup's tile of E, [e0, e1]: d <= e1 (<: d <= e1 - 1) ends
@@ -25,14 +36,8 @@ static void loop_range(lw *w, const wv_node *n, ex_t *first, ex_t *last,
   if (!n->rel)
     return;
   wv_diminfo *ei = &w->d->dim[n->rel_dim];
-  wv_assert(ctx, ei->wg_axis >= 0);
-  ex_t e0 = ex_mul(ctx, ex_sym(ctx, w->d->WG[ei->wg_axis]),
-                   ex_const(ctx, ei->wg_tile));
-  ex_t e1 = ex_add(ctx, e0, ex_const(ctx, ei->wg_tile - 1));
-  if (n->rel_off) { /* iterate(D REL E + OFF): the tile of E, moved */
-    e0 = ex_add(ctx, e0, n->rel_off);
-    e1 = ex_add(ctx, e1, n->rel_off);
-  }
+  ex_t e0, e1;
+  lw_rel_tile(w, n, &e0, &e1);
   ex_t T = ex_const(ctx, di->tile), zero = ex_const(ctx, 0),
        one = ex_const(ctx, 1);
   switch (n->rel) {
